@@ -1,0 +1,198 @@
+//! Build script of hip-sys: find HIP, generate bindings with bindgen into OUT_DIR, link libamdhip64.
+//!
+//! Everything here is build glue; the generated bindings are the crate.
+
+mod find;
+
+use std::env;
+use std::path::PathBuf;
+
+/// Every environment variable this script reads.
+const ENV_VARS: &[&str] = &[
+    "HIP_PATH",
+    "ROCM_PATH",
+    "HIP_PLATFORM",
+    "HIP_SYS_VERBOSE",
+    "DOCS_RS",
+    "LIBCLANG_PATH",
+    "PKG_CONFIG_PATH",
+    "PATH",
+];
+
+const PREBUILT: &str = "src/prebuilt/hip_5_2_3.rs";
+
+fn main() {
+    for var in ENV_VARS {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    println!("cargo:rerun-if-changed=wrapper.h");
+    println!("cargo:rerun-if-changed=build");
+    println!("cargo:rerun-if-changed={PREBUILT}");
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+
+    if env::var_os("DOCS_RS").is_some() {
+        // docs.rs has no HIP: use bindings this project generated from HIP 5.2.3's real headers.
+        std::fs::copy(PREBUILT, out.join("bindings.rs")).expect("copy prebuilt bindings");
+        write_build_info(&out, "amd", (5, 2, 21153), "prebuilt (DOCS_RS)");
+        return;
+    }
+
+    let platform = match env::var("HIP_PLATFORM").as_deref() {
+        Err(_) | Ok("") | Ok("amd") | Ok("hcc") => "amd",
+        Ok(other) => fail(&format!(
+            "hip-sys: HIP_PLATFORM={other:?} is not supported. Use HIP_PLATFORM=amd (the default)."
+        )),
+    };
+
+    let search = find::hip();
+    let Some(hip) = search.found else {
+        fail(&missing_hip_message(&search.tried))
+    };
+    let (major, minor, patch) = hip.version;
+    if env::var_os("HIP_SYS_VERBOSE").is_some() {
+        println!(
+            "cargo:warning=hip-sys: HIP {major}.{minor}.{patch} found by {} (include {}, lib {})",
+            hip.found_by,
+            hip.include.display(),
+            hip.lib
+                .as_ref()
+                .map_or("none".into(), |l| l.display().to_string())
+        );
+    }
+
+    let clang_args = vec![
+        "-xc".to_string(),
+        format!("-I{}", hip.include.display()),
+        "-D__HIP_PLATFORM_AMD__".to_string(),
+    ];
+    let code = generate(&clang_args);
+    std::fs::write(out.join("bindings.rs"), code).expect("write bindings.rs");
+    write_build_info(&out, platform, hip.version, &hip.found_by);
+
+    match &hip.lib {
+        Some(lib) => println!("cargo:rustc-link-search=native={}", lib.display()),
+        None => println!(
+            "cargo:warning=hip-sys: HIP headers found at {} but no libamdhip64.so beside them; \
+             the bindings build, linking a program will fail",
+            hip.include.display()
+        ),
+    }
+    println!("cargo:rustc-link-lib=dylib=amdhip64");
+
+    // Metadata for downstream -sys crates, read as DEP_AMDHIP64_<KEY>.
+    println!("cargo:root={}", hip.root.display());
+    println!("cargo:include={}", hip.include.display());
+    if let Some(lib) = &hip.lib {
+        println!("cargo:lib={}", lib.display());
+    }
+    println!("cargo:version={major}.{minor}.{patch}");
+    println!("cargo:platform={platform}");
+    // Joined by the ASCII unit separator: paths may hold spaces.
+    println!("cargo:clang_args={}", clang_args.join("\u{1f}"));
+}
+
+/// Run bindgen over wrapper.h and return the Rust source.
+fn generate(clang_args: &[String]) -> String {
+    let builder = bindgen::Builder::default()
+        .header("wrapper.h")
+        .clang_args(clang_args)
+        .allowlist_function("hip.*")
+        .allowlist_type("hip.*")
+        .allowlist_var("hip.*|HIP.*")
+        // C enumerators become constants under their C names at the crate root.
+        .default_enum_style(bindgen::EnumVariation::Consts)
+        .prepend_enum_name(false)
+        // hipError_t holds codes beyond the header's list: a newtype, never a Rust enum.
+        .newtype_global_enum("hipError_t")
+        .derive_default(true)
+        .generate_comments(false)
+        .merge_extern_blocks(true)
+        .parse_callbacks(Box::new(bindgen::CargoCallbacks::new()));
+    let mut code = run_bindgen(builder);
+    code.push_str(&rocm6_aliases(&code));
+    code
+}
+
+/// ROCm >= 6 renames by macro (`hipGetDeviceProperties` -> `hipGetDevicePropertiesR0600`); bindgen binds
+/// the real symbols under their suffixed names. Give them back their public names.
+fn rocm6_aliases(code: &str) -> String {
+    let mut extra = String::new();
+    for f in ["hipGetDeviceProperties", "hipChooseDevice"] {
+        if code.contains(&format!("fn {f}R0600(")) && !code.contains(&format!("fn {f}(")) {
+            extra.push_str(&format!("pub use self::{f}R0600 as {f};\n"));
+        }
+    }
+    if code.contains("pub struct hipDeviceProp_tR0600")
+        && !code.contains("pub struct hipDeviceProp_t ")
+    {
+        extra.push_str("pub type hipDeviceProp_t = hipDeviceProp_tR0600;\n");
+    }
+    extra
+}
+
+/// bindgen panics when libclang cannot be loaded: turn that into its own clear message.
+fn run_bindgen(builder: bindgen::Builder) -> String {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| builder.generate()));
+    std::panic::set_hook(hook);
+    match result {
+        Ok(Ok(bindings)) => bindings.to_string(),
+        Ok(Err(e)) => fail(&format!(
+            "hip-sys: bindgen could not parse the HIP headers: {e}"
+        )),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            if what.contains("libclang") {
+                fail(&format!(
+                    "hip-sys: bindgen needs libclang and could not load it ({what}).\n\
+                     Install it (Debian/Ubuntu: `apt-get install libclang-dev`) or point LIBCLANG_PATH \
+                     at the directory holding libclang.so."
+                ))
+            }
+            fail(&format!("hip-sys: bindgen failed: {what}"))
+        }
+    }
+}
+
+fn write_build_info(
+    out: &std::path::Path,
+    platform: &str,
+    version: (u32, u32, u32),
+    found_by: &str,
+) {
+    let (major, minor, patch) = version;
+    let info = format!(
+        "/// The HIP platform these bindings were generated for: `\"amd\"` or `\"nvidia\"`.\n\
+         pub const HIP_PLATFORM: &str = {platform:?};\n\
+         /// The HIP version (`major.minor.patch` from `hip/hip_version.h`) the bindings were generated from.\n\
+         pub const HIP_SYS_VERSION: (u32, u32, u32) = ({major}, {minor}, {patch});\n\
+         /// How the build script found HIP.\n\
+         pub const HIP_SYS_FOUND_BY: &str = {found_by:?};\n"
+    );
+    std::fs::write(out.join("build_info.rs"), info).expect("write build_info.rs");
+}
+
+fn missing_hip_message(tried: &[String]) -> String {
+    let mut msg = String::from("hip-sys: no HIP installation found.\n\nTried, in order:\n");
+    for t in tried {
+        msg.push_str(&format!("  - {t}\n"));
+    }
+    msg.push_str(
+        "\nSet HIP_PATH (or ROCM_PATH) to the root that holds include/hip/hip_runtime_api.h and lib/libamdhip64.so,\n\
+         or install HIP:\n\
+         \x20 Debian/Ubuntu: apt-get install libamdhip64-dev\n\
+         \x20 AMD ROCm:      install the HIP SDK (it lives in /opt/rocm)\n",
+    );
+    msg
+}
+
+/// Print one readable message and stop the build.
+fn fail(msg: &str) -> ! {
+    eprintln!("\n{msg}");
+    std::process::exit(1)
+}

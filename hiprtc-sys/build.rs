@@ -1,0 +1,90 @@
+//! Build script of hiprtc-sys: generate HIPRTC bindings with bindgen into OUT_DIR and link the library that
+//! holds HIPRTC.
+//!
+//! HIP itself is not searched for again: hip-sys found it and hands over what it found through its `links`
+//! metadata (`DEP_AMDHIP64_*`), so both crates always bind the same installation.
+
+use std::env;
+use std::path::PathBuf;
+
+const PREBUILT: &str = "src/prebuilt/hiprtc_5_2_3.rs";
+
+fn main() {
+    for var in ["DOCS_RS", "LIBCLANG_PATH", "HIP_PLATFORM"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    println!("cargo:rerun-if-changed=wrapper.h");
+    println!("cargo:rerun-if-changed={PREBUILT}");
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+
+    if env::var_os("DOCS_RS").is_some() {
+        std::fs::copy(PREBUILT, out.join("bindings.rs")).expect("copy prebuilt bindings");
+        return;
+    }
+
+    let dep = |key: &str| env::var(format!("DEP_AMDHIP64_{key}")).ok();
+    let clang_args: Vec<String> = dep("CLANG_ARGS")
+        .expect("hip-sys exports DEP_AMDHIP64_CLANG_ARGS")
+        .split('\u{1f}')
+        .map(str::to_string)
+        .collect();
+    let include = PathBuf::from(dep("INCLUDE").expect("hip-sys exports DEP_AMDHIP64_INCLUDE"));
+    if !include.join("hip/hiprtc.h").is_file() {
+        fail(&format!(
+            "hiprtc-sys: the HIP installation at {} has no hip/hiprtc.h.\n\
+             Install HIPRTC's headers (Debian/Ubuntu: apt-get install libamdhip64-dev; ROCm: the HIP SDK) \
+             or set HIP_PATH to an installation that has them.",
+            include.display()
+        ));
+    }
+
+    let builder = bindgen::Builder::default()
+        .header("wrapper.h")
+        .clang_args(&clang_args)
+        .clang_arg("-DHIP_RS_HIPRTC")
+        .allowlist_function("hiprtc.*")
+        .allowlist_type("hiprtc.*")
+        .allowlist_var("HIPRTC.*|hiprtc.*")
+        // Types of the runtime API come from hip-sys, never a second copy.
+        .blocklist_type("hip[^r].*|hipr[^t].*")
+        .raw_line("#[allow(unused_imports)]\nuse hip_sys::*;")
+        .default_enum_style(bindgen::EnumVariation::Consts)
+        .prepend_enum_name(false)
+        .newtype_global_enum("hiprtcResult")
+        .derive_default(true)
+        .generate_comments(false)
+        .merge_extern_blocks(true)
+        .parse_callbacks(Box::new(bindgen::CargoCallbacks::new()));
+    let bindings = match builder.generate() {
+        Ok(b) => b,
+        Err(e) => fail(&format!(
+            "hiprtc-sys: bindgen could not parse hip/hiprtc.h: {e}"
+        )),
+    };
+    bindings
+        .write_to_file(out.join("bindings.rs"))
+        .expect("write bindings.rs");
+
+    // HIPRTC lives in libhiprtc where that exists (ROCm >= 6; the only home from 7.0), else in libamdhip64
+    // (ROCm 5.x, Debian bookworm's 5.2.3).
+    let lib = dep("LIB").map(PathBuf::from);
+    let lib_name = if lib
+        .as_deref()
+        .is_some_and(|l| l.join("libhiprtc.so").exists())
+    {
+        "hiprtc"
+    } else {
+        "amdhip64"
+    };
+    if let Some(lib) = lib.as_deref() {
+        println!("cargo:rustc-link-search=native={}", lib.display());
+    }
+    println!("cargo:rustc-link-lib=dylib={lib_name}");
+    println!("cargo:include={}", include.display());
+    println!("cargo:library={lib_name}");
+}
+
+fn fail(msg: &str) -> ! {
+    eprintln!("\n{msg}");
+    std::process::exit(1)
+}
