@@ -19,6 +19,7 @@ fn main() {
 
     if env::var_os("DOCS_RS").is_some() {
         std::fs::copy(PREBUILT, out.join("bindings.rs")).expect("copy prebuilt bindings");
+        println!("cargo:bindings={}", out.join("bindings.rs").display());
         return;
     }
 
@@ -82,6 +83,8 @@ fn main() {
     println!("cargo:rustc-link-lib=dylib={lib_name}");
     println!("cargo:include={}", include.display());
     println!("cargo:library={lib_name}");
+    // The safe crate reads the generated names (result codes, whether the linker API exists) from here.
+    println!("cargo:bindings={}", out.join("bindings.rs").display());
 }
 
 fn fail(msg: &str) -> ! {

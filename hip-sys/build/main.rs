@@ -34,6 +34,8 @@ fn main() {
         // docs.rs has no HIP: use bindings this project generated from HIP 5.2.3's real headers.
         std::fs::copy(PREBUILT, out.join("bindings.rs")).expect("copy prebuilt bindings");
         write_build_info(&out, "amd", (5, 2, 21153), "prebuilt (DOCS_RS)");
+        println!("cargo:bindings={}", out.join("bindings.rs").display());
+        println!("cargo:platform=amd");
         return;
     }
 
@@ -87,6 +89,7 @@ fn main() {
     }
     println!("cargo:version={major}.{minor}.{patch}");
     println!("cargo:platform={platform}");
+    println!("cargo:bindings={}", out.join("bindings.rs").display());
     // Joined by the ASCII unit separator: paths may hold spaces.
     println!("cargo:clang_args={}", clang_args.join("\u{1f}"));
 }

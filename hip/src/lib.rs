@@ -1,1 +1,78 @@
-//! placeholder
+//! Safe Rust for AMD's HIP runtime and HIPRTC.
+//!
+//! ```no_run
+//! use hip::prelude::*;
+//!
+//! let src = r#"extern "C" __global__ void scale(float* x, float s, unsigned n) {
+//!     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+//!     if (i < n) x[i] *= s;
+//! }"#;
+//! let device = Device::get(0)?;
+//! let code = ProgramBuilder::new(src).compile()?; // for the current device's architecture
+//! let module = Module::load_data(&device, code.code())?;
+//! let kernel = module.function("scale")?;
+//!
+//! let mut x = DeviceBuffer::from_host(&device, &[1.0f32, 2.0, 3.0])?;
+//! let n = x.len() as u32;
+//! let stream = Stream::new(&device)?;
+//! let mut args = LaunchArgs::new();
+//! args.arg(&x).arg(&2.0f32).arg(&n);
+//! // SAFETY: the arguments match `scale`'s parameters and the kernel stays inside `x`.
+//! unsafe { kernel.launch(&stream, &LaunchConfig::for_num_elems(n), &mut args)? };
+//! stream.synchronize()?;
+//! assert_eq!(x.to_vec()?, [2.0, 4.0, 6.0]);
+//! # Ok::<(), hip::Error>(())
+//! ```
+//!
+//! # Layers
+//!
+//! - [`hip_sys`] / [`hiprtc_sys`]: the raw generated bindings, re-exported as [`sys`] and [`rtc_sys`].
+//! - [`result`] and `rtc::result`: each HIP call once, returning [`Result`], owning nothing.
+//! - The safe types: [`Device`], [`Stream`], [`Event`], [`DeviceBuffer`], [`PinnedBuffer`],
+//!   [`ManagedBuffer`], [`Module`], [`Function`], [`rtc::ProgramBuilder`], [`rtc::Linker`]. Ownership points
+//!   upward with `Arc`: buffers, streams and events hold their [`Device`]; functions and globals hold their
+//!   [`Module`]. Nothing panics in `Drop`, and nothing is freed while queued work may use it.
+//!
+//! # Errors
+//!
+//! Every failure is an [`Error`] that keeps the raw `hipError_t` / `hiprtcResult` (unknown values
+//! included) and answers [`Error::status`] with a DTL-style [`Status`]; see [`error`] for the table.
+#![warn(missing_docs)]
+
+pub mod device;
+pub mod error;
+pub mod event;
+pub mod launch;
+pub mod memory;
+pub mod module;
+pub mod result;
+pub mod rtc;
+pub mod stream;
+
+pub use device::{driver_version, runtime_version, Device, DeviceProperties};
+pub use error::{Error, HipErrorCode, Result, RtcErrorCode, Status};
+pub use event::Event;
+pub use launch::{Dim3, KernelArg, LaunchArgs, LaunchConfig};
+pub use memory::{
+    DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut, DeviceSlice, DeviceSliceMut,
+    ManagedBuffer, PinnedBuffer,
+};
+pub use module::{Function, Global, Module};
+pub use stream::Stream;
+
+/// The raw HIP runtime bindings.
+pub use hip_sys as sys;
+/// The raw HIPRTC bindings.
+pub use hiprtc_sys as rtc_sys;
+
+/// The platform this crate was built for: `"amd"` or `"nvidia"`.
+pub const PLATFORM: &str = hip_sys::HIP_PLATFORM;
+
+/// Everything a typical program uses, traits included.
+pub mod prelude {
+    pub use crate::rtc::ProgramBuilder;
+    pub use crate::{
+        Device, DeviceBuffer, DeviceMemory, DeviceMemoryMut, Error, Event, Function, LaunchArgs,
+        LaunchConfig, ManagedBuffer, Module, PinnedBuffer, Result, Stream,
+    };
+}

@@ -1,0 +1,62 @@
+//! Build script of the safe crate: read what hip-sys and hiprtc-sys generated (through their `links`
+//! metadata) and derive
+//! - `cfg(hip_platform = "amd" | "nvidia")`,
+//! - `cfg(hiprtc_linker)` where the HIPRTC headers declare the linker API (`hiprtcLinkCreate`, ROCm >= 5.3),
+//! - the name tables of every `hipError_t` and `hiprtcResult` value the installed headers list.
+use std::env;
+use std::fmt::Write;
+use std::path::PathBuf;
+
+fn main() {
+    println!("cargo::rustc-check-cfg=cfg(hip_platform, values(\"amd\", \"nvidia\"))");
+    println!("cargo::rustc-check-cfg=cfg(hiprtc_linker)");
+    let platform = env::var("DEP_AMDHIP64_PLATFORM").unwrap_or_else(|_| "amd".into());
+    println!("cargo:rustc-cfg=hip_platform=\"{platform}\"");
+
+    let read = |var: &str| {
+        let path =
+            env::var(var).unwrap_or_else(|_| panic!("{var} not set: hip-sys/hiprtc-sys export it"));
+        println!("cargo:rerun-if-changed={path}");
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"))
+    };
+    let hip = read("DEP_AMDHIP64_BINDINGS");
+    let rtc = read("DEP_HIPRTC_BINDINGS");
+    if rtc.contains("fn hiprtcLinkCreate(") {
+        println!("cargo:rustc-cfg=hiprtc_linker");
+    }
+
+    let mut out = String::new();
+    table(&mut out, "HIP_ERROR_NAMES", &hip, "hipError_t");
+    table(&mut out, "HIPRTC_RESULT_NAMES", &rtc, "hiprtcResult");
+    let dest = PathBuf::from(env::var_os("OUT_DIR").unwrap()).join("code_names.rs");
+    std::fs::write(dest, out).unwrap();
+}
+
+/// `(value, name)` for each constant `pub const NAME: TYPE = TYPE(VALUE);`, the first name of each value
+/// (aliases such as hipErrorMemoryAllocation follow their primary name in the headers).
+fn table(out: &mut String, name: &str, bindings: &str, ty: &str) {
+    let prefix = format!(": {ty} = {ty}(");
+    let mut seen = Vec::new();
+    writeln!(
+        out,
+        "/// Every `{ty}` value the headers list, with its first (primary) name."
+    )
+    .unwrap();
+    writeln!(out, "pub(crate) const {name}: &[(u32, &str)] = &[").unwrap();
+    for line in bindings.lines() {
+        let Some(rest) = line.trim().strip_prefix("pub const ") else {
+            continue;
+        };
+        let Some((ident, tail)) = rest.split_once(&prefix) else {
+            continue;
+        };
+        let Some(Ok(value)) = tail.strip_suffix(");").map(str::parse::<u32>) else {
+            continue;
+        };
+        if !seen.contains(&value) {
+            seen.push(value);
+            writeln!(out, "    ({value}, {ident:?}),").unwrap();
+        }
+    }
+    writeln!(out, "];").unwrap();
+}

@@ -1,0 +1,234 @@
+//! Devices: count, properties, attributes, memory info, peer access.
+
+use crate::error::{Error, Result};
+use crate::result;
+use crate::stream::Stream;
+use hip_sys as sys;
+use std::ffi::c_char;
+use std::sync::Arc;
+
+/// The HIP runtime version (`hipRuntimeGetVersion`), e.g. `50221153` for 5.2.21153 on AMD.
+pub fn runtime_version() -> Result<i32> {
+    result::runtime_version()
+}
+
+/// The driver version (`hipDriverGetVersion`).
+pub fn driver_version() -> Result<i32> {
+    result::driver_version()
+}
+
+/// A HIP device. Cheap to clone: clones share one record of the device and its launch limits.
+///
+/// Buffers, streams, events and modules hold a `Device`, so the device they belong to is always known and
+/// can be made current before they touch it.
+#[derive(Clone, Debug)]
+pub struct Device(Arc<DeviceInner>);
+
+#[derive(Debug)]
+struct DeviceInner {
+    ordinal: i32,
+    limits: Limits,
+}
+
+/// What a launch may ask of this device, read once when the device is opened.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    pub max_threads_per_block: u32,
+    pub max_block_dim: [u32; 3],
+    pub max_grid_dim: [u32; 3],
+    pub max_shared_mem_per_block: usize,
+}
+
+// SAFETY: a Device is an ordinal and plain numbers; HIP device calls are thread-safe.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Device>();
+};
+
+impl Device {
+    /// How many HIP devices there are. Without any, this is the runtime's `hipErrorNoDevice`
+    /// (status `backend_not_available`).
+    pub fn count() -> Result<usize> {
+        Ok(result::device_count()? as usize)
+    }
+
+    /// Open device `ordinal`: make it current on this thread, make sure its primary context exists, and
+    /// read its launch limits.
+    pub fn get(ordinal: usize) -> Result<Device> {
+        let count = Self::count()?;
+        if ordinal >= count {
+            return Err(Error::DeviceOutOfRange { ordinal, count });
+        }
+        let ordinal = ordinal as i32;
+        result::set_device(ordinal)?;
+        // On CUDA-backed HIP the primary context is created lazily: force it now, or a module load right
+        // after set-device fails (709). hipFree(NULL) is the documented no-op that initialises it.
+        result::check("hipFree", unsafe { sys::hipFree(std::ptr::null_mut()) })?;
+        let p = result::device_properties(ordinal)?;
+        let dim = |a: [i32; 3]| a.map(|v| v.max(0) as u32);
+        let limits = Limits {
+            max_threads_per_block: p.maxThreadsPerBlock.max(0) as u32,
+            max_block_dim: dim(p.maxThreadsDim),
+            max_grid_dim: dim(p.maxGridSize),
+            max_shared_mem_per_block: p.sharedMemPerBlock,
+        };
+        Ok(Device(Arc::new(DeviceInner { ordinal, limits })))
+    }
+
+    /// The device's ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.0.ordinal as usize
+    }
+
+    pub(crate) fn limits(&self) -> &Limits {
+        &self.0.limits
+    }
+
+    /// Make this device current on the calling thread (`hipSetDevice`).
+    #[inline]
+    pub fn bind(&self) -> Result<()> {
+        result::set_device(self.0.ordinal)
+    }
+
+    /// Wait for all work on this device (`hipDeviceSynchronize`).
+    pub fn synchronize(&self) -> Result<()> {
+        self.bind()?;
+        result::device_synchronize()
+    }
+
+    /// The device's properties.
+    pub fn properties(&self) -> Result<DeviceProperties> {
+        Ok(DeviceProperties::from_raw(&result::device_properties(
+            self.0.ordinal,
+        )?))
+    }
+
+    /// The full architecture name HIPRTC targets: `gcnArchName` on AMD (e.g. `gfx90a:sramecc+:xnack-`),
+    /// `compute_XY` from the compute capability on NVIDIA.
+    pub fn arch_name(&self) -> Result<String> {
+        Ok(self.properties()?.arch_name)
+    }
+
+    /// One attribute (`hipDeviceGetAttribute`), e.g. `hip_sys::hipDeviceAttributeWarpSize`.
+    pub fn attribute(&self, attr: sys::hipDeviceAttribute_t) -> Result<i32> {
+        result::device_attribute(attr, self.0.ordinal)
+    }
+
+    /// `(free, total)` device memory in bytes.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        self.bind()?;
+        result::mem_get_info()
+    }
+
+    /// Whether this device can map `peer`'s memory.
+    pub fn can_access_peer(&self, peer: &Device) -> Result<bool> {
+        result::can_access_peer(self.0.ordinal, peer.0.ordinal)
+    }
+
+    /// Let this device access `peer`'s memory. Enabling it twice is `hipErrorPeerAccessAlreadyEnabled`.
+    pub fn enable_peer_access(&self, peer: &Device) -> Result<()> {
+        self.bind()?;
+        result::enable_peer_access(peer.0.ordinal)
+    }
+
+    /// The device's default (null) stream.
+    pub fn default_stream(&self) -> Stream {
+        Stream::default_for(self)
+    }
+}
+
+/// A device's properties, copied out of `hipDeviceProp_t`.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct DeviceProperties {
+    /// Marketing name, e.g. `"AMD Instinct MI210"`.
+    pub name: String,
+    /// The architecture HIPRTC targets for this device (see [`Device::arch_name`]).
+    pub arch_name: String,
+    /// Global memory in bytes.
+    pub total_global_mem: usize,
+    /// Compute units (AMD) or streaming multiprocessors (NVIDIA).
+    pub compute_units: u32,
+    /// Threads per wavefront (64 or 32 on AMD) or warp (32 on NVIDIA).
+    pub warp_size: u32,
+    /// Most threads in one block.
+    pub max_threads_per_block: u32,
+    /// Most threads along each block dimension.
+    pub max_block_dim: [u32; 3],
+    /// Most blocks along each grid dimension.
+    pub max_grid_dim: [u32; 3],
+    /// Shared memory per block in bytes.
+    pub shared_mem_per_block: usize,
+    /// Core clock in kHz.
+    pub clock_rate_khz: u32,
+    /// Memory clock in kHz.
+    pub memory_clock_rate_khz: u32,
+    /// Memory bus width in bits.
+    pub memory_bus_width: u32,
+    /// L2 cache in bytes.
+    pub l2_cache_size: u32,
+    /// Major compute capability (NVIDIA) or GCN major (AMD).
+    pub major: i32,
+    /// Minor compute capability or GCN minor.
+    pub minor: i32,
+    /// PCI domain.
+    pub pci_domain_id: u32,
+    /// PCI bus.
+    pub pci_bus_id: u32,
+    /// PCI device.
+    pub pci_device_id: u32,
+    /// Whether the device supports managed memory.
+    pub managed_memory: bool,
+    /// Whether kernels may run concurrently.
+    pub concurrent_kernels: bool,
+}
+
+fn c_chars(chars: &[c_char]) -> String {
+    let bytes: Vec<u8> = chars
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+impl DeviceProperties {
+    fn from_raw(p: &sys::hipDeviceProp_t) -> DeviceProperties {
+        let u = |v: i32| v.max(0) as u32;
+        DeviceProperties {
+            name: c_chars(&p.name),
+            arch_name: arch_name(p),
+            total_global_mem: p.totalGlobalMem,
+            compute_units: u(p.multiProcessorCount),
+            warp_size: u(p.warpSize),
+            max_threads_per_block: u(p.maxThreadsPerBlock),
+            max_block_dim: p.maxThreadsDim.map(u),
+            max_grid_dim: p.maxGridSize.map(u),
+            shared_mem_per_block: p.sharedMemPerBlock,
+            clock_rate_khz: u(p.clockRate),
+            memory_clock_rate_khz: u(p.memoryClockRate),
+            memory_bus_width: u(p.memoryBusWidth),
+            l2_cache_size: u(p.l2CacheSize),
+            major: p.major,
+            minor: p.minor,
+            pci_domain_id: u(p.pciDomainID),
+            pci_bus_id: u(p.pciBusID),
+            pci_device_id: u(p.pciDeviceID),
+            managed_memory: p.managedMemory != 0,
+            concurrent_kernels: p.concurrentKernels != 0,
+        }
+    }
+}
+
+/// AMD: the runtime's `gcnArchName`, with its feature flags, which HIPRTC accepts as is.
+#[cfg(hip_platform = "amd")]
+fn arch_name(p: &sys::hipDeviceProp_t) -> String {
+    c_chars(&p.gcnArchName)
+}
+
+/// NVIDIA: no `gcnArchName`; HIPRTC is NVRTC there and wants a virtual architecture, `compute_XY`, so
+/// that it returns PTX the driver can load.
+#[cfg(hip_platform = "nvidia")]
+fn arch_name(p: &sys::hipDeviceProp_t) -> String {
+    format!("compute_{}{}", p.major, p.minor)
+}

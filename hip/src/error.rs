@@ -1,0 +1,418 @@
+//! Errors: every HIP and HIPRTC failure keeps its raw code, its name and the runtime's message, and also
+//! answers with a DTL-style [`Status`].
+//!
+//! # Status table
+//!
+//! HIP and HIPRTC failures map to [`Status::HipError`] (520), except where DTL has a sharper code:
+//!
+//! | raw code | status |
+//! | --- | --- |
+//! | `hipErrorOutOfMemory` (2), `HIPRTC_ERROR_OUT_OF_MEMORY` (1) | `out_of_memory` (202) |
+//! | `hipErrorInvalidDevicePointer` (17) | `invalid_pointer` (203) |
+//! | `hipErrorInvalidValue` (1), `hipErrorInvalidConfiguration` (9), `hipErrorInvalidPitchValue` (12), `hipErrorInvalidMemcpyDirection` (21), `hipErrorInvalidDevice` (101), `HIPRTC_ERROR_INVALID_INPUT` (3), `HIPRTC_ERROR_INVALID_PROGRAM` (4), `HIPRTC_ERROR_INVALID_OPTION` (5), `HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID` (10) | `invalid_argument` (410) |
+//! | `hipErrorInvalidSymbol` (13), `hipErrorFileNotFound` (301), `hipErrorNotFound` (500) | `not_found` (1) |
+//! | `hipErrorNoDevice` (100) | `backend_not_available` (501) |
+//! | `hipErrorNotInitialized` (3), `hipErrorInsufficientDriver` (35) | `backend_init_failed` (502) |
+//! | `hipErrorNotSupported` (801), `hipErrorPeerAccessUnsupported` (217) | `not_supported` (420) |
+//! | `hipErrorDeinitialized` (4), `hipErrorPeerAccessAlreadyEnabled` (704), `hipErrorPeerAccessNotEnabled` (705), `hipErrorContextIsDestroyed` (709), `HIPRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION` (8), `HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION` (9) | `invalid_state` (902) |
+//! | `HIPRTC_ERROR_INTERNAL_ERROR` (11) | `internal_error` (900) |
+//! | `hipErrorUnknown` (999) | `unknown_error` (999) |
+//! | every other code, known or not | `hip_error` (520) |
+//!
+//! Errors the wrapper detects itself:
+//!
+//! | variant | status |
+//! | --- | --- |
+//! | [`Error::LengthMismatch`] | `extent_mismatch` (405) |
+//! | [`Error::OutOfBounds`] | `out_of_bounds` (401) |
+//! | [`Error::InteriorNul`], [`Error::InvalidCodeObject`], [`Error::InvalidLaunch`], [`Error::DeviceOutOfRange`], [`Error::ArchRequired`], [`Error::UnknownArch`], [`Error::InvalidOption`], [`Error::TimingDisabled`], [`Error::TooManyArguments`] | `invalid_argument` (410) |
+//! | [`Error::UnknownName`] | `not_found` (1) |
+//! | [`Error::AllocationTooLarge`] | `allocation_failed` (201) |
+//! | [`Error::NotSupported`] | `not_supported` (420) |
+
+use hip_sys::hipError_t;
+use hiprtc_sys::hiprtcResult;
+use std::ffi::CStr;
+use std::fmt;
+
+include!(concat!(env!("OUT_DIR"), "/code_names.rs"));
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A raw `hipError_t` value, kept exactly as the runtime returned it (also values no header lists).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct HipErrorCode(pub u32);
+
+impl HipErrorCode {
+    /// The primary name of this code in the headers hip-sys was built from, e.g. `"hipErrorNoDevice"`;
+    /// `None` for a value those headers do not list.
+    pub fn name(self) -> Option<&'static str> {
+        HIP_ERROR_NAMES
+            .iter()
+            .find(|(v, _)| *v == self.0)
+            .map(|(_, n)| *n)
+    }
+
+    /// Every code the headers list, with its primary name.
+    pub fn known() -> impl Iterator<Item = (HipErrorCode, &'static str)> {
+        HIP_ERROR_NAMES.iter().map(|&(v, n)| (HipErrorCode(v), n))
+    }
+
+    /// The raw `hipError_t`.
+    pub fn raw(self) -> hipError_t {
+        hipError_t(self.0)
+    }
+
+    /// The DTL-style status of this code (see the [module table](self)).
+    pub fn status(self) -> Status {
+        match self.0 {
+            0 => Status::Ok,
+            2 => Status::OutOfMemory,
+            17 => Status::InvalidPointer,
+            1 | 9 | 12 | 21 | 101 => Status::InvalidArgument,
+            13 | 301 | 500 => Status::NotFound,
+            100 => Status::BackendNotAvailable,
+            3 | 35 => Status::BackendInitFailed,
+            801 | 217 => Status::NotSupported,
+            4 | 704 | 705 | 709 => Status::InvalidState,
+            999 => Status::UnknownError,
+            _ => Status::HipError,
+        }
+    }
+}
+
+impl fmt::Display for HipErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(n) => write!(f, "{n} ({})", self.0),
+            None => write!(f, "hipError_t({})", self.0),
+        }
+    }
+}
+
+/// A raw `hiprtcResult` value, kept exactly as HIPRTC returned it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RtcErrorCode(pub u32);
+
+impl RtcErrorCode {
+    /// The name of this code in the headers hiprtc-sys was built from, e.g. `"HIPRTC_ERROR_COMPILATION"`.
+    pub fn name(self) -> Option<&'static str> {
+        HIPRTC_RESULT_NAMES
+            .iter()
+            .find(|(v, _)| *v == self.0)
+            .map(|(_, n)| *n)
+    }
+
+    /// Every code the headers list, with its name.
+    pub fn known() -> impl Iterator<Item = (RtcErrorCode, &'static str)> {
+        HIPRTC_RESULT_NAMES
+            .iter()
+            .map(|&(v, n)| (RtcErrorCode(v), n))
+    }
+
+    /// The raw `hiprtcResult`.
+    pub fn raw(self) -> hiprtcResult {
+        hiprtcResult(self.0)
+    }
+
+    /// The DTL-style status of this code (see the [module table](self)).
+    pub fn status(self) -> Status {
+        match self.0 {
+            0 => Status::Ok,
+            1 => Status::OutOfMemory,
+            3 | 4 | 5 | 10 => Status::InvalidArgument,
+            8 | 9 => Status::InvalidState,
+            11 => Status::InternalError,
+            _ => Status::HipError,
+        }
+    }
+}
+
+impl fmt::Display for RtcErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(n) => write!(f, "{n} ({})", self.0),
+            None => write!(f, "hiprtcResult({})", self.0),
+        }
+    }
+}
+
+/// A status mirroring DTL's `status_code` (`dtl/error/status.hpp`): the same names and numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(i32)]
+#[allow(missing_docs)] // each variant is DTL's value of the same name
+pub enum Status {
+    Ok = 0,
+    NotFound = 1,
+    AllocationFailed = 201,
+    OutOfMemory = 202,
+    InvalidPointer = 203,
+    MemoryTransferFailed = 204,
+    OutOfBounds = 401,
+    ExtentMismatch = 405,
+    InvalidArgument = 410,
+    NullPointer = 411,
+    NotSupported = 420,
+    BackendError = 500,
+    BackendNotAvailable = 501,
+    BackendInitFailed = 502,
+    BackendInvalid = 503,
+    CudaError = 510,
+    HipError = 520,
+    NcclError = 540,
+    OperationFailed = 600,
+    InternalError = 900,
+    NotImplemented = 901,
+    InvalidState = 902,
+    UnknownError = 999,
+}
+
+impl Status {
+    /// DTL's number for this status.
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+
+    /// DTL's name for this status, e.g. `"hip_error"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::NotFound => "not_found",
+            Status::AllocationFailed => "allocation_failed",
+            Status::OutOfMemory => "out_of_memory",
+            Status::InvalidPointer => "invalid_pointer",
+            Status::MemoryTransferFailed => "memory_transfer_failed",
+            Status::OutOfBounds => "out_of_bounds",
+            Status::ExtentMismatch => "extent_mismatch",
+            Status::InvalidArgument => "invalid_argument",
+            Status::NullPointer => "null_pointer",
+            Status::NotSupported => "not_supported",
+            Status::BackendError => "backend_error",
+            Status::BackendNotAvailable => "backend_not_available",
+            Status::BackendInitFailed => "backend_init_failed",
+            Status::BackendInvalid => "backend_invalid",
+            Status::CudaError => "cuda_error",
+            Status::HipError => "hip_error",
+            Status::NcclError => "nccl_error",
+            Status::OperationFailed => "operation_failed",
+            Status::InternalError => "internal_error",
+            Status::NotImplemented => "not_implemented",
+            Status::InvalidState => "invalid_state",
+            Status::UnknownError => "unknown_error",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.name(), self.code())
+    }
+}
+
+/// Every failure this crate reports.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A HIP runtime call failed.
+    #[error("{call} failed: {code}: {message}")]
+    Hip {
+        /// The HIP function that failed, e.g. `"hipMalloc"`.
+        call: &'static str,
+        /// The raw code it returned.
+        code: HipErrorCode,
+        /// The runtime's `hipGetErrorString` for the code.
+        message: String,
+    },
+    /// A HIPRTC call failed. Compilation and link failures carry the full log.
+    #[error("{call} failed: {code}{}", log_suffix(.log))]
+    Rtc {
+        /// The HIPRTC function that failed, e.g. `"hiprtcCompileProgram"`.
+        call: &'static str,
+        /// The raw code it returned.
+        code: RtcErrorCode,
+        /// The compiler's or linker's log, where there is one.
+        log: Option<String>,
+    },
+    /// A kernel or module global of this name does not exist in the module.
+    #[error("no {kind} named `{name}` in the module ({code})")]
+    UnknownName {
+        /// `"kernel"` or `"global"`.
+        kind: &'static str,
+        /// The name that was looked up.
+        name: String,
+        /// What HIP returned.
+        code: HipErrorCode,
+    },
+    /// Two lengths that must match do not.
+    #[error("length mismatch in {what}: expected {expected} elements, got {actual}")]
+    LengthMismatch {
+        /// The operation, e.g. `"copy_from_host"`.
+        what: &'static str,
+        /// The length the destination (or the first operand) has.
+        expected: usize,
+        /// The length that was given.
+        actual: usize,
+    },
+    /// A range does not fit inside a buffer.
+    #[error("range {start}..{end} is out of bounds for a buffer of {len} elements")]
+    OutOfBounds {
+        /// Start of the requested range.
+        start: usize,
+        /// End of the requested range.
+        end: usize,
+        /// Length of the buffer.
+        len: usize,
+    },
+    /// An allocation whose size in bytes does not fit in `usize`.
+    #[error("cannot allocate {elements} elements of {elem_bytes} bytes: the size overflows usize")]
+    AllocationTooLarge {
+        /// Elements asked for.
+        elements: usize,
+        /// Size of one element.
+        elem_bytes: usize,
+    },
+    /// A string passed to HIP contains a NUL byte.
+    #[error("{what} contains a NUL byte: {value:?}")]
+    InteriorNul {
+        /// What the string was (kernel name, option, source, ...).
+        what: &'static str,
+        /// The string.
+        value: String,
+    },
+    /// Bytes given to `Module::load_data` that are not a complete code object.
+    #[error("invalid code object: {0}")]
+    InvalidCodeObject(String),
+    /// A launch configuration the device cannot run.
+    #[error("invalid launch configuration: {0}")]
+    InvalidLaunch(String),
+    /// A device ordinal past the number of devices.
+    #[error("device {ordinal} does not exist: {count} HIP device(s) present")]
+    DeviceOutOfRange {
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// How many devices there are.
+        count: usize,
+    },
+    /// HIPRTC needs a target architecture and none could be found.
+    #[error("no target architecture: {reason}; pass one with ProgramBuilder::arch (e.g. \"gfx90a\"), which becomes --gpu-architecture=")]
+    ArchRequired {
+        /// Why the current device's architecture could not be used.
+        reason: String,
+    },
+    /// A target architecture this HIPRTC does not know (checked before compiling: HIPRTC 5.2 aborts on one).
+    #[error("unknown target architecture `{arch}`; this HIPRTC knows: {known}")]
+    UnknownArch {
+        /// The architecture asked for.
+        arch: String,
+        /// The processors the installed compiler supports, comma-separated.
+        known: String,
+    },
+    /// A compiler option this crate refuses before HIPRTC sees it.
+    #[error("invalid compiler option `{option}`: {reason}")]
+    InvalidOption {
+        /// The option.
+        option: String,
+        /// Why.
+        reason: &'static str,
+    },
+    /// Elapsed time was asked of an event created without timing.
+    #[error("event timing is disabled: create both events with Event::with_timing")]
+    TimingDisabled,
+    /// More kernel arguments than a launch can take.
+    #[error("too many kernel arguments: at most {max}")]
+    TooManyArguments {
+        /// The limit.
+        max: usize,
+    },
+    /// The installed HIP lacks something.
+    #[error("not supported by this HIP: {what} ({reason})")]
+    NotSupported {
+        /// The missing capability.
+        what: &'static str,
+        /// Why, e.g. which version introduced it.
+        reason: &'static str,
+    },
+}
+
+fn log_suffix(log: &Option<String>) -> String {
+    match log {
+        Some(l) if !l.trim().is_empty() => format!("\n{}", l.trim_end()),
+        _ => String::new(),
+    }
+}
+
+impl Error {
+    /// The DTL-style status of this error (see the [module table](self)).
+    pub fn status(&self) -> Status {
+        match self {
+            Error::Hip { code, .. } => code.status(),
+            Error::Rtc { code, .. } => code.status(),
+            Error::UnknownName { .. } => Status::NotFound,
+            Error::LengthMismatch { .. } => Status::ExtentMismatch,
+            Error::OutOfBounds { .. } => Status::OutOfBounds,
+            Error::AllocationTooLarge { .. } => Status::AllocationFailed,
+            Error::InteriorNul { .. }
+            | Error::InvalidLaunch(_)
+            | Error::InvalidCodeObject(_)
+            | Error::DeviceOutOfRange { .. }
+            | Error::ArchRequired { .. }
+            | Error::UnknownArch { .. }
+            | Error::InvalidOption { .. }
+            | Error::TimingDisabled
+            | Error::TooManyArguments { .. } => Status::InvalidArgument,
+            Error::NotSupported { .. } => Status::NotSupported,
+        }
+    }
+
+    /// The raw `hipError_t`, for a HIP failure.
+    pub fn hip_code(&self) -> Option<HipErrorCode> {
+        match self {
+            Error::Hip { code, .. } | Error::UnknownName { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// The raw `hiprtcResult`, for a HIPRTC failure.
+    pub fn rtc_code(&self) -> Option<RtcErrorCode> {
+        match self {
+            Error::Rtc { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// The compile or link log, for a HIPRTC failure that has one.
+    pub fn log(&self) -> Option<&str> {
+        match self {
+            Error::Rtc { log, .. } => log.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The error for a raw `hipError_t` returned by `call`, with the runtime's message.
+    pub fn from_hip(call: &'static str, code: hipError_t) -> Error {
+        // SAFETY: hipGetErrorString takes any value and returns a static C string (or null).
+        let ptr = unsafe { hip_sys::hipGetErrorString(code) };
+        let message = if ptr.is_null() {
+            String::new()
+        } else {
+            unsafe { CStr::from_ptr(ptr) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        Error::Hip {
+            call,
+            code: HipErrorCode(code.0),
+            message,
+        }
+    }
+
+    /// The error for a raw `hiprtcResult` returned by `call`.
+    pub fn from_rtc(call: &'static str, code: hiprtcResult, log: Option<String>) -> Error {
+        Error::Rtc {
+            call,
+            code: RtcErrorCode(code.0),
+            log,
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! Events: markers in a stream's work, for ordering and timing.
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::result;
+use crate::stream::Stream;
+use hip_sys as sys;
+
+/// A HIP event. Created without timing unless asked ([`Event::with_timing`]): timing events cost several
+/// times more to record.
+#[derive(Debug)]
+pub struct Event {
+    raw: sys::hipEvent_t,
+    device: Device,
+    timing: bool,
+}
+
+// SAFETY: a hipEvent_t is a handle to a runtime object that HIP synchronises internally.
+unsafe impl Send for Event {}
+unsafe impl Sync for Event {}
+
+impl Event {
+    /// A new event without timing (`hipEventDisableTiming`): the cheap kind, for ordering and waiting.
+    pub fn new(device: &Device) -> Result<Event> {
+        Self::with_flags(device, sys::hipEventDisableTiming)
+    }
+
+    /// A new event that records timestamps, for [`Event::elapsed_ms`].
+    pub fn with_timing(device: &Device) -> Result<Event> {
+        Self::with_flags(device, sys::hipEventDefault)
+    }
+
+    /// A new event with raw `hipEvent*` flags (`hipEventBlockingSync`, `hipEventDisableTiming`, ...).
+    pub fn with_flags(device: &Device, flags: u32) -> Result<Event> {
+        device.bind()?;
+        let raw = result::event_create(flags)?;
+        Ok(Event {
+            raw,
+            device: device.clone(),
+            timing: flags & sys::hipEventDisableTiming == 0,
+        })
+    }
+
+    /// The raw handle. It stays owned by this `Event`.
+    pub fn raw(&self) -> sys::hipEvent_t {
+        self.raw
+    }
+
+    /// Whether this event records timestamps.
+    pub fn has_timing(&self) -> bool {
+        self.timing
+    }
+
+    /// Record the event on `stream`: it completes when all work queued there so far does.
+    pub fn record(&self, stream: &Stream) -> Result<()> {
+        unsafe { result::event_record(self.raw, stream.raw()) }
+    }
+
+    /// Whether the recorded work is done, without blocking. An event never recorded counts as done.
+    pub fn query(&self) -> Result<bool> {
+        unsafe { result::event_query(self.raw) }
+    }
+
+    /// Block until the recorded work is done.
+    pub fn synchronize(&self) -> Result<()> {
+        unsafe { result::event_synchronize(self.raw) }
+    }
+
+    /// Milliseconds from `self` (recorded first) to `end`. Both need timing; both must have completed.
+    pub fn elapsed_ms(&self, end: &Event) -> Result<f32> {
+        if !self.timing || !end.timing {
+            return Err(Error::TimingDisabled);
+        }
+        unsafe { result::event_elapsed_time(self.raw, end.raw) }
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        let _ = self.device.bind();
+        let _ = unsafe { result::event_destroy(self.raw) };
+    }
+}

@@ -1,0 +1,100 @@
+//! Managed (unified) memory: one address valid on the host and the device.
+
+use super::{byte_size, sealed, DeviceCopy, DeviceMemory, DeviceMemoryMut};
+use crate::device::Device;
+use crate::error::Result;
+use crate::result;
+use hip_sys as sys;
+
+/// `len` values of `T` in managed memory (`hipMallocManaged`, attached globally), freed on drop.
+///
+/// Kernels and copies use it like device memory; the host reads and writes it through
+/// [`as_slice`](Self::as_slice) and [`as_mut_slice`](Self::as_mut_slice), which synchronise the device
+/// first so no queued work is still writing it.
+///
+/// On NVIDIA GPUs never ask for more managed memory than the device has free.
+#[derive(Debug)]
+pub struct ManagedBuffer<T: DeviceCopy> {
+    ptr: sys::hipDeviceptr_t,
+    len: usize,
+    device: Device,
+    _elem: std::marker::PhantomData<T>,
+}
+
+// SAFETY: as DeviceBuffer; host access goes through &self / &mut self after device synchronisation.
+unsafe impl<T: DeviceCopy> Send for ManagedBuffer<T> {}
+unsafe impl<T: DeviceCopy> Sync for ManagedBuffer<T> {}
+
+impl<T: DeviceCopy> ManagedBuffer<T> {
+    /// `len` zeroed elements.
+    pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
+        let bytes = byte_size::<T>(len)?;
+        let ptr = if bytes == 0 {
+            std::ptr::null_mut()
+        } else {
+            device.bind()?;
+            let p = result::malloc_managed(bytes, sys::hipMemAttachGlobal)?;
+            // SAFETY: fresh allocation of `bytes`, valid on the host; zero bits are a valid T.
+            unsafe { p.cast::<u8>().write_bytes(0, bytes) };
+            p
+        };
+        Ok(ManagedBuffer {
+            ptr,
+            len,
+            device: device.clone(),
+            _elem: std::marker::PhantomData,
+        })
+    }
+
+    /// The contents on the host, after waiting for all work on the device.
+    pub fn as_slice(&self) -> Result<&[T]> {
+        self.device.synchronize()?;
+        Ok(self.host_slice())
+    }
+
+    /// The contents on the host for writing, after waiting for all work on the device.
+    pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
+        self.device.synchronize()?;
+        if self.len == 0 {
+            return Ok(&mut []);
+        }
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr.cast(), self.len) })
+    }
+
+    fn host_slice(&self) -> &[T] {
+        if self.len == 0 {
+            return &[];
+        }
+        unsafe { std::slice::from_raw_parts(self.ptr.cast(), self.len) }
+    }
+}
+
+impl<T: DeviceCopy> Drop for ManagedBuffer<T> {
+    fn drop(&mut self) {
+        if !self.ptr.is_null() {
+            let _ = self.device.bind();
+            let _ = unsafe { result::free(self.ptr) };
+        }
+    }
+}
+
+impl<T: DeviceCopy> sealed::Sealed for ManagedBuffer<T> {}
+impl<T: DeviceCopy> DeviceMemory<T> for ManagedBuffer<T> {
+    fn device_ptr(&self) -> sys::hipDeviceptr_t {
+        self.ptr
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn device(&self) -> &Device {
+        &self.device
+    }
+}
+impl<T: DeviceCopy> DeviceMemoryMut<T> for ManagedBuffer<T> {}
+
+// SAFETY: `ptr` is a device-usable address.
+unsafe impl<T: DeviceCopy> crate::launch::KernelArg for ManagedBuffer<T> {
+    fn as_kernel_param(&self) -> *mut std::ffi::c_void {
+        std::ptr::addr_of!(self.ptr) as *mut std::ffi::c_void
+    }
+}

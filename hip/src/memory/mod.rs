@@ -1,0 +1,234 @@
+//! Memory: device buffers and views, pinned host buffers, managed buffers, and copies between them.
+//!
+//! # What keeps copies sound
+//!
+//! - Synchronous copies (`copy_from_host`, `copy_to_host`, `to_vec`) return only once HIP no longer reads or
+//!   writes the host slice, so any host memory will do.
+//! - Asynchronous copies ([`Stream::copy_to_device_async`](crate::Stream::copy_to_device_async) and
+//!   friends) take host memory only as a [`PinnedBuffer`]. The buffer records an event on each stream that
+//!   uses it and waits for those events before the host can see or change its contents
+//!   ([`PinnedBuffer::as_slice`], [`PinnedBuffer::as_mut_slice`]) and before it is freed. So neither
+//!   dropping nor `mem::forget`-ing anything lets the host memory go away or change under a copy.
+//! - Device memory is freed with `hipFree`, which waits for the device's queued work first, so dropping a
+//!   buffer never frees memory a queued copy or kernel may still use.
+//! - Device buffers are zero-initialised unless allocated with the `unsafe` `*_uninit` functions.
+
+mod device;
+mod managed;
+mod pinned;
+
+pub use device::{DeviceBuffer, DeviceSlice, DeviceSliceMut};
+pub use managed::ManagedBuffer;
+pub use pinned::PinnedBuffer;
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::result;
+use hip_sys as sys;
+use std::ffi::c_void;
+use std::ops::{Bound, RangeBounds};
+
+/// Plain data that may be copied to and from a device byte for byte.
+///
+/// # Safety
+/// The type is `Copy`, holds no references or host pointers that a kernel could not use, and **every bit
+/// pattern is a valid value**: a kernel can write any bits, and copying them back must never produce an
+/// invalid value. This is why every `DeviceCopy` type is also valid as all-zero bits, and why zero-filled
+/// allocation is offered for all of them. `bool`, `char` and most enums are therefore not `DeviceCopy`.
+pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {}
+
+macro_rules! device_copy {
+    ($($t:ty),*) => { $(unsafe impl DeviceCopy for $t {})* };
+}
+device_copy!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
+unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Device memory holding [`len`](DeviceMemory::len) values of `T`: a whole buffer or a view of one.
+///
+/// Sealed: only this crate's types implement it, so its pointer and length are always right.
+pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
+    /// The device address of the first element.
+    fn device_ptr(&self) -> sys::hipDeviceptr_t;
+    /// Number of elements.
+    fn len(&self) -> usize;
+    /// The device the memory lives on.
+    fn device(&self) -> &Device;
+
+    /// Whether there are no elements.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Size in bytes.
+    fn byte_len(&self) -> usize {
+        self.len() * std::mem::size_of::<T>()
+    }
+
+    /// Copy everything into `dst`, whose length must match. Synchronous.
+    fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
+        check_len("copy_to_host", self.len(), dst.len())?;
+        if self.is_empty() {
+            return Ok(());
+        }
+        self.device().bind()?;
+        unsafe {
+            result::memcpy(
+                dst.as_mut_ptr().cast(),
+                self.device_ptr(),
+                self.byte_len(),
+                sys::hipMemcpyDeviceToHost,
+            )
+        }
+    }
+
+    /// Copy everything into a new `Vec`. Synchronous.
+    fn to_vec(&self) -> Result<Vec<T>> {
+        let mut v = Vec::<T>::with_capacity(self.len());
+        if !self.is_empty() {
+            self.device().bind()?;
+            unsafe {
+                result::memcpy(
+                    v.as_mut_ptr().cast(),
+                    self.device_ptr(),
+                    self.byte_len(),
+                    sys::hipMemcpyDeviceToHost,
+                )?;
+                // SAFETY: the copy wrote all len() elements, and any bits are a valid T (DeviceCopy).
+                v.set_len(self.len());
+            }
+        }
+        Ok(v)
+    }
+
+    /// A view of `range` of the elements.
+    fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'_, T>>
+    where
+        Self: Sized,
+    {
+        let (start, end) = bounds(range, self.len())?;
+        Ok(DeviceSlice::new(
+            offset(self.device_ptr(), element_offset::<T>(start)),
+            end - start,
+            self.device(),
+        ))
+    }
+}
+
+/// Device memory that may be written: owned buffers and mutable views.
+pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
+    /// Copy `src`, whose length must match, into this memory. Synchronous.
+    fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
+        check_len("copy_from_host", self.len(), src.len())?;
+        if self.is_empty() {
+            return Ok(());
+        }
+        self.device().bind()?;
+        unsafe {
+            result::memcpy(
+                self.device_ptr(),
+                src.as_ptr().cast(),
+                self.byte_len(),
+                sys::hipMemcpyHostToDevice,
+            )
+        }
+    }
+
+    /// Copy device memory of the same length into this memory. Ordered after earlier work on the default
+    /// stream; returns once the copy is done.
+    fn copy_from_device(&mut self, src: &impl DeviceMemory<T>) -> Result<()>
+    where
+        Self: Sized,
+    {
+        check_len("copy_from_device", self.len(), src.len())?;
+        if self.is_empty() {
+            return Ok(());
+        }
+        self.device().bind()?;
+        unsafe {
+            result::memcpy(
+                self.device_ptr(),
+                src.device_ptr(),
+                self.byte_len(),
+                sys::hipMemcpyDeviceToDevice,
+            )
+        }
+    }
+
+    /// Set every byte to `value` (`hipMemset`).
+    fn memset_bytes(&mut self, value: u8) -> Result<()> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        self.device().bind()?;
+        unsafe { result::memset(self.device_ptr(), value, self.byte_len()) }
+    }
+
+    /// Set every element to zero.
+    fn zero(&mut self) -> Result<()> {
+        self.memset_bytes(0)
+    }
+
+    /// A mutable view of `range` of the elements.
+    fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'_, T>>
+    where
+        Self: Sized,
+    {
+        let (start, end) = bounds(range, self.len())?;
+        Ok(DeviceSliceMut::new(
+            offset(self.device_ptr(), element_offset::<T>(start)),
+            end - start,
+            self.device(),
+        ))
+    }
+}
+
+/// Bytes for `len` elements of `T`, or an error if that overflows.
+pub(crate) fn byte_size<T>(len: usize) -> Result<usize> {
+    let elem_bytes = std::mem::size_of::<T>();
+    len.checked_mul(elem_bytes)
+        .ok_or(Error::AllocationTooLarge {
+            elements: len,
+            elem_bytes,
+        })
+}
+
+fn element_offset<T>(index: usize) -> usize {
+    index * std::mem::size_of::<T>()
+}
+
+fn offset(ptr: sys::hipDeviceptr_t, bytes: usize) -> sys::hipDeviceptr_t {
+    (ptr as *mut u8).wrapping_add(bytes).cast::<c_void>()
+}
+
+pub(crate) fn check_len(what: &'static str, expected: usize, actual: usize) -> Result<()> {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch {
+            what,
+            expected,
+            actual,
+        })
+    }
+}
+
+fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => s,
+        Bound::Excluded(&s) => s.saturating_add(1),
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e.saturating_add(1),
+        Bound::Excluded(&e) => e,
+        Bound::Unbounded => len,
+    };
+    if start > end || end > len {
+        return Err(Error::OutOfBounds { start, end, len });
+    }
+    Ok((start, end))
+}

@@ -1,0 +1,199 @@
+//! Pinned (page-locked) host memory, the only host memory asynchronous copies accept.
+
+use super::{byte_size, check_len, DeviceCopy, DeviceMemory, DeviceMemoryMut};
+use crate::device::Device;
+use crate::error::Result;
+use crate::event::Event;
+use crate::result;
+use crate::stream::Stream;
+use hip_sys as sys;
+use std::sync::Mutex;
+
+/// `len` values of `T` in pinned host memory (`hipHostMalloc`), freed on drop.
+///
+/// Every asynchronous copy that uses the buffer records an event on its stream; the host sees the contents
+/// ([`as_slice`](Self::as_slice), [`as_mut_slice`](Self::as_mut_slice)) and the memory is freed only after
+/// those events complete. This is what makes the asynchronous copies safe.
+#[derive(Debug)]
+pub struct PinnedBuffer<T: DeviceCopy> {
+    ptr: *mut T,
+    len: usize,
+    device: Device,
+    /// One event per stream with a copy that may still use the memory (reused across copies).
+    pending: Mutex<Vec<(usize, Event)>>,
+}
+
+// SAFETY: the buffer owns its memory; host access goes through &self / &mut self after pending copies
+// completed, and `pending` is behind a Mutex.
+unsafe impl<T: DeviceCopy> Send for PinnedBuffer<T> {}
+unsafe impl<T: DeviceCopy> Sync for PinnedBuffer<T> {}
+
+impl<T: DeviceCopy> PinnedBuffer<T> {
+    /// `len` zeroed elements.
+    pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
+        let bytes = byte_size::<T>(len)?;
+        let ptr = if bytes == 0 {
+            std::ptr::NonNull::<T>::dangling().as_ptr()
+        } else {
+            device.bind()?;
+            let p = result::host_malloc(bytes, sys::hipHostMallocDefault)?.cast::<T>();
+            // SAFETY: fresh allocation of `bytes`; zero bits are a valid T (DeviceCopy).
+            unsafe { p.write_bytes(0, len) };
+            p
+        };
+        Ok(PinnedBuffer {
+            ptr,
+            len,
+            device: device.clone(),
+            pending: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// A new pinned buffer holding a copy of `src`.
+    pub fn from_slice(device: &Device, src: &[T]) -> Result<Self> {
+        let mut b = Self::zeroed(device, src.len())?;
+        b.as_mut_slice()?.copy_from_slice(src);
+        Ok(b)
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The contents, once every asynchronous copy using the buffer has completed.
+    pub fn as_slice(&self) -> Result<&[T]> {
+        self.wait()?;
+        Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.len) })
+    }
+
+    /// The contents for writing, once every asynchronous copy using the buffer has completed.
+    pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
+        self.wait()?;
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) })
+    }
+
+    /// Block until every asynchronous copy using the buffer has completed.
+    pub fn wait(&self) -> Result<()> {
+        let pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, event) in pending.iter() {
+            event.synchronize()?;
+        }
+        Ok(())
+    }
+
+    /// Note that `stream` has queued a copy using this buffer.
+    fn mark_used(&self, stream: &Stream) -> Result<()> {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let key = stream.raw() as usize;
+        match pending.iter().find(|(s, _)| *s == key) {
+            Some((_, event)) => event.record(stream),
+            None => {
+                let event = Event::new(&self.device)?;
+                event.record(stream)?;
+                pending.push((key, event));
+                Ok(())
+            }
+        }
+    }
+}
+
+impl<T: DeviceCopy> Drop for PinnedBuffer<T> {
+    fn drop(&mut self) {
+        if self.len == 0 || std::mem::size_of::<T>() == 0 {
+            return;
+        }
+        // Never free memory a queued copy may still use. If waiting fails the device is broken; leaking
+        // the allocation is then the only safe choice.
+        if self.wait().is_ok() {
+            let _ = self.device.bind();
+            let _ = unsafe { result::host_free(self.ptr.cast()) };
+        }
+    }
+}
+
+/// Asynchronous copies. Each returns once the copy is queued on the stream.
+impl Stream {
+    /// Queue a copy of `src` (pinned host memory) into device memory of the same length.
+    pub fn copy_to_device_async<T: DeviceCopy>(
+        &self,
+        src: &PinnedBuffer<T>,
+        dst: &mut impl DeviceMemoryMut<T>,
+    ) -> Result<()> {
+        check_len("copy_to_device_async", dst.len(), src.len)?;
+        if src.is_empty() {
+            return Ok(());
+        }
+        unsafe {
+            result::memcpy_async(
+                dst.device_ptr(),
+                src.ptr.cast(),
+                dst.byte_len(),
+                sys::hipMemcpyHostToDevice,
+                self.raw(),
+            )?
+        };
+        src.mark_used(self)
+    }
+
+    /// Queue a copy of device memory into `dst` (pinned host memory) of the same length. Read the result
+    /// with [`PinnedBuffer::as_slice`], which waits for the copy.
+    pub fn copy_to_host_async<T: DeviceCopy>(
+        &self,
+        src: &impl DeviceMemory<T>,
+        dst: &mut PinnedBuffer<T>,
+    ) -> Result<()> {
+        check_len("copy_to_host_async", dst.len, src.len())?;
+        if src.is_empty() {
+            return Ok(());
+        }
+        unsafe {
+            result::memcpy_async(
+                dst.ptr.cast(),
+                src.device_ptr(),
+                src.byte_len(),
+                sys::hipMemcpyDeviceToHost,
+                self.raw(),
+            )?
+        };
+        dst.mark_used(self)
+    }
+
+    /// Queue a device-to-device copy between memories of the same length.
+    pub fn copy_device_async<T: DeviceCopy>(
+        &self,
+        src: &impl DeviceMemory<T>,
+        dst: &mut impl DeviceMemoryMut<T>,
+    ) -> Result<()> {
+        check_len("copy_device_async", dst.len(), src.len())?;
+        if src.is_empty() {
+            return Ok(());
+        }
+        unsafe {
+            result::memcpy_async(
+                dst.device_ptr(),
+                src.device_ptr(),
+                src.byte_len(),
+                sys::hipMemcpyDeviceToDevice,
+                self.raw(),
+            )
+        }
+    }
+
+    /// Queue setting every byte of `dst` to `value`.
+    pub fn memset_async<T: DeviceCopy>(
+        &self,
+        dst: &mut impl DeviceMemoryMut<T>,
+        value: u8,
+    ) -> Result<()> {
+        if dst.is_empty() {
+            return Ok(());
+        }
+        unsafe { result::memset_async(dst.device_ptr(), value, dst.byte_len(), self.raw()) }
+    }
+}

@@ -1,0 +1,335 @@
+//! Modules (loaded code objects), their kernels and their globals.
+
+use crate::device::Device;
+use crate::error::{Error, HipErrorCode, Result};
+use crate::memory::DeviceCopy;
+use crate::result;
+use hip_sys as sys;
+use std::ffi::{c_void, CString};
+use std::marker::PhantomData;
+use std::path::Path;
+use std::sync::Arc;
+
+/// A loaded code object. Cheap to clone; unloaded when the last clone and the last [`Function`] or
+/// [`Global`] taken from it are gone.
+#[derive(Clone, Debug)]
+pub struct Module(Arc<ModuleInner>);
+
+#[derive(Debug)]
+struct ModuleInner {
+    raw: sys::hipModule_t,
+    device: Device,
+}
+
+// SAFETY: a hipModule_t is an immutable loaded image; HIP allows using it from any thread.
+unsafe impl Send for ModuleInner {}
+unsafe impl Sync for ModuleInner {}
+
+impl Drop for ModuleInner {
+    fn drop(&mut self) {
+        let _ = self.device.bind();
+        let _ = unsafe { result::module_unload(self.raw) };
+    }
+}
+
+impl Module {
+    /// Load a code object from memory: an AMD GPU ELF or clang offload bundle, or on NVIDIA a cubin or PTX.
+    ///
+    /// HIP is not told the image's size, so the image is checked first: a truncated or malformed ELF or
+    /// bundle is refused here rather than letting the runtime read past the slice.
+    pub fn load_data(device: &Device, image: &[u8]) -> Result<Module> {
+        let image = checked_image(image)?;
+        device.bind()?;
+        let raw = unsafe { result::module_load_data(image.as_ptr().cast()) }?;
+        Ok(Module(Arc::new(ModuleInner {
+            raw,
+            device: device.clone(),
+        })))
+    }
+
+    /// Load a code object from a file (`hipModuleLoad`).
+    pub fn load_file(device: &Device, path: impl AsRef<Path>) -> Result<Module> {
+        let path = path.as_ref().to_string_lossy().into_owned();
+        let c = cstring("module path", &path)?;
+        device.bind()?;
+        let raw = result::module_load(&c)?;
+        Ok(Module(Arc::new(ModuleInner {
+            raw,
+            device: device.clone(),
+        })))
+    }
+
+    /// The raw handle. It stays owned by this `Module`.
+    pub fn raw(&self) -> sys::hipModule_t {
+        self.0.raw
+    }
+
+    /// The device the module is loaded on.
+    pub fn device(&self) -> &Device {
+        &self.0.device
+    }
+
+    /// The kernel `name` (its symbol name: `extern "C"` or lowered). An unknown name is
+    /// [`Error::UnknownName`] naming it.
+    pub fn function(&self, name: &str) -> Result<Function> {
+        let c = cstring("kernel name", name)?;
+        self.0.device.bind()?;
+        let raw = unsafe { result::module_get_function(self.0.raw, &c) }
+            .map_err(|e| unknown("kernel", name, e))?;
+        let max_threads = unsafe {
+            result::func_get_attribute(sys::HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, raw)
+        }
+        .unwrap_or(0);
+        Ok(Function {
+            raw,
+            module: self.clone(),
+            name: name.to_string(),
+            max_threads: max_threads.max(0) as u32,
+        })
+    }
+
+    /// The module global `name`, holding one `T`. Its size in the module must be `size_of::<T>()`.
+    pub fn global<T: DeviceCopy>(&self, name: &str) -> Result<Global<T>> {
+        let c = cstring("global name", name)?;
+        self.0.device.bind()?;
+        let (ptr, bytes) = unsafe { result::module_get_global(self.0.raw, &c) }
+            .map_err(|e| unknown("global", name, e))?;
+        if bytes != std::mem::size_of::<T>() {
+            return Err(Error::LengthMismatch {
+                what: "module global size in bytes",
+                expected: bytes,
+                actual: std::mem::size_of::<T>(),
+            });
+        }
+        Ok(Global {
+            ptr,
+            module: self.clone(),
+            _elem: PhantomData,
+        })
+    }
+}
+
+/// A lookup that failed because the name does not exist becomes `UnknownName`; other failures stay HIP's.
+fn unknown(kind: &'static str, name: &str, e: Error) -> Error {
+    match e.hip_code() {
+        Some(code @ HipErrorCode(13 | 98 | 500)) => Error::UnknownName {
+            kind,
+            name: name.to_string(),
+            code,
+        },
+        _ => e,
+    }
+}
+
+pub(crate) fn cstring(what: &'static str, s: &str) -> Result<CString> {
+    CString::new(s).map_err(|_| Error::InteriorNul {
+        what,
+        value: s.to_string(),
+    })
+}
+
+/// A kernel of a loaded module. Keeps its module loaded.
+#[derive(Clone, Debug)]
+pub struct Function {
+    raw: sys::hipFunction_t,
+    module: Module,
+    name: String,
+    max_threads: u32,
+}
+
+// SAFETY: a hipFunction_t is an immutable handle into a loaded module, usable from any thread.
+unsafe impl Send for Function {}
+unsafe impl Sync for Function {}
+
+impl Function {
+    /// The raw handle.
+    pub fn raw(&self) -> sys::hipFunction_t {
+        self.raw
+    }
+
+    /// The name it was looked up by.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The module it belongs to.
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+
+    /// One attribute (`hipFuncGetAttribute`), e.g. `hip_sys::HIP_FUNC_ATTRIBUTE_NUM_REGS`.
+    pub fn attribute(&self, attr: sys::hipFunction_attribute) -> Result<i32> {
+        unsafe { result::func_get_attribute(attr, self.raw) }
+    }
+
+    /// Most threads per block this kernel can be launched with (0 if the runtime did not say).
+    pub fn max_threads_per_block(&self) -> u32 {
+        self.max_threads
+    }
+
+    /// Registers per thread.
+    pub fn num_regs(&self) -> Result<i32> {
+        self.attribute(sys::HIP_FUNC_ATTRIBUTE_NUM_REGS)
+    }
+
+    /// Statically allocated shared memory in bytes.
+    pub fn shared_size_bytes(&self) -> Result<i32> {
+        self.attribute(sys::HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+    }
+
+    /// Private (local/scratch) memory per thread in bytes.
+    pub fn local_size_bytes(&self) -> Result<i32> {
+        self.attribute(sys::HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
+    }
+}
+
+/// A module global holding one `T`. Keeps its module loaded.
+#[derive(Debug)]
+pub struct Global<T: DeviceCopy> {
+    ptr: *mut c_void,
+    module: Module,
+    _elem: PhantomData<T>,
+}
+
+// SAFETY: a device address in a loaded module; reads and writes are HIP copies.
+unsafe impl<T: DeviceCopy> Send for Global<T> {}
+unsafe impl<T: DeviceCopy> Sync for Global<T> {}
+
+impl<T: DeviceCopy> Global<T> {
+    /// Copy the value to the host. Synchronous.
+    pub fn read(&self) -> Result<T> {
+        let mut v = std::mem::MaybeUninit::<T>::uninit();
+        self.module.device().bind()?;
+        unsafe {
+            result::memcpy(
+                v.as_mut_ptr().cast(),
+                self.ptr,
+                std::mem::size_of::<T>(),
+                sys::hipMemcpyDeviceToHost,
+            )?;
+            // SAFETY: fully written, and any bits are a valid T (DeviceCopy).
+            Ok(v.assume_init())
+        }
+    }
+
+    /// Copy `value` to the device. Synchronous.
+    pub fn write(&self, value: &T) -> Result<()> {
+        self.module.device().bind()?;
+        unsafe {
+            result::memcpy(
+                self.ptr,
+                (value as *const T).cast(),
+                std::mem::size_of::<T>(),
+                sys::hipMemcpyHostToDevice,
+            )
+        }
+    }
+
+    /// The device address.
+    pub fn device_ptr(&self) -> sys::hipDeviceptr_t {
+        self.ptr
+    }
+}
+
+/// Check that an image is complete before HIP, which is not given its length, parses it. Returns the bytes
+/// HIP may read: the image itself, or for PTX a NUL-terminated copy.
+fn checked_image(image: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
+    let bad = |why: String| Error::InvalidCodeObject(why);
+    let u64_at = |at: usize| -> Option<u64> {
+        image
+            .get(at..at + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+    };
+    let u16_at = |at: usize| -> Option<u64> {
+        image
+            .get(at..at + 2)
+            .map(|b| u16::from_le_bytes(b.try_into().unwrap()) as u64)
+    };
+    let fits = |off: u64, size: u64| {
+        off.checked_add(size)
+            .is_some_and(|end| end <= image.len() as u64)
+    };
+
+    if image.starts_with(b"\x7fELF") {
+        let (Some(phoff), Some(shoff), Some(phent), Some(phnum), Some(shent), Some(shnum)) = (
+            u64_at(0x20),
+            u64_at(0x28),
+            u16_at(0x36),
+            u16_at(0x38),
+            u16_at(0x3A),
+            u16_at(0x3C),
+        ) else {
+            return Err(bad(format!("ELF header truncated ({} bytes)", image.len())));
+        };
+        if image.get(4) != Some(&2) {
+            return Err(bad("not a 64-bit ELF".into()));
+        }
+        if !fits(phoff, phent * phnum) || !fits(shoff, shent * shnum) {
+            return Err(bad(format!(
+                "ELF headers point past the image's {} bytes",
+                image.len()
+            )));
+        }
+        for i in 0..shnum {
+            let sh = (shoff + i * shent) as usize;
+            let kind = u64_at(sh + 4).map(|v| v as u32);
+            let (off, size) = (
+                u64_at(sh + 0x18).unwrap_or(0),
+                u64_at(sh + 0x20).unwrap_or(0),
+            );
+            if kind != Some(8) && !fits(off, size) {
+                return Err(bad(format!(
+                    "ELF section {i} lies past the image's {} bytes",
+                    image.len()
+                )));
+            }
+        }
+        for i in 0..phnum {
+            let ph = (phoff + i * phent) as usize;
+            let (off, size) = (
+                u64_at(ph + 0x08).unwrap_or(0),
+                u64_at(ph + 0x20).unwrap_or(0),
+            );
+            if !fits(off, size) {
+                return Err(bad(format!(
+                    "ELF segment {i} lies past the image's {} bytes",
+                    image.len()
+                )));
+            }
+        }
+        return Ok(image.into());
+    }
+    const BUNDLE: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
+    if image.starts_with(BUNDLE) {
+        let n =
+            u64_at(BUNDLE.len()).ok_or_else(|| bad("offload bundle header truncated".into()))?;
+        let mut at = BUNDLE.len() + 8;
+        for i in 0..n {
+            let (Some(off), Some(size), Some(id_len)) =
+                (u64_at(at), u64_at(at + 8), u64_at(at + 16))
+            else {
+                return Err(bad(format!("offload bundle entry {i} truncated")));
+            };
+            if !fits(off, size) || !fits((at + 24) as u64, id_len) {
+                return Err(bad(format!(
+                    "offload bundle entry {i} lies past the image's {} bytes",
+                    image.len()
+                )));
+            }
+            at += 24 + id_len as usize;
+        }
+        return Ok(image.into());
+    }
+    let body = &image[..image.len().saturating_sub(1)];
+    if cfg!(hip_platform = "nvidia") && !image.is_empty() && !body.contains(&0) {
+        // PTX text: the driver reads up to a NUL.
+        let mut text = image.to_vec();
+        if text.last() != Some(&0) {
+            text.push(0);
+        }
+        return Ok(text.into());
+    }
+    Err(bad(
+        "not a code object: expected an ELF file or a clang offload bundle".into(),
+    ))
+}

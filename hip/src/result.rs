@@ -1,0 +1,428 @@
+//! The thin layer: each HIP runtime call the safe types make, returning [`Result`], owning nothing.
+//!
+//! A reader finds every runtime call of this crate here. Functions that take raw handles or pointers are
+//! `unsafe`: the caller guarantees they are live and of the right size.
+
+use crate::error::{Error, Result};
+use hip_sys as sys;
+use std::ffi::{c_void, CStr};
+use std::mem::MaybeUninit;
+
+/// Turn a `hipError_t` into a `Result`, naming the call.
+#[inline]
+pub fn check(call: &'static str, code: sys::hipError_t) -> Result<()> {
+    if code == sys::hipSuccess {
+        Ok(())
+    } else {
+        Err(Error::from_hip(call, code))
+    }
+}
+
+/// `hipRuntimeGetVersion`.
+pub fn runtime_version() -> Result<i32> {
+    let mut v = 0;
+    check("hipRuntimeGetVersion", unsafe {
+        sys::hipRuntimeGetVersion(&mut v)
+    })?;
+    Ok(v)
+}
+
+/// `hipDriverGetVersion`.
+pub fn driver_version() -> Result<i32> {
+    let mut v = 0;
+    check("hipDriverGetVersion", unsafe {
+        sys::hipDriverGetVersion(&mut v)
+    })?;
+    Ok(v)
+}
+
+/// `hipGetDeviceCount`: `hipErrorNoDevice` where there is none.
+pub fn device_count() -> Result<i32> {
+    let mut n = 0;
+    check("hipGetDeviceCount", unsafe {
+        sys::hipGetDeviceCount(&mut n)
+    })?;
+    Ok(n)
+}
+
+/// `hipSetDevice`.
+#[inline]
+pub fn set_device(ordinal: i32) -> Result<()> {
+    check("hipSetDevice", unsafe { sys::hipSetDevice(ordinal) })
+}
+
+/// `hipGetDevice`.
+pub fn get_device() -> Result<i32> {
+    let mut d = 0;
+    check("hipGetDevice", unsafe { sys::hipGetDevice(&mut d) })?;
+    Ok(d)
+}
+
+/// `hipGetDeviceProperties`.
+pub fn device_properties(ordinal: i32) -> Result<sys::hipDeviceProp_t> {
+    let mut p = MaybeUninit::<sys::hipDeviceProp_t>::zeroed();
+    check("hipGetDeviceProperties", unsafe {
+        sys::hipGetDeviceProperties(p.as_mut_ptr(), ordinal)
+    })?;
+    // SAFETY: plain C data, zero-initialised and then filled by the runtime.
+    Ok(unsafe { p.assume_init() })
+}
+
+/// `hipDeviceGetAttribute`.
+pub fn device_attribute(attr: sys::hipDeviceAttribute_t, ordinal: i32) -> Result<i32> {
+    let mut v = 0;
+    check("hipDeviceGetAttribute", unsafe {
+        sys::hipDeviceGetAttribute(&mut v, attr, ordinal)
+    })?;
+    Ok(v)
+}
+
+/// `hipDeviceSynchronize` on the current device.
+pub fn device_synchronize() -> Result<()> {
+    check("hipDeviceSynchronize", unsafe {
+        sys::hipDeviceSynchronize()
+    })
+}
+
+/// `hipMemGetInfo` on the current device: `(free, total)` bytes.
+pub fn mem_get_info() -> Result<(usize, usize)> {
+    let (mut free, mut total) = (0, 0);
+    check("hipMemGetInfo", unsafe {
+        sys::hipMemGetInfo(&mut free, &mut total)
+    })?;
+    Ok((free, total))
+}
+
+/// `hipDeviceCanAccessPeer`.
+pub fn can_access_peer(device: i32, peer: i32) -> Result<bool> {
+    let mut v = 0;
+    check("hipDeviceCanAccessPeer", unsafe {
+        sys::hipDeviceCanAccessPeer(&mut v, device, peer)
+    })?;
+    Ok(v != 0)
+}
+
+/// `hipDeviceEnablePeerAccess` from the current device to `peer`.
+pub fn enable_peer_access(peer: i32) -> Result<()> {
+    check("hipDeviceEnablePeerAccess", unsafe {
+        sys::hipDeviceEnablePeerAccess(peer, 0)
+    })
+}
+
+/// `hipMalloc`.
+pub fn malloc(bytes: usize) -> Result<*mut c_void> {
+    let mut p = std::ptr::null_mut();
+    check("hipMalloc", unsafe { sys::hipMalloc(&mut p, bytes) })?;
+    Ok(p)
+}
+
+/// `hipFree`. It synchronizes the device first, so queued work using the memory finishes.
+///
+/// # Safety
+/// `ptr` came from [`malloc`] and is not used afterwards.
+pub unsafe fn free(ptr: *mut c_void) -> Result<()> {
+    check("hipFree", sys::hipFree(ptr))
+}
+
+/// `hipHostMalloc` (pinned, page-locked host memory).
+pub fn host_malloc(bytes: usize, flags: u32) -> Result<*mut c_void> {
+    let mut p = std::ptr::null_mut();
+    check("hipHostMalloc", unsafe {
+        sys::hipHostMalloc(&mut p, bytes, flags)
+    })?;
+    Ok(p)
+}
+
+/// `hipHostFree`.
+///
+/// # Safety
+/// `ptr` came from [`host_malloc`] and is not used afterwards.
+pub unsafe fn host_free(ptr: *mut c_void) -> Result<()> {
+    check("hipHostFree", sys::hipHostFree(ptr))
+}
+
+/// `hipMallocManaged`.
+pub fn malloc_managed(bytes: usize, flags: u32) -> Result<*mut c_void> {
+    let mut p = std::ptr::null_mut();
+    check("hipMallocManaged", unsafe {
+        sys::hipMallocManaged(&mut p, bytes, flags)
+    })?;
+    Ok(p)
+}
+
+/// `hipMemcpy` (synchronous with respect to the host).
+///
+/// # Safety
+/// Both pointers are valid for `bytes` in the spaces `kind` names.
+pub unsafe fn memcpy(
+    dst: *mut c_void,
+    src: *const c_void,
+    bytes: usize,
+    kind: sys::hipMemcpyKind,
+) -> Result<()> {
+    check("hipMemcpy", sys::hipMemcpy(dst, src, bytes, kind))
+}
+
+/// `hipMemcpyAsync`.
+///
+/// # Safety
+/// Both pointers stay valid, and unaliased by host writes, until the copy on `stream` completes.
+pub unsafe fn memcpy_async(
+    dst: *mut c_void,
+    src: *const c_void,
+    bytes: usize,
+    kind: sys::hipMemcpyKind,
+    stream: sys::hipStream_t,
+) -> Result<()> {
+    check(
+        "hipMemcpyAsync",
+        sys::hipMemcpyAsync(dst, src, bytes, kind, stream),
+    )
+}
+
+/// `hipMemset` (bytes).
+///
+/// # Safety
+/// `dst` is device memory valid for `bytes`.
+pub unsafe fn memset(dst: *mut c_void, value: u8, bytes: usize) -> Result<()> {
+    check("hipMemset", sys::hipMemset(dst, value as i32, bytes))
+}
+
+/// `hipMemsetAsync` (bytes).
+///
+/// # Safety
+/// `dst` is device memory valid for `bytes` until the operation on `stream` completes.
+pub unsafe fn memset_async(
+    dst: *mut c_void,
+    value: u8,
+    bytes: usize,
+    stream: sys::hipStream_t,
+) -> Result<()> {
+    check(
+        "hipMemsetAsync",
+        sys::hipMemsetAsync(dst, value as i32, bytes, stream),
+    )
+}
+
+/// `hipStreamCreateWithPriority`.
+pub fn stream_create(flags: u32, priority: i32) -> Result<sys::hipStream_t> {
+    let mut s = std::ptr::null_mut();
+    check("hipStreamCreateWithPriority", unsafe {
+        sys::hipStreamCreateWithPriority(&mut s, flags, priority)
+    })?;
+    Ok(s)
+}
+
+/// `hipStreamDestroy`.
+///
+/// # Safety
+/// `stream` was created by [`stream_create`] and is not used afterwards.
+pub unsafe fn stream_destroy(stream: sys::hipStream_t) -> Result<()> {
+    check("hipStreamDestroy", sys::hipStreamDestroy(stream))
+}
+
+/// `hipDeviceGetStreamPriorityRange` on the current device: `(least, greatest)`.
+pub fn stream_priority_range() -> Result<(i32, i32)> {
+    let (mut least, mut greatest) = (0, 0);
+    check("hipDeviceGetStreamPriorityRange", unsafe {
+        sys::hipDeviceGetStreamPriorityRange(&mut least, &mut greatest)
+    })?;
+    Ok((least, greatest))
+}
+
+/// `hipStreamSynchronize`.
+///
+/// # Safety
+/// `stream` is live (or null, the default stream).
+pub unsafe fn stream_synchronize(stream: sys::hipStream_t) -> Result<()> {
+    check("hipStreamSynchronize", sys::hipStreamSynchronize(stream))
+}
+
+/// `hipStreamQuery`: `Ok(true)` when all work is done, `Ok(false)` for `hipErrorNotReady`.
+///
+/// # Safety
+/// `stream` is live (or null).
+pub unsafe fn stream_query(stream: sys::hipStream_t) -> Result<bool> {
+    ready("hipStreamQuery", sys::hipStreamQuery(stream))
+}
+
+/// `hipStreamWaitEvent`.
+///
+/// # Safety
+/// Both handles are live.
+pub unsafe fn stream_wait_event(stream: sys::hipStream_t, event: sys::hipEvent_t) -> Result<()> {
+    check(
+        "hipStreamWaitEvent",
+        sys::hipStreamWaitEvent(stream, event, 0),
+    )
+}
+
+/// `hipEventCreateWithFlags`.
+pub fn event_create(flags: u32) -> Result<sys::hipEvent_t> {
+    let mut e = std::ptr::null_mut();
+    check("hipEventCreateWithFlags", unsafe {
+        sys::hipEventCreateWithFlags(&mut e, flags)
+    })?;
+    Ok(e)
+}
+
+/// `hipEventDestroy`.
+///
+/// # Safety
+/// `event` was created by [`event_create`] and is not used afterwards.
+pub unsafe fn event_destroy(event: sys::hipEvent_t) -> Result<()> {
+    check("hipEventDestroy", sys::hipEventDestroy(event))
+}
+
+/// `hipEventRecord`.
+///
+/// # Safety
+/// Both handles are live.
+pub unsafe fn event_record(event: sys::hipEvent_t, stream: sys::hipStream_t) -> Result<()> {
+    check("hipEventRecord", sys::hipEventRecord(event, stream))
+}
+
+/// `hipEventSynchronize`.
+///
+/// # Safety
+/// `event` is live.
+pub unsafe fn event_synchronize(event: sys::hipEvent_t) -> Result<()> {
+    check("hipEventSynchronize", sys::hipEventSynchronize(event))
+}
+
+/// `hipEventQuery`: `Ok(true)` once the recorded work is done.
+///
+/// # Safety
+/// `event` is live.
+pub unsafe fn event_query(event: sys::hipEvent_t) -> Result<bool> {
+    ready("hipEventQuery", sys::hipEventQuery(event))
+}
+
+/// `hipEventElapsedTime` in milliseconds.
+///
+/// # Safety
+/// Both events are live.
+pub unsafe fn event_elapsed_time(start: sys::hipEvent_t, end: sys::hipEvent_t) -> Result<f32> {
+    let mut ms = 0.0;
+    check(
+        "hipEventElapsedTime",
+        sys::hipEventElapsedTime(&mut ms, start, end),
+    )?;
+    Ok(ms)
+}
+
+/// `hipModuleLoadData`.
+///
+/// # Safety
+/// `image` points to a complete code object (its size is not passed to HIP).
+pub unsafe fn module_load_data(image: *const c_void) -> Result<sys::hipModule_t> {
+    let mut m = std::ptr::null_mut();
+    check("hipModuleLoadData", sys::hipModuleLoadData(&mut m, image))?;
+    Ok(m)
+}
+
+/// `hipModuleLoad`.
+pub fn module_load(path: &CStr) -> Result<sys::hipModule_t> {
+    let mut m = std::ptr::null_mut();
+    check("hipModuleLoad", unsafe {
+        sys::hipModuleLoad(&mut m, path.as_ptr())
+    })?;
+    Ok(m)
+}
+
+/// `hipModuleUnload`.
+///
+/// # Safety
+/// `module` is live and none of its functions or globals are used afterwards.
+pub unsafe fn module_unload(module: sys::hipModule_t) -> Result<()> {
+    check("hipModuleUnload", sys::hipModuleUnload(module))
+}
+
+/// `hipModuleGetFunction`.
+///
+/// # Safety
+/// `module` is live.
+pub unsafe fn module_get_function(
+    module: sys::hipModule_t,
+    name: &CStr,
+) -> Result<sys::hipFunction_t> {
+    let mut f = std::ptr::null_mut();
+    check(
+        "hipModuleGetFunction",
+        sys::hipModuleGetFunction(&mut f, module, name.as_ptr()),
+    )?;
+    Ok(f)
+}
+
+/// `hipModuleGetGlobal`: `(device pointer, bytes)`.
+///
+/// # Safety
+/// `module` is live.
+pub unsafe fn module_get_global(
+    module: sys::hipModule_t,
+    name: &CStr,
+) -> Result<(*mut c_void, usize)> {
+    let (mut p, mut bytes) = (std::ptr::null_mut(), 0);
+    check(
+        "hipModuleGetGlobal",
+        sys::hipModuleGetGlobal(&mut p, &mut bytes, module, name.as_ptr()),
+    )?;
+    Ok((p, bytes))
+}
+
+/// `hipFuncGetAttribute`.
+///
+/// # Safety
+/// `func` is live.
+pub unsafe fn func_get_attribute(
+    attr: sys::hipFunction_attribute,
+    func: sys::hipFunction_t,
+) -> Result<i32> {
+    let mut v = 0;
+    check(
+        "hipFuncGetAttribute",
+        sys::hipFuncGetAttribute(&mut v, attr, func),
+    )?;
+    Ok(v)
+}
+
+/// `hipModuleLaunchKernel`.
+///
+/// # Safety
+/// `params` holds one pointer per kernel parameter, each to a value of that parameter's type, and all memory
+/// the kernel touches stays valid until it completes.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub unsafe fn module_launch_kernel(
+    func: sys::hipFunction_t,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    shared_mem_bytes: u32,
+    stream: sys::hipStream_t,
+    params: *mut *mut c_void,
+) -> Result<()> {
+    check(
+        "hipModuleLaunchKernel",
+        sys::hipModuleLaunchKernel(
+            func,
+            grid.0,
+            grid.1,
+            grid.2,
+            block.0,
+            block.1,
+            block.2,
+            shared_mem_bytes,
+            stream,
+            params,
+            std::ptr::null_mut(),
+        ),
+    )
+}
+
+fn ready(call: &'static str, code: sys::hipError_t) -> Result<bool> {
+    if code == sys::hipErrorNotReady {
+        Ok(false)
+    } else {
+        check(call, code).map(|()| true)
+    }
+}

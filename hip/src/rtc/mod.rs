@@ -1,0 +1,285 @@
+//! HIPRTC: compile HIP C++ source to a code object at run time.
+//!
+//! ```no_run
+//! use hip::rtc::ProgramBuilder;
+//! let compiled = ProgramBuilder::new(r#"extern "C" __global__ void k(float* x) { x[threadIdx.x] = 1.0f; }"#)
+//!     .arch("gfx90a") // without it, the current device's architecture
+//!     .compile()?;
+//! assert!(!compiled.code().is_empty());
+//! # Ok::<(), hip::Error>(())
+//! ```
+
+mod arch;
+mod link;
+mod result;
+
+pub use link::{LinkInput, Linker};
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::module::cstring;
+use std::ffi::{c_char, CString};
+
+/// HIPRTC's version, `(major, minor)`.
+pub fn version() -> Result<(i32, i32)> {
+    result::version()
+}
+
+/// Whether this HIPRTC has the linker and bitcode APIs (`hiprtcLink*`, `hiprtcGetBitcode`; ROCm >= 5.3).
+pub const HAS_LINKER: bool = cfg!(hiprtc_linker);
+
+/// What to compile and how: source, program name, headers, options, target architecture, name expressions.
+#[derive(Clone, Debug)]
+pub struct ProgramBuilder {
+    source: String,
+    name: String,
+    headers: Vec<(String, String)>,
+    options: Vec<String>,
+    arch: Option<String>,
+    name_expressions: Vec<String>,
+}
+
+/// The result of a successful compile: the code object, the compiler's log, and the lowered names of the
+/// name expressions, all owned (copied out before the HIPRTC program was destroyed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompiledProgram {
+    code: Vec<u8>,
+    log: String,
+    lowered_names: Vec<(String, String)>,
+}
+
+impl CompiledProgram {
+    /// The code object (AMD: an ELF for the target; NVIDIA: PTX) or, from
+    /// [`ProgramBuilder::compile_bitcode`], LLVM bitcode.
+    pub fn code(&self) -> &[u8] {
+        &self.code
+    }
+
+    /// The code, owned.
+    pub fn into_code(self) -> Vec<u8> {
+        self.code
+    }
+
+    /// The compiler's log (warnings), often empty.
+    pub fn log(&self) -> &str {
+        &self.log
+    }
+
+    /// The lowered (mangled) name of a name expression added with [`ProgramBuilder::name_expression`].
+    pub fn lowered_name(&self, expr: &str) -> Option<&str> {
+        self.lowered_names
+            .iter()
+            .find(|(e, _)| e == expr)
+            .map(|(_, l)| l.as_str())
+    }
+
+    /// Every `(name expression, lowered name)` pair.
+    pub fn lowered_names(&self) -> &[(String, String)] {
+        &self.lowered_names
+    }
+
+    /// Put together a compiled program from its parts (for caches that stored one).
+    pub fn from_parts(code: Vec<u8>, log: String, lowered_names: Vec<(String, String)>) -> Self {
+        CompiledProgram {
+            code,
+            log,
+            lowered_names,
+        }
+    }
+}
+
+/// A created HIPRTC program, destroyed on drop.
+struct RawProgram(hiprtc_sys::hiprtcProgram);
+
+impl Drop for RawProgram {
+    fn drop(&mut self) {
+        let _ = unsafe { result::destroy_program(self.0) };
+    }
+}
+
+impl ProgramBuilder {
+    /// A program from HIP C++ source, named `program.hip` unless [`name`](Self::name) says otherwise.
+    pub fn new(source: impl Into<String>) -> Self {
+        ProgramBuilder {
+            source: source.into(),
+            name: "program.hip".into(),
+            headers: Vec::new(),
+            options: Vec::new(),
+            arch: None,
+            name_expressions: Vec::new(),
+        }
+    }
+
+    /// The program's file name, as diagnostics show it.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// A header the source can `#include` by `include_name`.
+    pub fn header(mut self, include_name: impl Into<String>, contents: impl Into<String>) -> Self {
+        self.headers.push((include_name.into(), contents.into()));
+        self
+    }
+
+    /// A compiler option, e.g. `-O3` or `-DN=4`. Options are passed in the order given.
+    pub fn option(mut self, option: impl Into<String>) -> Self {
+        self.options.push(option.into());
+        self
+    }
+
+    /// Several compiler options.
+    pub fn options<S: Into<String>>(mut self, options: impl IntoIterator<Item = S>) -> Self {
+        self.options.extend(options.into_iter().map(Into::into));
+        self
+    }
+
+    /// The target architecture (`gfx90a`, `gfx90a:sramecc+:xnack-`; NVIDIA: `compute_90`), passed as
+    /// `--gpu-architecture=`. Without it, and without such an option, the current device's is used.
+    pub fn arch(mut self, arch: impl Into<String>) -> Self {
+        self.arch = Some(arch.into());
+        self
+    }
+
+    /// A name expression (e.g. `my_kernel<float>`) whose lowered name the compile should return.
+    pub fn name_expression(mut self, expr: impl Into<String>) -> Self {
+        self.name_expressions.push(expr.into());
+        self
+    }
+
+    /// The options exactly as they go to HIPRTC: the given ones, then `--gpu-architecture=` where needed.
+    /// Resolves the architecture from the current device when none was given.
+    pub fn resolved_options(&self) -> Result<Vec<String>> {
+        let mut options = self.options.clone();
+        let mut has_arch = false;
+        for o in &options {
+            let value = ["--gpu-architecture=", "--offload-arch=", "-arch="]
+                .iter()
+                .find_map(|p| o.strip_prefix(p));
+            if let Some(arch) = value {
+                arch::check(arch)?;
+                has_arch = true;
+            } else if o == "--gpu-architecture" || o == "-arch" || o == "--offload-arch" {
+                return Err(Error::InvalidOption {
+                    option: o.clone(),
+                    reason: "give the architecture in the same option: --gpu-architecture=<arch>",
+                });
+            }
+        }
+        match (&self.arch, has_arch) {
+            (Some(a), _) => {
+                arch::check(a)?;
+                options.push(format!("--gpu-architecture={a}"));
+            }
+            (None, true) => {}
+            (None, false) => options.push(format!("--gpu-architecture={}", current_device_arch()?)),
+        }
+        Ok(options)
+    }
+
+    /// Compile. A compile error is [`Error::Rtc`] with `HIPRTC_ERROR_COMPILATION` and the full log.
+    pub fn compile(&self) -> Result<CompiledProgram> {
+        let options = self.resolved_options()?;
+        self.compile_with(&options, |prog| unsafe { result::code(prog) })
+    }
+
+    /// Compile with `-fgpu-rdc` to LLVM bitcode, for a [`Linker`]. Needs HIPRTC >= 5.3
+    /// ([`HAS_LINKER`]); older ones give [`Error::NotSupported`] without compiling.
+    pub fn compile_bitcode(&self) -> Result<CompiledProgram> {
+        #[cfg(hiprtc_linker)]
+        {
+            let mut options = self.resolved_options()?;
+            options.push("-fgpu-rdc".into());
+            self.compile_with(&options, |prog| unsafe { result::bitcode(prog) })
+        }
+        #[cfg(not(hiprtc_linker))]
+        {
+            Err(link::not_supported("hiprtcGetBitcode"))
+        }
+    }
+
+    fn compile_with(
+        &self,
+        options: &[String],
+        output: impl FnOnce(hiprtc_sys::hiprtcProgram) -> Result<Vec<u8>>,
+    ) -> Result<CompiledProgram> {
+        let src = cstring("kernel source", &self.source)?;
+        let name = cstring("program name", &self.name)?;
+        let header_names = self
+            .headers
+            .iter()
+            .map(|(n, _)| cstring("header name", n))
+            .collect::<Result<Vec<_>>>()?;
+        let header_bodies = self
+            .headers
+            .iter()
+            .map(|(_, c)| cstring("header contents", c))
+            .collect::<Result<Vec<_>>>()?;
+        let opts = options
+            .iter()
+            .map(|o| cstring("compiler option", o))
+            .collect::<Result<Vec<_>>>()?;
+        let exprs = self
+            .name_expressions
+            .iter()
+            .map(|e| cstring("name expression", e))
+            .collect::<Result<Vec<_>>>()?;
+
+        let prog = RawProgram(result::create_program(
+            &src,
+            &name,
+            &ptrs(&header_bodies),
+            &ptrs(&header_names),
+        )?);
+        for e in &exprs {
+            unsafe { result::add_name_expression(prog.0, e)? };
+        }
+        let rc = unsafe { result::compile_program(prog.0, &ptrs(&opts)) };
+        let log = unsafe { result::program_log(prog.0) }.unwrap_or_default();
+        if rc != hiprtc_sys::HIPRTC_SUCCESS {
+            return Err(Error::from_rtc("hiprtcCompileProgram", rc, Some(log)));
+        }
+        let code = output(prog.0)?;
+        let lowered_names = self
+            .name_expressions
+            .iter()
+            .zip(&exprs)
+            .map(|(e, c)| Ok((e.clone(), unsafe { result::lowered_name(prog.0, c)? })))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(CompiledProgram {
+            code,
+            log,
+            lowered_names,
+        })
+    }
+}
+
+fn ptrs(strings: &[CString]) -> Vec<*const c_char> {
+    strings.iter().map(|s| s.as_ptr()).collect()
+}
+
+/// The architecture of the current device, or `ArchRequired` saying why there is none.
+fn current_device_arch() -> Result<String> {
+    let count = match Device::count() {
+        Ok(n) => n,
+        Err(e) => {
+            return Err(Error::ArchRequired {
+                reason: format!("no HIP device is usable ({e})"),
+            })
+        }
+    };
+    if count == 0 {
+        return Err(Error::ArchRequired {
+            reason: "no HIP device found".into(),
+        });
+    }
+    let ordinal = crate::result::get_device()?;
+    let device = Device::get(ordinal.max(0) as usize)?;
+    let arch = device.arch_name()?;
+    if arch.is_empty() {
+        return Err(Error::ArchRequired {
+            reason: format!("device {ordinal} reports no architecture name"),
+        });
+    }
+    Ok(arch)
+}

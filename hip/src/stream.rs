@@ -1,0 +1,132 @@
+//! Streams: ordered queues of device work.
+
+use crate::device::Device;
+use crate::error::Result;
+use crate::event::Event;
+use crate::result;
+use hip_sys as sys;
+
+/// A HIP stream on one device.
+///
+/// Created streams are destroyed on drop; the default stream and streams wrapped with
+/// [`Stream::from_raw`] are not owned and are left alone.
+#[derive(Debug)]
+pub struct Stream {
+    raw: sys::hipStream_t,
+    device: Device,
+    owned: bool,
+}
+
+// SAFETY: a hipStream_t is a handle to a runtime object that HIP synchronises internally; the API may be
+// called on one stream from several threads.
+unsafe impl Send for Stream {}
+unsafe impl Sync for Stream {}
+
+impl Stream {
+    /// A new blocking stream (synchronises with the default stream) of default priority.
+    pub fn new(device: &Device) -> Result<Stream> {
+        Self::create(device, sys::hipStreamDefault, 0)
+    }
+
+    /// A new non-blocking stream: work on it does not wait for the default stream.
+    pub fn non_blocking(device: &Device) -> Result<Stream> {
+        Self::create(device, sys::hipStreamNonBlocking, 0)
+    }
+
+    /// A new stream with a priority from [`Stream::priority_range`] (lower numbers are higher priority),
+    /// blocking or not.
+    pub fn with_priority(device: &Device, priority: i32, non_blocking: bool) -> Result<Stream> {
+        let flags = if non_blocking {
+            sys::hipStreamNonBlocking
+        } else {
+            sys::hipStreamDefault
+        };
+        Self::create(device, flags, priority)
+    }
+
+    /// The device's stream priorities as `(least, greatest)`; the greatest priority is the smallest number.
+    pub fn priority_range(device: &Device) -> Result<(i32, i32)> {
+        device.bind()?;
+        result::stream_priority_range()
+    }
+
+    fn create(device: &Device, flags: u32, priority: i32) -> Result<Stream> {
+        device.bind()?;
+        let raw = result::stream_create(flags, priority)?;
+        Ok(Stream {
+            raw,
+            device: device.clone(),
+            owned: true,
+        })
+    }
+
+    pub(crate) fn default_for(device: &Device) -> Stream {
+        Stream {
+            raw: std::ptr::null_mut(),
+            device: device.clone(),
+            owned: false,
+        }
+    }
+
+    /// Wrap a stream created elsewhere, without taking ownership: dropping the wrapper leaves it alone.
+    ///
+    /// # Safety
+    /// `raw` is a live stream of `device` (or null, the default stream) and outlives the wrapper.
+    pub unsafe fn from_raw(device: &Device, raw: sys::hipStream_t) -> Stream {
+        Stream {
+            raw,
+            device: device.clone(),
+            owned: false,
+        }
+    }
+
+    /// The raw handle, for calls this crate does not wrap. It stays owned by this `Stream`.
+    pub fn raw(&self) -> sys::hipStream_t {
+        self.raw
+    }
+
+    /// The device this stream belongs to.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Whether this is the device's default (null) stream.
+    pub fn is_default(&self) -> bool {
+        self.raw.is_null()
+    }
+
+    /// Block until all work queued on this stream is done.
+    pub fn synchronize(&self) -> Result<()> {
+        self.device.bind()?;
+        unsafe { result::stream_synchronize(self.raw) }
+    }
+
+    /// Whether all work queued so far is done, without blocking.
+    pub fn query(&self) -> Result<bool> {
+        self.device.bind()?;
+        unsafe { result::stream_query(self.raw) }
+    }
+
+    /// Make work queued on this stream from now on wait until `event` completes.
+    pub fn wait_event(&self, event: &Event) -> Result<()> {
+        unsafe { result::stream_wait_event(self.raw, event.raw()) }
+    }
+
+    /// Record a fresh event on this stream: it completes when the work queued so far does.
+    pub fn record_event(&self) -> Result<Event> {
+        let event = Event::new(&self.device)?;
+        event.record(self)?;
+        Ok(event)
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if self.owned {
+            // Destroying a stream with queued work is allowed: HIP finishes the work first. An error here
+            // has nowhere to go and must not panic.
+            let _ = self.device.bind();
+            let _ = unsafe { result::stream_destroy(self.raw) };
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! The safe HIPRTC API end to end against the real HIPRTC, for an explicit AMD target: no GPU needed.
+#![cfg(hip_platform = "amd")]
+mod common;
+
+use common::{elf, OFFLINE_ARCH, VECTOR_ADD};
+use hip::rtc::{self, LinkInput, Linker, ProgramBuilder};
+use hip::{Device, Error, Status};
+
+#[test]
+fn vector_add_compiles_for_an_explicit_arch() {
+    let out = ProgramBuilder::new(VECTOR_ADD)
+        .arch(OFFLINE_ARCH)
+        .compile()
+        .unwrap();
+    assert_eq!(elf::machine(out.code()), elf::EM_AMDGPU);
+    assert!(elf::symbols(out.code()).iter().any(|s| s == "vector_add"));
+    assert!(!out.log().contains("error"), "{}", out.log());
+}
+
+#[test]
+fn a_compile_error_carries_the_full_log() {
+    let err = ProgramBuilder::new(
+        "extern \"C\" __global__ void k(int* x) {\n  x[0] = undefined_name;\n}\n",
+    )
+    .arch(OFFLINE_ARCH)
+    .compile()
+    .unwrap_err();
+    assert_eq!(
+        err.rtc_code().unwrap().name(),
+        Some("HIPRTC_ERROR_COMPILATION")
+    );
+    assert_eq!(err.status(), Status::HipError);
+    let log = err.log().expect("compile errors carry the log");
+    assert!(
+        log.contains(":2:10: error: use of undeclared identifier 'undefined_name'"),
+        "{log}"
+    );
+    assert!(
+        err.to_string().contains("undefined_name"),
+        "the Display shows the log: {err}"
+    );
+}
+
+#[test]
+fn a_bad_option_is_an_error() {
+    let err = ProgramBuilder::new(VECTOR_ADD)
+        .arch(OFFLINE_ARCH)
+        .option("--no-such-option-xyz")
+        .compile()
+        .unwrap_err();
+    assert!(err.rtc_code().is_some(), "{err}");
+    let log = err.log().unwrap_or_default();
+    let shown = err.to_string();
+    assert!(
+        shown.contains("no-such-option-xyz") || log.contains("no-such-option-xyz"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn an_unknown_arch_is_refused_before_hiprtc_crashes_on_it() {
+    // HIPRTC 5.2.3 aborts the process on each of these; the crate must refuse them first.
+    for arch in ["gfx_not_real", "gfx999", "sm_90", "", "gfx90a:bogus+"] {
+        let err = ProgramBuilder::new(VECTOR_ADD)
+            .arch(arch)
+            .compile()
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::UnknownArch { arch: a, known } if a == arch && known.contains("gfx90a")),
+            "{err}"
+        );
+        assert_eq!(err.status(), Status::InvalidArgument);
+        let err = ProgramBuilder::new(VECTOR_ADD)
+            .option(format!("--gpu-architecture={arch}"))
+            .compile()
+            .unwrap_err();
+        assert!(matches!(err, Error::UnknownArch { .. }), "{err}");
+    }
+    let err = ProgramBuilder::new(VECTOR_ADD)
+        .option("--gpu-architecture")
+        .compile()
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidOption { .. }), "{err}");
+    // Full target ids with features are accepted.
+    ProgramBuilder::new(VECTOR_ADD)
+        .arch("gfx90a:sramecc+:xnack-")
+        .compile()
+        .unwrap();
+}
+
+#[test]
+fn headers_are_found_by_include_name() {
+    let src = "#include \"scale.h\"\nextern \"C\" __global__ void k(float* x) { x[threadIdx.x] *= SCALE; }\n";
+    let out = ProgramBuilder::new(src)
+        .header("scale.h", "#define SCALE 3.0f\n")
+        .arch(OFFLINE_ARCH)
+        .compile()
+        .unwrap();
+    assert!(elf::symbols(out.code()).iter().any(|s| s == "k"));
+
+    let err = ProgramBuilder::new(src)
+        .arch(OFFLINE_ARCH)
+        .compile()
+        .unwrap_err();
+    assert!(
+        err.log().unwrap().contains("'scale.h' file not found"),
+        "{err}"
+    );
+}
+
+#[test]
+fn options_reach_the_compiler_in_order() {
+    let src = "#if !defined(N) || N != 4\n#error N must be 4\n#endif\nextern \"C\" __global__ void k() {}\n";
+    ProgramBuilder::new(src)
+        .option("-DN=3")
+        .option("-UN")
+        .option("-DN=4")
+        .arch(OFFLINE_ARCH)
+        .compile()
+        .unwrap();
+    let err = ProgramBuilder::new(src)
+        .option("-DN=4")
+        .option("-UN")
+        .arch(OFFLINE_ARCH)
+        .compile()
+        .unwrap_err();
+    assert!(err.log().unwrap().contains("N must be 4"));
+}
+
+#[test]
+fn lowered_names_of_templates_come_back() {
+    let src = "template <typename T> __global__ void fill(T* x, T v) { x[threadIdx.x] = v; }\n";
+    let out = ProgramBuilder::new(src)
+        .name_expression("fill<float>")
+        .name_expression("fill<int>")
+        .arch(OFFLINE_ARCH)
+        .compile()
+        .unwrap();
+    assert_eq!(out.lowered_name("fill<float>"), Some("_Z4fillIfEvPT_S0_"));
+    assert_eq!(out.lowered_name("fill<int>"), Some("_Z4fillIiEvPT_S0_"));
+    assert_eq!(out.lowered_name("fill<double>"), None);
+    let syms = elf::symbols(out.code());
+    assert!(syms.iter().any(|s| s == "_Z4fillIfEvPT_S0_"), "{syms:?}");
+}
+
+#[test]
+fn an_invalid_name_expression_is_an_error() {
+    let src = "template <typename T> __global__ void fill(T* x) { x[0] = 0; }\n";
+    let err = ProgramBuilder::new(src)
+        .name_expression("no_such_kernel<float>")
+        .arch(OFFLINE_ARCH)
+        .compile();
+    assert!(
+        err.is_err(),
+        "an expression naming nothing cannot be lowered"
+    );
+}
+
+#[test]
+fn interior_nul_is_refused_before_hiprtc() {
+    let err = ProgramBuilder::new(VECTOR_ADD)
+        .arch(OFFLINE_ARCH)
+        .option("-O3\0-g")
+        .compile()
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InteriorNul {
+                what: "compiler option",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn without_a_device_the_arch_is_required() {
+    match Device::count() {
+        Ok(n) => {
+            // A device exists: its architecture is the default and the compile works.
+            assert!(n > 0);
+            let out = ProgramBuilder::new(VECTOR_ADD).compile().unwrap();
+            assert!(!out.code().is_empty());
+        }
+        Err(_) => {
+            let err = ProgramBuilder::new(VECTOR_ADD).compile().unwrap_err();
+            assert!(matches!(err, Error::ArchRequired { .. }), "{err}");
+            assert!(err.to_string().contains("--gpu-architecture"), "{err}");
+            assert_eq!(err.status(), Status::InvalidArgument);
+            // An explicit option is enough.
+            ProgramBuilder::new(VECTOR_ADD)
+                .option("--gpu-architecture=gfx90a")
+                .compile()
+                .unwrap();
+        }
+    }
+}
+
+#[test]
+fn bitcode_and_linker_work_or_say_not_supported() {
+    let src = "extern \"C\" __device__ float twice(float x) { return 2 * x; }\n";
+    let bitcode = ProgramBuilder::new(src)
+        .arch(OFFLINE_ARCH)
+        .compile_bitcode();
+    let linker = Linker::new(["-O3"]);
+    if rtc::HAS_LINKER {
+        let bitcode = bitcode.unwrap();
+        assert!(
+            bitcode.code().starts_with(b"BC") || bitcode.code().starts_with(b"\xde\xc0\x17\x0b")
+        );
+        let mut linker = linker.unwrap();
+        linker
+            .add_data(LinkInput::Bitcode, bitcode.code(), "twice.bc")
+            .unwrap();
+        assert_eq!(elf::machine(&linker.complete().unwrap()), elf::EM_AMDGPU);
+    } else {
+        for err in [bitcode.unwrap_err(), linker.unwrap_err()] {
+            assert!(matches!(err, Error::NotSupported { .. }), "{err}");
+            assert_eq!(err.status(), Status::NotSupported);
+            assert!(err.to_string().contains("5.3"), "{err}");
+        }
+    }
+}
+
+#[test]
+fn hiprtc_reports_a_version() {
+    let (major, minor) = rtc::version().unwrap();
+    assert!(major > 0 && minor >= 0);
+}
