@@ -102,7 +102,7 @@ pub const MAX_KERNEL_ARGS: usize = 32;
 /// # fn f(a: &DeviceBuffer<f32>, b: &DeviceBuffer<f32>, c: &mut DeviceBuffer<f32>) {
 /// let n = 1024u32;
 /// let mut args = LaunchArgs::new();
-/// args.arg(a).arg(b).arg(c).arg(&n);
+/// args.arg(a).arg(b).arg_mut(c).arg(&n);
 /// # }
 /// ```
 pub struct LaunchArgs<'a> {
@@ -138,6 +138,12 @@ impl<'a> LaunchArgs<'a> {
             self.overflow = true;
         }
         self
+    }
+
+    /// Append an argument the kernel writes through (an output buffer). The exclusive borrow keeps the
+    /// host from reading or changing it while these arguments exist.
+    pub fn arg_mut<A: KernelArg + ?Sized>(&mut self, value: &'a mut A) -> &mut Self {
+        self.arg(&*value)
     }
 
     /// Number of arguments.

@@ -16,7 +16,7 @@
 //! let n = x.len() as u32;
 //! let stream = Stream::new(&device)?;
 //! let mut args = LaunchArgs::new();
-//! args.arg(&x).arg(&2.0f32).arg(&n);
+//! args.arg_mut(&mut x).arg(&2.0f32).arg(&n);
 //! // SAFETY: the arguments match `scale`'s parameters and the kernel stays inside `x`.
 //! unsafe { kernel.launch(&stream, &LaunchConfig::for_num_elems(n), &mut args)? };
 //! stream.synchronize()?;

@@ -52,7 +52,9 @@ fn comgr_processors() -> Option<&'static Vec<String>> {
         if count.is_null() || name.is_null() {
             return None;
         }
-        let (count, name): (Count, Name) = (std::mem::transmute(count), std::mem::transmute(name));
+        // SAFETY: comgr's documented signatures for these two symbols.
+        let count = std::mem::transmute::<*mut libc::c_void, Count>(count);
+        let name = std::mem::transmute::<*mut libc::c_void, Name>(name);
         let mut n = 0;
         if count(&mut n) != 0 {
             return None;
