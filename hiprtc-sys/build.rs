@@ -39,7 +39,9 @@ fn main() {
         ));
     }
 
-    let builder = bindgen::Builder::default()
+    let nvidia = dep("PLATFORM").as_deref() == Some("nvidia");
+    let wrappers = out.join("hiprtc_static_wrappers");
+    let mut builder = bindgen::Builder::default()
         .header("wrapper.h")
         .clang_args(&clang_args)
         .clang_arg("-DHIP_RS_HIPRTC")
@@ -56,6 +58,12 @@ fn main() {
         .generate_comments(false)
         .merge_extern_blocks(true)
         .parse_callbacks(Box::new(bindgen::CargoCallbacks::new()));
+    if nvidia {
+        // HIPRTC is inline wrappers over NVRTC there: compile extern wrappers for them, as hip-sys does.
+        builder = builder
+            .wrap_static_fns(true)
+            .wrap_static_fns_path(&wrappers);
+    }
     let bindings = match builder.generate() {
         Ok(b) => b,
         Err(e) => fail(&format!(
@@ -65,6 +73,27 @@ fn main() {
     bindings
         .write_to_file(out.join("bindings.rs"))
         .expect("write bindings.rs");
+
+    if nvidia {
+        let cuda_include =
+            PathBuf::from(dep("CUDA_INCLUDE").expect("hip-sys exports DEP_AMDHIP64_CUDA_INCLUDE"));
+        let cuda_lib = dep("CUDA_LIB").expect("hip-sys exports DEP_AMDHIP64_CUDA_LIB");
+        cc::Build::new()
+            .file(wrappers.with_extension("c"))
+            .include(&include)
+            .include(&cuda_include)
+            .include(env::var("CARGO_MANIFEST_DIR").unwrap())
+            .define("__HIP_PLATFORM_NVIDIA__", None)
+            .define("HIP_RS_HIPRTC", None)
+            .warnings(false)
+            .compile("hiprtc_sys_nvidia_wrappers");
+        println!("cargo:rustc-link-search=native={cuda_lib}");
+        println!("cargo:rustc-link-lib=dylib=nvrtc");
+        println!("cargo:include={}", include.display());
+        println!("cargo:library=nvrtc");
+        println!("cargo:bindings={}", out.join("bindings.rs").display());
+        return;
+    }
 
     // HIPRTC lives in libhiprtc where that exists (ROCm >= 6; the only home from 7.0), else in libamdhip64
     // (ROCm 5.x, Debian bookworm's 5.2.3).

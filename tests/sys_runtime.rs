@@ -36,9 +36,25 @@ fn runtime_version_matches_the_headers_major_minor() {
     }
 }
 
+/// On NVIDIA, hipGetErrorName is cudaGetErrorName: the runtime answers with CUDA's names.
+const PREFIX: &str = if cfg!(hip_platform = "nvidia") {
+    "cuda"
+} else {
+    "hip"
+};
+
 #[test]
+#[cfg(hip_platform = "nvidia")]
+fn error_names_come_from_the_cuda_runtime() {
+    assert_eq!(name(hipSuccess), format!("{PREFIX}Success"));
+    assert_eq!(name(hipErrorInvalidValue), "cudaErrorInvalidValue");
+    assert_eq!(name(hipErrorNoDevice), "cudaErrorNoDevice");
+}
+
+#[test]
+#[cfg(hip_platform = "amd")]
 fn error_names_come_from_the_runtime() {
-    assert_eq!(name(hipSuccess), "hipSuccess");
+    assert_eq!(name(hipSuccess), format!("{PREFIX}Success"));
     assert_eq!(name(hipErrorInvalidValue), "hipErrorInvalidValue");
     assert_eq!(name(hipErrorNoDevice), "hipErrorNoDevice");
     assert_eq!(name(hipErrorInvalidDevice), "hipErrorInvalidDevice");

@@ -146,3 +146,82 @@ pub fn read_version(path: &Path) -> Result<(u32, u32, u32), String> {
         get("HIP_VERSION_PATCH")?,
     ))
 }
+
+/// A CUDA installation (headers and libraries), for HIP's NVIDIA platform.
+pub struct Cuda {
+    pub include: PathBuf,
+    pub lib: PathBuf,
+    pub found_by: String,
+}
+
+/// Search for CUDA: an explicit `HIP_SYS_CUDA_INCLUDE` + `HIP_SYS_CUDA_LIB` pair (pip wheels and other
+/// unusual layouts), `CUDA_PATH`, `CUDA_HOME`, pkg-config (`cudart-*`), then `/usr/local/cuda`.
+pub fn cuda() -> Search<Cuda> {
+    let mut tried = Vec::new();
+    let mut candidates: Vec<(String, PathBuf, Vec<PathBuf>)> = Vec::new();
+    match (
+        env::var_os("HIP_SYS_CUDA_INCLUDE"),
+        env::var_os("HIP_SYS_CUDA_LIB"),
+    ) {
+        (Some(i), Some(l)) => candidates.push((
+            "HIP_SYS_CUDA_INCLUDE/HIP_SYS_CUDA_LIB".into(),
+            i.into(),
+            vec![l.into()],
+        )),
+        _ => tried.push("HIP_SYS_CUDA_INCLUDE + HIP_SYS_CUDA_LIB: not both set".into()),
+    }
+    for var in ["CUDA_PATH", "CUDA_HOME"] {
+        match env::var_os(var) {
+            Some(v) if !v.is_empty() => {
+                let root = PathBuf::from(v);
+                candidates.push((
+                    format!("{var}={}", root.display()),
+                    root.join("include"),
+                    lib_dirs(&root),
+                ));
+            }
+            _ => tried.push(format!("{var}: not set")),
+        }
+    }
+    for v in ["12.0", "11.8", "11.0"] {
+        if let Ok(lib) = pkg_config::Config::new()
+            .cargo_metadata(false)
+            .env_metadata(false)
+            .probe(&format!("cudart-{v}"))
+        {
+            candidates.push((
+                format!("pkg-config cudart-{v}"),
+                lib.include_paths[0].clone(),
+                lib.link_paths.clone(),
+            ));
+        }
+    }
+    tried.push("pkg-config cudart-*: checked".into());
+    let usr = PathBuf::from("/usr/local/cuda");
+    candidates.push((
+        "/usr/local/cuda".into(),
+        usr.join("include"),
+        lib_dirs(&usr),
+    ));
+    for (found_by, include, libs) in candidates {
+        let h = include.join("cuda_runtime_api.h");
+        if !h.is_file() {
+            tried.push(format!("{found_by}: no {}", h.display()));
+            continue;
+        }
+        match libs.into_iter().find(|d| d.join("libcudart.so").exists()) {
+            Some(lib) => {
+                return Search {
+                    found: Some(Cuda {
+                        include,
+                        lib,
+                        found_by,
+                    }),
+                    tried,
+                }
+            }
+            None => tried.push(format!("{found_by}: headers but no libcudart.so")),
+        }
+    }
+    Search { found: None, tried }
+}

@@ -3,6 +3,7 @@
 //! Everything here is build glue; the generated bindings are the crate.
 
 mod find;
+mod nvidia;
 
 use std::env;
 use std::path::PathBuf;
@@ -17,6 +18,10 @@ const ENV_VARS: &[&str] = &[
     "LIBCLANG_PATH",
     "PKG_CONFIG_PATH",
     "PATH",
+    "CUDA_PATH",
+    "CUDA_HOME",
+    "HIP_SYS_CUDA_INCLUDE",
+    "HIP_SYS_CUDA_LIB",
 ];
 
 const PREBUILT: &str = "src/prebuilt/hip_5_2_3.rs";
@@ -41,8 +46,9 @@ fn main() {
 
     let platform = match env::var("HIP_PLATFORM").as_deref() {
         Err(_) | Ok("") | Ok("amd") | Ok("hcc") => "amd",
+        Ok("nvidia") | Ok("nvcc") => "nvidia",
         Ok(other) => fail(&format!(
-            "hip-sys: HIP_PLATFORM={other:?} is not supported. Use HIP_PLATFORM=amd (the default)."
+            "hip-sys: HIP_PLATFORM={other:?} is not supported. Use HIP_PLATFORM=amd (the default) or nvidia."
         )),
     };
 
@@ -62,24 +68,59 @@ fn main() {
         );
     }
 
-    let clang_args = vec![
-        "-xc".to_string(),
-        format!("-I{}", hip.include.display()),
-        "-D__HIP_PLATFORM_AMD__".to_string(),
-    ];
-    let code = generate(&clang_args);
+    let mut clang_args = vec!["-xc".to_string(), format!("-I{}", hip.include.display())];
+    let cuda = if platform == "nvidia" {
+        let search = find::cuda();
+        let Some(cuda) = search.found else {
+            fail(&missing_cuda_message(&search.tried))
+        };
+        if env::var_os("HIP_SYS_VERBOSE").is_some() {
+            println!(
+                "cargo:warning=hip-sys: CUDA found by {} (include {})",
+                cuda.found_by,
+                cuda.include.display()
+            );
+        }
+        clang_args.push(format!("-I{}", cuda.include.display()));
+        clang_args.push("-D__HIP_PLATFORM_NVIDIA__".into());
+        Some(cuda)
+    } else {
+        clang_args.push("-D__HIP_PLATFORM_AMD__".into());
+        None
+    };
+    let wrappers = out.join("hip_static_wrappers");
+    let mut code = generate(&clang_args, cuda.is_some().then_some(wrappers.as_path()));
+    if cuda.is_some() {
+        let header = hip
+            .include
+            .join("hip/nvidia_detail/nvidia_hip_runtime_api.h");
+        println!("cargo:rerun-if-changed={}", header.display());
+        let text = std::fs::read_to_string(&header).unwrap_or_default();
+        code.push_str(&nvidia::type_aliases(&code, &text));
+    }
     std::fs::write(out.join("bindings.rs"), code).expect("write bindings.rs");
     write_build_info(&out, platform, hip.version, &hip.found_by);
 
-    match &hip.lib {
-        Some(lib) => println!("cargo:rustc-link-search=native={}", lib.display()),
-        None => println!(
-            "cargo:warning=hip-sys: HIP headers found at {} but no libamdhip64.so beside them; \
-             the bindings build, linking a program will fail",
-            hip.include.display()
-        ),
+    if let Some(cuda) = &cuda {
+        let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap());
+        nvidia::compile_wrappers(&wrappers.with_extension("c"), &hip.include, cuda, &manifest);
+        println!("cargo:rustc-link-search=native={}", cuda.lib.display());
+        println!("cargo:rustc-link-lib=dylib=cudart");
+        nvidia::link_cuda(cuda, &out);
+        println!("cargo:rustc-link-lib=dylib=cuda");
+        println!("cargo:cuda_include={}", cuda.include.display());
+        println!("cargo:cuda_lib={}", cuda.lib.display());
+    } else {
+        match &hip.lib {
+            Some(lib) => println!("cargo:rustc-link-search=native={}", lib.display()),
+            None => println!(
+                "cargo:warning=hip-sys: HIP headers found at {} but no libamdhip64.so beside them; \
+                 the bindings build, linking a program will fail",
+                hip.include.display()
+            ),
+        }
+        println!("cargo:rustc-link-lib=dylib=amdhip64");
     }
-    println!("cargo:rustc-link-lib=dylib=amdhip64");
 
     // Metadata for downstream -sys crates, read as DEP_AMDHIP64_<KEY>.
     println!("cargo:root={}", hip.root.display());
@@ -94,9 +135,10 @@ fn main() {
     println!("cargo:clang_args={}", clang_args.join("\u{1f}"));
 }
 
-/// Run bindgen over wrapper.h and return the Rust source.
-fn generate(clang_args: &[String]) -> String {
-    let builder = bindgen::Builder::default()
+/// Run bindgen over wrapper.h and return the Rust source. With `wrappers` (NVIDIA), also write C
+/// wrappers for the headers' `inline static` functions to `wrappers.c`.
+fn generate(clang_args: &[String], wrappers: Option<&std::path::Path>) -> String {
+    let mut builder = bindgen::Builder::default()
         .header("wrapper.h")
         .clang_args(clang_args)
         .allowlist_function("hip.*")
@@ -111,7 +153,17 @@ fn generate(clang_args: &[String]) -> String {
         .generate_comments(false)
         .merge_extern_blocks(true)
         .parse_callbacks(Box::new(bindgen::CargoCallbacks::new()));
+    if let Some(path) = wrappers {
+        builder = builder
+            .header_contents("hip_rs_nvidia_values.h", &nvidia::consts_header())
+            .allowlist_var("hip_rs_value__.*")
+            .wrap_static_fns(true)
+            .wrap_static_fns_path(path);
+    }
     let mut code = run_bindgen(builder);
+    if wrappers.is_some() {
+        code = nvidia::rename_consts(&code);
+    }
     code.push_str(&rocm6_aliases(&code));
     code
 }
@@ -194,8 +246,23 @@ fn missing_hip_message(tried: &[String]) -> String {
     msg
 }
 
+fn missing_cuda_message(tried: &[String]) -> String {
+    let mut msg = String::from(
+        "hip-sys: HIP_PLATFORM=nvidia needs CUDA, and none was found.\n\nTried, in order:\n",
+    );
+    for t in tried {
+        msg.push_str(&format!("  - {t}\n"));
+    }
+    msg.push_str(
+        "\nSet CUDA_PATH (or CUDA_HOME) to a CUDA toolkit root, or HIP_SYS_CUDA_INCLUDE and HIP_SYS_CUDA_LIB to\n\
+         directories holding cuda_runtime_api.h and libcudart.so. HIP 5.2's NVIDIA headers need CUDA 11.x;\n\
+         scripts/fetch-cuda11.sh fetches CUDA 11.8 from PyPI.\n",
+    );
+    msg
+}
+
 /// Print one readable message and stop the build.
-fn fail(msg: &str) -> ! {
+pub(crate) fn fail(msg: &str) -> ! {
     eprintln!("\n{msg}");
     std::process::exit(1)
 }

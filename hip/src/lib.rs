@@ -54,8 +54,8 @@ pub use error::{Error, HipErrorCode, Result, RtcErrorCode, Status};
 pub use event::Event;
 pub use launch::{Dim3, KernelArg, LaunchArgs, LaunchConfig};
 pub use memory::{
-    DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut, DeviceSlice, DeviceSliceMut,
-    ManagedBuffer, PinnedBuffer,
+    DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut, DevicePtr, DeviceSlice,
+    DeviceSliceMut, ManagedBuffer, PinnedBuffer,
 };
 pub use module::{Function, Global, Module};
 pub use stream::Stream;

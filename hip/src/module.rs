@@ -2,7 +2,7 @@
 
 use crate::device::Device;
 use crate::error::{Error, HipErrorCode, Result};
-use crate::memory::DeviceCopy;
+use crate::memory::{DeviceCopy, DevicePtr};
 use crate::result;
 use hip_sys as sys;
 use std::ffi::{c_void, CString};
@@ -226,7 +226,7 @@ impl<T: DeviceCopy> Global<T> {
     }
 
     /// The device address.
-    pub fn device_ptr(&self) -> sys::hipDeviceptr_t {
+    pub fn device_ptr(&self) -> DevicePtr {
         self.ptr
     }
 }

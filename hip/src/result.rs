@@ -362,12 +362,13 @@ pub unsafe fn module_get_global(
     module: sys::hipModule_t,
     name: &CStr,
 ) -> Result<(*mut c_void, usize)> {
-    let (mut p, mut bytes) = (std::ptr::null_mut(), 0);
+    // hipDeviceptr_t is void* on AMD and an integer (CUdeviceptr) on NVIDIA; both hold one address.
+    let (mut p, mut bytes): (sys::hipDeviceptr_t, usize) = (std::mem::zeroed(), 0);
     check(
         "hipModuleGetGlobal",
         sys::hipModuleGetGlobal(&mut p, &mut bytes, module, name.as_ptr()),
     )?;
-    Ok((p, bytes))
+    Ok((p as usize as *mut c_void, bytes))
 }
 
 /// `hipFuncGetAttribute`.

@@ -1,10 +1,10 @@
 //! Typed device allocations (`hipMalloc`) and views of them.
 
+use super::DevicePtr;
 use super::{sealed, DeviceCopy, DeviceMemory, DeviceMemoryMut};
 use crate::device::Device;
 use crate::error::Result;
 use crate::result;
-use hip_sys as sys;
 use std::marker::PhantomData;
 
 /// `len` values of `T` in device memory, freed on drop.
@@ -13,7 +13,7 @@ use std::marker::PhantomData;
 /// address.
 #[derive(Debug)]
 pub struct DeviceBuffer<T: DeviceCopy> {
-    ptr: sys::hipDeviceptr_t,
+    ptr: DevicePtr,
     len: usize,
     device: Device,
     _elem: PhantomData<T>,
@@ -83,7 +83,7 @@ impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
 /// An immutable view of device memory.
 #[derive(Clone, Copy, Debug)]
 pub struct DeviceSlice<'a, T: DeviceCopy> {
-    ptr: sys::hipDeviceptr_t,
+    ptr: DevicePtr,
     len: usize,
     device: &'a Device,
     _elem: PhantomData<&'a T>,
@@ -92,7 +92,7 @@ pub struct DeviceSlice<'a, T: DeviceCopy> {
 /// A mutable view of device memory.
 #[derive(Debug)]
 pub struct DeviceSliceMut<'a, T: DeviceCopy> {
-    ptr: sys::hipDeviceptr_t,
+    ptr: DevicePtr,
     len: usize,
     device: &'a Device,
     _elem: PhantomData<&'a mut T>,
@@ -105,7 +105,7 @@ unsafe impl<T: DeviceCopy> Send for DeviceSliceMut<'_, T> {}
 unsafe impl<T: DeviceCopy> Sync for DeviceSliceMut<'_, T> {}
 
 impl<'a, T: DeviceCopy> DeviceSlice<'a, T> {
-    pub(crate) fn new(ptr: sys::hipDeviceptr_t, len: usize, device: &'a Device) -> Self {
+    pub(crate) fn new(ptr: DevicePtr, len: usize, device: &'a Device) -> Self {
         DeviceSlice {
             ptr,
             len,
@@ -116,7 +116,7 @@ impl<'a, T: DeviceCopy> DeviceSlice<'a, T> {
 }
 
 impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
-    pub(crate) fn new(ptr: sys::hipDeviceptr_t, len: usize, device: &'a Device) -> Self {
+    pub(crate) fn new(ptr: DevicePtr, len: usize, device: &'a Device) -> Self {
         DeviceSliceMut {
             ptr,
             len,
@@ -130,7 +130,7 @@ macro_rules! device_memory {
     ($ty:ident $(<$lt:lifetime>)?) => {
         impl<$($lt,)? T: DeviceCopy> sealed::Sealed for $ty<$($lt,)? T> {}
         impl<$($lt,)? T: DeviceCopy> DeviceMemory<T> for $ty<$($lt,)? T> {
-            fn device_ptr(&self) -> sys::hipDeviceptr_t {
+            fn device_ptr(&self) -> DevicePtr {
                 self.ptr
             }
             fn len(&self) -> usize {

@@ -1,5 +1,6 @@
 //! Managed (unified) memory: one address valid on the host and the device.
 
+use super::DevicePtr;
 use super::{byte_size, sealed, DeviceCopy, DeviceMemory, DeviceMemoryMut};
 use crate::device::Device;
 use crate::error::Result;
@@ -15,7 +16,7 @@ use hip_sys as sys;
 /// On NVIDIA GPUs never ask for more managed memory than the device has free.
 #[derive(Debug)]
 pub struct ManagedBuffer<T: DeviceCopy> {
-    ptr: sys::hipDeviceptr_t,
+    ptr: DevicePtr,
     len: usize,
     device: Device,
     _elem: std::marker::PhantomData<T>,
@@ -80,7 +81,7 @@ impl<T: DeviceCopy> Drop for ManagedBuffer<T> {
 
 impl<T: DeviceCopy> sealed::Sealed for ManagedBuffer<T> {}
 impl<T: DeviceCopy> DeviceMemory<T> for ManagedBuffer<T> {
-    fn device_ptr(&self) -> sys::hipDeviceptr_t {
+    fn device_ptr(&self) -> DevicePtr {
         self.ptr
     }
     fn len(&self) -> usize {

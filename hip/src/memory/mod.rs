@@ -28,6 +28,10 @@ use hip_sys as sys;
 use std::ffi::c_void;
 use std::ops::{Bound, RangeBounds};
 
+/// A device address. HIP's `hipDeviceptr_t` is `void*` on AMD but `CUdeviceptr` (an integer) on NVIDIA;
+/// `hipMalloc` and the copy functions take `void*` on both, so this crate holds addresses as that.
+pub type DevicePtr = *mut c_void;
+
 /// Plain data that may be copied to and from a device byte for byte.
 ///
 /// # Safety
@@ -52,7 +56,7 @@ mod sealed {
 /// Sealed: only this crate's types implement it, so its pointer and length are always right.
 pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
     /// The device address of the first element.
-    fn device_ptr(&self) -> sys::hipDeviceptr_t;
+    fn device_ptr(&self) -> DevicePtr;
     /// Number of elements.
     fn len(&self) -> usize;
     /// The device the memory lives on.
@@ -200,7 +204,7 @@ fn element_offset<T>(index: usize) -> usize {
     index * std::mem::size_of::<T>()
 }
 
-fn offset(ptr: sys::hipDeviceptr_t, bytes: usize) -> sys::hipDeviceptr_t {
+fn offset(ptr: DevicePtr, bytes: usize) -> DevicePtr {
     (ptr as *mut u8).wrapping_add(bytes).cast::<c_void>()
 }
 

@@ -5,7 +5,9 @@
 //! requested architecture is checked against the list of the code object manager (comgr) that HIPRTC
 //! compiles with, which is the exact list this installation supports.
 
-use crate::error::{Error, Result};
+#[cfg(hip_platform = "amd")]
+use crate::error::Error;
+use crate::error::Result;
 use std::sync::OnceLock;
 
 /// Refuse an architecture this HIPRTC would crash on.
