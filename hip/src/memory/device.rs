@@ -1,7 +1,7 @@
 //! Typed device allocations (`hipMalloc`) and views of them.
 
 use super::DevicePtr;
-use super::{sealed, DeviceCopy, DeviceMemory, DeviceMemoryMut};
+use super::{DeviceCopy, DeviceMemoryMut};
 use crate::device::Device;
 use crate::error::Result;
 use crate::result;
@@ -126,28 +126,6 @@ impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
     }
 }
 
-macro_rules! device_memory {
-    ($ty:ident $(<$lt:lifetime>)?) => {
-        impl<$($lt,)? T: DeviceCopy> sealed::Sealed for $ty<$($lt,)? T> {}
-        impl<$($lt,)? T: DeviceCopy> DeviceMemory<T> for $ty<$($lt,)? T> {
-            fn device_ptr(&self) -> DevicePtr {
-                self.ptr
-            }
-            fn len(&self) -> usize {
-                self.len
-            }
-            fn device(&self) -> &Device {
-                &self.device
-            }
-        }
-        // SAFETY: `ptr` is a device address, the value a kernel's pointer parameter takes.
-        unsafe impl<$($lt,)? T: DeviceCopy> crate::launch::KernelArg for $ty<$($lt,)? T> {
-            fn as_kernel_param(&self) -> *mut std::ffi::c_void {
-                std::ptr::addr_of!(self.ptr) as *mut std::ffi::c_void
-            }
-        }
-    };
-}
 device_memory!(DeviceBuffer);
 device_memory!(DeviceSlice<'a>);
 device_memory!(DeviceSliceMut<'a>);

@@ -1,7 +1,7 @@
 //! Managed (unified) memory: one address valid on the host and the device.
 
 use super::DevicePtr;
-use super::{byte_size, sealed, DeviceCopy, DeviceMemory, DeviceMemoryMut};
+use super::{byte_size, DeviceCopy, DeviceMemoryMut};
 use crate::device::Device;
 use crate::error::Result;
 use crate::result;
@@ -79,23 +79,5 @@ impl<T: DeviceCopy> Drop for ManagedBuffer<T> {
     }
 }
 
-impl<T: DeviceCopy> sealed::Sealed for ManagedBuffer<T> {}
-impl<T: DeviceCopy> DeviceMemory<T> for ManagedBuffer<T> {
-    fn device_ptr(&self) -> DevicePtr {
-        self.ptr
-    }
-    fn len(&self) -> usize {
-        self.len
-    }
-    fn device(&self) -> &Device {
-        &self.device
-    }
-}
+device_memory!(ManagedBuffer);
 impl<T: DeviceCopy> DeviceMemoryMut<T> for ManagedBuffer<T> {}
-
-// SAFETY: `ptr` is a device-usable address.
-unsafe impl<T: DeviceCopy> crate::launch::KernelArg for ManagedBuffer<T> {
-    fn as_kernel_param(&self) -> *mut std::ffi::c_void {
-        std::ptr::addr_of!(self.ptr) as *mut std::ffi::c_void
-    }
-}

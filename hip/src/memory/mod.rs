@@ -13,6 +13,30 @@
 //!   buffer never frees memory a queued copy or kernel may still use.
 //! - Device buffers are zero-initialised unless allocated with the `unsafe` `*_uninit` functions.
 
+/// `DeviceMemory` and `KernelArg` for a type holding `ptr: DevicePtr`, `len` and `device`.
+macro_rules! device_memory {
+    ($ty:ident $(<$lt:lifetime>)?) => {
+        impl<$($lt,)? T: $crate::memory::DeviceCopy> $crate::memory::sealed::Sealed for $ty<$($lt,)? T> {}
+        impl<$($lt,)? T: $crate::memory::DeviceCopy> $crate::memory::DeviceMemory<T> for $ty<$($lt,)? T> {
+            fn device_ptr(&self) -> $crate::memory::DevicePtr {
+                self.ptr
+            }
+            fn len(&self) -> usize {
+                self.len
+            }
+            fn device(&self) -> &$crate::Device {
+                &self.device
+            }
+        }
+        // SAFETY: `ptr` is a device address, the value a kernel's pointer parameter takes.
+        unsafe impl<$($lt,)? T: $crate::memory::DeviceCopy> crate::launch::KernelArg for $ty<$($lt,)? T> {
+            fn as_kernel_param(&self) -> *mut std::ffi::c_void {
+                std::ptr::addr_of!(self.ptr) as *mut std::ffi::c_void
+            }
+        }
+    };
+}
+
 mod device;
 mod managed;
 mod pinned;
