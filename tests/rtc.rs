@@ -229,3 +229,53 @@ fn hiprtc_reports_a_version() {
     let (major, minor) = rtc::version().unwrap();
     assert!(major > 0 && minor >= 0);
 }
+
+#[test]
+fn compiles_in_many_threads_at_once_all_succeed() {
+    // HIPRTC 5.2.3 crashed (SIGSEGV in hiprtcAddNameExpression while another thread was inside
+    // hiprtcCompileProgram) when the compile-cache tests ran in parallel, so the crate serialises HIPRTC
+    // programs. Eight threads, three programs each (every third one failing), all at once, each getting
+    // its own right result:
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                (0..3)
+                    .map(|j| {
+                        let body = if (i + j) % 3 == 0 { "undefined_name" } else { "M + N" };
+                        ProgramBuilder::new(format!(
+                            "#include \"n.h\"\ntemplate <int M> __global__ void k(int* x) {{ x[threadIdx.x] = {body}; }}",
+                        ))
+                        .header("n.h", format!("#define N {}\n", i * 3 + j))
+                        .option("-O2")
+                        .arch(OFFLINE_ARCH)
+                        .name_expression("k<1>")
+                        .name_expression("k<2>")
+                        .no_cache()
+                        .compile()
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for (i, t) in threads.into_iter().enumerate() {
+        for (j, out) in t
+            .join()
+            .expect("no thread panicked")
+            .into_iter()
+            .enumerate()
+        {
+            if (i + j) % 3 == 0 {
+                let log = out.unwrap_err().log().unwrap_or_default().to_string();
+                assert!(log.contains("undefined_name"), "{log}");
+            } else {
+                assert_eq!(
+                    out.expect("compiles").lowered_name("k<2>"),
+                    Some("_Z1kILi2EEvPi")
+                );
+            }
+        }
+    }
+}

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod elf;
+pub mod tempdir;
 
 /// The vector-add kernel every test and example compiles.
 pub const VECTOR_ADD: &str = r#"

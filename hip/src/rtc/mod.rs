@@ -8,11 +8,16 @@
 //! assert!(!compiled.code().is_empty());
 //! # Ok::<(), hip::Error>(())
 //! ```
+//!
+//! Compiles are cached on disk by default (see [`cache`]): compiling the same program again with the same
+//! toolchain returns the stored result without running the compiler.
 
 mod arch;
+pub mod cache;
 mod link;
 mod result;
 
+pub use cache::{CacheOutcome, CompileCache};
 pub use link::{LinkInput, Linker};
 
 use crate::device::Device;
@@ -37,16 +42,41 @@ pub struct ProgramBuilder {
     options: Vec<String>,
     arch: Option<String>,
     name_expressions: Vec<String>,
+    cache: CacheChoice,
+}
+
+/// Which compile cache a builder uses.
+#[derive(Clone, Debug)]
+enum CacheChoice {
+    /// The one the environment chooses, looked up at each compile ([`CompileCache::from_env`]).
+    FromEnv,
+    Off,
+    Use(CompileCache),
 }
 
 /// The result of a successful compile: the code object, the compiler's log, and the lowered names of the
-/// name expressions, all owned (copied out before the HIPRTC program was destroyed).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// name expressions, all owned (copied out before the HIPRTC program was destroyed, or read from the
+/// compile cache).
+///
+/// Two programs are equal when their code, log and lowered names are; how each was obtained
+/// ([`cache_outcome`](Self::cache_outcome)) is not compared.
+#[derive(Clone, Debug)]
 pub struct CompiledProgram {
     code: Vec<u8>,
     log: String,
     lowered_names: Vec<(String, String)>,
+    cache_outcome: CacheOutcome,
 }
+
+impl PartialEq for CompiledProgram {
+    fn eq(&self, other: &Self) -> bool {
+        self.code == other.code
+            && self.log == other.log
+            && self.lowered_names == other.lowered_names
+    }
+}
+
+impl Eq for CompiledProgram {}
 
 impl CompiledProgram {
     /// The code object (AMD: an ELF for the target; NVIDIA: PTX) or, from
@@ -78,12 +108,19 @@ impl CompiledProgram {
         &self.lowered_names
     }
 
-    /// Put together a compiled program from its parts (for caches that stored one).
+    /// What the compile cache did: [`CacheOutcome::Hit`] when this came from it without compiling.
+    pub fn cache_outcome(&self) -> &CacheOutcome {
+        &self.cache_outcome
+    }
+
+    /// Put together a compiled program from its parts (for caches of the caller's own). Its
+    /// [`cache_outcome`](Self::cache_outcome) is [`CacheOutcome::Off`].
     pub fn from_parts(code: Vec<u8>, log: String, lowered_names: Vec<(String, String)>) -> Self {
         CompiledProgram {
             code,
             log,
             lowered_names,
+            cache_outcome: CacheOutcome::Off,
         }
     }
 }
@@ -107,6 +144,7 @@ impl ProgramBuilder {
             options: Vec::new(),
             arch: None,
             name_expressions: Vec::new(),
+            cache: CacheChoice::FromEnv,
         }
     }
 
@@ -147,6 +185,18 @@ impl ProgramBuilder {
         self
     }
 
+    /// Use this compile cache instead of the one the environment chooses (see [`cache`]).
+    pub fn cache(mut self, cache: CompileCache) -> Self {
+        self.cache = CacheChoice::Use(cache);
+        self
+    }
+
+    /// Always compile; neither read nor write any compile cache.
+    pub fn no_cache(mut self) -> Self {
+        self.cache = CacheChoice::Off;
+        self
+    }
+
     /// The options exactly as they go to HIPRTC: the given ones, then `--gpu-architecture=` where needed.
     /// Resolves the architecture from the current device when none was given.
     pub fn resolved_options(&self) -> Result<Vec<String>> {
@@ -180,7 +230,7 @@ impl ProgramBuilder {
     /// Compile. A compile error is [`Error::Rtc`] with `HIPRTC_ERROR_COMPILATION` and the full log.
     pub fn compile(&self) -> Result<CompiledProgram> {
         let options = self.resolved_options()?;
-        self.compile_with(&options, |prog| unsafe { result::code(prog) })
+        self.compile_cached("code", &options, |prog| unsafe { result::code(prog) })
     }
 
     /// Compile with `-fgpu-rdc` to LLVM bitcode, for a [`Linker`]. Needs HIPRTC >= 5.3
@@ -190,12 +240,53 @@ impl ProgramBuilder {
         {
             let mut options = self.resolved_options()?;
             options.push("-fgpu-rdc".into());
-            self.compile_with(&options, |prog| unsafe { result::bitcode(prog) })
+            self.compile_cached("bitcode", &options, |prog| unsafe { result::bitcode(prog) })
         }
         #[cfg(not(hiprtc_linker))]
         {
             Err(link::not_supported("hiprtcGetBitcode"))
         }
+    }
+
+    /// Look the compile up in the cache, else compile and store it. `output` names what `get_output`
+    /// returns, for the key.
+    fn compile_cached(
+        &self,
+        output: &'static str,
+        options: &[String],
+        get_output: impl FnOnce(hiprtc_sys::hiprtcProgram) -> Result<Vec<u8>>,
+    ) -> Result<CompiledProgram> {
+        let cache = match &self.cache {
+            CacheChoice::FromEnv => CompileCache::from_env(),
+            CacheChoice::Off => None,
+            CacheChoice::Use(c) => Some(c.clone()),
+        };
+        let Some(cache) = cache else {
+            return self.compile_with(options, get_output);
+        };
+        let Some(toolchain) = cache::Toolchain::current() else {
+            let mut program = self.compile_with(options, get_output)?;
+            program.cache_outcome =
+                CacheOutcome::NotStored("the HIPRTC or HIP runtime version is unknown".into());
+            return Ok(program);
+        };
+        let key = cache::Key::new(
+            toolchain,
+            &cache::Request {
+                output,
+                source: &self.source,
+                name: &self.name,
+                headers: &self.headers,
+                options,
+                name_expressions: &self.name_expressions,
+            },
+        );
+        if let Some(hit) = cache.load(&key) {
+            return Ok(hit);
+        }
+        let mut program = self.compile_with(options, get_output)?;
+        program.cache_outcome = cache.store(&key, &program);
+        Ok(program)
     }
 
     fn compile_with(
@@ -225,6 +316,7 @@ impl ProgramBuilder {
             .map(|e| cstring("name expression", e))
             .collect::<Result<Vec<_>>>()?;
 
+        let _serialised = hiprtc_lock();
         let prog = RawProgram(result::create_program(
             &src,
             &name,
@@ -250,8 +342,18 @@ impl ProgramBuilder {
             code,
             log,
             lowered_names,
+            cache_outcome: CacheOutcome::Off,
         })
     }
+}
+
+/// HIPRTC 5.2.3 is not thread-safe: one thread's `hiprtcAddNameExpression` crashed (SIGSEGV inside
+/// libamdhip64) while another thread's `hiprtcCompileProgram` ran. So on AMD every program's life, from
+/// create to destroy, holds this lock; compiles in one process run one at a time (cache hits do not take
+/// it). NVRTC is thread-safe and is not serialised.
+fn hiprtc_lock() -> Option<std::sync::MutexGuard<'static, ()>> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    cfg!(hip_platform = "amd").then(|| LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
 }
 
 fn ptrs(strings: &[CString]) -> Vec<*const c_char> {

@@ -1,0 +1,669 @@
+//! The persistent compile cache: a HIPRTC compile's result kept on disk, keyed by everything that changes it.
+//!
+//! On by default. Where it lives, first match wins:
+//!
+//! 1. `HIP_RS_CACHE_DISABLE` set to anything but `""` or `"0"`: no cache at all;
+//! 2. `HIP_RS_CACHE_DIR`;
+//! 3. `$XDG_CACHE_HOME/hip-rs`;
+//! 4. `$HOME/.cache/hip-rs`;
+//! 5. otherwise no cache.
+//!
+//! `HIP_RS_CACHE_MAX_BYTES` sets the size limit (default [`CompileCache::DEFAULT_MAX_BYTES`]). A program
+//! chooses per compile with [`ProgramBuilder::cache`](super::ProgramBuilder::cache) and
+//! [`ProgramBuilder::no_cache`](super::ProgramBuilder::no_cache).
+//!
+//! # What a hit means
+//!
+//! The key covers the source, program name, headers (names and contents, in order), options in order
+//! (with the resolved `--gpu-architecture=`, so the device's full `gcnArchName`), name expressions, the
+//! output kind (code object or bitcode), the platform, and the HIPRTC and HIP runtime versions. An entry
+//! stores the whole key next to the code object, the compile log and the lowered names, so a hit returns
+//! exactly what the compile returned, and two keys whose file names collide only cost a recompile.
+//!
+//! # Never wrong, never in the way
+//!
+//! - An entry is written to a temporary file in the same directory and renamed into place, so threads and
+//!   processes compiling the same program at once never see a torn entry; the last rename wins and every
+//!   writer wrote the same bytes.
+//! - Each entry carries its length and a checksum. A short, corrupt or foreign file is deleted and the
+//!   program recompiled (and stored again).
+//! - A directory that cannot be created or written, or a full disk, means the compile goes on without the
+//!   cache: the caller gets its program, [`CompiledProgram::cache_outcome`](super::CompiledProgram::cache_outcome)
+//!   says why nothing was stored, and the first such failure in a process is reported once on stderr.
+//! - After each store, least recently used entries (by modification time, refreshed on each hit) are
+//!   removed until the directory is within its limit; an entry larger than the limit is not stored.
+//! - Failed compiles are never stored.
+
+use std::fs::{self, File};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime};
+
+use super::CompiledProgram;
+
+/// A compile-cache directory and its size limit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompileCache {
+    dir: PathBuf,
+    max_bytes: u64,
+}
+
+/// What the cache did for one compile; see [`CompiledProgram::cache_outcome`](super::CompiledProgram::cache_outcome).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CacheOutcome {
+    /// Caching was off for this compile (disabled, or no cache directory could be determined).
+    Off,
+    /// The program came from the cache; nothing was compiled.
+    Hit,
+    /// The program was compiled and stored.
+    Stored,
+    /// The program was compiled but not stored, for the reason given (unwritable directory, full disk,
+    /// larger than the cache's limit, unknown runtime version).
+    NotStored(String),
+}
+
+/// How many entries a cache directory holds and their total size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheUsage {
+    /// Complete entries (files ending in `.hipc`).
+    pub entries: usize,
+    /// Their total size in bytes.
+    pub bytes: u64,
+}
+
+const ENTRY_EXT: &str = "hipc";
+const TEMP_PREFIX: &str = ".tmp-";
+const MAGIC: &[u8; 8] = b"HIPRSC01";
+const HEADER_LEN: usize = 24;
+/// Temporary files older than this were left by a writer that died; eviction removes them.
+const STALE_TEMP: Duration = Duration::from_secs(600);
+
+impl CompileCache {
+    /// The size limit when none is given: 1 GiB.
+    pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
+
+    /// A cache in `dir` (created when first written) with the default size limit.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        CompileCache {
+            dir: dir.into(),
+            max_bytes: Self::DEFAULT_MAX_BYTES,
+        }
+    }
+
+    /// The same cache with a size limit of `max_bytes`.
+    pub fn with_max_bytes(mut self, max_bytes: u64) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// The cache the environment chooses (see the [module docs](self)), or `None` when it is disabled or no
+    /// directory can be determined.
+    pub fn from_env() -> Option<Self> {
+        let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+        if var("HIP_RS_CACHE_DISABLE").is_some_and(|v| v != "0") {
+            return None;
+        }
+        let dir = var("HIP_RS_CACHE_DIR")
+            .map(PathBuf::from)
+            .or_else(|| var("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("hip-rs")))
+            .or_else(|| var("HOME").map(|d| PathBuf::from(d).join(".cache").join("hip-rs")))?;
+        let max_bytes = match var("HIP_RS_CACHE_MAX_BYTES") {
+            None => Self::DEFAULT_MAX_BYTES,
+            Some(v) => match v.to_str().and_then(|s| s.trim().parse().ok()) {
+                Some(n) => n,
+                None => {
+                    warn_once(format_args!(
+                        "HIP_RS_CACHE_MAX_BYTES={v:?} is not a number of bytes; using {}",
+                        Self::DEFAULT_MAX_BYTES
+                    ));
+                    Self::DEFAULT_MAX_BYTES
+                }
+            },
+        };
+        Some(CompileCache { dir, max_bytes })
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The size limit in bytes.
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+
+    /// The entries in the directory now (none if it does not exist).
+    pub fn usage(&self) -> io::Result<CacheUsage> {
+        let entries = self.entries()?;
+        Ok(CacheUsage {
+            entries: entries.len(),
+            bytes: entries.iter().map(|e| e.len).sum(),
+        })
+    }
+
+    /// Remove every entry (and leftover temporary file); the directory itself stays.
+    pub fn clear(&self) -> io::Result<()> {
+        for e in self.entries()? {
+            remove_if_present(&e.path)?;
+        }
+        for t in self.temp_files()? {
+            remove_if_present(&t)?;
+        }
+        Ok(())
+    }
+
+    /// The stored program for `key`, if a complete, matching entry exists. A damaged entry is removed.
+    pub(crate) fn load(&self, key: &Key) -> Option<CompiledProgram> {
+        let path = self.entry_path(key);
+        let mut file = File::open(&path).ok()?;
+        let mut bytes = Vec::new();
+        if file.read_to_end(&mut bytes).is_err() {
+            return None;
+        }
+        match decode(&bytes, key) {
+            Decoded::Entry(program) => {
+                // Refresh the modification time: eviction removes the least recently used first.
+                let _ = File::options()
+                    .append(true)
+                    .open(&path)
+                    .and_then(|f| f.set_modified(SystemTime::now()));
+                Some(program)
+            }
+            Decoded::OtherKey => None, // a hash collision: the store after compiling replaces it
+            Decoded::Damaged => {
+                let _ = fs::remove_file(&path);
+                None
+            }
+        }
+    }
+
+    /// Store a compiled program under `key`, then evict down to the limit. Returns the outcome.
+    pub(crate) fn store(&self, key: &Key, program: &CompiledProgram) -> CacheOutcome {
+        let bytes = encode(key, program);
+        if bytes.len() as u64 > self.max_bytes {
+            return CacheOutcome::NotStored(format!(
+                "the entry ({} bytes) is larger than the cache limit ({} bytes)",
+                bytes.len(),
+                self.max_bytes
+            ));
+        }
+        match self.write_entry(key, &bytes) {
+            Ok(()) => {
+                let _ = self.evict();
+                CacheOutcome::Stored
+            }
+            Err(e) => {
+                let reason = format!("cannot write to {}: {e}", self.dir.display());
+                warn_once(format_args!(
+                    "compile cache not used ({reason}); compiling without it"
+                ));
+                CacheOutcome::NotStored(reason)
+            }
+        }
+    }
+
+    fn write_entry(&self, key: &Key, bytes: &[u8]) -> io::Result<()> {
+        fs::create_dir_all(&self.dir)?;
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let temp = self.dir.join(format!(
+            "{TEMP_PREFIX}{}-{}-{}",
+            key.file_stem(),
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let written = File::create(&temp)
+            .and_then(|mut f| f.write_all(bytes))
+            .and_then(|()| fs::rename(&temp, self.entry_path(key)));
+        if written.is_err() {
+            let _ = fs::remove_file(&temp);
+        }
+        written
+    }
+
+    /// Remove least recently used entries until the total is within the limit, and stale temporary files.
+    fn evict(&self) -> io::Result<()> {
+        let now = SystemTime::now();
+        for t in self.temp_files()? {
+            let age = fs::metadata(&t)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|m| now.duration_since(m).ok());
+            if age.is_some_and(|a| a > STALE_TEMP) {
+                let _ = fs::remove_file(&t);
+            }
+        }
+        let mut entries = self.entries()?;
+        let mut total: u64 = entries.iter().map(|e| e.len).sum();
+        entries.sort_by_key(|e| e.modified);
+        for e in entries {
+            if total <= self.max_bytes {
+                break;
+            }
+            if remove_if_present(&e.path).is_ok() {
+                total -= e.len;
+            }
+        }
+        Ok(())
+    }
+
+    fn entry_path(&self, key: &Key) -> PathBuf {
+        self.dir.join(format!("{}.{ENTRY_EXT}", key.file_stem()))
+    }
+
+    fn entries(&self) -> io::Result<Vec<EntryFile>> {
+        let mut out = Vec::new();
+        for item in read_dir_if_present(&self.dir)? {
+            let item = item?;
+            let path = item.path();
+            if path.extension().is_some_and(|x| x == ENTRY_EXT) {
+                // An entry removed by another process between listing and stat is simply gone.
+                if let Ok(meta) = item.metadata() {
+                    out.push(EntryFile {
+                        path,
+                        len: meta.len(),
+                        modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn temp_files(&self) -> io::Result<Vec<PathBuf>> {
+        let mut out = Vec::new();
+        for item in read_dir_if_present(&self.dir)? {
+            let item = item?;
+            if item.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
+                out.push(item.path());
+            }
+        }
+        Ok(out)
+    }
+}
+
+struct EntryFile {
+    path: PathBuf,
+    len: u64,
+    modified: SystemTime,
+}
+
+fn read_dir_if_present(dir: &Path) -> io::Result<impl Iterator<Item = io::Result<fs::DirEntry>>> {
+    match fs::read_dir(dir) {
+        Ok(it) => Ok(Some(it).into_iter().flatten()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None.into_iter().flatten()),
+        Err(e) => Err(e),
+    }
+}
+
+fn remove_if_present(path: &Path) -> io::Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Report a cache problem on stderr, once per process.
+fn warn_once(message: std::fmt::Arguments<'_>) {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if !WARNED.swap(true, Ordering::Relaxed) {
+        eprintln!("hip-rs: {message}");
+    }
+}
+
+/// The toolchain part of a key: what produced the code besides the program itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Toolchain {
+    pub platform: &'static str,
+    pub hiprtc_version: (i32, i32),
+    pub runtime_version: i32,
+}
+
+impl Toolchain {
+    /// This process's toolchain, asked once; `None` when a version cannot be read (then nothing is cached,
+    /// since entries from different runtimes could not be told apart).
+    pub fn current() -> Option<&'static Toolchain> {
+        static CURRENT: OnceLock<Option<Toolchain>> = OnceLock::new();
+        CURRENT
+            .get_or_init(|| {
+                Some(Toolchain {
+                    platform: crate::PLATFORM,
+                    hiprtc_version: super::result::version().ok()?,
+                    runtime_version: crate::result::runtime_version().ok()?,
+                })
+            })
+            .as_ref()
+    }
+}
+
+/// Everything that decides a compile's output, serialised unambiguously (each field length-prefixed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Key {
+    bytes: Vec<u8>,
+}
+
+/// The parts of a compile request, borrowed from the builder.
+pub(crate) struct Request<'a> {
+    pub output: &'static str,
+    pub source: &'a str,
+    pub name: &'a str,
+    pub headers: &'a [(String, String)],
+    pub options: &'a [String],
+    pub name_expressions: &'a [String],
+}
+
+impl Key {
+    pub fn new(toolchain: &Toolchain, request: &Request<'_>) -> Key {
+        let mut k = Writer(Vec::with_capacity(request.source.len() + 256));
+        k.str(toolchain.platform);
+        k.u64(toolchain.hiprtc_version.0 as u64);
+        k.u64(toolchain.hiprtc_version.1 as u64);
+        k.u64(toolchain.runtime_version as u64);
+        k.str(request.output);
+        k.str(request.source);
+        k.str(request.name);
+        k.u64(request.headers.len() as u64);
+        for (name, contents) in request.headers {
+            k.str(name);
+            k.str(contents);
+        }
+        k.u64(request.options.len() as u64);
+        for o in request.options {
+            k.str(o);
+        }
+        k.u64(request.name_expressions.len() as u64);
+        for e in request.name_expressions {
+            k.str(e);
+        }
+        Key { bytes: k.0 }
+    }
+
+    /// 128 bits of hash as 32 hex digits: the entry's file name.
+    fn file_stem(&self) -> String {
+        format!(
+            "{:016x}{:016x}",
+            hash64(&self.bytes, 0x9e37_79b9_7f4a_7c15),
+            hash64(&self.bytes, 0xc2b2_ae3d_27d4_eb4f)
+        )
+    }
+}
+
+/// An entry: magic, payload length, payload checksum, then the payload (key, code, log, lowered names).
+fn encode(key: &Key, program: &CompiledProgram) -> Vec<u8> {
+    let mut p = Writer(Vec::with_capacity(
+        key.bytes.len() + program.code.len() + program.log.len() + 64,
+    ));
+    p.bytes(&key.bytes);
+    p.bytes(&program.code);
+    p.str(&program.log);
+    p.u64(program.lowered_names.len() as u64);
+    for (expr, lowered) in &program.lowered_names {
+        p.str(expr);
+        p.str(lowered);
+    }
+    let mut out = Vec::with_capacity(HEADER_LEN + p.0.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&(p.0.len() as u64).to_le_bytes());
+    out.extend_from_slice(&hash64(&p.0, CHECKSUM_SEED).to_le_bytes());
+    out.extend_from_slice(&p.0);
+    out
+}
+
+enum Decoded {
+    Entry(CompiledProgram),
+    OtherKey,
+    Damaged,
+}
+
+fn decode(bytes: &[u8], key: &Key) -> Decoded {
+    let Some(payload) = checked_payload(bytes) else {
+        return Decoded::Damaged;
+    };
+    let mut r = Reader(payload);
+    let parsed = (|| {
+        if r.bytes()? != key.bytes.as_slice() {
+            return Some(None);
+        }
+        let code = r.bytes()?.to_vec();
+        let log = r.string()?;
+        let count = r.u64()?;
+        let mut lowered_names = Vec::new();
+        for _ in 0..count {
+            lowered_names.push((r.string()?, r.string()?));
+        }
+        r.0.is_empty().then_some(Some(CompiledProgram {
+            code,
+            log,
+            lowered_names,
+            cache_outcome: CacheOutcome::Hit,
+        }))
+    })();
+    match parsed {
+        Some(Some(program)) => Decoded::Entry(program),
+        Some(None) => Decoded::OtherKey,
+        None => Decoded::Damaged,
+    }
+}
+
+/// The payload of an entry whose magic, length and checksum are right.
+fn checked_payload(bytes: &[u8]) -> Option<&[u8]> {
+    let (header, payload) = bytes.split_at_checked(HEADER_LEN)?;
+    let word = |i: usize| u64::from_le_bytes(header[i..i + 8].try_into().unwrap());
+    (&header[..8] == MAGIC
+        && word(8) == payload.len() as u64
+        && word(16) == hash64(payload, CHECKSUM_SEED))
+    .then_some(payload)
+}
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.u64(b.len() as u64);
+        self.0.extend_from_slice(b);
+    }
+    fn str(&mut self, s: &str) {
+        self.bytes(s.as_bytes());
+    }
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn u64(&mut self) -> Option<u64> {
+        let (head, rest) = self.0.split_first_chunk::<8>()?;
+        self.0 = rest;
+        Some(u64::from_le_bytes(*head))
+    }
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let len = usize::try_from(self.u64()?).ok()?;
+        let (head, rest) = self.0.split_at_checked(len)?;
+        self.0 = rest;
+        Some(head)
+    }
+    fn string(&mut self) -> Option<String> {
+        String::from_utf8(self.bytes()?.to_vec()).ok()
+    }
+}
+
+const CHECKSUM_SEED: u64 = 0x2545_f491_4f6c_dd1d;
+
+/// A 64-bit hash, eight bytes a step: a multiply-xor mix per word and a final avalanche (the
+/// `splitmix64` finaliser). Used for file names and entry checksums, never for security: a collision
+/// can only cost a recompile, because entries are compared by their full key.
+fn hash64(data: &[u8], seed: u64) -> u64 {
+    const M: u64 = 0xff51_afd7_ed55_8ccd;
+    let mut h = seed ^ (data.len() as u64).wrapping_mul(M);
+    let mut chunks = data.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes(c.try_into().unwrap());
+        h = (h ^ w.wrapping_mul(M)).rotate_left(29).wrapping_mul(M);
+    }
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    h = (h ^ u64::from_le_bytes(tail).wrapping_mul(M)).rotate_left(29);
+    h ^= h >> 30;
+    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^= h >> 27;
+    h = h.wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toolchain() -> Toolchain {
+        Toolchain {
+            platform: "amd",
+            hiprtc_version: (9, 0),
+            runtime_version: 50221153,
+        }
+    }
+
+    /// A compile request's owned parts.
+    struct Parts {
+        source: String,
+        headers: Vec<(String, String)>,
+        options: Vec<String>,
+        exprs: Vec<String>,
+    }
+
+    impl Parts {
+        fn new() -> Parts {
+            Parts {
+                source: "__global__ void k() {}".into(),
+                headers: vec![("a.h".into(), "#define A 1".into())],
+                options: vec!["-O3".into(), "--gpu-architecture=gfx90a".into()],
+                exprs: vec!["k".into()],
+            }
+        }
+
+        fn request(&self) -> Request<'_> {
+            Request {
+                output: "code",
+                source: &self.source,
+                name: "p.hip",
+                headers: &self.headers,
+                options: &self.options,
+                name_expressions: &self.exprs,
+            }
+        }
+    }
+
+    fn key_of(t: &Toolchain, r: &Request<'_>) -> Key {
+        Key::new(t, r)
+    }
+
+    #[test]
+    fn every_toolchain_part_changes_the_key() {
+        let parts = Parts::new();
+        let r = parts.request();
+        let base = key_of(&toolchain(), &r);
+        let variants = [
+            Toolchain {
+                platform: "nvidia",
+                ..toolchain()
+            },
+            Toolchain {
+                hiprtc_version: (9, 1),
+                ..toolchain()
+            },
+            Toolchain {
+                runtime_version: 50221154,
+                ..toolchain()
+            },
+        ];
+        for t in &variants {
+            let k = key_of(t, &r);
+            assert_ne!(k, base, "{t:?}");
+            assert_ne!(k.file_stem(), base.file_stem(), "{t:?}");
+        }
+        let bitcode = Request {
+            output: "bitcode",
+            ..r
+        };
+        assert_ne!(key_of(&toolchain(), &bitcode), base);
+    }
+
+    #[test]
+    fn fields_cannot_run_into_each_other() {
+        // Without length prefixes, ("ab", "c") and ("a", "bc") would serialise the same.
+        let h1 = [("ab".to_string(), "c".to_string())];
+        let h2 = [("a".to_string(), "bc".to_string())];
+        let r1 = Request {
+            output: "code",
+            source: "",
+            name: "",
+            headers: &h1,
+            options: &[],
+            name_expressions: &[],
+        };
+        let r2 = Request { headers: &h2, ..r1 };
+        assert_ne!(key_of(&toolchain(), &r1), key_of(&toolchain(), &r2));
+    }
+
+    #[test]
+    fn entries_round_trip_and_reject_damage() {
+        let parts = Parts::new();
+        let r = parts.request();
+        let key = key_of(&toolchain(), &r);
+        let program = CompiledProgram {
+            code: (0..=255u8).cycle().take(5000).collect(),
+            log: "warning: something".into(),
+            lowered_names: vec![("k".into(), "_Z1kv".into())],
+            cache_outcome: CacheOutcome::Stored,
+        };
+        let bytes = encode(&key, &program);
+        let Decoded::Entry(back) = decode(&bytes, &key) else {
+            panic!("a fresh entry decodes")
+        };
+        assert_eq!(back, program);
+        assert_eq!(back.cache_outcome, CacheOutcome::Hit);
+
+        let other = key_of(
+            &Toolchain {
+                runtime_version: 1,
+                ..toolchain()
+            },
+            &r,
+        );
+        assert!(matches!(decode(&bytes, &other), Decoded::OtherKey));
+        for cut in [0, 7, HEADER_LEN, bytes.len() / 2, bytes.len() - 1] {
+            assert!(
+                matches!(decode(&bytes[..cut], &key), Decoded::Damaged),
+                "cut at {cut}"
+            );
+        }
+        for i in [0, 9, 17, HEADER_LEN + 3, bytes.len() / 2, bytes.len() - 1] {
+            let mut flipped = bytes.clone();
+            flipped[i] ^= 0x10;
+            assert!(
+                matches!(decode(&flipped, &key), Decoded::Damaged),
+                "bit flipped at {i}"
+            );
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(matches!(decode(&longer, &key), Decoded::Damaged));
+    }
+
+    #[test]
+    fn the_hash_spreads_single_changes() {
+        let data: Vec<u8> = (0..1000u32).map(|i| (i * 7) as u8).collect();
+        let base = hash64(&data, 1);
+        for i in 0..data.len() {
+            let mut d = data.clone();
+            d[i] ^= 1;
+            assert_ne!(hash64(&d, 1), base, "byte {i}");
+        }
+        assert_ne!(hash64(&data[..999], 1), base);
+        assert_ne!(hash64(&data, 2), base);
+        assert_ne!(hash64(b"", 1), hash64(&[0], 1));
+    }
+}
