@@ -84,10 +84,17 @@ impl Device {
         &self.0.limits
     }
 
-    /// Make this device current on the calling thread (`hipSetDevice`).
+    /// Make this device current on the calling thread: `hipSetDevice`, skipped when `hipGetDevice` says it
+    /// already is. Every launch and synchronous copy binds its device; on the NVIDIA platform
+    /// `hipSetDevice` costs about 100 ns even when nothing changes (see docs/BENCHMARKS.md), the check a
+    /// few.
     #[inline]
     pub fn bind(&self) -> Result<()> {
-        result::set_device(self.0.ordinal)
+        let ordinal = self.0.ordinal;
+        if result::get_device()? != ordinal {
+            result::set_device(ordinal)?;
+        }
+        Ok(())
     }
 
     /// Wait for all work on this device (`hipDeviceSynchronize`).

@@ -1,7 +1,7 @@
 //! Cold compile against warm compile-cache hit, for the vector-add kernel and a kernel library of a few
-//! hundred lines (`benches/kernels/large.hip`).
+//! hundred lines (`bench/kernels/large.hip`).
 //!
-//! `cargo bench --bench compile_cache [-- ARCH]`: ARCH defaults to `gfx90a` on AMD (no GPU needed) and
+//! `cargo run --release -p hip-rs-bench --bin compile_cache [-- ARCH]`: ARCH defaults to `gfx90a` on AMD (no GPU needed) and
 //! `compute_90` on NVIDIA. The cache lives in fresh directories under the system's temporary directory.
 use hip::rtc::{CacheOutcome, CompileCache, ProgramBuilder};
 use std::path::PathBuf;
@@ -14,7 +14,7 @@ extern "C" __global__ void vector_add(const float* a, const float* b, float* c, 
     if (i < n) c[i] = a[i] + b[i];
 }
 "#;
-const LARGE: &str = include_str!("kernels/large.hip");
+const LARGE: &str = include_str!("../../kernels/large.hip");
 
 const COLD_RUNS: usize = 5;
 const WARM_RUNS: usize = 500;
