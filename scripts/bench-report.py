@@ -83,14 +83,24 @@ The run's raw output is kept in [bench-run/](bench-run/).
   thousand or so (the driver's queue depth) every contender waits for the GPU: these figures are the
   launch throughput the whole stack sustains, host and GPU, not host time alone. Differences of a few
   percent between contenders are within the run-to-run spread shown.
-- The safe launch binds the kernel's device on every launch. In the first run for this page it called
-  `hipSetDevice` unconditionally, and raw `hip-sys` beat it by 110 ns per empty launch (2 439 against
-  2 549 ns, more than raw's spread of 98 ns). `Device::bind` now asks `hipGetDevice` first and sets only
-  when it differs; in the run above no contender beats the safe API by more than its own spread.
-- On this platform every HIP call is a `static inline` function in HIP's headers (HIP over CUDA). C++
-  inlines it; Rust calls a bindgen-generated C wrapper around it (`wrap_static_fns`), one extra call per
-  API call. That shows as a few nanoseconds in the event row (raw `hip-sys` vs C++), and is absent on AMD,
-  where the HIP API is exported from `libamdhip64`.
+- Where the targets stand (this run, on the committed code): launch with 8 arguments 1.017x raw C++ (met);
+  empty-kernel launch 1.042x (missed by 1.2 points: 2 483 against 2 382 ns, and C++ ahead by 100 ns, more
+  than its 76 ns spread); copies of 64 MiB and more at least 0.982x (met); events 22 ns (7%) behind C++,
+  more than C++'s 2 ns spread (missed). An earlier run of the same program, with the same bind change,
+  met every target (empty launch 1.023x, events within spread): [bench-run/earlier/](bench-run/earlier/).
+  The empty-launch margin is at the edge of run-to-run variation; the event gap is stable.
+- Why the safe launch costs more: before the bind change, it called `hipSetDevice` on every launch, and
+  raw `hip-sys` beat it by 110 ns per empty launch (2 439 against 2 549 ns). `Device::bind` now asks
+  `hipGetDevice` first and sets only when the device differs. What is left, 60-100 ns per launch, is that
+  `hipGetDevice` call (through the wrapper below) plus the launch checks (stream and kernel on the same
+  device, block and grid against the device's limits). Not done: caching the bound device per thread would
+  remove the call but trust that nothing else changed the current device behind the crate's back.
+- Why events trail C++: on this platform every HIP call is a `static inline` function in HIP's headers
+  (HIP over CUDA). C++ inlines it; Rust calls a bindgen-generated C wrapper around it
+  (`wrap_static_fns`), one extra call per API call: raw `hip-sys` trails C++ by 11 ns per record + query
+  pair here. Safe against raw `hip-sys` is noise level: +10 ns in this run, -12 ns in the earlier one
+  (both call the same two functions; the safe ones only turn the codes into `Result`s). On AMD the HIP API is exported from `libamdhip64`, so the wrapper does not exist there; this
+  could not be measured without an AMD GPU.
 - Compile time is the compiler's: the safe API adds building C strings, the architecture check (comgr's
   list, read once) and, on AMD, the lock that keeps HIPRTC to one program at a time. On the 2-core CI-like
   machine the AMD medians differ by up to 5%, inside the C++ runs' own spread; on the H200's host the two
