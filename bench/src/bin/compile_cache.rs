@@ -8,12 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const VECTOR_ADD: &str = r#"
-extern "C" __global__ void vector_add(const float* a, const float* b, float* c, unsigned int n) {
-    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) c[i] = a[i] + b[i];
-}
-"#;
+const VECTOR_ADD: &str = include_str!("../../kernels/vector_add.hip");
 const LARGE: &str = include_str!("../../kernels/large.hip");
 
 const COLD_RUNS: usize = 5;
