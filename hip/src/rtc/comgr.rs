@@ -155,9 +155,12 @@ impl Comgr {
             }
             _ => String::new(),
         };
+        // The enum's C type is the compiler's choice (unsigned here, int elsewhere).
+        #[allow(clippy::unnecessary_cast)]
+        let status = status as u32;
         Err(Error::Comgr {
             call,
-            status: status as u32,
+            status,
             message,
             log: None,
         })
