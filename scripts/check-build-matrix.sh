@@ -59,4 +59,5 @@ log=$(env -u HIP_PATH ROCM_PATH="$rocm" HIP_SYS_VERBOSE=1 cargo build -p hip --t
 echo "$log" | grep -q "found by ROCM_PATH=$rocm" || { echo "$log" >&2; exit 1; }
 grep -rqx "cargo:comgr_header=$rocm/include/amd_comgr/amd_comgr.h" target/rocm-layout-build/debug/build/hiprtc-sys-*/output
 env -u HIP_PATH ROCM_PATH="$rocm" cargo run -q --example rtc_lowered_names --target-dir target/rocm-layout-build >/dev/null
-echo "ROCm layout: HIP found through ROCM_PATH, comgr header from include/amd_comgr/, HIPRTC compiles"
+ROCM_PATH="$rocm" scripts/install-prereqs.sh | grep -q "ROCm found at $rocm; installing nothing"
+echo "ROCm layout: install-prereqs installs nothing; HIP found through ROCM_PATH, comgr header from include/amd_comgr/, HIPRTC compiles"
