@@ -9,6 +9,14 @@ use hiprtc_sys::*;
 use std::ffi::{c_char, CStr, CString};
 use std::ptr;
 
+/// HIPRTC 5.2.3 is not thread-safe: these tests, run in parallel at the raw level, crashed (SIGSEGV in
+/// hiprtcCompileProgram while another thread compiled) in 5 of 5 runs of the dynamic-loading build. A raw
+/// caller must serialise HIPRTC itself, as the safe crate does; each test holds this lock throughout.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A created program, destroyed on drop.
 struct Prog(hiprtcProgram);
 impl Drop for Prog {
@@ -62,6 +70,7 @@ fn arch_option() -> String {
 
 #[test]
 fn vector_add_compiles_to_an_amdgpu_elf_holding_the_kernel() {
+    let _serial = serial();
     let p = create(common::VECTOR_ADD);
     assert_eq!(
         compile(&p, &[&arch_option()]),
@@ -83,6 +92,7 @@ fn vector_add_compiles_to_an_amdgpu_elf_holding_the_kernel() {
 
 #[test]
 fn a_syntax_error_fails_compilation_with_a_log_naming_the_line() {
+    let _serial = serial();
     let p = create("extern \"C\" __global__ void k(int* x) {\n  x[0] = 1\n}\n");
     assert_eq!(compile(&p, &[&arch_option()]), HIPRTC_ERROR_COMPILATION);
     let log = log(&p);
@@ -94,6 +104,7 @@ fn a_syntax_error_fails_compilation_with_a_log_naming_the_line() {
 
 #[test]
 fn template_kernels_come_back_under_their_lowered_names() {
+    let _serial = serial();
     let p =
         create("template <typename T> __global__ void fill(T* x, T v) { x[threadIdx.x] = v; }\n");
     for expr in [c"fill<float>", c"fill<int>"] {
@@ -122,6 +133,7 @@ fn template_kernels_come_back_under_their_lowered_names() {
 
 #[test]
 fn error_strings_and_version() {
+    let _serial = serial();
     let s = unsafe { CStr::from_ptr(hiprtcGetErrorString(HIPRTC_ERROR_COMPILATION)) };
     assert_eq!(s.to_str().unwrap(), "HIPRTC_ERROR_COMPILATION");
     let (mut major, mut minor) = (-1, -1);

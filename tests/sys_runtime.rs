@@ -24,13 +24,14 @@ fn device_count_is_no_device_or_a_real_count() {
 fn runtime_version_matches_the_headers_major_minor() {
     let mut v = 0;
     assert_eq!(unsafe { hipRuntimeGetVersion(&mut v) }, hipSuccess);
-    if HIP_PLATFORM == "amd" {
-        // HIP_VERSION = major * 10_000_000 + minor * 100_000 + patch
-        assert_eq!(
-            v as u32 / 100_000,
-            HIP_VERSION_MAJOR * 100 + HIP_VERSION_MINOR,
-            "runtime {v}"
-        );
+    // HIP_VERSION = major * 10_000_000 + minor * 100_000 + patch
+    let runtime = v as u32 / 100_000;
+    let headers = HIP_VERSION_MAJOR * 100 + HIP_VERSION_MINOR;
+    if HIP_PLATFORM == "amd" && cfg!(feature = "dynamic-loading") {
+        // Opened at run time: CI runs binaries built on 5.2.3's headers against 5.7.1, 6.4.3 and 7.2.4.
+        assert!(runtime >= headers, "runtime {v}, headers {headers}");
+    } else if HIP_PLATFORM == "amd" {
+        assert_eq!(runtime, headers, "runtime {v}");
     } else {
         assert!(v > 0);
     }

@@ -2,6 +2,7 @@
 //!
 //! Everything here is build glue; the generated bindings are the crate.
 
+mod dynamic;
 mod find;
 mod nvidia;
 
@@ -37,10 +38,7 @@ fn main() {
 
     if env::var_os("DOCS_RS").is_some() {
         // docs.rs has no HIP: use bindings this project generated from HIP 5.2.3's real headers.
-        std::fs::copy(PREBUILT, out.join("bindings.rs")).expect("copy prebuilt bindings");
-        write_build_info(&out, "amd", (5, 2, 21153), "prebuilt (DOCS_RS)");
-        println!("cargo:bindings={}", out.join("bindings.rs").display());
-        println!("cargo:platform=amd");
+        use_prebuilt(&out, "prebuilt (DOCS_RS)");
         return;
     }
 
@@ -52,8 +50,23 @@ fn main() {
         )),
     };
 
+    if platform == "nvidia" && dynamic::enabled() {
+        fail(
+            "hip-sys: the dynamic-loading feature applies to HIP's AMD platform only. On the NVIDIA platform \
+             HIP is inline code in its headers over the CUDA runtime: there is no HIP library to open. Build \
+             without dynamic-loading (CUDA's own libraries are then linked as usual).",
+        );
+    }
     let search = find::hip();
     let Some(hip) = search.found else {
+        if dynamic::enabled() {
+            // Nothing to link against is needed: build from the bindings committed from HIP 5.2.3.
+            use_prebuilt(
+                &out,
+                "prebuilt 5.2.3 (dynamic-loading, no HIP headers found)",
+            );
+            return;
+        }
         fail(&missing_hip_message(&search.tried))
     };
     let (major, minor, patch) = hip.version;
@@ -98,6 +111,13 @@ fn main() {
         let text = std::fs::read_to_string(&header).unwrap_or_default();
         code.push_str(&nvidia::type_aliases(&code, &text));
     }
+    if dynamic::enabled() {
+        code = dynamic::rewrite(
+            &code,
+            "crate::dynamic_functions",
+            "crate::loader::functions",
+        );
+    }
     std::fs::write(out.join("bindings.rs"), code).expect("write bindings.rs");
     write_build_info(&out, platform, hip.version, &hip.found_by);
 
@@ -110,6 +130,8 @@ fn main() {
         println!("cargo:rustc-link-lib=dylib=cuda");
         println!("cargo:cuda_include={}", cuda.include.display());
         println!("cargo:cuda_lib={}", cuda.lib.display());
+    } else if dynamic::enabled() {
+        // Opened at run time (src/loader.rs): no link-time dependency.
     } else {
         match &hip.lib {
             Some(lib) => println!("cargo:rustc-link-search=native={}", lib.display()),
@@ -133,6 +155,26 @@ fn main() {
     println!("cargo:bindings={}", out.join("bindings.rs").display());
     // Joined by the ASCII unit separator: paths may hold spaces.
     println!("cargo:clang_args={}", clang_args.join("\u{1f}"));
+}
+
+/// Build from the bindings committed from HIP 5.2.3's headers (AMD platform).
+fn use_prebuilt(out: &std::path::Path, found_by: &str) {
+    if env::var_os("HIP_SYS_VERBOSE").is_some() {
+        println!("cargo:warning=hip-sys: bindings {found_by}");
+    }
+    let mut code = std::fs::read_to_string(PREBUILT).expect("read prebuilt bindings");
+    if dynamic::enabled() {
+        code = dynamic::rewrite(
+            &code,
+            "crate::dynamic_functions",
+            "crate::loader::functions",
+        );
+    }
+    std::fs::write(out.join("bindings.rs"), code).expect("write bindings.rs");
+    write_build_info(out, "amd", (5, 2, 21153), found_by);
+    println!("cargo:bindings={}", out.join("bindings.rs").display());
+    println!("cargo:platform=amd");
+    println!("cargo:version=5.2.21153");
 }
 
 /// Run bindgen over wrapper.h and return the Rust source. With `wrappers` (NVIDIA), also write C

@@ -9,6 +9,10 @@
 //! another version do not list, and aliases share values (`hipErrorOutOfMemory == hipErrorMemoryAllocation`).
 //!
 //! Everything here is `unsafe` and unchecked; the `hip` crate is the safe layer.
+//!
+//! With the `dynamic-loading` feature the library is not linked: it is opened on first use and each
+//! function calls through a table of pointers ([`loader`] says where it looks and what a missing library
+//! or function returns).
 #![allow(
     non_upper_case_globals,
     non_camel_case_types,
@@ -16,6 +20,9 @@
     missing_docs
 )]
 #![allow(clippy::all, rustdoc::all)]
+
+pub mod loader;
+pub use loader::{hipRsErrorLibraryNotFound, hipRsErrorSymbolNotFound};
 
 include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
 include!(concat!(env!("OUT_DIR"), "/build_info.rs"));

@@ -446,6 +446,9 @@ impl Error {
 
     /// The error for a raw `hipError_t` returned by `call`, with the runtime's message.
     pub fn from_hip(call: &'static str, code: hipError_t) -> Error {
+        if let Some(e) = not_loaded(call, code.0) {
+            return e;
+        }
         // SAFETY: hipGetErrorString takes any value and returns a static C string (or null).
         let ptr = unsafe { hip_sys::hipGetErrorString(code) };
         let message = if ptr.is_null() {
@@ -464,10 +467,49 @@ impl Error {
 
     /// The error for a raw `hiprtcResult` returned by `call`.
     pub fn from_rtc(call: &'static str, code: hiprtcResult, log: Option<String>) -> Error {
+        if let Some(e) = not_loaded(call, code.0) {
+            return e;
+        }
         Error::Rtc {
             call,
             code: RtcErrorCode(code.0),
             log,
         }
     }
+}
+
+/// The `dynamic-loading` codes (never returned by a linked runtime): a library that could not be opened, or
+/// a function the loaded one lacks. Both sys crates use the same two values.
+fn not_loaded(call: &'static str, raw: u32) -> Option<Error> {
+    if raw == hip_sys::hipRsErrorSymbolNotFound.0 {
+        return Some(Error::NotSupported {
+            what: call,
+            reason: "the HIP runtime or HIPRTC that was loaded does not export this function",
+        });
+    }
+    if raw != hip_sys::hipRsErrorLibraryNotFound.0 {
+        return None;
+    }
+    let rtc = call.starts_with("hiprtc");
+    Some(Error::LibraryNotFound {
+        library: if rtc { "HIPRTC (libhiprtc, or libamdhip64 on ROCm 5)" } else { "the HIP runtime (libamdhip64)" },
+        tried: loader_failure(rtc),
+        install: "Debian/Ubuntu: apt-get install libamdhip64-dev (HIPRTC from ROCm 6: libhiprtc-dev); \
+                  ROCm: the HIP runtime packages; or point HIP_RS_AMDHIP64 / HIP_RS_HIPRTC at the library",
+    })
+}
+
+#[cfg(feature = "dynamic-loading")]
+fn loader_failure(rtc: bool) -> Vec<String> {
+    let tried = if rtc {
+        hiprtc_sys::loader::failure()
+    } else {
+        hip_sys::loader::failure()
+    };
+    tried.map(<[String]>::to_vec).unwrap_or_default()
+}
+
+#[cfg(not(feature = "dynamic-loading"))]
+fn loader_failure(_: bool) -> Vec<String> {
+    Vec::new()
 }

@@ -5,6 +5,8 @@
 //! metadata (`DEP_AMDHIP64_*`), so both crates always bind the same installation.
 
 mod comgr;
+// The same rewrite as hip-sys's (a link to its file, as wrapper.h is).
+mod dynamic;
 
 use std::env;
 use std::path::PathBuf;
@@ -20,14 +22,23 @@ fn main() {
     println!("cargo:rerun-if-changed={PREBUILT}");
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
 
-    if env::var_os("DOCS_RS").is_some() {
-        std::fs::copy(PREBUILT, out.join("bindings.rs")).expect("copy prebuilt bindings");
+    let dep = |key: &str| env::var(format!("DEP_AMDHIP64_{key}")).ok();
+    // docs.rs, and dynamic loading where hip-sys found no HIP headers: the bindings committed from 5.2.3.
+    if env::var_os("DOCS_RS").is_some() || dep("INCLUDE").is_none() {
+        let mut code = std::fs::read_to_string(PREBUILT).expect("read prebuilt bindings");
+        if dynamic::enabled() {
+            code = dynamic::rewrite(
+                &code,
+                "hip_sys::dynamic_functions",
+                "crate::loader::functions",
+            );
+        }
+        std::fs::write(out.join("bindings.rs"), code).expect("write bindings.rs");
         comgr::generate(None, &out);
         println!("cargo:bindings={}", out.join("bindings.rs").display());
         return;
     }
 
-    let dep = |key: &str| env::var(format!("DEP_AMDHIP64_{key}")).ok();
     let clang_args: Vec<String> = dep("CLANG_ARGS")
         .expect("hip-sys exports DEP_AMDHIP64_CLANG_ARGS")
         .split('\u{1f}')
@@ -84,6 +95,13 @@ fn main() {
     println!("cargo:rerun-if-changed={}", header.display());
     let header = std::fs::read_to_string(&header).unwrap_or_default();
     code.push_str(&macro_aliases(&header, &code, &hip_bindings));
+    if dynamic::enabled() {
+        code = dynamic::rewrite(
+            &code,
+            "hip_sys::dynamic_functions",
+            "crate::loader::functions",
+        );
+    }
     std::fs::write(out.join("bindings.rs"), code).expect("write bindings.rs");
 
     if nvidia {
@@ -107,6 +125,12 @@ fn main() {
         return;
     }
 
+    if dynamic::enabled() {
+        // Opened at run time (src/loader.rs): no link-time dependency.
+        println!("cargo:include={}", include.display());
+        println!("cargo:bindings={}", out.join("bindings.rs").display());
+        return;
+    }
     // HIPRTC lives in libhiprtc where that exists (ROCm >= 6; the only home from 7.0), else in libamdhip64
     // (ROCm 5.x, Debian bookworm's 5.2.3).
     let lib = dep("LIB").map(PathBuf::from);

@@ -15,6 +15,9 @@
 )]
 #![allow(clippy::all, rustdoc::all)]
 
+pub mod loader;
+pub use loader::{hiprtcRsErrorLibraryNotFound, hiprtcRsErrorSymbolNotFound};
+
 include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
 
 /// comgr, AMD's code object manager (the compiler and linker HIPRTC runs on), loaded at run time.

@@ -57,3 +57,35 @@ pub fn symbols(b: &[u8]) -> Vec<String> {
     }
     names
 }
+
+/// The `DT_NEEDED` libraries of an ELF64 executable (from its `.dynamic` section and `.dynstr`).
+pub fn needed(b: &[u8]) -> Vec<String> {
+    let (shoff, shentsize, shnum) = (
+        u64_at(b, 0x28),
+        u16_at(b, 0x3A) as usize,
+        u16_at(b, 0x3C) as usize,
+    );
+    let section = |i: usize| shoff + i * shentsize;
+    let mut out = Vec::new();
+    for i in 0..shnum {
+        let sh = section(i);
+        if u32_at(b, sh + 4) != 6 {
+            continue; // SHT_DYNAMIC
+        }
+        let (off, size, link) = (
+            u64_at(b, sh + 0x18),
+            u64_at(b, sh + 0x20),
+            u32_at(b, sh + 0x28) as usize,
+        );
+        let strtab = u64_at(b, section(link) + 0x18);
+        for entry in (off..off + size).step_by(16) {
+            if u64_at(b, entry) == 1 {
+                // DT_NEEDED
+                let at = strtab + u64_at(b, entry + 8);
+                let end = b[at..].iter().position(|&c| c == 0).unwrap();
+                out.push(String::from_utf8_lossy(&b[at..at + end]).into_owned());
+            }
+        }
+    }
+    out
+}

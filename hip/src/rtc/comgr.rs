@@ -101,11 +101,10 @@ fn loaded_from(addr: *const libc::c_void) -> Option<PathBuf> {
 
 /// What identifies the installed comgr for the compile cache: its interface version, and the real path,
 /// size and modification time of its library (a new comgr package changes them; hashing the ~60 MB file
-/// would cost more than the cache saves on a first hit). `None` where comgr cannot be opened.
+/// would cost more than the cache saves on a first hit). `None` where no comgr can be opened.
 pub(crate) fn fingerprint() -> Option<String> {
-    let c = lib().ok()?;
-    let (major, minor) = c.version;
-    let file = c.path.as_ref().and_then(|p| {
+    let (major, minor, path) = identify()?;
+    let file = path.as_ref().and_then(|p| {
         let meta = std::fs::metadata(p).ok()?;
         let mtime = meta
             .modified()
@@ -123,6 +122,36 @@ pub(crate) fn fingerprint() -> Option<String> {
         "comgr {major}.{minor} {}",
         file.unwrap_or_default()
     ))
+}
+
+/// comgr's version and file. Where the comgr these bindings were generated for is not installed (a
+/// `dynamic-loading` binary built on ROCm 5 running on ROCm 6), any comgr is opened just to ask:
+/// `amd_comgr_get_version` has the same signature in every interface version.
+fn identify() -> Option<&'static (usize, usize, Option<PathBuf>)> {
+    static ID: OnceLock<Option<(usize, usize, Option<PathBuf>)>> = OnceLock::new();
+    ID.get_or_init(|| {
+        if let Ok(c) = lib() {
+            return Some((c.version.0, c.version.1, c.path.clone()));
+        }
+        type GetVersion = unsafe extern "C" fn(*mut usize, *mut usize);
+        for name in ["libamd_comgr.so.3", "libamd_comgr.so.2", "libamd_comgr.so"] {
+            // SAFETY: opening comgr runs initialisers without preconditions; the symbol's signature is
+            // the same in every comgr interface version.
+            let Ok(library) = (unsafe { libloading::Library::new(name) }) else {
+                continue;
+            };
+            let Ok(get) = (unsafe { library.get::<GetVersion>(b"amd_comgr_get_version\0") }) else {
+                continue;
+            };
+            let (mut major, mut minor) = (0, 0);
+            unsafe { get(&mut major, &mut minor) };
+            let path = loaded_from(*get as *const libc::c_void);
+            std::mem::forget(library); // HIPRTC keeps it loaded anyway; the identity must stay valid
+            return Some((major, minor, path));
+        }
+        None
+    })
+    .as_ref()
 }
 
 /// The function `f` of the loaded comgr, or `NotSupported` naming it where this comgr lacks it.

@@ -1,0 +1,1 @@
+../../hip-sys/build/dynamic.rs

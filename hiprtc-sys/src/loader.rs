@@ -1,0 +1,176 @@
+//! Loading HIPRTC at run time (the `dynamic-loading` feature), as `hip_sys::loader` does for the runtime.
+//!
+//! HIPRTC is looked for in this order ([`hiprtc_candidates`]): `HIP_RS_HIPRTC` (a file), `HIP_PATH/lib` and
+//! `ROCM_PATH/lib`, then `libhiprtc.so.7`, `.6`, `libhiprtc.so` through the system's search path, then
+//! inside the HIP runtime itself (ROCm 5.x has no separate HIPRTC library; needs `hiprtcCreateProgram`
+//! there), then `/opt/rocm/lib`. On Windows the names are `hiprtcMMmm.dll` (`hiprtc0702.dll`, major and
+//! minor, newest first).
+//!
+//! No library: every function returns [`hiprtcRsErrorLibraryNotFound`]; a function the library lacks (the
+//! linker on 5.2) returns [`hiprtcRsErrorSymbolNotFound`].
+
+use crate::hiprtcResult;
+use hip_sys::loader::{candidates, Missing, Os};
+
+/// Not a HIPRTC code: returned when no HIPRTC library could be opened (`dynamic-loading` only).
+pub const hiprtcRsErrorLibraryNotFound: hiprtcResult = hiprtcResult(0x4852_0001);
+/// Not a HIPRTC code: returned when the loaded HIPRTC does not export the function (`dynamic-loading`
+/// only).
+pub const hiprtcRsErrorSymbolNotFound: hiprtcResult = hiprtcResult(0x4852_0002);
+
+impl Missing for hiprtcResult {
+    fn library_missing() -> Self {
+        hiprtcRsErrorLibraryNotFound
+    }
+    fn symbol_missing() -> Self {
+        hiprtcRsErrorSymbolNotFound
+    }
+}
+
+/// The HIPRTC libraries tried before looking inside the HIP runtime, in order (see the module docs).
+/// `var` reads an environment variable.
+pub fn hiprtc_candidates(os: Os, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let names: Vec<String> = match os {
+        Os::Linux => ["libhiprtc.so.7", "libhiprtc.so.6", "libhiprtc.so"]
+            .iter()
+            .map(|n| n.to_string())
+            .collect(),
+        Os::Windows => (5..=7)
+            .rev()
+            .flat_map(|major| {
+                (0..=9)
+                    .rev()
+                    .map(move |minor| format!("hiprtc{major:02}{minor:02}.dll"))
+            })
+            .collect(),
+    };
+    let all = candidates(os, var, "HIP_RS_HIPRTC", &names);
+    // /opt/rocm comes after HIPRTC inside the runtime: split it off for the caller.
+    all.into_iter()
+        .filter(|c| !c.starts_with("/opt/rocm/"))
+        .collect()
+}
+
+#[cfg(feature = "dynamic-loading")]
+pub use dynamic::*;
+
+#[cfg(feature = "dynamic-loading")]
+mod dynamic {
+    use super::*;
+    use hip_sys::loader::{env_var, open_first};
+    use std::sync::OnceLock;
+
+    struct Loaded {
+        _library: Option<hip_sys::loader::Opened>,
+        path: String,
+        functions: crate::DynamicFunctions,
+    }
+
+    static HIPRTC: OnceLock<Result<Loaded, Vec<String>>> = OnceLock::new();
+
+    fn load() -> Result<Loaded, Vec<String>> {
+        let first = hiprtc_candidates(Os::CURRENT, &env_var);
+        let mut tried = match open_first(&first) {
+            Ok(opened) => {
+                // SAFETY: symbols typed from the header the bindings come from.
+                let functions = unsafe { crate::DynamicFunctions::resolve(&opened.library) };
+                let path = opened.path.clone();
+                return Ok(Loaded {
+                    _library: Some(opened),
+                    path,
+                    functions,
+                });
+            }
+            Err(tried) => tried,
+        };
+        match hip_sys::loader::library() {
+            Some(hip)
+                if unsafe { hip.library.get::<*const ()>(b"hiprtcCreateProgram\0") }.is_ok() =>
+            {
+                let functions = unsafe { crate::DynamicFunctions::resolve(&hip.library) };
+                return Ok(Loaded {
+                    _library: None,
+                    path: hip.path.clone(),
+                    functions,
+                });
+            }
+            Some(hip) => tried.push(format!(
+                "{} (the HIP runtime): no hiprtcCreateProgram",
+                hip.path
+            )),
+            None => tried.push("inside the HIP runtime: no HIP runtime could be opened".into()),
+        }
+        let names = ["libhiprtc.so.7", "libhiprtc.so.6", "libhiprtc.so"];
+        let opt: Vec<String> = names.iter().map(|n| format!("/opt/rocm/lib/{n}")).collect();
+        if Os::CURRENT == Os::Linux {
+            match open_first(&opt) {
+                Ok(opened) => {
+                    let functions = unsafe { crate::DynamicFunctions::resolve(&opened.library) };
+                    let path = opened.path.clone();
+                    return Ok(Loaded {
+                        _library: Some(opened),
+                        path,
+                        functions,
+                    });
+                }
+                Err(more) => tried.extend(more),
+            }
+        }
+        Err(tried)
+    }
+
+    /// The function table, opening HIPRTC on first use; `None` where none opened.
+    #[doc(hidden)]
+    #[inline]
+    pub fn functions() -> Option<&'static crate::DynamicFunctions> {
+        HIPRTC.get_or_init(load).as_ref().ok().map(|l| &l.functions)
+    }
+
+    /// The library HIPRTC was found in (a libhiprtc, or the HIP runtime on 5.x), opening it on first use.
+    pub fn loaded_from() -> Option<&'static str> {
+        HIPRTC
+            .get_or_init(load)
+            .as_ref()
+            .ok()
+            .map(|l| l.path.as_str())
+    }
+
+    /// Why HIPRTC could not be opened: each candidate with the loader's error; `None` once open.
+    pub fn failure() -> Option<&'static [String]> {
+        HIPRTC
+            .get_or_init(load)
+            .as_ref()
+            .err()
+            .map(|v| v.as_slice())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linux_order_and_no_opt_rocm_before_the_runtime() {
+        let vars = |k: &str| (k == "HIP_RS_HIPRTC").then(|| "/my/libhiprtc.so".to_string());
+        let c = hiprtc_candidates(Os::Linux, &vars);
+        assert_eq!(
+            c,
+            [
+                "/my/libhiprtc.so",
+                "libhiprtc.so.7",
+                "libhiprtc.so.6",
+                "libhiprtc.so"
+            ]
+        );
+    }
+
+    #[test]
+    fn windows_names_carry_major_and_minor_newest_first() {
+        let c = hiprtc_candidates(Os::Windows, &|_| None);
+        assert_eq!(c.first().map(String::as_str), Some("hiprtc0709.dll"));
+        assert!(c.contains(&"hiprtc0702.dll".to_string()));
+        assert!(c.contains(&"hiprtc0507.dll".to_string()));
+        assert_eq!(c.last().map(String::as_str), Some("hiprtc0500.dll"));
+        assert_eq!(c.len(), 30);
+    }
+}
