@@ -25,7 +25,7 @@
 //! | --- | --- |
 //! | [`Error::LengthMismatch`] | `extent_mismatch` (405) |
 //! | [`Error::OutOfBounds`] | `out_of_bounds` (401) |
-//! | [`Error::InteriorNul`], [`Error::InvalidCodeObject`], [`Error::InvalidLaunch`], [`Error::DeviceOutOfRange`], [`Error::ArchRequired`], [`Error::UnknownArch`], [`Error::InvalidOption`], [`Error::TimingDisabled`], [`Error::TooManyArguments`] | `invalid_argument` (410) |
+//! | [`Error::InteriorNul`], [`Error::InvalidCodeObject`], [`Error::InvalidLaunch`], [`Error::DeviceOutOfRange`], [`Error::ArchRequired`], [`Error::UnknownArch`], [`Error::UnsupportedArchFeature`], [`Error::InvalidOption`], [`Error::TimingDisabled`], [`Error::TooManyArguments`] | `invalid_argument` (410) |
 //! | [`Error::UnknownName`] | `not_found` (1) |
 //! | [`Error::AllocationTooLarge`] | `allocation_failed` (201) |
 //! | [`Error::NotSupported`] | `not_supported` (420) |
@@ -308,6 +308,17 @@ pub enum Error {
         /// The processors the installed compiler supports, comma-separated.
         known: String,
     },
+    /// A target id whose processor exists but lacks a feature it asks for (`gfx1030:xnack+`), or repeats
+    /// one; checked against comgr's ISA metadata before compiling (HIPRTC 5.2 aborts on one).
+    #[error("target `{arch}`: feature `{feature}` is not supported by this processor or repeated; it supports: {supported}")]
+    UnsupportedArchFeature {
+        /// The target id asked for.
+        arch: String,
+        /// The feature refused, as written (`xnack+`).
+        feature: String,
+        /// The features the processor supports, per comgr (`"none"` when it has none).
+        supported: String,
+    },
     /// A compiler option this crate refuses before HIPRTC sees it.
     #[error("invalid compiler option `{option}`: {reason}")]
     InvalidOption {
@@ -358,6 +369,7 @@ impl Error {
             | Error::DeviceOutOfRange { .. }
             | Error::ArchRequired { .. }
             | Error::UnknownArch { .. }
+            | Error::UnsupportedArchFeature { .. }
             | Error::InvalidOption { .. }
             | Error::TimingDisabled
             | Error::TooManyArguments { .. } => Status::InvalidArgument,

@@ -201,28 +201,20 @@ impl ProgramBuilder {
     /// Resolves the architecture from the current device when none was given.
     pub fn resolved_options(&self) -> Result<Vec<String>> {
         let mut options = self.options.clone();
-        let mut has_arch = false;
-        for o in &options {
-            let value = ["--gpu-architecture=", "--offload-arch=", "-arch="]
-                .iter()
-                .find_map(|p| o.strip_prefix(p));
-            if let Some(arch) = value {
-                arch::check(arch)?;
-                has_arch = true;
-            } else if o == "--gpu-architecture" || o == "-arch" || o == "--offload-arch" {
-                return Err(Error::InvalidOption {
-                    option: o.clone(),
-                    reason: "give the architecture in the same option: --gpu-architecture=<arch>",
-                });
+        // Every option is checked, not only those that start like a target option: HIPRTC 5.2.3 reads
+        // `--offload-arch=` anywhere in an option (even inside a -D value) and then aborts the process.
+        let mut target: Option<&str> = None;
+        for o in &self.options {
+            if let arch::OptionTarget::Arch(a) = arch::check_option(o)? {
+                one_target(&mut target, a, o)?;
             }
         }
-        match (&self.arch, has_arch) {
-            (Some(a), _) => {
-                arch::check(a)?;
-                options.push(format!("--gpu-architecture={a}"));
-            }
-            (None, true) => {}
-            (None, false) => options.push(format!("--gpu-architecture={}", current_device_arch()?)),
+        if let Some(a) = &self.arch {
+            arch::check(a)?;
+            one_target(&mut target, a, a)?;
+            options.push(format!("--gpu-architecture={a}"));
+        } else if target.is_none() {
+            options.push(format!("--gpu-architecture={}", current_device_arch()?));
         }
         Ok(options)
     }
@@ -354,6 +346,20 @@ impl ProgramBuilder {
 fn hiprtc_lock() -> Option<std::sync::MutexGuard<'static, ()>> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     cfg!(hip_platform = "amd").then(|| LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+}
+
+/// Note the target `arch` asked by `what`; refuse a second, different one (HIPRTC would silently pick one).
+fn one_target<'a>(target: &mut Option<&'a str>, arch: &'a str, what: &str) -> Result<()> {
+    match target {
+        Some(t) if *t != arch => Err(Error::InvalidOption {
+            option: what.to_string(),
+            reason: "a second, different target architecture; one compile has one target",
+        }),
+        _ => {
+            *target = Some(arch);
+            Ok(())
+        }
+    }
 }
 
 fn ptrs(strings: &[CString]) -> Vec<*const c_char> {
