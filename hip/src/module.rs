@@ -80,11 +80,15 @@ impl Module {
             result::func_get_attribute(sys::HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, raw)
         }
         .unwrap_or(0);
+        let static_shared =
+            unsafe { result::func_get_attribute(sys::HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, raw) }
+                .unwrap_or(0);
         Ok(Function {
             raw,
             module: self.clone(),
             name: name.to_string(),
-            max_threads: max_threads.max(0) as u32,
+            max_threads: u32::try_from(max_threads).unwrap_or(0),
+            static_shared: u32::try_from(static_shared).unwrap_or(0),
         })
     }
 
@@ -135,6 +139,7 @@ pub struct Function {
     module: Module,
     name: String,
     max_threads: u32,
+    static_shared: u32,
 }
 
 // SAFETY: a hipFunction_t is an immutable handle into a loaded module, usable from any thread.
@@ -165,6 +170,12 @@ impl Function {
     /// Most threads per block this kernel can be launched with (0 if the runtime did not say).
     pub fn max_threads_per_block(&self) -> u32 {
         self.max_threads
+    }
+
+    /// Statically allocated shared memory in bytes, as read when the kernel was looked up (0 if the runtime
+    /// did not say); launches check it plus the dynamic amount against the device's limit.
+    pub fn static_shared_bytes(&self) -> u32 {
+        self.static_shared
     }
 
     /// Registers per thread.

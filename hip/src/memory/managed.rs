@@ -56,17 +56,23 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
     /// The contents on the host for writing, after waiting for all work on the device.
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
         self.device.synchronize()?;
-        if self.len == 0 {
-            return Ok(&mut []);
-        }
-        Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr.cast(), self.len) })
+        // SAFETY: `host_ptr` is the allocation (or dangling when it holds no bytes), valid for `len` T.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.host_ptr(), self.len) })
     }
 
     fn host_slice(&self) -> &[T] {
-        if self.len == 0 {
-            return &[];
+        // SAFETY: as in as_mut_slice.
+        unsafe { std::slice::from_raw_parts(self.host_ptr(), self.len) }
+    }
+
+    /// The host address of the elements: the allocation, or a dangling (never null) pointer when nothing
+    /// was allocated (no elements, or zero-sized ones; a slice may never start at null, even an empty one).
+    fn host_ptr(&self) -> *mut T {
+        if self.ptr.is_null() {
+            std::ptr::NonNull::<T>::dangling().as_ptr()
+        } else {
+            self.ptr.cast()
         }
-        unsafe { std::slice::from_raw_parts(self.ptr.cast(), self.len) }
     }
 }
 

@@ -91,7 +91,7 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
         self.len() == 0
     }
 
-    /// Size in bytes.
+    /// Size in bytes (the allocation's size: it was checked not to overflow when allocated).
     fn byte_len(&self) -> usize {
         self.len() * std::mem::size_of::<T>()
     }
@@ -99,7 +99,7 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
     /// Copy everything into `dst`, whose length must match. Synchronous.
     fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
         check_len("copy_to_host", self.len(), dst.len())?;
-        if self.is_empty() {
+        if self.byte_len() == 0 {
             return Ok(());
         }
         self.device().bind()?;
@@ -116,7 +116,7 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
     /// Copy everything into a new `Vec`. Synchronous.
     fn to_vec(&self) -> Result<Vec<T>> {
         let mut v = Vec::<T>::with_capacity(self.len());
-        if !self.is_empty() {
+        if self.byte_len() != 0 {
             self.device().bind()?;
             unsafe {
                 result::memcpy(
@@ -125,10 +125,11 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
                     self.byte_len(),
                     sys::hipMemcpyDeviceToHost,
                 )?;
-                // SAFETY: the copy wrote all len() elements, and any bits are a valid T (DeviceCopy).
-                v.set_len(self.len());
             }
         }
+        // SAFETY: the copy wrote all len() elements (or they are zero-sized), and any bits are a valid T
+        // (DeviceCopy).
+        unsafe { v.set_len(self.len()) };
         Ok(v)
     }
 
@@ -147,11 +148,14 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
 }
 
 /// Device memory that may be written: owned buffers and mutable views.
+///
+/// Copies and memsets with no bytes to move (no elements, or zero-sized ones) return `Ok` without calling
+/// HIP: a zero-sized buffer of `usize::MAX` elements has no allocation to point at.
 pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
     /// Copy `src`, whose length must match, into this memory. Synchronous.
     fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
         check_len("copy_from_host", self.len(), src.len())?;
-        if self.is_empty() {
+        if self.byte_len() == 0 {
             return Ok(());
         }
         self.device().bind()?;
@@ -172,7 +176,7 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
         Self: Sized,
     {
         check_len("copy_from_device", self.len(), src.len())?;
-        if self.is_empty() {
+        if self.byte_len() == 0 {
             return Ok(());
         }
         self.device().bind()?;
@@ -188,7 +192,7 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
 
     /// Set every byte to `value` (`hipMemset`).
     fn memset_bytes(&mut self, value: u8) -> Result<()> {
-        if self.is_empty() {
+        if self.byte_len() == 0 {
             return Ok(());
         }
         self.device().bind()?;
@@ -245,13 +249,22 @@ pub(crate) fn check_len(what: &'static str, expected: usize, actual: usize) -> R
 }
 
 fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {
+    // `..=usize::MAX` and `(Excluded(usize::MAX), _)` name an end or start one past usize::MAX: no buffer
+    // holds that, so they are out of bounds (saturating would silently shorten the range by one).
+    let past = |v: usize| {
+        v.checked_add(1).ok_or(Error::OutOfBounds {
+            start: v,
+            end: usize::MAX,
+            len,
+        })
+    };
     let start = match range.start_bound() {
         Bound::Included(&s) => s,
-        Bound::Excluded(&s) => s.saturating_add(1),
+        Bound::Excluded(&s) => past(s)?,
         Bound::Unbounded => 0,
     };
     let end = match range.end_bound() {
-        Bound::Included(&e) => e.saturating_add(1),
+        Bound::Included(&e) => past(e)?,
         Bound::Excluded(&e) => e,
         Bound::Unbounded => len,
     };
@@ -259,4 +272,48 @@ fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> 
         return Err(Error::OutOfBounds { start, end, len });
     }
     Ok((start, end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ops::Bound::*;
+
+    #[test]
+    fn ranges_at_the_extremes_are_checked_without_overflow() {
+        let m = usize::MAX;
+        assert_eq!(bounds(.., m).unwrap(), (0, m));
+        assert_eq!(bounds(m.., m).unwrap(), (m, m));
+        assert_eq!(bounds(..m, m).unwrap(), (0, m));
+        assert!(matches!(bounds(..=m, m), Err(Error::OutOfBounds { .. })));
+        assert!(matches!(
+            bounds((Excluded(m), Unbounded), m),
+            Err(Error::OutOfBounds { .. })
+        ));
+        assert!(matches!(
+            bounds((Included(1), Excluded(0)), 4),
+            Err(Error::OutOfBounds {
+                start: 1,
+                end: 0,
+                len: 4
+            })
+        ));
+        assert!(matches!(bounds(0..5, 4), Err(Error::OutOfBounds { .. })));
+        assert_eq!(bounds((Excluded(2), Included(3)), 4).unwrap(), (3, 4));
+        assert_eq!(bounds(0..0, 0).unwrap(), (0, 0));
+    }
+
+    #[test]
+    fn byte_sizes_overflow_into_an_error() {
+        assert!(matches!(
+            byte_size::<u64>(usize::MAX),
+            Err(Error::AllocationTooLarge {
+                elements: usize::MAX,
+                elem_bytes: 8
+            })
+        ));
+        assert_eq!(byte_size::<[u8; 0]>(usize::MAX).unwrap(), 0);
+        assert_eq!(byte_size::<u8>(usize::MAX).unwrap(), usize::MAX);
+        assert_eq!(byte_size::<u32>(usize::MAX / 4).unwrap(), usize::MAX - 3);
+    }
 }

@@ -126,7 +126,7 @@ impl Stream {
         dst: &mut impl DeviceMemoryMut<T>,
     ) -> Result<()> {
         check_len("copy_to_device_async", dst.len(), src.len)?;
-        if src.is_empty() {
+        if dst.byte_len() == 0 {
             return Ok(());
         }
         unsafe {
@@ -149,7 +149,7 @@ impl Stream {
         dst: &mut PinnedBuffer<T>,
     ) -> Result<()> {
         check_len("copy_to_host_async", dst.len, src.len())?;
-        if src.is_empty() {
+        if src.byte_len() == 0 {
             return Ok(());
         }
         unsafe {
@@ -171,7 +171,7 @@ impl Stream {
         dst: &mut impl DeviceMemoryMut<T>,
     ) -> Result<()> {
         check_len("copy_device_async", dst.len(), src.len())?;
-        if src.is_empty() {
+        if src.byte_len() == 0 {
             return Ok(());
         }
         unsafe {
@@ -191,7 +191,7 @@ impl Stream {
         dst: &mut impl DeviceMemoryMut<T>,
         value: u8,
     ) -> Result<()> {
-        if dst.is_empty() {
+        if dst.byte_len() == 0 {
             return Ok(());
         }
         unsafe { result::memset_async(dst.device_ptr(), value, dst.byte_len(), self.raw()) }
