@@ -93,3 +93,103 @@ fn extreme_launch_extents_are_invalid_launches_not_panics() {
         assert!(matches!(err, Error::InvalidLaunch(_)), "{cfg:?}: {err}");
     }
 }
+
+fn spin_fill(d: &Device) -> Module {
+    let code = ProgramBuilder::new(common::SPIN_FILL).compile().unwrap();
+    Module::load_data(d, code.code()).unwrap()
+}
+
+/// Queue `spin` for about `cycles` clock cycles on `s`.
+fn spin(m: &Module, s: &Stream, cycles: i64) {
+    let mut args = LaunchArgs::new();
+    args.arg(&cycles);
+    unsafe {
+        m.function("spin")
+            .unwrap()
+            .launch(s, &LaunchConfig::new(1, 1), &mut args)
+            .unwrap()
+    };
+}
+
+#[test]
+fn a_dropped_streams_reused_handle_cannot_hide_its_pending_copy() {
+    // Issue 11: stream 1 queued a copy into the pinned buffer and was dropped; stream 2 got the same
+    // handle address; the buffer re-recorded its one event on stream 2 and as_slice returned while
+    // stream 1's copy still wrote the buffer (an H100 read 0, then 1).
+    let d = device();
+    let m = spin_fill(&d);
+    let n = 1 << 22;
+    let src = DeviceBuffer::from_host(&d, &vec![1u32; n]).unwrap();
+    let mut other = DeviceBuffer::<u32>::zeroed(&d, n).unwrap();
+    let mut reused = 0;
+    for round in 0..8 {
+        let mut host = PinnedBuffer::<u32>::zeroed(&d, n).unwrap();
+        let s1 = Stream::non_blocking(&d).unwrap();
+        let s1_raw = s1.raw() as usize;
+        spin(&m, &s1, 200_000_000); // keep the copy below pending for a while
+        s1.copy_to_host_async(&src, &mut host).unwrap();
+        drop(s1);
+        let s2 = Stream::non_blocking(&d).unwrap();
+        if s2.raw() as usize == s1_raw {
+            reused += 1;
+        }
+        s2.copy_to_device_async(&host, &mut other).unwrap();
+        let seen = host.as_slice().unwrap();
+        assert!(
+            seen.iter().all(|&v| v == 1),
+            "round {round}: read before stream 1's copy finished"
+        );
+        drop(s2);
+    }
+    println!("handle address reused in {reused} of 8 rounds");
+}
+
+#[test]
+fn a_module_dropped_while_its_kernel_runs_waits_for_it() {
+    let d = device();
+    let s = Stream::non_blocking(&d).unwrap();
+    let n = 1u32 << 20;
+    let mut out = DeviceBuffer::<u32>::zeroed(&d, n as usize).unwrap();
+    for round in 0..4u32 {
+        let m = spin_fill(&d);
+        spin(&m, &s, 100_000_000);
+        let fill = m.function("fill").unwrap();
+        let value = round + 7;
+        let mut args = LaunchArgs::new();
+        args.arg_mut(&mut out).arg(&value).arg(&n);
+        unsafe { fill.launch(&s, &LaunchConfig::for_num_elems(n), &mut args) }.unwrap();
+        drop(fill);
+        drop(m); // the kernels above are still queued or running
+        s.synchronize().unwrap();
+        assert!(
+            out.to_vec().unwrap().iter().all(|&v| v == value),
+            "round {round}"
+        );
+    }
+}
+
+#[test]
+fn pinned_tracking_stays_small_with_many_short_lived_streams() {
+    let d = device();
+    let host = PinnedBuffer::from_slice(&d, &[5u8; 4096]).unwrap();
+    let mut dev = DeviceBuffer::<u8>::zeroed(&d, 4096).unwrap();
+    for _ in 0..2000 {
+        let s = Stream::non_blocking(&d).unwrap();
+        s.copy_to_device_async(&host, &mut dev).unwrap();
+    }
+    assert_eq!(host.as_slice().unwrap(), &[5u8; 4096][..]);
+    assert_eq!(dev.to_vec().unwrap(), vec![5u8; 4096]);
+}
+
+#[test]
+fn stream_ids_are_unique_even_when_handles_are_reused() {
+    let d = device();
+    let mut ids = std::collections::HashSet::new();
+    for _ in 0..100 {
+        let s = Stream::new(&d).unwrap();
+        assert!(ids.insert(s.id()));
+    }
+    let a = unsafe { Stream::from_raw(&d, std::ptr::null_mut()) };
+    let b = unsafe { Stream::from_raw(&d, std::ptr::null_mut()) };
+    assert_ne!(a.id(), b.id());
+}

@@ -25,10 +25,11 @@
 //! | --- | --- |
 //! | [`Error::LengthMismatch`] | `extent_mismatch` (405) |
 //! | [`Error::OutOfBounds`] | `out_of_bounds` (401) |
-//! | [`Error::InteriorNul`], [`Error::InvalidCodeObject`], [`Error::InvalidLaunch`], [`Error::DeviceOutOfRange`], [`Error::ArchRequired`], [`Error::UnknownArch`], [`Error::UnsupportedArchFeature`], [`Error::InvalidOption`], [`Error::TimingDisabled`], [`Error::TooManyArguments`] | `invalid_argument` (410) |
+//! | [`Error::InteriorNul`], [`Error::InvalidCodeObject`], [`Error::InvalidLaunch`], [`Error::DeviceOutOfRange`], [`Error::ArchRequired`], [`Error::UnknownArch`], [`Error::UnsupportedArchFeature`], [`Error::DeviceMismatch`], [`Error::InvalidOption`], [`Error::TimingDisabled`], [`Error::TooManyArguments`] | `invalid_argument` (410) |
 //! | [`Error::UnknownName`] | `not_found` (1) |
 //! | [`Error::AllocationTooLarge`] | `allocation_failed` (201) |
 //! | [`Error::NotSupported`] | `not_supported` (420) |
+//! | [`Error::UntrackedCopy`] | `invalid_state` (902) |
 
 use hip_sys::hipError_t;
 use hiprtc_sys::hiprtcResult;
@@ -327,6 +328,22 @@ pub enum Error {
         /// Why.
         reason: &'static str,
     },
+    /// A stream and the memory or event it was given are on different devices.
+    #[error(
+        "{what}: the stream is on device {stream} but the memory or event is on device {other}"
+    )]
+    DeviceMismatch {
+        /// The operation, e.g. `"copy_to_host_async"`.
+        what: &'static str,
+        /// The stream's device.
+        stream: usize,
+        /// The other operand's device.
+        other: usize,
+    },
+    /// A pinned buffer with a copy queued that could not be tracked (recording its event and synchronising
+    /// its stream both failed): its contents are never shown, and it is leaked rather than freed.
+    #[error("a copy using this pinned buffer could not be tracked (the device failed); the buffer is unusable and will be leaked")]
+    UntrackedCopy,
     /// Elapsed time was asked of an event created without timing.
     #[error("event timing is disabled: create both events with Event::with_timing")]
     TimingDisabled,
@@ -370,10 +387,12 @@ impl Error {
             | Error::ArchRequired { .. }
             | Error::UnknownArch { .. }
             | Error::UnsupportedArchFeature { .. }
+            | Error::DeviceMismatch { .. }
             | Error::InvalidOption { .. }
             | Error::TimingDisabled
             | Error::TooManyArguments { .. } => Status::InvalidArgument,
             Error::NotSupported { .. } => Status::NotSupported,
+            Error::UntrackedCopy => Status::InvalidState,
         }
     }
 

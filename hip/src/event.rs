@@ -51,8 +51,11 @@ impl Event {
         self.timing
     }
 
-    /// Record the event on `stream`: it completes when all work queued there so far does.
+    /// Record the event on `stream`: it completes when all work queued there so far does. The stream must
+    /// be on the event's device ([`Error::DeviceMismatch`] otherwise), which is made current for the call.
     pub fn record(&self, stream: &Stream) -> Result<()> {
+        same_device("Event::record", stream.device(), &self.device)?;
+        self.device.bind()?;
         unsafe { result::event_record(self.raw, stream.raw()) }
     }
 
@@ -79,5 +82,18 @@ impl Drop for Event {
     fn drop(&mut self) {
         let _ = self.device.bind();
         let _ = unsafe { result::event_destroy(self.raw) };
+    }
+}
+
+/// Refuse work whose stream and memory (or event) are on different devices.
+pub(crate) fn same_device(what: &'static str, stream: &Device, other: &Device) -> Result<()> {
+    if stream.ordinal() == other.ordinal() {
+        Ok(())
+    } else {
+        Err(Error::DeviceMismatch {
+            what,
+            stream: stream.ordinal(),
+            other: other.ordinal(),
+        })
     }
 }

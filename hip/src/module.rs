@@ -26,9 +26,13 @@ unsafe impl Send for ModuleInner {}
 unsafe impl Sync for ModuleInner {}
 
 impl Drop for ModuleInner {
+    /// Kernels launched from the module may still be queued or running (a launch does not keep the
+    /// `Function` alive), and HIP does not wait for them before unloading their code. So the device is
+    /// synchronised first; if that fails the module is leaked, never unloaded under a running kernel.
     fn drop(&mut self) {
-        let _ = self.device.bind();
-        let _ = unsafe { result::module_unload(self.raw) };
+        if self.device.synchronize().is_ok() {
+            let _ = unsafe { result::module_unload(self.raw) };
+        }
     }
 }
 

@@ -15,6 +15,15 @@ pub struct Stream {
     raw: sys::hipStream_t,
     device: Device,
     owned: bool,
+    /// Unique for the life of the process, unlike `raw`: HIP reuses a destroyed stream's handle address for
+    /// the next stream, so an address cannot say which stream queued earlier work.
+    id: u64,
+}
+
+/// A process-wide unique stream id (a u64 counter cannot wrap in practice: 2^64 creations).
+fn next_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 // SAFETY: a hipStream_t is a handle to a runtime object that HIP synchronises internally; the API may be
@@ -57,6 +66,7 @@ impl Stream {
             raw,
             device: device.clone(),
             owned: true,
+            id: next_id(),
         })
     }
 
@@ -65,6 +75,7 @@ impl Stream {
             raw: std::ptr::null_mut(),
             device: device.clone(),
             owned: false,
+            id: next_id(),
         }
     }
 
@@ -77,6 +88,7 @@ impl Stream {
             raw,
             device: device.clone(),
             owned: false,
+            id: next_id(),
         }
     }
 
@@ -88,6 +100,12 @@ impl Stream {
     /// The device this stream belongs to.
     pub fn device(&self) -> &Device {
         &self.device
+    }
+
+    /// This wrapper's id, unique in the process: never shared with another `Stream`, even one that gets the
+    /// same raw handle after this one is destroyed (two wrappers of one raw stream have two ids).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// Whether this is the device's default (null) stream.
@@ -107,8 +125,10 @@ impl Stream {
         unsafe { result::stream_query(self.raw) }
     }
 
-    /// Make work queued on this stream from now on wait until `event` completes.
+    /// Make work queued on this stream from now on wait until `event` completes. The event may belong to
+    /// another device; the stream's device is made current for the call.
     pub fn wait_event(&self, event: &Event) -> Result<()> {
+        self.device.bind()?;
         unsafe { result::stream_wait_event(self.raw, event.raw()) }
     }
 

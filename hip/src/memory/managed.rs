@@ -10,8 +10,9 @@ use hip_sys as sys;
 /// `len` values of `T` in managed memory (`hipMallocManaged`, attached globally), freed on drop.
 ///
 /// Kernels and copies use it like device memory; the host reads and writes it through
-/// [`as_slice`](Self::as_slice) and [`as_mut_slice`](Self::as_mut_slice), which synchronise the device
-/// first so no queued work is still writing it.
+/// [`as_slice`](Self::as_slice) and [`as_mut_slice`](Self::as_mut_slice), which synchronise **every**
+/// device first ([`Device::synchronize_all`]): managed memory is valid on all of them, so a kernel on
+/// another device may be the one still writing it.
 ///
 /// On NVIDIA GPUs never ask for more managed memory than the device has free.
 #[derive(Debug)]
@@ -47,15 +48,15 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
         })
     }
 
-    /// The contents on the host, after waiting for all work on the device.
+    /// The contents on the host, after waiting for all work on every device.
     pub fn as_slice(&self) -> Result<&[T]> {
-        self.device.synchronize()?;
+        Device::synchronize_all()?;
         Ok(self.host_slice())
     }
 
-    /// The contents on the host for writing, after waiting for all work on the device.
+    /// The contents on the host for writing, after waiting for all work on every device.
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
-        self.device.synchronize()?;
+        Device::synchronize_all()?;
         // SAFETY: `host_ptr` is the allocation (or dangling when it holds no bytes), valid for `len` T.
         Ok(unsafe { std::slice::from_raw_parts_mut(self.host_ptr(), self.len) })
     }
