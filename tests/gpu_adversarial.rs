@@ -193,3 +193,26 @@ fn stream_ids_are_unique_even_when_handles_are_reused() {
     let b = unsafe { Stream::from_raw(&d, std::ptr::null_mut()) };
     assert_ne!(a.id(), b.id());
 }
+
+#[test]
+fn load_data_refuses_images_the_runtime_would_read_past() {
+    let d = device();
+    // The 128-byte ELF whose one NOBITS section header sends HIP's size computation to 16 MiB.
+    let mut image = vec![0u8; 128];
+    image[..4].copy_from_slice(b"\x7fELF");
+    image[4] = 2;
+    image[5] = 1;
+    image[0x28..0x30].copy_from_slice(&64u64.to_le_bytes());
+    image[0x3C..0x3E].copy_from_slice(&1u16.to_le_bytes());
+    image[64 + 4..64 + 8].copy_from_slice(&8u32.to_le_bytes());
+    image[64 + 0x18..64 + 0x20].copy_from_slice(&(16u64 << 20).to_le_bytes());
+    let err = Module::load_data(&d, &image).unwrap_err();
+    assert!(matches!(err, Error::InvalidCodeObject(_)), "{err}");
+    assert!(matches!(
+        Module::load_data(
+            &d,
+            b"__CLANG_OFFLOAD_BUNDLE__\xff\xff\xff\xff\xff\xff\xff\xff"
+        ),
+        Err(Error::InvalidCodeObject(_))
+    ));
+}

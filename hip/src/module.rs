@@ -246,97 +246,13 @@ impl<T: DeviceCopy> Global<T> {
     }
 }
 
-/// Check that an image is complete before HIP, which is not given its length, parses it. Returns the bytes
-/// HIP may read: the image itself, or for PTX a NUL-terminated copy.
+/// Check that an image is complete before HIP, which is not given its length, parses it (see
+/// [`crate::code_object`]). Returns the bytes HIP may read: the image itself, or for PTX a NUL-terminated
+/// copy.
 fn checked_image(image: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
-    let bad = |why: String| Error::InvalidCodeObject(why);
-    let u64_at = |at: usize| -> Option<u64> {
-        image
-            .get(at..at + 8)
-            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
-    };
-    let u16_at = |at: usize| -> Option<u64> {
-        image
-            .get(at..at + 2)
-            .map(|b| u16::from_le_bytes(b.try_into().unwrap()) as u64)
-    };
-    let fits = |off: u64, size: u64| {
-        off.checked_add(size)
-            .is_some_and(|end| end <= image.len() as u64)
-    };
-
-    if image.starts_with(b"\x7fELF") {
-        let (Some(phoff), Some(shoff), Some(phent), Some(phnum), Some(shent), Some(shnum)) = (
-            u64_at(0x20),
-            u64_at(0x28),
-            u16_at(0x36),
-            u16_at(0x38),
-            u16_at(0x3A),
-            u16_at(0x3C),
-        ) else {
-            return Err(bad(format!("ELF header truncated ({} bytes)", image.len())));
-        };
-        if image.get(4) != Some(&2) {
-            return Err(bad("not a 64-bit ELF".into()));
-        }
-        if !fits(phoff, phent * phnum) || !fits(shoff, shent * shnum) {
-            return Err(bad(format!(
-                "ELF headers point past the image's {} bytes",
-                image.len()
-            )));
-        }
-        for i in 0..shnum {
-            let sh = (shoff + i * shent) as usize;
-            let kind = u64_at(sh + 4).map(|v| v as u32);
-            let (off, size) = (
-                u64_at(sh + 0x18).unwrap_or(0),
-                u64_at(sh + 0x20).unwrap_or(0),
-            );
-            if kind != Some(8) && !fits(off, size) {
-                return Err(bad(format!(
-                    "ELF section {i} lies past the image's {} bytes",
-                    image.len()
-                )));
-            }
-        }
-        for i in 0..phnum {
-            let ph = (phoff + i * phent) as usize;
-            let (off, size) = (
-                u64_at(ph + 0x08).unwrap_or(0),
-                u64_at(ph + 0x20).unwrap_or(0),
-            );
-            if !fits(off, size) {
-                return Err(bad(format!(
-                    "ELF segment {i} lies past the image's {} bytes",
-                    image.len()
-                )));
-            }
-        }
-        return Ok(image.into());
-    }
-    const BUNDLE: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
-    if image.starts_with(BUNDLE) {
-        let n =
-            u64_at(BUNDLE.len()).ok_or_else(|| bad("offload bundle header truncated".into()))?;
-        let mut at = BUNDLE.len() + 8;
-        for i in 0..n {
-            let (Some(off), Some(size), Some(id_len)) =
-                (u64_at(at), u64_at(at + 8), u64_at(at + 16))
-            else {
-                return Err(bad(format!("offload bundle entry {i} truncated")));
-            };
-            if !fits(off, size) || !fits((at + 24) as u64, id_len) {
-                return Err(bad(format!(
-                    "offload bundle entry {i} lies past the image's {} bytes",
-                    image.len()
-                )));
-            }
-            at += 24 + id_len as usize;
-        }
-        return Ok(image.into());
-    }
     let body = &image[..image.len().saturating_sub(1)];
-    if cfg!(hip_platform = "nvidia") && !image.is_empty() && !body.contains(&0) {
+    let ptx = !image.starts_with(b"\x7fELF") && !image.is_empty() && !body.contains(&0);
+    if cfg!(hip_platform = "nvidia") && ptx {
         // PTX text: the driver reads up to a NUL.
         let mut text = image.to_vec();
         if text.last() != Some(&0) {
@@ -344,7 +260,6 @@ fn checked_image(image: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
         }
         return Ok(text.into());
     }
-    Err(bad(
-        "not a code object: expected an ELF file or a clang offload bundle".into(),
-    ))
+    crate::code_object::check(image)?;
+    Ok(image.into())
 }
