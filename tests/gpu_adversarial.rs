@@ -216,3 +216,131 @@ fn load_data_refuses_images_the_runtime_would_read_past() {
         Err(Error::InvalidCodeObject(_))
     ));
 }
+
+#[test]
+fn a_global_of_the_wrong_size_names_bytes_and_the_global() {
+    let d = device();
+    let code = ProgramBuilder::new(
+        "__device__ unsigned short pair[2];\nextern \"C\" __global__ void k() {}\n",
+    )
+    .compile()
+    .unwrap();
+    let m = Module::load_data(&d, code.code()).unwrap();
+    let err = m.global::<u64>("pair").unwrap_err();
+    assert!(
+        matches!(&err, Error::GlobalSize { name, module_bytes: 4, type_bytes: 8 } if name == "pair"),
+        "{err}"
+    );
+    assert_eq!(err.status(), Status::ExtentMismatch);
+    assert_eq!(
+        err.to_string(),
+        "module global `pair` is 4 bytes in the module, but the type asked for is 8 bytes"
+    );
+    assert!(m.global::<[u16; 2]>("pair").is_ok());
+    assert!(m.global::<[u8; 0]>("pair").is_err());
+}
+
+#[test]
+fn load_file_errors_name_the_path() {
+    let d = device();
+    let missing = std::path::Path::new("/no/such/dir/kernels.co");
+    let err = Module::load_file(&d, missing).unwrap_err();
+    assert!(
+        matches!(&err, Error::ModuleFile { path, .. } if path == missing),
+        "{err}"
+    );
+    assert!(err.to_string().contains("/no/such/dir/kernels.co"), "{err}");
+    assert!(err.hip_code().is_some(), "the cause's code is kept: {err}");
+    // A file that is not a code object.
+    let junk = std::env::temp_dir().join(format!("hip-rs-junk-{}.co", std::process::id()));
+    std::fs::write(&junk, b"not a code object").unwrap();
+    let err = Module::load_file(&d, &junk).unwrap_err();
+    std::fs::remove_file(&junk).unwrap();
+    assert!(
+        err.to_string().contains(&junk.display().to_string()),
+        "{err}"
+    );
+    // A NUL in the path is refused, still naming it.
+    let err = Module::load_file(&d, "/tmp/a\0b.co").unwrap_err();
+    assert!(
+        matches!(&err, Error::ModuleFile { source, .. } if matches!(**source, Error::InteriorNul { .. })),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_out_of_range_stream_priority_is_an_error_naming_the_range() {
+    let d = device();
+    let (least, greatest) = Stream::priority_range(&d).unwrap();
+    for p in [
+        greatest.min(least) - 1,
+        greatest.max(least) + 1,
+        i32::MIN,
+        i32::MAX,
+    ] {
+        let err = Stream::with_priority(&d, p, false).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidArgument { what: "stream priority", reason, .. }
+                if reason.contains(&least.to_string()) && reason.contains(&greatest.to_string())),
+            "{p}: {err}"
+        );
+    }
+    Stream::with_priority(&d, least, true).unwrap();
+    Stream::with_priority(&d, greatest, true).unwrap();
+}
+
+#[test]
+fn elapsed_time_of_an_event_never_recorded_is_a_clear_error() {
+    let d = device();
+    let s = Stream::new(&d).unwrap();
+    let start = Event::with_timing(&d).unwrap();
+    let end = Event::with_timing(&d).unwrap();
+    let err = start.elapsed_ms(&end).unwrap_err();
+    assert!(
+        matches!(err, Error::EventNotRecorded { which: "start" }),
+        "{err}"
+    );
+    start.record(&s).unwrap();
+    let err = start.elapsed_ms(&end).unwrap_err();
+    assert!(
+        matches!(err, Error::EventNotRecorded { which: "end" }),
+        "{err}"
+    );
+    end.record(&s).unwrap();
+    end.synchronize().unwrap();
+    assert!(start.elapsed_ms(&end).unwrap() >= 0.0);
+}
+
+#[test]
+fn static_plus_dynamic_shared_memory_over_the_limit_is_refused_before_hip() {
+    let d = device();
+    let limit = d.properties().unwrap().shared_mem_per_block;
+    let src = "extern \"C\" __global__ void k(int* out) {\n  __shared__ int tile[4096];\n  tile[threadIdx.x] = threadIdx.x;\n  __syncthreads();\n  out[threadIdx.x] = tile[(threadIdx.x + 1) % blockDim.x];\n}\n";
+    let code = ProgramBuilder::new(src).compile().unwrap();
+    let m = Module::load_data(&d, code.code()).unwrap();
+    let f = m.function("k").unwrap();
+    assert_eq!(f.static_shared_bytes(), 16384);
+    let out = DeviceBuffer::<i32>::zeroed(&d, 64).unwrap();
+    let s = Stream::new(&d).unwrap();
+    let dynamic = (limit - 16384) as u32 + 1;
+    let mut args = LaunchArgs::new();
+    args.arg(&out);
+    let cfg = LaunchConfig {
+        shared_mem_bytes: dynamic,
+        ..LaunchConfig::new(1, 64)
+    };
+    let err = unsafe { f.launch(&s, &cfg, &mut args) }.unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidLaunch(m) if m.contains("16384 bytes of static")),
+        "{err}"
+    );
+    let cfg = LaunchConfig {
+        shared_mem_bytes: dynamic - 1,
+        ..LaunchConfig::new(1, 64)
+    };
+    let mut args = LaunchArgs::new();
+    args.arg(&out);
+    unsafe { f.launch(&s, &cfg, &mut args) }.unwrap();
+    s.synchronize().unwrap();
+    assert_eq!(out.to_vec().unwrap()[0], 1);
+}

@@ -51,12 +51,18 @@ impl Module {
         })))
     }
 
-    /// Load a code object from a file (`hipModuleLoad`).
+    /// Load a code object from a file (`hipModuleLoad`). Every failure is [`Error::ModuleFile`] naming the
+    /// path (its [`status`](Error::status) and [`hip_code`](Error::hip_code) are those of the cause).
+    /// The path's bytes go to HIP as they are: a non-UTF-8 name is not altered into another file's name.
     pub fn load_file(device: &Device, path: impl AsRef<Path>) -> Result<Module> {
-        let path = path.as_ref().to_string_lossy().into_owned();
-        let c = cstring("module path", &path)?;
+        let path = path.as_ref();
+        let named = |source: Error| Error::ModuleFile {
+            path: path.to_path_buf(),
+            source: Box::new(source),
+        };
+        let c = path_cstring(path).map_err(named)?;
         device.bind()?;
-        let raw = result::module_load(&c)?;
+        let raw = result::module_load(&c).map_err(named)?;
         Ok(Module(Arc::new(ModuleInner {
             raw,
             device: device.clone(),
@@ -103,10 +109,10 @@ impl Module {
         let (ptr, bytes) = unsafe { result::module_get_global(self.0.raw, &c) }
             .map_err(|e| unknown("global", name, e))?;
         if bytes != std::mem::size_of::<T>() {
-            return Err(Error::LengthMismatch {
-                what: "module global size in bytes",
-                expected: bytes,
-                actual: std::mem::size_of::<T>(),
+            return Err(Error::GlobalSize {
+                name: name.to_string(),
+                module_bytes: bytes,
+                type_bytes: std::mem::size_of::<T>(),
             });
         }
         Ok(Global {
@@ -126,6 +132,27 @@ fn unknown(kind: &'static str, name: &str, e: Error) -> Error {
             code,
         },
         _ => e,
+    }
+}
+
+#[cfg(unix)]
+fn path_cstring(path: &Path) -> Result<CString> {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| Error::InteriorNul {
+        what: "module path",
+        value: path.display().to_string(),
+    })
+}
+
+#[cfg(not(unix))]
+fn path_cstring(path: &Path) -> Result<CString> {
+    match path.to_str() {
+        Some(s) => cstring("module path", s),
+        None => Err(Error::InvalidArgument {
+            what: "module path",
+            value: path.display().to_string(),
+            reason: "not valid Unicode".into(),
+        }),
     }
 }
 

@@ -1,7 +1,7 @@
 //! Streams: ordered queues of device work.
 
 use crate::device::Device;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::result;
 use hip_sys as sys;
@@ -43,8 +43,20 @@ impl Stream {
     }
 
     /// A new stream with a priority from [`Stream::priority_range`] (lower numbers are higher priority),
-    /// blocking or not.
+    /// blocking or not. A priority outside the range is [`Error::InvalidArgument`] naming the range (HIP
+    /// would clamp it silently).
     pub fn with_priority(device: &Device, priority: i32, non_blocking: bool) -> Result<Stream> {
+        let (least, greatest) = Self::priority_range(device)?;
+        if priority < greatest.min(least) || priority > greatest.max(least) {
+            return Err(Error::InvalidArgument {
+                what: "stream priority",
+                value: priority.to_string(),
+                reason: format!(
+                    "device {} takes priorities from {least} (least) to {greatest} (greatest)",
+                    device.ordinal()
+                ),
+            });
+        }
         let flags = if non_blocking {
             sys::hipStreamNonBlocking
         } else {

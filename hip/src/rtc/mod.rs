@@ -305,7 +305,17 @@ impl ProgramBuilder {
         let exprs = self
             .name_expressions
             .iter()
-            .map(|e| cstring("name expression", e))
+            .map(|e| {
+                if e.trim().is_empty() {
+                    return Err(Error::InvalidArgument {
+                        what: "name expression",
+                        value: e.clone(),
+                        reason: "it is empty; give a kernel or variable name such as `fill<float>`"
+                            .into(),
+                    });
+                }
+                cstring("name expression", e)
+            })
             .collect::<Result<Vec<_>>>()?;
 
         let _serialised = hiprtc_lock();
