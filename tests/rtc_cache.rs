@@ -67,8 +67,10 @@ fn listing(dir: &Path) -> Vec<String> {
     names
 }
 
+/// The one entry of the cache in `dir` (entries live in the cache's own subfolder).
 fn only_entry(dir: &Path) -> PathBuf {
-    let names = listing(dir);
+    let dir = CompileCache::new(dir).entries_dir();
+    let names = listing(&dir);
     assert_eq!(names.len(), 1, "{names:?}");
     assert!(names[0].ends_with(".hipc"), "{names:?}");
     dir.join(&names[0])

@@ -262,17 +262,20 @@ impl ProgramBuilder {
                 CacheOutcome::NotStored("the HIPRTC or HIP runtime version is unknown".into());
             return Ok(program);
         };
-        let key = cache::Key::new(
-            toolchain,
-            &cache::Request {
-                output,
-                source: &self.source,
-                name: &self.name,
-                headers: &self.headers,
-                options,
-                name_expressions: &self.name_expressions,
-            },
-        );
+        let request = cache::Request {
+            output,
+            source: &self.source,
+            name: &self.name,
+            headers: &self.headers,
+            options,
+            name_expressions: &self.name_expressions,
+        };
+        if let Some(reason) = cache::reads_outside_files(&request) {
+            let mut program = self.compile_with(options, get_output)?;
+            program.cache_outcome = CacheOutcome::NotStored(reason);
+            return Ok(program);
+        }
+        let key = cache::Key::new(toolchain, &request);
         if let Some(hit) = cache.load(&key) {
             return Ok(hit);
         }
