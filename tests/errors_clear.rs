@@ -91,3 +91,61 @@ fn an_empty_name_expression_is_a_clear_error() {
         assert!(err.to_string().contains("empty"), "{err}");
     }
 }
+
+#[cfg(hip_platform = "amd")]
+fn builder(src: &str) -> hip::rtc::ProgramBuilder {
+    hip::rtc::ProgramBuilder::new(src).arch("gfx90a").no_cache()
+}
+
+#[cfg(hip_platform = "amd")]
+#[test]
+fn empty_sources_and_header_names_are_clear_errors_and_empty_headers_work() {
+    // HIPRTC answers each of these with a bare HIPRTC_ERROR_INVALID_INPUT.
+    let err = builder("").compile().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidArgument {
+                what: "kernel source",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    for name in ["", " "] {
+        let err = builder("extern \"C\" __global__ void k() {}\n")
+            .header(name, "#define A 1\n")
+            .compile()
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::InvalidArgument {
+                    what: "header name",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+    // An empty header is an empty file, not an error.
+    builder("#include \"empty.h\"\nextern \"C\" __global__ void k() {}\n")
+        .header("empty.h", "")
+        .compile()
+        .unwrap();
+}
+
+#[cfg(hip_platform = "amd")]
+#[test]
+fn a_name_expression_given_twice_compiles_once_and_lowers_for_both() {
+    // HIPRTC 5.2 fails the whole compile when an expression is added twice.
+    let out = builder("template <typename T> __global__ void fill(T* x, T v) { x[0] = v; }\n")
+        .name_expression("fill<float>")
+        .name_expression("fill<int>")
+        .name_expression("fill<float>")
+        .compile()
+        .unwrap();
+    assert_eq!(out.lowered_names().len(), 3);
+    assert_eq!(out.lowered_name("fill<float>"), Some("_Z4fillIfEvPT_S0_"));
+    assert_eq!(out.lowered_names()[2].1, "_Z4fillIfEvPT_S0_");
+}

@@ -248,6 +248,7 @@ impl ProgramBuilder {
         options: &[String],
         get_output: impl FnOnce(hiprtc_sys::hiprtcProgram) -> Result<Vec<u8>>,
     ) -> Result<CompiledProgram> {
+        self.check_inputs()?;
         let cache = match &self.cache {
             CacheChoice::FromEnv => CompileCache::from_env(),
             CacheChoice::Off => None,
@@ -284,6 +285,35 @@ impl ProgramBuilder {
         Ok(program)
     }
 
+    /// Refuse inputs HIPRTC would answer with a bare `HIPRTC_ERROR_INVALID_INPUT`, naming what is wrong.
+    fn check_inputs(&self) -> Result<()> {
+        let bad = |what: &'static str, value: &str, reason: &str| {
+            Err(Error::InvalidArgument {
+                what,
+                value: value.to_string(),
+                reason: reason.to_string(),
+            })
+        };
+        if self.source.is_empty() {
+            return bad("kernel source", "", "it is empty");
+        }
+        if let Some((n, _)) = self.headers.iter().find(|(n, _)| n.trim().is_empty()) {
+            return bad(
+                "header name",
+                n,
+                "it is empty; give the name the source #includes",
+            );
+        }
+        if let Some(e) = self.name_expressions.iter().find(|e| e.trim().is_empty()) {
+            return bad(
+                "name expression",
+                e,
+                "it is empty; give a kernel or variable name such as `fill<float>`",
+            );
+        }
+        Ok(())
+    }
+
     fn compile_with(
         &self,
         options: &[String],
@@ -299,7 +329,9 @@ impl ProgramBuilder {
         let header_bodies = self
             .headers
             .iter()
-            .map(|(_, c)| cstring("header contents", c))
+            // HIPRTC 5.2 refuses an empty header with a bare HIPRTC_ERROR_INVALID_INPUT; a newline is the
+            // same empty file to the preprocessor.
+            .map(|(_, c)| cstring("header contents", if c.is_empty() { "\n" } else { c }))
             .collect::<Result<Vec<_>>>()?;
         let opts = options
             .iter()
@@ -308,17 +340,7 @@ impl ProgramBuilder {
         let exprs = self
             .name_expressions
             .iter()
-            .map(|e| {
-                if e.trim().is_empty() {
-                    return Err(Error::InvalidArgument {
-                        what: "name expression",
-                        value: e.clone(),
-                        reason: "it is empty; give a kernel or variable name such as `fill<float>`"
-                            .into(),
-                    });
-                }
-                cstring("name expression", e)
-            })
+            .map(|e| cstring("name expression", e))
             .collect::<Result<Vec<_>>>()?;
 
         let _serialised = hiprtc_lock();
@@ -328,10 +350,14 @@ impl ProgramBuilder {
             &ptrs(&header_bodies),
             &ptrs(&header_names),
         )?);
-        for e in &exprs {
+        // Each expression once: HIPRTC 5.2 fails the whole compile when one is added twice.
+        for (i, e) in exprs.iter().enumerate() {
+            if exprs[..i].contains(e) {
+                continue;
+            }
             unsafe { result::add_name_expression(prog.0, e)? };
         }
-        let rc = unsafe { result::compile_program(prog.0, &ptrs(&opts)) };
+        let rc = unsafe { result::compile_program(prog.0, &ptrs(&opts)) }?;
         let log = unsafe { result::program_log(prog.0) }.unwrap_or_default();
         if rc != hiprtc_sys::HIPRTC_SUCCESS {
             return Err(Error::from_rtc("hiprtcCompileProgram", rc, Some(log)));
