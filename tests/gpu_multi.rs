@@ -97,3 +97,33 @@ fn managed_memory_read_on_the_host_waits_for_a_kernel_on_another_device() {
     // Only device 1 is writing; the buffer belongs to device 0.
     assert!(managed.as_slice().unwrap().iter().all(|&v| v == 42));
 }
+
+#[test]
+fn managed_memory_dropped_while_another_device_writes_it_waits() {
+    let (d0, d1) = two();
+    let n = 1u32 << 20;
+    let m1 = spin_fill(&d1);
+    let s1 = Stream::non_blocking(&d1).unwrap();
+    for round in 0..4u32 {
+        let managed = ManagedBuffer::<u32>::zeroed(&d0, n as usize).unwrap();
+        let cycles = 100_000_000i64;
+        let mut args = LaunchArgs::new();
+        args.arg(&cycles);
+        unsafe {
+            m1.function("spin")
+                .unwrap()
+                .launch(&s1, &LaunchConfig::new(1, 1), &mut args)
+        }
+        .unwrap();
+        let mut args = LaunchArgs::new();
+        args.arg(&managed).arg(&round).arg(&n);
+        unsafe {
+            m1.function("fill")
+                .unwrap()
+                .launch(&s1, &LaunchConfig::for_num_elems(n), &mut args)
+        }
+        .unwrap();
+        drop(managed); // device 1's kernel is still queued behind the spin
+    }
+    s1.synchronize().unwrap();
+}

@@ -49,7 +49,8 @@ impl Device {
     /// How many HIP devices there are. Without any, this is the runtime's `hipErrorNoDevice`
     /// (status `backend_not_available`).
     pub fn count() -> Result<usize> {
-        Ok(result::device_count()? as usize)
+        // A negative count would be a runtime bug; it must not become a huge usize.
+        Ok(usize::try_from(result::device_count()?).unwrap_or(0))
     }
 
     /// Open device `ordinal`: make it current on this thread, make sure its primary context exists, and

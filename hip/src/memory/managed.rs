@@ -78,8 +78,11 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
 }
 
 impl<T: DeviceCopy> Drop for ManagedBuffer<T> {
+    /// `hipFree` waits for the owning device's work only, and managed memory may be in use by a kernel on
+    /// any device: every device is synchronised first, and if that fails the memory is leaked, never freed
+    /// under a running kernel.
     fn drop(&mut self) {
-        if !self.ptr.is_null() {
+        if !self.ptr.is_null() && Device::synchronize_all().is_ok() {
             let _ = self.device.bind();
             let _ = unsafe { result::free(self.ptr) };
         }
