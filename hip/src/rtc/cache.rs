@@ -32,7 +32,9 @@
 //! - every occurrence of the words `include`, `import` or `embed` in the source and the headers (after
 //!   joining backslash-continued lines) must be an `#include "name"` or `#include <name>` of a header
 //!   given to the builder by exactly that name: an absolute path, a header not given, a macro include,
-//!   `#include_next` or `__has_include` make it uncached.
+//!   `#include_next` or `__has_include` make it uncached;
+//! - `HIPRTC_COMPILE_OPTIONS_APPEND` / `HIPRTC_LINK_OPTIONS_APPEND` (options newer HIPRTCs add from the
+//!   environment) must be unset or empty.
 //!
 //! # Whose files
 //!

@@ -8,14 +8,25 @@
 //!
 //! - every option must be one of a known list that reads no file (`-O*`, `-D*`, `-U*`, `-std=`,
 //!   `-g*`, `-w`, warning flags, the target options, `-f`/`-m` flags without a value, ...);
+//! - `HIPRTC_COMPILE_OPTIONS_APPEND` and `HIPRTC_LINK_OPTIONS_APPEND` (read by newer HIPRTCs) are unset;
 //! - every occurrence of the words `include`, `import` or `embed` in the source and headers (after joining
 //!   backslash-continued lines) must be an `#include "name"` or `#include <name>` of a header given to the
 //!   builder by exactly that name.
 
 use super::Request;
 
+/// Environment variables through which newer HIPRTCs (rocclr flags) add compiler options the key does not
+/// see.
+const OPTION_ENV: &[&str] = &[
+    "HIPRTC_COMPILE_OPTIONS_APPEND",
+    "HIPRTC_LINK_OPTIONS_APPEND",
+];
+
 /// Why this compile may read something the key does not hold, if it may.
 pub(crate) fn reads_outside_files(request: &Request<'_>) -> Option<String> {
+    if let Some(why) = env_adds_options(|v| std::env::var_os(v)) {
+        return Some(why);
+    }
     if let Some(o) = request.options.iter().find(|o| !option_reads_no_file(o)) {
         return Some(format!(
             "option `{o}` may make the compiler read files the cache cannot key on"
@@ -36,6 +47,16 @@ pub(crate) fn reads_outside_files(request: &Request<'_>) -> Option<String> {
         }
     }
     None
+}
+
+/// Why the environment (read through `get`) may add options the key does not hold, if it may.
+fn env_adds_options(get: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<String> {
+    OPTION_ENV
+        .iter()
+        .find(|v| get(v).is_some_and(|x| !x.is_empty()))
+        .map(|var| {
+            format!("{var} is set: HIPRTC adds options from it that the cache cannot key on")
+        })
 }
 
 fn option_reads_no_file(o: &str) -> bool {
@@ -199,6 +220,19 @@ mod tests {
             &[]
         )
         .is_some());
+    }
+
+    #[test]
+    fn options_added_from_the_environment_make_it_uncacheable() {
+        let env = |set: &'static str| {
+            move |v: &str| (v == set).then(|| std::ffi::OsString::from("-DX=1"))
+        };
+        for var in OPTION_ENV {
+            let r = env_adds_options(env(var));
+            assert!(r.is_some_and(|r| r.contains(var)), "{var}");
+        }
+        assert_eq!(env_adds_options(|_| Some("".into())), None);
+        assert_eq!(env_adds_options(|_| None), None);
     }
 
     #[test]
