@@ -1,9 +1,11 @@
-//! Separate compilation: compile two sources to bitcode with `-fgpu-rdc`, link them with the HIPRTC linker,
-//! load the result and run it.
+//! Separate compilation: compile two sources to bitcode with `-fgpu-rdc` (a device function in one, a
+//! kernel calling it in the other), link them into one code object, check it, and run it where there is a
+//! GPU.
 //!
-//! The linker API appeared in ROCm 5.3. On older HIPRTC (Debian bookworm's 5.2.3) and on HIP's NVIDIA
-//! platform this example reports that the linker is not supported and exits successfully: that is the
-//! documented behaviour, not a failure.
+//! Without a GPU the link is for an explicit architecture (`gfx90a`): the result is checked to be an
+//! AMDGPU ELF (`e_machine` 224) holding the kernel's symbol and descriptor. Bitcode appeared in ROCm 5.3: on
+//! older HIPRTC (Debian bookworm's 5.2.3) and on HIP's NVIDIA platform this example reports that the
+//! linker is not supported and exits successfully: that is the documented behaviour, not a failure.
 use hip::prelude::*;
 use hip::rtc::{LinkInput, Linker};
 use hip::Status;
@@ -57,11 +59,20 @@ fn run() -> hip::Result<()> {
     };
     let helper = build(HELPER, "helper.hip")?;
     let kernel = build(KERNEL, "kernel.hip")?;
-    let mut linker = Linker::new(["-O3"])?;
+    let mut linker = match device {
+        Some(_) => Linker::new(["-O3"])?,
+        None => Linker::for_arch("gfx90a", ["-O3"])?,
+    };
     linker.add_data(LinkInput::Bitcode, helper.code(), "helper.bc")?;
     linker.add_data(LinkInput::Bitcode, kernel.code(), "kernel.bc")?;
+    let arch = linker.arch().to_string();
     let code = linker.complete()?;
-    println!("linked code object: {} bytes", code.len());
+    check_code_object(&code)?;
+    println!(
+        "linked code object for {}: {} bytes, ELF e_machine 224 (AMDGPU), kernel double_all and its descriptor double_all.kd present",
+        arch,
+        code.len()
+    );
 
     let Some(device) = device else { return Ok(()) };
     let module = Module::load_data(&device, &code)?;
@@ -87,5 +98,30 @@ fn run() -> hip::Result<()> {
         ));
     }
     println!("linked kernel ran: all {n} values doubled");
+    Ok(())
+}
+
+/// The linked output must be an AMDGPU ELF naming the kernel and its kernel descriptor.
+fn check_code_object(code: &[u8]) -> hip::Result<()> {
+    let bad = |why: &str| {
+        Err(hip::Error::InvalidCodeObject(format!(
+            "linked output: {why}"
+        )))
+    };
+    if code.len() < 64 || &code[..4] != b"\x7fELF" {
+        return bad("not an ELF file");
+    }
+    let machine = u16::from_le_bytes([code[18], code[19]]);
+    if machine != 224 {
+        return bad(&format!("e_machine {machine}, not 224 (AMDGPU)"));
+    }
+    for symbol in [&b"\0double_all\0"[..], b"\0double_all.kd\0"] {
+        if !code.windows(symbol.len()).any(|w| w == symbol) {
+            return bad(&format!(
+                "no symbol {}",
+                String::from_utf8_lossy(&symbol[1..symbol.len() - 1])
+            ));
+        }
+    }
     Ok(())
 }

@@ -3,7 +3,8 @@
 #  1. hip-sys against the HIP 7.1 headers from the PyPI triton wheel (headers only: library build, no link);
 #  2. the docs.rs build (DOCS_RS set) from the committed bindings, with the HIP install hidden;
 #  3. the committed bindings equal what bindgen generates from the installed 5.2.3 headers;
-#  4. with the HIP install hidden, the build fails with the one readable "no HIP installation found" message.
+#  4. with the HIP install hidden, the build fails with the one readable "no HIP installation found" message;
+#  5. an AMD ROCm layout (/opt/rocm-like tree) found through ROCM_PATH.
 # 2 and 4 hide /usr/include/hip in a private mount namespace (needs root and unshare).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,3 +42,22 @@ echo "$log" | grep -q "hip-sys: no HIP installation found." || { echo "$log" >&2
 echo "$log" | grep -q "apt-get install libamdhip64-dev"
 echo "$log" | grep -q "Set HIP_PATH"
 echo "missing HIP: clear message"
+
+echo "== 5. an AMD ROCm layout (/opt/rocm-like tree) through ROCM_PATH"
+# AMD's packages install include/hip, include/amd_comgr/amd_comgr.h, lib/libamdhip64.so[.N],
+# lib/libhiprtc.so (ROCm >= 6), lib/libamd_comgr.so.N, lib/llvm and amdgcn/bitcode. Discovery needs only
+# include/ and lib/; HIPRTC and comgr find lib/llvm and amdgcn/bitcode themselves. Mimic that tree with
+# links to this machine's HIP and build and run against it.
+rocm=$PWD/target/rocm-layout
+triplet=$(gcc -dumpmachine)
+rm -rf "$rocm"
+mkdir -p "$rocm/include/amd_comgr" "$rocm/lib/llvm" "$rocm/amdgcn/bitcode"
+ln -s /usr/include/hip "$rocm/include/hip"
+ln -s /usr/include/amd_comgr.h "$rocm/include/amd_comgr/amd_comgr.h"
+for f in libamdhip64.so libamdhip64.so.5 libamd_comgr.so.2; do ln -s "/usr/lib/$triplet/$f" "$rocm/lib/$f"; done
+log=$(env -u HIP_PATH ROCM_PATH="$rocm" HIP_SYS_VERBOSE=1 cargo build -p hip --target-dir target/rocm-layout-build 2>&1)
+echo "$log" | grep -q "found by ROCM_PATH=$rocm" || { echo "$log" >&2; exit 1; }
+grep -rqx "cargo:comgr_header=$rocm/include/amd_comgr/amd_comgr.h" target/rocm-layout-build/debug/build/hiprtc-sys-*/output
+env -u HIP_PATH ROCM_PATH="$rocm" cargo run -q --example rtc_lowered_names --target-dir target/rocm-layout-build >/dev/null
+ROCM_PATH="$rocm" scripts/install-prereqs.sh | grep -q "ROCm found at $rocm; installing nothing"
+echo "ROCm layout: install-prereqs installs nothing; HIP found through ROCM_PATH, comgr header from include/amd_comgr/, HIPRTC compiles"

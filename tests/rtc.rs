@@ -3,7 +3,7 @@
 mod common;
 
 use common::{elf, OFFLINE_ARCH, VECTOR_ADD};
-use hip::rtc::{self, LinkInput, Linker, ProgramBuilder};
+use hip::rtc::{self, ProgramBuilder};
 use hip::{Device, Error, Status};
 
 #[test]
@@ -203,32 +203,6 @@ fn without_a_device_the_arch_is_required() {
                 .option("--gpu-architecture=gfx90a")
                 .compile()
                 .unwrap();
-        }
-    }
-}
-
-#[test]
-fn bitcode_and_linker_work_or_say_not_supported() {
-    let src = "extern \"C\" __device__ float twice(float x) { return 2 * x; }\n";
-    let bitcode = ProgramBuilder::new(src)
-        .arch(OFFLINE_ARCH)
-        .compile_bitcode();
-    let linker = Linker::new(["-O3"]);
-    if rtc::HAS_LINKER {
-        let bitcode = bitcode.unwrap();
-        assert!(
-            bitcode.code().starts_with(b"BC") || bitcode.code().starts_with(b"\xde\xc0\x17\x0b")
-        );
-        let mut linker = linker.unwrap();
-        linker
-            .add_data(LinkInput::Bitcode, bitcode.code(), "twice.bc")
-            .unwrap();
-        assert_eq!(elf::machine(&linker.complete().unwrap()), elf::EM_AMDGPU);
-    } else {
-        for err in [bitcode.unwrap_err(), linker.unwrap_err()] {
-            assert!(matches!(err, Error::NotSupported { .. }), "{err}");
-            assert_eq!(err.status(), Status::NotSupported);
-            assert!(err.to_string().contains("5.3"), "{err}");
         }
     }
 }

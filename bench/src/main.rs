@@ -471,7 +471,7 @@ fn copy_section(
         }
         if let (Some(c), true) = (cpp, *bytes >= 64 << 20) {
             let r = safe.median() / c.median();
-            if worst_large.as_ref().map_or(true, |w| r < w.0) {
+            if worst_large.as_ref().is_none_or(|w| r < w.0) {
                 worst_large = Some((r, format!("{} {}", kind.label(), size(*bytes))));
             }
             if c.median() - safe.median() > c.spread() {

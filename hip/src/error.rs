@@ -31,6 +31,10 @@
 //! | [`Error::NotSupported`] | `not_supported` (420) |
 //! | [`Error::UntrackedCopy`], [`Error::EventNotRecorded`] | `invalid_state` (902) |
 //! | [`Error::ModuleFile`] | the status of the error it wraps |
+//! | [`Error::TargetMismatch`] | `invalid_argument` (410) |
+//! | [`Error::Comgr`] (comgr, HIP's code object manager) | `hip_error` (520) |
+//! | [`Error::LibraryNotFound`] | `backend_not_available` (501) |
+//! | [`Error::Io`] | `not_found` (1) for a missing file, else `operation_failed` (600) |
 
 use hip_sys::hipError_t;
 use hiprtc_sys::hiprtcResult;
@@ -398,6 +402,50 @@ pub enum Error {
         /// Why, e.g. which version introduced it.
         reason: &'static str,
     },
+    /// A comgr call (AMD's code object manager, which the [`Linker`](crate::rtc::Linker) links with)
+    /// failed. Link failures carry the linker's log (e.g. `ld.lld: error: undefined hidden symbol: helper`).
+    #[error("{call} failed: comgr status {status} ({message}){}", log_suffix(.log))]
+    Comgr {
+        /// The comgr call or action that failed, e.g. `"amd_comgr_do_action(LINK_RELOCATABLE_TO_EXECUTABLE)"`.
+        call: &'static str,
+        /// The raw `amd_comgr_status_t`.
+        status: u32,
+        /// comgr's text for the status.
+        message: String,
+        /// The action's log, where there is one.
+        log: Option<String>,
+    },
+    /// A library the call needs could not be opened.
+    #[error("{library} could not be loaded; tried: {}; install it ({install})", .tried.join("; "))]
+    LibraryNotFound {
+        /// The library, e.g. `"comgr (libamd_comgr)"`.
+        library: &'static str,
+        /// Each path or name tried, with why it failed.
+        tried: Vec<String>,
+        /// What to install.
+        install: &'static str,
+    },
+    /// A file could not be read or written.
+    #[error("cannot {what} {}: {source}", .path.display())]
+    Io {
+        /// What was being done, e.g. `"read link input"`.
+        what: &'static str,
+        /// The file.
+        path: std::path::PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Linker input built for another target than the link's.
+    #[error("link input `{input}` targets {found}, but the link targets {expected}")]
+    TargetMismatch {
+        /// The input's name.
+        input: String,
+        /// The target the input was built for (processor or triple).
+        found: String,
+        /// The link's target.
+        expected: String,
+    },
 }
 
 fn log_suffix(log: &Option<String>) -> String {
@@ -428,12 +476,19 @@ impl Error {
             | Error::InvalidOption { .. }
             | Error::TimingDisabled
             | Error::InvalidArgument { .. }
-            | Error::TooManyArguments { .. } => Status::InvalidArgument,
+            | Error::TooManyArguments { .. }
+            | Error::TargetMismatch { .. } => Status::InvalidArgument,
             Error::GlobalSize { .. } => Status::ExtentMismatch,
             Error::EventNotRecorded { .. } => Status::InvalidState,
             Error::ModuleFile { source, .. } => source.status(),
             Error::NotSupported { .. } => Status::NotSupported,
             Error::UntrackedCopy => Status::InvalidState,
+            Error::Comgr { .. } => Status::HipError,
+            Error::LibraryNotFound { .. } => Status::BackendNotAvailable,
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                Status::NotFound
+            }
+            Error::Io { .. } => Status::OperationFailed,
         }
     }
 
@@ -454,10 +509,10 @@ impl Error {
         }
     }
 
-    /// The compile or link log, for a HIPRTC failure that has one.
+    /// The compile or link log, for a HIPRTC or comgr failure that has one.
     pub fn log(&self) -> Option<&str> {
         match self {
-            Error::Rtc { log, .. } => log.as_deref(),
+            Error::Rtc { log, .. } | Error::Comgr { log, .. } => log.as_deref(),
             _ => None,
         }
     }

@@ -16,3 +16,21 @@
 #![allow(clippy::all, rustdoc::all)]
 
 include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
+
+/// comgr, AMD's code object manager (the compiler and linker HIPRTC runs on), loaded at run time.
+///
+/// `Comgr::new(path)` opens the library; each function is a field holding `Ok(fn)` where the loaded
+/// library has the symbol, so a missing one is an error to handle, not a failure to load. Enum values and
+/// `AMD_COMGR_INTERFACE_VERSION_*` come from the installed header (interface 2.x on ROCm 5, 3.x on ROCm 6
+/// and 7); a library must be opened only if its major interface version is the header's.
+pub mod comgr {
+    #![allow(
+        non_upper_case_globals,
+        non_camel_case_types,
+        non_snake_case,
+        missing_docs,
+        dead_code
+    )]
+    #![allow(clippy::all, rustdoc::all)]
+    include!(concat!(env!("OUT_DIR"), "/comgr.rs"));
+}

@@ -16,9 +16,25 @@
 //!
 //! The key covers the source, program name, headers (names and contents, in order), options in order
 //! (with the resolved `--gpu-architecture=`, so the device's full `gcnArchName`), name expressions, the
-//! output kind (code object or bitcode), the platform, and the HIPRTC and HIP runtime versions. An entry
+//! output kind (code object or bitcode), the platform, the HIPRTC and HIP runtime versions, and the compiler
+//! HIPRTC runs on (comgr's interface version and the path, size and modification time of its library:
+//! Debian sid pairs HIP 6.4.3 with comgr 7.0.2, so the runtime version alone does not name it). An entry
 //! stores the whole key next to the code object, the compile log and the lowered names, so a hit returns
 //! exactly what the compile returned, and two keys whose file names collide only cost a recompile.
+//!
+//! HIPRTC >= 6 output is not byte-reproducible: two cold compiles of one program with name expressions
+//! gave two code objects of the same length and symbols whose bytes differ (the statics HIPRTC adds for
+//! name expressions swap order; HIP 6.4.3 and 7.2.4). A hit returns the bytes of the compile that stored
+//! it, never a different program; HIPRTC 5.2.3 and 5.7.1 gave identical bytes every time.
+//!
+//! # comgr's own cache
+//!
+//! comgr >= 3.0 (HIP 6.4.3 and 7.2.4 on Debian) keeps a cache of its own, on by default, in
+//! `$AMD_COMGR_CACHE_DIR`, else `$XDG_CACHE_HOME/comgr` or `~/.cache/comgr`; `AMD_COMGR_CACHE=0` turns it
+//! off. It sits below this one (it caches comgr's steps; a hit here never reaches HIPRTC at all), and the
+//! `HIP_RS_CACHE_*` variables do not govern it: `HIP_RS_CACHE_DISABLE` stops this cache only. For a compile
+//! that writes nothing to disk, set both `HIP_RS_CACHE_DISABLE=1` and `AMD_COMGR_CACHE=0` (tested). comgr
+//! 2.x (HIP 5.2.3, 5.7.1) has no such cache.
 //!
 //! # Programs that read files
 //!
@@ -429,6 +445,10 @@ pub(crate) struct Toolchain {
     pub platform: &'static str,
     pub hiprtc_version: (i32, i32),
     pub runtime_version: i32,
+    /// Which compiler HIPRTC runs on: comgr's version and library file ([`super::comgr::fingerprint`]);
+    /// empty on NVIDIA (NVRTC's version is `hiprtc_version`). Debian sid pairs HIP 6.4.3 with comgr 7.0.2,
+    /// so the runtime's version alone does not name the compiler.
+    pub compiler: String,
 }
 
 impl Toolchain {
@@ -442,6 +462,11 @@ impl Toolchain {
                     platform: crate::PLATFORM,
                     hiprtc_version: super::result::version().ok()?,
                     runtime_version: crate::result::runtime_version().ok()?,
+                    compiler: if cfg!(hip_platform = "amd") {
+                        super::comgr::fingerprint()?
+                    } else {
+                        String::new()
+                    },
                 })
             })
             .as_ref()
@@ -471,6 +496,7 @@ impl Key {
         k.u64(toolchain.hiprtc_version.0 as u64);
         k.u64(toolchain.hiprtc_version.1 as u64);
         k.u64(toolchain.runtime_version as u64);
+        k.str(&toolchain.compiler);
         k.str(request.output);
         k.str(request.source);
         k.str(request.name);
@@ -509,6 +535,7 @@ mod tests {
             platform: "amd",
             hiprtc_version: (9, 0),
             runtime_version: 50221153,
+            compiler: "comgr 2.4 /usr/lib/x86_64-linux-gnu/libamd_comgr.so.2.4.0 63032592 1".into(),
         }
     }
 
@@ -562,6 +589,11 @@ mod tests {
             },
             Toolchain {
                 runtime_version: 50221154,
+                ..toolchain()
+            },
+            Toolchain {
+                compiler: "comgr 3.0 /usr/lib/x86_64-linux-gnu/libamd_comgr.so.3.0.0 61148768 1"
+                    .into(),
                 ..toolchain()
             },
         ];

@@ -13,7 +13,9 @@
 //! toolchain returns the stored result without running the compiler.
 
 mod arch;
+mod bitcode;
 pub mod cache;
+mod comgr;
 mod link;
 mod result;
 
@@ -382,7 +384,7 @@ impl ProgramBuilder {
 /// libamdhip64) while another thread's `hiprtcCompileProgram` ran. So on AMD every program's life, from
 /// create to destroy, holds this lock; compiles in one process run one at a time (cache hits do not take
 /// it). NVRTC is thread-safe and is not serialised.
-fn hiprtc_lock() -> Option<std::sync::MutexGuard<'static, ()>> {
+pub(crate) fn hiprtc_lock() -> Option<std::sync::MutexGuard<'static, ()>> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     cfg!(hip_platform = "amd").then(|| LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
 }
@@ -406,7 +408,7 @@ fn ptrs(strings: &[CString]) -> Vec<*const c_char> {
 }
 
 /// The architecture of the current device, or `ArchRequired` saying why there is none.
-fn current_device_arch() -> Result<String> {
+pub(crate) fn current_device_arch() -> Result<String> {
     let count = match Device::count() {
         Ok(n) => n,
         Err(e) => {

@@ -23,6 +23,9 @@ pub fn version() -> Result<(i32, i32)> {
 }
 
 /// `hiprtcCreateProgram`.
+///
+/// HIPRTC 7.0 declares the header arrays (and `hiprtcCompileProgram`'s options) `const char* const*`, older
+/// versions `const char**`: the `as _` casts fit both, and HIPRTC only reads them.
 pub fn create_program(
     src: &CStr,
     name: &CStr,

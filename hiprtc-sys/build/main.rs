@@ -4,6 +4,8 @@
 //! HIP itself is not searched for again: hip-sys found it and hands over what it found through its `links`
 //! metadata (`DEP_AMDHIP64_*`), so both crates always bind the same installation.
 
+mod comgr;
+
 use std::env;
 use std::path::PathBuf;
 
@@ -14,11 +16,13 @@ fn main() {
         println!("cargo:rerun-if-env-changed={var}");
     }
     println!("cargo:rerun-if-changed=wrapper.h");
+    println!("cargo:rerun-if-changed=build");
     println!("cargo:rerun-if-changed={PREBUILT}");
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
 
     if env::var_os("DOCS_RS").is_some() {
         std::fs::copy(PREBUILT, out.join("bindings.rs")).expect("copy prebuilt bindings");
+        comgr::generate(None, &out);
         println!("cargo:bindings={}", out.join("bindings.rs").display());
         return;
     }
@@ -38,6 +42,8 @@ fn main() {
             include.display()
         ));
     }
+
+    comgr::generate(Some(&include), &out);
 
     let nvidia = dep("PLATFORM").as_deref() == Some("nvidia");
     let wrappers = out.join("hiprtc_static_wrappers");
@@ -70,9 +76,15 @@ fn main() {
             "hiprtc-sys: bindgen could not parse hip/hiprtc.h: {e}"
         )),
     };
-    bindings
-        .write_to_file(out.join("bindings.rs"))
-        .expect("write bindings.rs");
+    let mut code = bindings.to_string();
+    let hip_bindings = dep("BINDINGS")
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .unwrap_or_default();
+    let header = include.join("hip/hiprtc.h");
+    println!("cargo:rerun-if-changed={}", header.display());
+    let header = std::fs::read_to_string(&header).unwrap_or_default();
+    code.push_str(&macro_aliases(&header, &code, &hip_bindings));
+    std::fs::write(out.join("bindings.rs"), code).expect("write bindings.rs");
 
     if nvidia {
         let cuda_include =
@@ -114,6 +126,63 @@ fn main() {
     println!("cargo:library={lib_name}");
     // The safe crate reads the generated names (result codes, whether the linker API exists) from here.
     println!("cargo:bindings={}", out.join("bindings.rs").display());
+}
+
+/// From HIP 6.0, `hiprtc.h` names part of its API by macros over the runtime's linker types
+/// (`#define hiprtcJITInputType hipJitInputType`, `#define HIPRTC_JIT_INPUT_LLVM_BITCODE
+/// hipJitInputLLVMBitcode`, ...). bindgen drops macros that expand to identifiers, so every HIPRTC name
+/// would vanish on 6.x and 7.x. Give each one back as a re-export of the hip-sys item it names, so the
+/// HIPRTC names exist on every version.
+fn macro_aliases(header: &str, rtc: &str, hip: &str) -> String {
+    let mut out = String::new();
+    for (name, target) in identifier_macros(header) {
+        let is_rtc_name = name.starts_with("hiprtc") || name.starts_with("HIPRTC_");
+        if is_rtc_name && !defines(rtc, &name) && defines(hip, &target) {
+            out.push_str(&format!("pub use hip_sys::{target} as {name};\n"));
+        }
+    }
+    out
+}
+
+/// `(NAME, IDENT)` for every `#define NAME IDENT` in a header (continuation lines joined, comments
+/// removed).
+fn identifier_macros(header: &str) -> Vec<(String, String)> {
+    let joined = header.replace("\\\n", " ");
+    let is_ident = |s: &str| {
+        s.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    joined
+        .lines()
+        .filter_map(|line| {
+            let line = line.split("//").next().unwrap_or_default();
+            let line = line.split("/*").next().unwrap_or_default();
+            let rest = line
+                .trim()
+                .strip_prefix("#")?
+                .trim_start()
+                .strip_prefix("define")?;
+            let mut words = rest.split_whitespace();
+            let (name, target) = (words.next()?, words.next()?);
+            (words.next().is_none() && is_ident(name) && is_ident(target))
+                .then(|| (name.to_string(), target.to_string()))
+        })
+        .collect()
+}
+
+/// Whether generated bindings define an item named `ident`.
+fn defines(code: &str, ident: &str) -> bool {
+    [
+        format!("pub const {ident}:"),
+        format!("pub type {ident} ="),
+        format!("pub struct {ident} "),
+        format!("pub fn {ident}("),
+        format!(" as {ident};"),
+    ]
+    .iter()
+    .any(|p| code.contains(p.as_str()))
 }
 
 fn fail(msg: &str) -> ! {

@@ -1,0 +1,401 @@
+//! comgr, AMD's code object manager: the library HIPRTC compiles and links with, opened at run time.
+//!
+//! The [`Linker`](super::Linker) links through it (HIPRTC's own `hiprtcLinkComplete` asks the runtime for
+//! the current device to pick its target, so it cannot link for an explicit architecture, nor on a machine
+//! without a GPU), and the compile cache keys on which comgr is installed (HIP 6.4.3 on Debian sid pairs with
+//! comgr 7.0.2: the runtime version alone does not say which compiler ran).
+//!
+//! Each function here wraps one comgr call and returns `Result`; the RAII handles release what they own.
+//! Where there is no linker (HIPRTC < 5.3, the NVIDIA platform) only the fingerprint is used.
+#![cfg_attr(not(all(hiprtc_linker, hip_platform = "amd")), allow(dead_code))]
+
+use crate::error::{Error, Result};
+use hiprtc_sys::comgr as sys;
+use std::ffi::{c_char, CStr, CString};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// The opened comgr library and what is known about it.
+pub(crate) struct Comgr {
+    lib: sys::Comgr,
+    /// The library's interface version, `amd_comgr_get_version`.
+    pub(crate) version: (usize, usize),
+    /// The file the library was loaded from, where the dynamic loader says.
+    pub(crate) path: Option<PathBuf>,
+}
+
+/// The library names tried, in order: the major interface version the bindings were generated for
+/// (its enum values are what this build knows), then ROCm's default location.
+fn candidates() -> Vec<String> {
+    let major = sys::AMD_COMGR_INTERFACE_VERSION_MAJOR;
+    let mut names = Vec::new();
+    for var in ["HIP_PATH", "ROCM_PATH"] {
+        if let Some(root) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            let lib = PathBuf::from(root).join("lib");
+            names.push(format!("{}/libamd_comgr.so.{major}", lib.display()));
+        }
+    }
+    names.push(format!("libamd_comgr.so.{major}"));
+    names.push(format!("/opt/rocm/lib/libamd_comgr.so.{major}"));
+    names
+}
+
+/// comgr, opened once per process. The first failure is kept and returned on every later call.
+pub(crate) fn lib() -> Result<&'static Comgr> {
+    static LIB: OnceLock<std::result::Result<Comgr, Vec<String>>> = OnceLock::new();
+    LIB.get_or_init(open)
+        .as_ref()
+        .map_err(|tried| Error::LibraryNotFound {
+            library: "comgr (libamd_comgr)",
+            tried: tried.clone(),
+            install:
+                "Debian/Ubuntu: apt-get install libamd-comgr-dev (ROCm: the amd-comgr package)",
+        })
+}
+
+fn open() -> std::result::Result<Comgr, Vec<String>> {
+    let mut tried = Vec::new();
+    for name in candidates() {
+        // SAFETY: comgr's initialisers have no preconditions; the symbols are typed from its header.
+        let lib = match unsafe { sys::Comgr::new(&name) } {
+            Ok(lib) => lib,
+            Err(e) => {
+                tried.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let Ok(get_version) = lib.amd_comgr_get_version.as_ref() else {
+            tried.push(format!("{name}: no amd_comgr_get_version"));
+            continue;
+        };
+        let (mut major, mut minor) = (0, 0);
+        // SAFETY: two valid out-pointers.
+        unsafe { get_version(&mut major, &mut minor) };
+        if major != sys::AMD_COMGR_INTERFACE_VERSION_MAJOR as usize {
+            tried.push(format!(
+                "{name}: interface {major}.{minor}, but these bindings come from a {}.x header",
+                sys::AMD_COMGR_INTERFACE_VERSION_MAJOR
+            ));
+            continue;
+        }
+        let path = loaded_from(*get_version as *const libc::c_void);
+        return Ok(Comgr {
+            lib,
+            version: (major, minor),
+            path,
+        });
+    }
+    Err(tried)
+}
+
+/// The file holding the code at `addr`, as the dynamic loader reports it.
+fn loaded_from(addr: *const libc::c_void) -> Option<PathBuf> {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the address and fills `info`.
+    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    let name = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy();
+    std::fs::canonicalize(name.as_ref()).ok()
+}
+
+/// What identifies the installed comgr for the compile cache: its interface version, and the real path,
+/// size and modification time of its library (a new comgr package changes them; hashing the ~60 MB file
+/// would cost more than the cache saves on a first hit). `None` where comgr cannot be opened.
+pub(crate) fn fingerprint() -> Option<String> {
+    let c = lib().ok()?;
+    let (major, minor) = c.version;
+    let file = c.path.as_ref().and_then(|p| {
+        let meta = std::fs::metadata(p).ok()?;
+        let mtime = meta
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        Some(format!(
+            "{} {} {}",
+            p.display(),
+            meta.len(),
+            mtime.as_nanos()
+        ))
+    });
+    Some(format!(
+        "comgr {major}.{minor} {}",
+        file.unwrap_or_default()
+    ))
+}
+
+/// The function `f` of the loaded comgr, or `NotSupported` naming it where this comgr lacks it.
+fn func<'a, T>(
+    f: &'a std::result::Result<T, libloading::Error>,
+    name: &'static str,
+) -> Result<&'a T> {
+    f.as_ref().map_err(|_| Error::NotSupported {
+        what: name,
+        reason: "the installed comgr does not export this function",
+    })
+}
+
+impl Comgr {
+    /// An error for `status` returned by `call`, with comgr's own text for it.
+    fn check(&self, call: &'static str, status: sys::amd_comgr_status_t) -> Result<()> {
+        if status == sys::AMD_COMGR_STATUS_SUCCESS {
+            return Ok(());
+        }
+        let mut text: *const c_char = std::ptr::null();
+        let message = match self.lib.amd_comgr_status_string.as_ref() {
+            // SAFETY: comgr returns a static string for any status, or an error.
+            Ok(f)
+                if unsafe { f(status, &mut text) } == sys::AMD_COMGR_STATUS_SUCCESS
+                    && !text.is_null() =>
+            {
+                unsafe { CStr::from_ptr(text) }
+                    .to_string_lossy()
+                    .into_owned()
+            }
+            _ => String::new(),
+        };
+        // The enum's C type is the compiler's choice (unsigned here, int elsewhere).
+        #[allow(clippy::unnecessary_cast)]
+        let status = status as u32;
+        Err(Error::Comgr {
+            call,
+            status,
+            message,
+            log: None,
+        })
+    }
+}
+
+/// A comgr data object (`amd_comgr_data_t`), released on drop.
+pub(crate) struct Data<'c> {
+    comgr: &'c Comgr,
+    raw: sys::amd_comgr_data_t,
+}
+
+impl<'c> Data<'c> {
+    /// `amd_comgr_create_data` + `amd_comgr_set_data` + `amd_comgr_set_data_name`.
+    pub(crate) fn new(
+        comgr: &'c Comgr,
+        kind: sys::amd_comgr_data_kind_t,
+        bytes: &[u8],
+        name: &str,
+    ) -> Result<Self> {
+        let name = CString::new(name).map_err(|_| Error::InteriorNul {
+            what: "link input name",
+            value: name.to_string(),
+        })?;
+        let mut raw = sys::amd_comgr_data_t::default();
+        let create = func(&comgr.lib.amd_comgr_create_data, "amd_comgr_create_data")?;
+        comgr.check("amd_comgr_create_data", unsafe { create(kind, &mut raw) })?;
+        let data = Data { comgr, raw };
+        let set = func(&comgr.lib.amd_comgr_set_data, "amd_comgr_set_data")?;
+        // SAFETY: comgr copies `bytes.len()` bytes from a live slice.
+        comgr.check("amd_comgr_set_data", unsafe {
+            set(raw, bytes.len(), bytes.as_ptr() as *const c_char)
+        })?;
+        let set_name = func(
+            &comgr.lib.amd_comgr_set_data_name,
+            "amd_comgr_set_data_name",
+        )?;
+        comgr.check("amd_comgr_set_data_name", unsafe {
+            set_name(raw, name.as_ptr())
+        })?;
+        Ok(data)
+    }
+
+    /// The data's bytes, copied out (`amd_comgr_get_data`, asked for the size first).
+    pub(crate) fn bytes(&self) -> Result<Vec<u8>> {
+        let get = func(&self.comgr.lib.amd_comgr_get_data, "amd_comgr_get_data")?;
+        let mut size = 0usize;
+        self.comgr.check("amd_comgr_get_data", unsafe {
+            get(self.raw, &mut size, std::ptr::null_mut())
+        })?;
+        let mut buf = vec![0u8; size];
+        self.comgr.check("amd_comgr_get_data", unsafe {
+            get(self.raw, &mut size, buf.as_mut_ptr() as *mut c_char)
+        })?;
+        buf.truncate(size);
+        Ok(buf)
+    }
+}
+
+impl Drop for Data<'_> {
+    fn drop(&mut self) {
+        if let Ok(release) = self.comgr.lib.amd_comgr_release_data.as_ref() {
+            let _ = unsafe { release(self.raw) };
+        }
+    }
+}
+
+/// A comgr data set (`amd_comgr_data_set_t`), destroyed on drop.
+pub(crate) struct DataSet<'c> {
+    comgr: &'c Comgr,
+    raw: sys::amd_comgr_data_set_t,
+}
+
+impl<'c> DataSet<'c> {
+    /// `amd_comgr_create_data_set`.
+    pub(crate) fn new(comgr: &'c Comgr) -> Result<Self> {
+        let create = func(
+            &comgr.lib.amd_comgr_create_data_set,
+            "amd_comgr_create_data_set",
+        )?;
+        let mut raw = sys::amd_comgr_data_set_t::default();
+        comgr.check("amd_comgr_create_data_set", unsafe { create(&mut raw) })?;
+        Ok(DataSet { comgr, raw })
+    }
+
+    /// `amd_comgr_data_set_add`: the set takes its own reference; `data` may be dropped after.
+    pub(crate) fn add(&self, data: &Data<'_>) -> Result<()> {
+        let add = func(
+            &self.comgr.lib.amd_comgr_data_set_add,
+            "amd_comgr_data_set_add",
+        )?;
+        self.comgr
+            .check("amd_comgr_data_set_add", unsafe { add(self.raw, data.raw) })
+    }
+
+    /// Every data object of `kind` in the set (`amd_comgr_action_data_count` / `_get_data`).
+    pub(crate) fn all(&self, kind: sys::amd_comgr_data_kind_t) -> Result<Vec<Data<'c>>> {
+        let count = func(
+            &self.comgr.lib.amd_comgr_action_data_count,
+            "amd_comgr_action_data_count",
+        )?;
+        let get = func(
+            &self.comgr.lib.amd_comgr_action_data_get_data,
+            "amd_comgr_action_data_get_data",
+        )?;
+        let mut n = 0usize;
+        self.comgr.check("amd_comgr_action_data_count", unsafe {
+            count(self.raw, kind, &mut n)
+        })?;
+        (0..n)
+            .map(|i| {
+                let mut raw = sys::amd_comgr_data_t::default();
+                self.comgr.check("amd_comgr_action_data_get_data", unsafe {
+                    get(self.raw, kind, i, &mut raw)
+                })?;
+                Ok(Data {
+                    comgr: self.comgr,
+                    raw,
+                })
+            })
+            .collect()
+    }
+
+    /// The text of every log in the set, joined.
+    pub(crate) fn log(&self) -> String {
+        let logs = self.all(sys::AMD_COMGR_DATA_KIND_LOG).unwrap_or_default();
+        logs.iter()
+            .filter_map(|d| d.bytes().ok())
+            .map(|b| {
+                String::from_utf8_lossy(&b)
+                    .trim_end_matches('\0')
+                    .to_string()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl Drop for DataSet<'_> {
+    fn drop(&mut self) {
+        if let Ok(destroy) = self.comgr.lib.amd_comgr_destroy_data_set.as_ref() {
+            let _ = unsafe { destroy(self.raw) };
+        }
+    }
+}
+
+/// A comgr action info (`amd_comgr_action_info_t`): target ISA, language, options, logging.
+pub(crate) struct ActionInfo<'c> {
+    comgr: &'c Comgr,
+    raw: sys::amd_comgr_action_info_t,
+}
+
+impl<'c> ActionInfo<'c> {
+    /// An action info for HIP code of target `isa` (`amdgcn-amd-amdhsa--gfx90a`), logging on.
+    pub(crate) fn new(comgr: &'c Comgr, isa: &str) -> Result<Self> {
+        let create = func(
+            &comgr.lib.amd_comgr_create_action_info,
+            "amd_comgr_create_action_info",
+        )?;
+        let mut raw = sys::amd_comgr_action_info_t::default();
+        comgr.check("amd_comgr_create_action_info", unsafe { create(&mut raw) })?;
+        let info = ActionInfo { comgr, raw };
+        let isa = CString::new(isa).map_err(|_| Error::InteriorNul {
+            what: "target ISA",
+            value: isa.to_string(),
+        })?;
+        let set_isa = func(
+            &comgr.lib.amd_comgr_action_info_set_isa_name,
+            "amd_comgr_action_info_set_isa_name",
+        )?;
+        comgr.check("amd_comgr_action_info_set_isa_name", unsafe {
+            set_isa(raw, isa.as_ptr())
+        })?;
+        let set_lang = func(
+            &comgr.lib.amd_comgr_action_info_set_language,
+            "amd_comgr_action_info_set_language",
+        )?;
+        comgr.check("amd_comgr_action_info_set_language", unsafe {
+            set_lang(raw, sys::AMD_COMGR_LANGUAGE_HIP)
+        })?;
+        let set_logging = func(
+            &comgr.lib.amd_comgr_action_info_set_logging,
+            "amd_comgr_action_info_set_logging",
+        )?;
+        comgr.check("amd_comgr_action_info_set_logging", unsafe {
+            set_logging(raw, true)
+        })?;
+        Ok(info)
+    }
+
+    /// `amd_comgr_action_info_set_option_list`: the options the next actions run with.
+    pub(crate) fn set_options(&self, options: &[CString]) -> Result<()> {
+        let set = func(
+            &self.comgr.lib.amd_comgr_action_info_set_option_list,
+            "amd_comgr_action_info_set_option_list",
+        )?;
+        let mut ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
+        self.comgr
+            .check("amd_comgr_action_info_set_option_list", unsafe {
+                set(self.raw, ptrs.as_mut_ptr(), ptrs.len())
+            })
+    }
+
+    /// `amd_comgr_do_action`: run `action` on `input` into a new set. A failure carries the action's log.
+    pub(crate) fn run(
+        &self,
+        call: &'static str,
+        action: sys::amd_comgr_action_kind_t,
+        input: &DataSet<'c>,
+    ) -> Result<DataSet<'c>> {
+        let run = func(&self.comgr.lib.amd_comgr_do_action, "amd_comgr_do_action")?;
+        let output = DataSet::new(self.comgr)?;
+        let status = unsafe { run(action, self.raw, input.raw, output.raw) };
+        match self.comgr.check(call, status) {
+            Ok(()) => Ok(output),
+            Err(Error::Comgr {
+                call,
+                status,
+                message,
+                ..
+            }) => Err(Error::Comgr {
+                call,
+                status,
+                message,
+                log: Some(output.log()),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Drop for ActionInfo<'_> {
+    fn drop(&mut self) {
+        if let Ok(destroy) = self.comgr.lib.amd_comgr_destroy_action_info.as_ref() {
+            let _ = unsafe { destroy(self.raw) };
+        }
+    }
+}
