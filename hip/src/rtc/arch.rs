@@ -6,12 +6,14 @@
 //! (for example inside a `-D` value). So on AMD:
 //!
 //! - every requested target id is checked against the code object manager (comgr) that HIPRTC compiles
-//!   with: the processor against comgr's ISA list, each feature against that processor's `Features` map
+//!   with, opened through [`super::comgr`]: the processor against comgr's ISA list, each feature against that processor's `Features` map
 //!   in comgr's own ISA metadata (`amd_comgr_get_isa_metadata`), and the whole id once more by comgr;
 //! - options are checked for anything HIPRTC or clang would read as a target, wherever it appears in the
 //!   option (see [`check_option`]).
 
 use crate::error::{Error, Result};
+#[cfg(hip_platform = "amd")]
+use hiprtc_sys::comgr as sys;
 #[cfg(hip_platform = "amd")]
 use std::sync::OnceLock;
 
@@ -140,100 +142,27 @@ struct Isa {
     features: Option<Vec<String>>,
 }
 
-#[cfg(hip_platform = "amd")]
-mod comgr {
-    use std::ffi::{c_char, c_void, CStr};
-
-    /// `amd_comgr_metadata_node_t`.
-    #[repr(C)]
-    #[derive(Clone, Copy)]
-    pub struct Node {
-        pub handle: u64,
-    }
-    pub type Count = unsafe extern "C" fn(*mut usize) -> i32;
-    pub type Name = unsafe extern "C" fn(usize, *mut *const c_char) -> i32;
-    pub type IsaMetadata = unsafe extern "C" fn(*const c_char, *mut Node) -> i32;
-    pub type Lookup = unsafe extern "C" fn(Node, *const c_char, *mut Node) -> i32;
-    pub type MapCallback = unsafe extern "C" fn(Node, Node, *mut c_void) -> i32;
-    pub type IterateMap = unsafe extern "C" fn(Node, MapCallback, *mut c_void) -> i32;
-    pub type GetString = unsafe extern "C" fn(Node, *mut usize, *mut c_char) -> i32;
-    pub type Destroy = unsafe extern "C" fn(Node) -> i32;
-
-    /// The functions used, resolved from one loaded comgr.
-    pub struct Api {
-        pub count: Count,
-        pub name: Name,
-        pub isa_metadata: Option<IsaMetadata>,
-        pub lookup: Option<Lookup>,
-        pub iterate_map: Option<IterateMap>,
-        pub get_string: Option<GetString>,
-        pub destroy: Option<Destroy>,
-    }
-
-    unsafe fn sym<T>(lib: *mut c_void, name: &CStr) -> Option<T> {
-        let p = libc::dlsym(lib, name.as_ptr());
-        // SAFETY (caller): T is the documented signature of `name`, a function pointer type.
-        (!p.is_null()).then(|| std::mem::transmute_copy::<*mut c_void, T>(&p))
-    }
-
-    /// Open comgr (left open for the life of the process) and resolve its functions.
-    pub fn open() -> Option<Api> {
-        unsafe {
-            let lib = [
-                c"libamd_comgr.so.3",
-                c"libamd_comgr.so.2",
-                c"libamd_comgr.so",
-            ]
-            .iter()
-            .map(|n| libc::dlopen(n.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL))
-            .find(|h| !h.is_null())?;
-            Some(Api {
-                count: sym(lib, c"amd_comgr_get_isa_count")?,
-                name: sym(lib, c"amd_comgr_get_isa_name")?,
-                isa_metadata: sym(lib, c"amd_comgr_get_isa_metadata"),
-                lookup: sym(lib, c"amd_comgr_metadata_lookup"),
-                iterate_map: sym(lib, c"amd_comgr_iterate_map_metadata"),
-                get_string: sym(lib, c"amd_comgr_get_metadata_string"),
-                destroy: sym(lib, c"amd_comgr_destroy_metadata"),
-            })
-        }
-    }
-
-    /// A string node's text.
-    pub unsafe fn string(get: GetString, node: Node) -> Option<String> {
-        let mut n = 0usize;
-        if get(node, &mut n, std::ptr::null_mut()) != 0 {
-            return None;
-        }
-        let mut buf = vec![0u8; n.max(1)];
-        if get(node, &mut n, buf.as_mut_ptr().cast()) != 0 {
-            return None;
-        }
-        buf.truncate(buf.iter().position(|&b| b == 0).unwrap_or(buf.len()));
-        Some(String::from_utf8_lossy(&buf).into_owned())
-    }
-}
-
-#[cfg(hip_platform = "amd")]
-fn comgr_api() -> Option<&'static comgr::Api> {
-    static API: OnceLock<Option<comgr::Api>> = OnceLock::new();
-    API.get_or_init(comgr::open).as_ref()
-}
-
 /// Whether comgr accepts the full target id (`amd_comgr_get_isa_metadata` succeeds for it).
 #[cfg(hip_platform = "amd")]
 fn comgr_accepts(arch: &str) -> bool {
-    let Some(api) = comgr_api() else { return true };
-    let (Some(meta), Some(destroy)) = (api.isa_metadata, api.destroy) else {
+    let Ok(c) = super::comgr::lib() else {
+        return true; // no comgr: HIPRTC cannot compile either and says so itself
+    };
+    let (Ok(meta), Ok(destroy)) = (
+        c.raw().amd_comgr_get_isa_metadata.as_ref(),
+        c.raw().amd_comgr_destroy_metadata.as_ref(),
+    ) else {
         return true;
     };
     let Ok(full) = std::ffi::CString::new(format!("amdgcn-amd-amdhsa--{arch}")) else {
         return false;
     };
-    let mut node = comgr::Node { handle: 0 };
+    let mut node = sys::amd_comgr_metadata_node_t { handle: 0 };
+    // comgr is the library HIPRTC compiles with: no call into it overlaps a compile.
+    let _serialised = super::hiprtc_lock();
     // SAFETY: a NUL-terminated name and an out-pointer; the node is destroyed once read.
     unsafe {
-        if meta(full.as_ptr(), &mut node) != 0 {
+        if meta(full.as_ptr(), &mut node) != sys::AMD_COMGR_STATUS_SUCCESS {
             return false;
         }
         destroy(node);
@@ -246,17 +175,21 @@ fn comgr_accepts(arch: &str) -> bool {
 fn comgr_isas() -> Option<&'static Vec<Isa>> {
     static LIST: OnceLock<Option<Vec<Isa>>> = OnceLock::new();
     LIST.get_or_init(|| {
-        let api = comgr_api()?;
+        let c = super::comgr::lib().ok()?.raw();
+        let count = c.amd_comgr_get_isa_count.as_ref().ok()?;
+        let name = c.amd_comgr_get_isa_name.as_ref().ok()?;
+        // As in comgr_accepts: never while another thread's HIPRTC compile runs in comgr.
+        let _serialised = super::hiprtc_lock();
         let mut n = 0;
         // SAFETY: comgr's documented signatures; every node obtained is destroyed.
         unsafe {
-            if (api.count)(&mut n) != 0 {
+            if count(&mut n) != sys::AMD_COMGR_STATUS_SUCCESS {
                 return None;
             }
             let mut list = Vec::with_capacity(n);
             for i in 0..n {
                 let mut p = std::ptr::null();
-                if (api.name)(i, &mut p) != 0 || p.is_null() {
+                if name(i, &mut p) != sys::AMD_COMGR_STATUS_SUCCESS || p.is_null() {
                     return None;
                 }
                 let full = std::ffi::CStr::from_ptr(p);
@@ -265,7 +198,7 @@ fn comgr_isas() -> Option<&'static Vec<Isa>> {
                 let processor = text.rsplit("--").next().unwrap_or(&text).to_string();
                 list.push(Isa {
                     processor,
-                    features: isa_features(api, full),
+                    features: isa_features(c, full),
                 });
             }
             Some(list)
@@ -275,46 +208,71 @@ fn comgr_isas() -> Option<&'static Vec<Isa>> {
 }
 
 /// The keys of the ISA's `Features` map (`sramecc`, `xnack`; empty for a processor with none).
+///
+/// # Safety
+/// `c` is a loaded comgr.
 #[cfg(hip_platform = "amd")]
-unsafe fn isa_features(api: &comgr::Api, isa_name: &std::ffi::CStr) -> Option<Vec<String>> {
-    let meta = api.isa_metadata?;
-    let lookup = api.lookup?;
-    let iterate = api.iterate_map?;
-    let get_string = api.get_string?;
-    let destroy = api.destroy?;
-    let mut root = comgr::Node { handle: 0 };
-    if meta(isa_name.as_ptr(), &mut root) != 0 {
+unsafe fn isa_features(c: &sys::Comgr, isa_name: &std::ffi::CStr) -> Option<Vec<String>> {
+    let meta = c.amd_comgr_get_isa_metadata.as_ref().ok()?;
+    let lookup = c.amd_comgr_metadata_lookup.as_ref().ok()?;
+    let iterate = c.amd_comgr_iterate_map_metadata.as_ref().ok()?;
+    let destroy = c.amd_comgr_destroy_metadata.as_ref().ok()?;
+    let mut root = sys::amd_comgr_metadata_node_t { handle: 0 };
+    if meta(isa_name.as_ptr(), &mut root) != sys::AMD_COMGR_STATUS_SUCCESS {
         return None;
     }
-    let mut features = comgr::Node { handle: 0 };
-    let found = lookup(root, c"Features".as_ptr(), &mut features) == 0;
+    let mut features = sys::amd_comgr_metadata_node_t { handle: 0 };
+    let found = lookup(root, c"Features".as_ptr(), &mut features) == sys::AMD_COMGR_STATUS_SUCCESS;
     destroy(root);
     if !found {
         return None;
     }
-    struct Collect {
-        get_string: comgr::GetString,
+    struct Collect<'a> {
+        comgr: &'a sys::Comgr,
         keys: Vec<String>,
         ok: bool,
     }
     unsafe extern "C" fn each(
-        key: comgr::Node,
-        _value: comgr::Node,
+        key: sys::amd_comgr_metadata_node_t,
+        _value: sys::amd_comgr_metadata_node_t,
         data: *mut std::ffi::c_void,
-    ) -> i32 {
-        let c = &mut *data.cast::<Collect>();
-        match comgr::string(c.get_string, key) {
+    ) -> sys::amd_comgr_status_t {
+        let c = &mut *data.cast::<Collect<'_>>();
+        match metadata_string(c.comgr, key) {
             Some(k) => c.keys.push(k),
             None => c.ok = false,
         }
-        0
+        sys::AMD_COMGR_STATUS_SUCCESS
     }
     let mut collect = Collect {
-        get_string,
+        comgr: c,
         keys: Vec::new(),
         ok: true,
     };
-    let rc = iterate(features, each, (&mut collect as *mut Collect).cast());
+    let rc = iterate(
+        features,
+        Some(each),
+        (&mut collect as *mut Collect<'_>).cast(),
+    );
     destroy(features);
-    (rc == 0 && collect.ok).then_some(collect.keys)
+    (rc == sys::AMD_COMGR_STATUS_SUCCESS && collect.ok).then_some(collect.keys)
+}
+
+/// A string metadata node's text.
+///
+/// # Safety
+/// `node` is a live metadata node of `c`.
+#[cfg(hip_platform = "amd")]
+unsafe fn metadata_string(c: &sys::Comgr, node: sys::amd_comgr_metadata_node_t) -> Option<String> {
+    let get = c.amd_comgr_get_metadata_string.as_ref().ok()?;
+    let mut n = 0usize;
+    if get(node, &mut n, std::ptr::null_mut()) != sys::AMD_COMGR_STATUS_SUCCESS {
+        return None;
+    }
+    let mut buf = vec![0u8; n.max(1)];
+    if get(node, &mut n, buf.as_mut_ptr().cast()) != sys::AMD_COMGR_STATUS_SUCCESS {
+        return None;
+    }
+    buf.truncate(buf.iter().position(|&b| b == 0).unwrap_or(buf.len()));
+    Some(String::from_utf8_lossy(&buf).into_owned())
 }
