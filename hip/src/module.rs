@@ -11,7 +11,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// A loaded code object. Cheap to clone; unloaded when the last clone and the last [`Function`] or
-/// [`Global`] taken from it are gone.
+/// [`Global`] taken from it are gone. A launch does not keep the module alive, so unloading first waits for
+/// all work on the module's device (`hipDeviceSynchronize`): a kernel from it may still be queued.
 #[derive(Clone, Debug)]
 pub struct Module(Arc<ModuleInner>);
 

@@ -6,20 +6,23 @@
 //!
 //! # What the runtime reads (read from its source)
 //!
-//! HIP's loader (`hipamd/src/hip_code_object.cpp` and `rocclr/elf/elf.cpp`, the same code in ROCm 5.2
-//! through 7.x as published in ROCm/clr and ROCm-Developer-Tools/hipamd):
+//! Read in HIP's loader: `CodeObject::ElfSize` (`hipamd/src/hip_code_object.cpp`) is `amd::Elf::getElfSize`
+//! (`rocclr/elf/elf.cpp`, read in ROCm/clr), and the bundle walk `extractCodeObjectFromFatBinary` (read in
+//! the ROCm 5.x hipamd sources, ROCm-Developer-Tools/hipamd):
 //!
-//! - **Bare ELF**: `CodeObject::ElfSize` = `amd::Elf::getElfSize`. For ELF64 it reads the 64-byte
-//!   `Elf64_Ehdr`, then `e_shnum` section headers as an `Elf64_Shdr[]` array at `e_shoff`, i.e. with a
-//!   **64-byte stride whatever `e_shentsize` says**. The size starts as `e_shoff + e_shentsize * e_shnum`
-//!   (an `int` product in C), then for each header whose `sh_offset` is greater than every offset seen so
-//!   far it becomes `sh_offset`, plus `sh_size` unless the section is `SHT_NOBITS`: a NOBITS section's
-//!   *offset* counts. That many bytes from the start are handed to the code object loader.
+//! - **Bare ELF**: for ELF64 `getElfSize` reads the 64-byte `Elf64_Ehdr`, then `e_shnum` section headers as
+//!   an `Elf64_Shdr[]` array at `e_shoff`, i.e. with a **64-byte stride whatever `e_shentsize` says**. The
+//!   size starts as `e_shoff + e_shentsize * e_shnum` (an `int` product in C), then for each header whose
+//!   `sh_offset` is greater than every offset seen so far it becomes `sh_offset`, plus `sh_size` unless the
+//!   section is `SHT_NOBITS`: a NOBITS section's *offset* counts. That many bytes from the start are handed
+//!   to the code object loader.
 //! - **Clang offload bundle** (`__CLANG_OFFLOAD_BUNDLE__`): the 24-byte magic, a `u64` entry count, then per
 //!   entry `u64 offset, u64 size, u64 id_len` and the id. An entry's code object is `(image + offset,
 //!   size)`; for a `hip`/`hcc` (pre-v4) entry the runtime also reads the entry's 64-byte ELF header to learn
-//!   its target, and newer runtimes read it for every non-empty entry (generic targets). Compressed
-//!   bundles (`CCOB`) carry no sizes HIP checks and are refused here.
+//!   its target, and newer runtimes read it for every non-empty entry (generic targets). Newer runtimes can
+//!   also unbundle through comgr (always for compressed `CCOB` bundles); an uncompressed bundle whose every
+//!   descriptor and entry lies inside the slice gives that path nothing outside it either. Compressed
+//!   bundles are refused here.
 //!
 //! [`check`] accepts an image only if every byte the runtime reads in those steps lies inside the slice,
 //! no step's arithmetic overflows (the C code would wrap or be undefined), and, for a bundle, every
