@@ -99,7 +99,8 @@ fn runtime_reads_bundle(b: &[u8]) -> Option<u128> {
         if off + size > len {
             return Some(off + size);
         }
-        if size > 0 || id.starts_with(b"hip-") || id.starts_with(b"hcc-") {
+        let kind = id.split(|&b| b == b'-').next().unwrap_or_default();
+        if size > 0 || kind == b"hip" || kind == b"hcc" {
             let entry = &b[off as usize..(off + size) as usize];
             // The runtime reads the entry's ELF header (64 bytes) whatever the entry's size.
             end = end.max(off + 64);
@@ -398,4 +399,94 @@ fn mutated_real_code_objects_are_never_accepted_when_the_runtime_would_read_past
         accepted > CASES / 20 && refused > CASES / 20,
         "{accepted} / {refused}"
     );
+}
+
+// ---- which bundle entry HIP would pick (HIP 5 aborts the process when none fits the device) ----
+
+#[test]
+fn compatibility_follows_hips_rule() {
+    let t = |s: &str| format!("amdgcn-amd-amdhsa--{s}");
+    for (co, agent, ok) in [
+        ("gfx90a", "gfx90a:sramecc+:xnack-", true),
+        ("gfx90a:xnack-", "gfx90a:sramecc+:xnack-", true),
+        ("gfx90a:sramecc+", "gfx90a:sramecc+:xnack-", true),
+        ("gfx90a:sramecc+:xnack-", "gfx90a:sramecc+:xnack-", true),
+        ("gfx90a:xnack+", "gfx90a:sramecc+:xnack-", false),
+        ("gfx90a:sramecc-", "gfx90a:sramecc+:xnack-", false),
+        ("gfx908", "gfx90a:sramecc+:xnack-", false),
+        ("gfx90a:xnack-:sramecc+", "gfx90a:sramecc+:xnack-", false), // HIP wants sramecc first
+        ("gfx90a:bogus+", "gfx90a", false),
+        ("gfx90a:", "gfx90a:xnack-", false),
+        ("gfx1030", "gfx1030", true),
+    ] {
+        assert_eq!(
+            code_object::compatible(&t(co), &t(agent)),
+            ok,
+            "{co} on {agent}"
+        );
+    }
+    assert!(!code_object::compatible(
+        "gfx90a",
+        "amdgcn-amd-amdhsa--gfx90a"
+    ));
+}
+
+#[test]
+fn a_bundle_without_the_devices_code_object_is_refused_before_hip_aborts() {
+    let code = compiled(VECTOR_ADD);
+    let device = "gfx90a:sramecc+:xnack-";
+    let good = bundle(&[
+        ("host-x86_64-unknown-linux", &[]),
+        ("hipv4-amdgcn-amd-amdhsa--gfx90a", &code),
+    ]);
+    code_object::bundle_for_device(&good, device).unwrap();
+    assert_eq!(
+        code_object::bundle_ids(&good),
+        [
+            "host-x86_64-unknown-linux",
+            "hipv4-amdgcn-amd-amdhsa--gfx90a"
+        ]
+    );
+    // For another device, or with features the device does not have: a clear error listing the entries.
+    for (image, dev) in [
+        (&good, "gfx1030"),
+        (
+            &bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", &code)]),
+            device,
+        ),
+        (&bundle(&[("host-x86_64-unknown-linux", &[])]), device),
+    ] {
+        let err = code_object::bundle_for_device(image, dev).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidCodeObject(m) if m.contains("no code object for this device") && m.contains(dev)),
+            "{err}"
+        );
+    }
+    // A feature without a value before the matching entry: HIP's parser throws and the process aborts.
+    let throws = bundle(&[
+        ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack", &code),
+        ("hipv4-amdgcn-amd-amdhsa--gfx90a", &code),
+    ]);
+    code_object::check(&throws).unwrap();
+    let err = code_object::bundle_for_device(&throws, device).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidCodeObject(m) if m.contains("aborts")),
+        "{err}"
+    );
+    // After the matching entry HIP stops looking: accepted.
+    let after = bundle(&[
+        ("hipv4-amdgcn-amd-amdhsa--gfx90a", &code),
+        ("hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc", &code),
+    ]);
+    code_object::bundle_for_device(&after, device).unwrap();
+    // Only pre-v4 entries, whose target lives in ELF flags: refused, saying why.
+    let old = bundle(&[("hip-amdgcn-amd-amdhsa-gfx90a", &code)]);
+    let err = code_object::bundle_for_device(&old, device).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidCodeObject(m) if m.contains("pre-v4")),
+        "{err}"
+    );
+    // An id that is only the kind ("hip", no '-') still has its ELF header read by HIP: checked.
+    let bare_kind = bundle(&[("hip", &[])]);
+    assert!(code_object::check(&bare_kind).is_err());
 }

@@ -250,7 +250,9 @@ fn load_file_errors_name_the_path() {
         "{err}"
     );
     assert!(err.to_string().contains("/no/such/dir/kernels.co"), "{err}");
-    assert!(err.hip_code().is_some(), "the cause's code is kept: {err}");
+    // The cause is kept: HIP's file-not-found on NVIDIA (the driver reads the file), the read error on AMD
+    // (the crate reads it, to check it as in load_data); either way the status is not_found.
+    assert_eq!(err.status(), Status::NotFound, "{err}");
     // A file that is not a code object.
     let junk = std::env::temp_dir().join(format!("hip-rs-junk-{}.co", std::process::id()));
     std::fs::write(&junk, b"not a code object").unwrap();

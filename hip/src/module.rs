@@ -40,10 +40,12 @@ impl Drop for ModuleInner {
 impl Module {
     /// Load a code object from memory: an AMD GPU ELF or clang offload bundle, or on NVIDIA a cubin or PTX.
     ///
-    /// HIP is not told the image's size, so the image is checked first: a truncated or malformed ELF or
-    /// bundle is refused here rather than letting the runtime read past the slice.
+    /// HIP is not told the image's size, so the image is checked first ([`crate::code_object`]): a
+    /// truncated or malformed ELF or bundle is refused here rather than letting the runtime read past the
+    /// slice. On AMD a bundle must also hold a code object for this device: HIP 5 aborts the process when
+    /// it does not.
     pub fn load_data(device: &Device, image: &[u8]) -> Result<Module> {
-        let image = checked_image(image)?;
+        let image = checked_image(device, image)?;
         device.bind()?;
         let raw = unsafe { result::module_load_data(image.as_ptr().cast()) }?;
         Ok(Module(Arc::new(ModuleInner {
@@ -52,15 +54,31 @@ impl Module {
         })))
     }
 
-    /// Load a code object from a file (`hipModuleLoad`). Every failure is [`Error::ModuleFile`] naming the
-    /// path (its [`status`](Error::status) and [`hip_code`](Error::hip_code) are those of the cause).
-    /// The path's bytes go to HIP as they are: a non-UTF-8 name is not altered into another file's name.
+    /// Load a code object from a file. Every failure is [`Error::ModuleFile`] naming the path (its
+    /// [`status`](Error::status) and [`hip_code`](Error::hip_code) are those of the cause).
+    ///
+    /// On AMD the file is read and loaded with [`Module::load_data`]'s checks (HIP's `hipModuleLoad` sizes
+    /// the mapped file's code object from its own headers, as in memory). On NVIDIA the driver reads the file
+    /// (`hipModuleLoad`), and the path's bytes go to it as they are: a non-UTF-8 name is not altered into
+    /// another file's name.
     pub fn load_file(device: &Device, path: impl AsRef<Path>) -> Result<Module> {
         let path = path.as_ref();
         let named = |source: Error| Error::ModuleFile {
             path: path.to_path_buf(),
             source: Box::new(source),
         };
+        if cfg!(hip_platform = "amd") {
+            // HIP sizes a file's code object from its headers just as in memory (and aborts on a bundle
+            // without this device's code object): read it and load it through the same checks.
+            let image = std::fs::read(path).map_err(|source| {
+                named(Error::Io {
+                    what: "read module file",
+                    path: path.to_path_buf(),
+                    source,
+                })
+            })?;
+            return Self::load_data(device, &image).map_err(named);
+        }
         let c = path_cstring(path).map_err(named)?;
         device.bind()?;
         let raw = result::module_load(&c).map_err(named)?;
@@ -277,7 +295,7 @@ impl<T: DeviceCopy> Global<T> {
 /// Check that an image is complete before HIP, which is not given its length, parses it (see
 /// [`crate::code_object`]). Returns the bytes HIP may read: the image itself, or for PTX a NUL-terminated
 /// copy.
-fn checked_image(image: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
+fn checked_image<'a>(device: &Device, image: &'a [u8]) -> Result<std::borrow::Cow<'a, [u8]>> {
     let body = &image[..image.len().saturating_sub(1)];
     let ptx = !image.starts_with(b"\x7fELF") && !image.is_empty() && !body.contains(&0);
     if cfg!(hip_platform = "nvidia") && ptx {
@@ -288,6 +306,9 @@ fn checked_image(image: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
         }
         return Ok(text.into());
     }
-    crate::code_object::check(image)?;
+    let kind = crate::code_object::check(image)?;
+    if cfg!(hip_platform = "amd") && matches!(kind, crate::code_object::Kind::Bundle { .. }) {
+        crate::code_object::bundle_for_device(image, &device.arch_name()?)?;
+    }
     Ok(image.into())
 }

@@ -30,6 +30,9 @@
 
 use crate::error::{Error, Result};
 
+mod target;
+pub use target::{bundle_for_device, bundle_ids, compatible};
+
 /// What kind of code object an image is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -158,7 +161,9 @@ fn bundle(image: &[u8]) -> Result<Kind> {
             ))
         })?;
         at_least(end, &format!("entry {i}"))?;
-        let reads_header = size > 0 || id.starts_with(b"hip-") || id.starts_with(b"hcc-");
+        // The offload kind is the id up to its first '-' (all of it when there is none).
+        let kind = id.split(|&b| b == b'-').next().unwrap_or_default();
+        let reads_header = size > 0 || kind == b"hip" || kind == b"hcc";
         if reads_header {
             let entry = &image[offset as usize..end as usize];
             if !entry.starts_with(ELF_MAGIC) {
