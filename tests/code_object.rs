@@ -490,3 +490,17 @@ fn a_bundle_without_the_devices_code_object_is_refused_before_hip_aborts() {
     let bare_kind = bundle(&[("hip", &[])]);
     assert!(code_object::check(&bare_kind).is_err());
 }
+
+#[test]
+fn an_elf_for_another_machine_is_named_as_such() {
+    let code = compiled(VECTOR_ADD);
+    code_object::expect_machine(&code, code_object::EM_AMDGPU).unwrap();
+    let mut x86 = code.clone();
+    x86[0x12..0x14].copy_from_slice(&62u16.to_le_bytes()); // EM_X86_64
+    code_object::check(&x86).unwrap(); // well-formed, so only the machine check catches it
+    let err = code_object::expect_machine(&x86, code_object::EM_AMDGPU).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidCodeObject(m) if m.contains("machine 62")),
+        "{err}"
+    );
+}

@@ -307,8 +307,15 @@ fn checked_image<'a>(device: &Device, image: &'a [u8]) -> Result<std::borrow::Co
         return Ok(text.into());
     }
     let kind = crate::code_object::check(image)?;
-    if cfg!(hip_platform = "amd") && matches!(kind, crate::code_object::Kind::Bundle { .. }) {
-        crate::code_object::bundle_for_device(image, &device.arch_name()?)?;
+    if cfg!(hip_platform = "amd") {
+        match kind {
+            crate::code_object::Kind::Elf => {
+                crate::code_object::expect_machine(image, crate::code_object::EM_AMDGPU)?
+            }
+            crate::code_object::Kind::Bundle { .. } => {
+                crate::code_object::bundle_for_device(image, &device.arch_name()?)?
+            }
+        }
     }
     Ok(image.into())
 }

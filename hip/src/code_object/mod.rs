@@ -124,6 +124,23 @@ pub fn elf_size(image: &[u8]) -> Result<u64> {
     Ok(total)
 }
 
+/// `e_machine` of an AMD GPU code object.
+pub const EM_AMDGPU: u16 = 224;
+
+/// Refuse a bare ELF (already accepted by [`check`]) built for another machine than `machine` (an x86
+/// shared object or a cubin handed to the AMD loader), naming both.
+pub fn expect_machine(image: &[u8], machine: u16) -> Result<()> {
+    let found = u16_at(image, 0x12);
+    if found == machine {
+        Ok(())
+    } else {
+        Err(bad(format!(
+            "the ELF is for machine {found} (e_machine), not {machine}: not a code object for this \
+             platform's GPUs"
+        )))
+    }
+}
+
 fn bundle(image: &[u8]) -> Result<Kind> {
     let len = image.len() as u64;
     let at_least = |end: u64, what: &str| {
