@@ -346,3 +346,29 @@ fn static_plus_dynamic_shared_memory_over_the_limit_is_refused_before_hip() {
     s.synchronize().unwrap();
     assert_eq!(out.to_vec().unwrap()[0], 1);
 }
+
+#[test]
+fn a_zeroed_or_uploaded_buffer_is_complete_before_a_non_blocking_stream_uses_it() {
+    // The default stream is kept busy first, so a memset or upload that returned early would still be
+    // queued there when the non-blocking stream's copy runs, and would land after it.
+    let d = device();
+    let m = spin_fill(&d);
+    let s = Stream::non_blocking(&d).unwrap();
+    let n = 1 << 20;
+    let host = PinnedBuffer::from_slice(&d, &vec![5u32; n]).unwrap();
+    for round in 0..4 {
+        spin(&m, &d.default_stream(), 100_000_000);
+        let mut dev = if round % 2 == 0 {
+            DeviceBuffer::<u32>::zeroed(&d, n).unwrap()
+        } else {
+            DeviceBuffer::from_host(&d, &vec![9u32; n]).unwrap()
+        };
+        s.copy_to_device_async(&host, &mut dev).unwrap();
+        let mut back = PinnedBuffer::<u32>::zeroed(&d, n).unwrap();
+        s.copy_to_host_async(&dev, &mut back).unwrap();
+        assert!(
+            back.as_slice().unwrap().iter().all(|&v| v == 5),
+            "round {round}"
+        );
+    }
+}

@@ -273,7 +273,7 @@ impl<T: DeviceCopy> Global<T> {
         }
     }
 
-    /// Copy `value` to the device. Synchronous.
+    /// Copy `value` to the device. Synchronous: returns once the value is on the device.
     pub fn write(&self, value: &T) -> Result<()> {
         self.module.device().bind()?;
         unsafe {
@@ -282,8 +282,9 @@ impl<T: DeviceCopy> Global<T> {
                 (value as *const T).cast(),
                 std::mem::size_of::<T>(),
                 sys::hipMemcpyHostToDevice,
-            )
-        }
+            )?
+        };
+        crate::memory::default_stream_done()
     }
 
     /// The device address.

@@ -2,8 +2,14 @@
 //!
 //! # What keeps copies sound
 //!
-//! - Synchronous copies (`copy_from_host`, `copy_to_host`, `to_vec`) return only once HIP no longer reads or
-//!   writes the host slice, so any host memory will do.
+//! - Synchronous copies and memsets (`copy_from_host`, `copy_from_device`, `memset_bytes`, `zero`,
+//!   `copy_to_host`, `to_vec`, and so `zeroed` and `from_host`) return only once the operation is complete
+//!   (HIP's own calls may return early: the crate waits for the default stream), so any host memory will
+//!   do, and work queued afterwards on any stream sees the result.
+//! - Synchronous operations are ordered after earlier work on the default stream and on blocking streams,
+//!   **not** after work on non-blocking streams: after queueing async work that touches a buffer on a
+//!   non-blocking stream, synchronise that stream (or wait for an event) before a synchronous copy of the
+//!   same buffer.
 //! - Asynchronous copies ([`Stream::copy_to_device_async`](crate::Stream::copy_to_device_async) and
 //!   friends) take host memory only as a [`PinnedBuffer`]. The buffer records an event on each stream that
 //!   uses it and waits for those events before the host can see or change its contents
@@ -165,12 +171,14 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
                 src.as_ptr().cast(),
                 self.byte_len(),
                 sys::hipMemcpyHostToDevice,
-            )
-        }
+            )?
+        };
+        // From pageable memory the call may return once the data is staged, before it lands.
+        default_stream_done()
     }
 
     /// Copy device memory of the same length into this memory. Ordered after earlier work on the default
-    /// stream; returns once the copy is done.
+    /// stream; returns once the copy is done (HIP's device-to-device copy alone does not wait).
     fn copy_from_device(&mut self, src: &impl DeviceMemory<T>) -> Result<()>
     where
         Self: Sized,
@@ -186,17 +194,20 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
                 src.device_ptr(),
                 self.byte_len(),
                 sys::hipMemcpyDeviceToDevice,
-            )
-        }
+            )?
+        };
+        default_stream_done()
     }
 
-    /// Set every byte to `value` (`hipMemset`).
+    /// Set every byte to `value` (`hipMemset`). Synchronous: returns once the memory is set.
     fn memset_bytes(&mut self, value: u8) -> Result<()> {
         if self.byte_len() == 0 {
             return Ok(());
         }
         self.device().bind()?;
-        unsafe { result::memset(self.device_ptr(), value, self.byte_len()) }
+        unsafe { result::memset(self.device_ptr(), value, self.byte_len())? };
+        // hipMemset on device memory may return before the memset ran.
+        default_stream_done()
     }
 
     /// Set every element to zero.
@@ -216,6 +227,16 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
             self.device(),
         ))
     }
+}
+
+/// Wait for the current device's default (null) stream: synchronous HIP calls that may return early
+/// (`hipMemset`, host-to-device from pageable memory, device-to-device) queue there. Without this, work on
+/// a non-blocking stream, which is not ordered after the default stream, could run before a "synchronous"
+/// zeroing or upload landed (`DeviceBuffer::zeroed` then an async copy into it, overwritten by the late
+/// memset).
+pub(crate) fn default_stream_done() -> Result<()> {
+    // SAFETY: the null stream always exists.
+    unsafe { result::stream_synchronize(std::ptr::null_mut()) }
 }
 
 /// Bytes for `len` elements of `T`, or an error if that overflows.
