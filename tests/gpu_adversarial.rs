@@ -364,6 +364,8 @@ fn a_zeroed_or_uploaded_buffer_is_complete_before_a_non_blocking_stream_uses_it(
             DeviceBuffer::from_host(&d, &vec![9u32; n]).unwrap()
         };
         s.copy_to_device_async(&host, &mut dev).unwrap();
+        // Let everything finish, a late memset or upload included, then look.
+        d.synchronize().unwrap();
         let mut back = PinnedBuffer::<u32>::zeroed(&d, n).unwrap();
         s.copy_to_host_async(&dev, &mut back).unwrap();
         assert!(
