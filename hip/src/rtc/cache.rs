@@ -45,10 +45,10 @@
 //! - every option must be one known to read no file: `-O*`, `-D*`, `-U*`, `-std=`, `-g*`, `-w`, warning
 //!   flags (`-Wall`, not `-Wl,`/`-Wp,`), the target options, `-f`/`-m` flags without a value. `-I`,
 //!   `-isystem`, `-include`, `@file`, `-Xclang`, `-mllvm`, `--sysroot=`, ... make a compile uncached;
-//! - every occurrence of the words `include`, `import` or `embed` in the source and the headers (after
-//!   joining backslash-continued lines) must be an `#include "name"` or `#include <name>` of a header
-//!   given to the builder by exactly that name: an absolute path, a header not given, a macro include,
-//!   `#include_next` or `__has_include` make it uncached;
+//! - every occurrence of the words `include`, `import`, `embed` or `incbin` (inline assembly) in the source
+//!   and the headers (after joining backslash-continued lines) must be an `#include "name"` or
+//!   `#include <name>` of a header given to the builder by exactly that name: an absolute path, a header
+//!   not given, a macro include, `#include_next`, `__has_include` or `asm(".incbin ...")` make it uncached;
 //! - `HIPRTC_COMPILE_OPTIONS_APPEND` / `HIPRTC_LINK_OPTIONS_APPEND` (options newer HIPRTCs add from the
 //!   environment) must be unset or empty.
 //!

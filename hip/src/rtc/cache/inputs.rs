@@ -9,7 +9,8 @@
 //! - every option must be one of a known list that reads no file (`-O*`, `-D*`, `-U*`, `-std=`,
 //!   `-g*`, `-w`, warning flags, the target options, `-f`/`-m` flags without a value, ...);
 //! - `HIPRTC_COMPILE_OPTIONS_APPEND` and `HIPRTC_LINK_OPTIONS_APPEND` (read by newer HIPRTCs) are unset;
-//! - every occurrence of the words `include`, `import` or `embed` in the source and headers (after joining
+//! - every occurrence of the words `include`, `import`, `embed` or `incbin` (an assembler directive) in the
+//!   source and headers (after joining
 //!   backslash-continued lines) must be an `#include "name"` or `#include <name>` of a header given to the
 //!   builder by exactly that name.
 
@@ -107,7 +108,8 @@ fn outside_include(text: &str, given: &[&str]) -> Option<String> {
     // Join backslash-continued lines, as the preprocessor does first.
     let joined = text.replace("\\\r\n", "").replace("\\\n", "");
     let bytes = joined.as_bytes();
-    for word in ["include", "import", "embed"] {
+    // `.incbin` / `.include` are assembler directives that read files too (inline `asm`).
+    for word in ["include", "import", "embed", "incbin"] {
         let mut from = 0;
         while let Some(at) = joined[from..].find(word).map(|i| i + from) {
             from = at + word.len();
@@ -209,6 +211,8 @@ mod tests {
             "#embed \"data.bin\"\n",
             "int x; #include \"a.h\"\n",
             "#include \"a.h\n\"\n",
+            "__global__ void k() { asm(\".incbin \\\"/etc/hosts\\\"\"); }\n",
+            "__global__ void k() { asm(\".include \\\"x.s\\\"\"); }\n",
         ] {
             let r = reason(src, &[("a.h", "")], &[]);
             assert!(r.is_some(), "{src:?}");
