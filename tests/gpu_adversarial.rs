@@ -374,3 +374,37 @@ fn a_zeroed_or_uploaded_buffer_is_complete_before_a_non_blocking_stream_uses_it(
         );
     }
 }
+
+#[test]
+fn synchronous_operations_wait_for_async_work_still_using_the_memory() {
+    // A memset queued behind a spin on a non-blocking stream is still pending when the synchronous call
+    // comes: a read must see it done, and a write must not be overwritten by it afterwards.
+    let d = device();
+    let m = spin_fill(&d);
+    let s = Stream::non_blocking(&d).unwrap();
+    let n = 1 << 20;
+    let mut dev = DeviceBuffer::<u32>::zeroed(&d, n).unwrap();
+    spin(&m, &s, 100_000_000);
+    s.memset_async(&mut dev, 0x01).unwrap();
+    assert!(dev.to_vec().unwrap().iter().all(|&v| v == 0x0101_0101));
+
+    spin(&m, &s, 100_000_000);
+    s.memset_async(&mut dev, 0x02).unwrap();
+    dev.copy_from_host(&vec![7u32; n]).unwrap();
+    d.synchronize().unwrap();
+    assert!(dev.to_vec().unwrap().iter().all(|&v| v == 7));
+
+    let mut other = DeviceBuffer::<u32>::zeroed(&d, n).unwrap();
+    spin(&m, &s, 100_000_000);
+    s.memset_async(&mut dev, 0x03).unwrap();
+    other.copy_from_device(&dev).unwrap();
+    assert!(other.to_vec().unwrap().iter().all(|&v| v == 0x0303_0303));
+
+    spin(&m, &s, 100_000_000);
+    s.memset_async(&mut dev, 0x04).unwrap();
+    dev.zero().unwrap();
+    d.synchronize().unwrap();
+    let mut host = vec![1u32; n];
+    dev.copy_to_host(&mut host).unwrap();
+    assert!(host.iter().all(|&v| v == 0));
+}

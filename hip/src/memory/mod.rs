@@ -6,10 +6,11 @@
 //!   `copy_to_host`, `to_vec`, and so `zeroed` and `from_host`) return only once the operation is complete
 //!   (HIP's own calls may return early: the crate waits for the default stream), so any host memory will
 //!   do, and work queued afterwards on any stream sees the result.
-//! - Synchronous operations are ordered after earlier work on the default stream and on blocking streams,
-//!   **not** after work on non-blocking streams: after queueing async work that touches a buffer on a
-//!   non-blocking stream, synchronise that stream (or wait for an event) before a synchronous copy of the
-//!   same buffer.
+//! - Synchronous operations on device memory first wait for all work queued on its device
+//!   (`hipDeviceSynchronize`): an async copy or memset queued on any stream holds no borrow once queued, so
+//!   without this a synchronous read could see a half-finished async write, or a synchronous write be
+//!   overwritten by a late async one. The cost is one device synchronise per synchronous operation; code
+//!   that needs to overlap work uses the async operations and events.
 //! - Asynchronous copies ([`Stream::copy_to_device_async`](crate::Stream::copy_to_device_async) and
 //!   friends) take host memory only as a [`PinnedBuffer`]. The buffer records an event on each stream that
 //!   uses it and waits for those events before the host can see or change its contents
@@ -108,7 +109,7 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
         if self.byte_len() == 0 {
             return Ok(());
         }
-        self.device().bind()?;
+        self.device().synchronize()?; // async work still using this memory finishes first
         unsafe {
             result::memcpy(
                 dst.as_mut_ptr().cast(),
@@ -123,7 +124,7 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
     fn to_vec(&self) -> Result<Vec<T>> {
         let mut v = Vec::<T>::with_capacity(self.len());
         if self.byte_len() != 0 {
-            self.device().bind()?;
+            self.device().synchronize()?; // async work still using this memory finishes first
             unsafe {
                 result::memcpy(
                     v.as_mut_ptr().cast(),
@@ -164,7 +165,7 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
         if self.byte_len() == 0 {
             return Ok(());
         }
-        self.device().bind()?;
+        self.device().synchronize()?; // async work still using this memory finishes first
         unsafe {
             result::memcpy(
                 self.device_ptr(),
@@ -177,8 +178,8 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
         default_stream_done()
     }
 
-    /// Copy device memory of the same length into this memory. Ordered after earlier work on the default
-    /// stream; returns once the copy is done (HIP's device-to-device copy alone does not wait).
+    /// Copy device memory of the same length into this memory. Waits for work queued on both memories'
+    /// devices first, and returns once the copy is done (HIP's device-to-device copy alone does not wait).
     fn copy_from_device(&mut self, src: &impl DeviceMemory<T>) -> Result<()>
     where
         Self: Sized,
@@ -187,7 +188,10 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
         if self.byte_len() == 0 {
             return Ok(());
         }
-        self.device().bind()?;
+        if src.device().ordinal() != self.device().ordinal() {
+            src.device().synchronize()?; // a peer source: its device's queued writes finish first
+        }
+        self.device().synchronize()?; // async work still using this memory finishes first
         unsafe {
             result::memcpy(
                 self.device_ptr(),
@@ -204,7 +208,7 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
         if self.byte_len() == 0 {
             return Ok(());
         }
-        self.device().bind()?;
+        self.device().synchronize()?; // async work still using this memory finishes first
         unsafe { result::memset(self.device_ptr(), value, self.byte_len())? };
         // hipMemset on device memory may return before the memset ran.
         default_stream_done()
