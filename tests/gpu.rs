@@ -273,15 +273,16 @@ fn module_from_file_and_globals_round_trip() {
     let err = m.global::<f64>("counter").unwrap_err();
     assert!(
         matches!(
-            err,
-            Error::LengthMismatch {
-                expected: 4,
-                actual: 8,
-                ..
-            }
+            &err,
+            Error::GlobalSize {
+                name,
+                module_bytes: 4,
+                type_bytes: 8,
+            } if name == "counter"
         ),
         "{err}"
     );
+    assert!(err.to_string().contains("4 bytes"), "{err}");
     assert!(Module::load_file(&d, "/no/such/file.co").is_err());
 }
 

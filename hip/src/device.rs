@@ -49,7 +49,8 @@ impl Device {
     /// How many HIP devices there are. Without any, this is the runtime's `hipErrorNoDevice`
     /// (status `backend_not_available`).
     pub fn count() -> Result<usize> {
-        Ok(result::device_count()? as usize)
+        // A negative count would be a runtime bug; it must not become a huge usize.
+        Ok(usize::try_from(result::device_count()?).unwrap_or(0))
     }
 
     /// Open device `ordinal`: make it current on this thread, make sure its primary context exists, and
@@ -101,6 +102,22 @@ impl Device {
     pub fn synchronize(&self) -> Result<()> {
         self.bind()?;
         result::device_synchronize()
+    }
+
+    /// Wait for all work on every device (`hipDeviceSynchronize` on each), then make the calling thread's
+    /// current device what it was. For memory any device may be using (managed memory).
+    pub fn synchronize_all() -> Result<()> {
+        let current = result::get_device()?;
+        let count = result::device_count()?;
+        let mut outcome = Ok(());
+        for ordinal in 0..count {
+            outcome = result::set_device(ordinal).and_then(|()| result::device_synchronize());
+            if outcome.is_err() {
+                break;
+            }
+        }
+        let restored = result::set_device(current);
+        outcome.and(restored)
     }
 
     /// The device's properties.

@@ -23,12 +23,14 @@
 //!
 //! | variant | status |
 //! | --- | --- |
-//! | [`Error::LengthMismatch`] | `extent_mismatch` (405) |
+//! | [`Error::LengthMismatch`], [`Error::GlobalSize`] | `extent_mismatch` (405) |
 //! | [`Error::OutOfBounds`] | `out_of_bounds` (401) |
-//! | [`Error::InteriorNul`], [`Error::InvalidCodeObject`], [`Error::InvalidLaunch`], [`Error::DeviceOutOfRange`], [`Error::ArchRequired`], [`Error::UnknownArch`], [`Error::InvalidOption`], [`Error::TimingDisabled`], [`Error::TooManyArguments`] | `invalid_argument` (410) |
+//! | [`Error::InteriorNul`], [`Error::InvalidCodeObject`], [`Error::InvalidLaunch`], [`Error::DeviceOutOfRange`], [`Error::ArchRequired`], [`Error::UnknownArch`], [`Error::UnsupportedArchFeature`], [`Error::DeviceMismatch`], [`Error::InvalidOption`], [`Error::TimingDisabled`], [`Error::TooManyArguments`], [`Error::InvalidArgument`] | `invalid_argument` (410) |
 //! | [`Error::UnknownName`] | `not_found` (1) |
 //! | [`Error::AllocationTooLarge`] | `allocation_failed` (201) |
 //! | [`Error::NotSupported`] | `not_supported` (420) |
+//! | [`Error::UntrackedCopy`], [`Error::EventNotRecorded`] | `invalid_state` (902) |
+//! | [`Error::ModuleFile`] | the status of the error it wraps |
 //! | [`Error::TargetMismatch`] | `invalid_argument` (410) |
 //! | [`Error::Comgr`] (comgr, HIP's code object manager) | `hip_error` (520) |
 //! | [`Error::LibraryNotFound`] | `backend_not_available` (501) |
@@ -312,6 +314,17 @@ pub enum Error {
         /// The processors the installed compiler supports, comma-separated.
         known: String,
     },
+    /// A target id whose processor exists but lacks a feature it asks for (`gfx1030:xnack+`), or repeats
+    /// one; checked against comgr's ISA metadata before compiling (HIPRTC 5.2 aborts on one).
+    #[error("target `{arch}`: feature `{feature}` is not supported by this processor or repeated; it supports: {supported}")]
+    UnsupportedArchFeature {
+        /// The target id asked for.
+        arch: String,
+        /// The feature refused, as written (`xnack+`).
+        feature: String,
+        /// The features the processor supports, per comgr (`"none"` when it has none).
+        supported: String,
+    },
     /// A compiler option this crate refuses before HIPRTC sees it.
     #[error("invalid compiler option `{option}`: {reason}")]
     InvalidOption {
@@ -319,6 +332,58 @@ pub enum Error {
         option: String,
         /// Why.
         reason: &'static str,
+    },
+    /// A stream and the memory or event it was given are on different devices.
+    #[error(
+        "{what}: the stream is on device {stream} but the memory or event is on device {other}"
+    )]
+    DeviceMismatch {
+        /// The operation, e.g. `"copy_to_host_async"`.
+        what: &'static str,
+        /// The stream's device.
+        stream: usize,
+        /// The other operand's device.
+        other: usize,
+    },
+    /// A pinned buffer with a copy queued that could not be tracked (recording its event and synchronising
+    /// its stream both failed): its contents are never shown, and it is leaked rather than freed.
+    #[error("a copy using this pinned buffer could not be tracked (the device failed); the buffer is unusable and will be leaked")]
+    UntrackedCopy,
+    /// A module global's size in the module differs from the size of the Rust type asked for.
+    #[error("module global `{name}` is {module_bytes} bytes in the module, but the type asked for is {type_bytes} bytes")]
+    GlobalSize {
+        /// The global's name.
+        name: String,
+        /// Its size in the module, in bytes.
+        module_bytes: usize,
+        /// `size_of` the Rust type, in bytes.
+        type_bytes: usize,
+    },
+    /// Loading a module file failed; the path and the underlying error.
+    #[error("cannot load module file `{}`: {source}", path.display())]
+    ModuleFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What went wrong (a HIP error, or a path with a NUL byte).
+        source: Box<Error>,
+    },
+    /// An argument this crate refuses before HIP or HIPRTC sees it.
+    #[error("invalid {what} {value:?}: {reason}")]
+    InvalidArgument {
+        /// What the argument is (`"name expression"`, `"stream priority"`, ...).
+        what: &'static str,
+        /// The value given.
+        value: String,
+        /// Why it is refused, with the accepted range where there is one.
+        reason: String,
+    },
+    /// Elapsed time was asked of an event that was never recorded.
+    #[error(
+        "event elapsed time: the {which} event was never recorded; record both with Event::record"
+    )]
+    EventNotRecorded {
+        /// `"start"` or `"end"`.
+        which: &'static str,
     },
     /// Elapsed time was asked of an event created without timing.
     #[error("event timing is disabled: create both events with Event::with_timing")]
@@ -406,11 +471,18 @@ impl Error {
             | Error::DeviceOutOfRange { .. }
             | Error::ArchRequired { .. }
             | Error::UnknownArch { .. }
+            | Error::UnsupportedArchFeature { .. }
+            | Error::DeviceMismatch { .. }
             | Error::InvalidOption { .. }
             | Error::TimingDisabled
+            | Error::InvalidArgument { .. }
             | Error::TooManyArguments { .. }
             | Error::TargetMismatch { .. } => Status::InvalidArgument,
+            Error::GlobalSize { .. } => Status::ExtentMismatch,
+            Error::EventNotRecorded { .. } => Status::InvalidState,
+            Error::ModuleFile { source, .. } => source.status(),
             Error::NotSupported { .. } => Status::NotSupported,
+            Error::UntrackedCopy => Status::InvalidState,
             Error::Comgr { .. } => Status::HipError,
             Error::LibraryNotFound { .. } => Status::BackendNotAvailable,
             Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
@@ -424,6 +496,7 @@ impl Error {
     pub fn hip_code(&self) -> Option<HipErrorCode> {
         match self {
             Error::Hip { code, .. } | Error::UnknownName { code, .. } => Some(*code),
+            Error::ModuleFile { source, .. } => source.hip_code(),
             _ => None,
         }
     }
@@ -451,12 +524,24 @@ impl Error {
         }
         // SAFETY: hipGetErrorString takes any value and returns a static C string (or null).
         let ptr = unsafe { hip_sys::hipGetErrorString(code) };
-        let message = if ptr.is_null() {
+        let runtime = if ptr.is_null() {
             String::new()
         } else {
             unsafe { CStr::from_ptr(ptr) }
                 .to_string_lossy()
                 .into_owned()
+        };
+        // The runtime describes any code it does not know as "hipErrorUnknown" or "unknown error", which
+        // reads as code 999: say plainly that this code is not one the headers list.
+        let generic = runtime.is_empty()
+            || runtime == "hipErrorUnknown"
+            || runtime.eq_ignore_ascii_case("unknown error");
+        let message = match (HipErrorCode(code.0).name(), generic) {
+            (Some(_), _) => runtime,
+            (None, true) => "a code this HIP's headers do not list".to_string(),
+            (None, false) => {
+                format!("a code this HIP's headers do not list; the runtime says: {runtime}")
+            }
         };
         Error::Hip {
             call,

@@ -13,6 +13,9 @@ pub struct Event {
     raw: sys::hipEvent_t,
     device: Device,
     timing: bool,
+    /// Whether `record` has succeeded once (HIP answers "invalid resource handle" for elapsed time of an
+    /// event never recorded).
+    recorded: std::sync::atomic::AtomicBool,
 }
 
 // SAFETY: a hipEvent_t is a handle to a runtime object that HIP synchronises internally.
@@ -38,6 +41,7 @@ impl Event {
             raw,
             device: device.clone(),
             timing: flags & sys::hipEventDisableTiming == 0,
+            recorded: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -51,9 +55,15 @@ impl Event {
         self.timing
     }
 
-    /// Record the event on `stream`: it completes when all work queued there so far does.
+    /// Record the event on `stream`: it completes when all work queued there so far does. The stream must
+    /// be on the event's device ([`Error::DeviceMismatch`] otherwise), which is made current for the call.
     pub fn record(&self, stream: &Stream) -> Result<()> {
-        unsafe { result::event_record(self.raw, stream.raw()) }
+        same_device("Event::record", stream.device(), &self.device)?;
+        self.device.bind()?;
+        unsafe { result::event_record(self.raw, stream.raw()) }?;
+        self.recorded
+            .store(true, std::sync::atomic::Ordering::Release);
+        Ok(())
     }
 
     /// Whether the recorded work is done, without blocking. An event never recorded counts as done.
@@ -66,10 +76,17 @@ impl Event {
         unsafe { result::event_synchronize(self.raw) }
     }
 
-    /// Milliseconds from `self` (recorded first) to `end`. Both need timing; both must have completed.
+    /// Milliseconds from `self` (recorded first) to `end`. Both need timing
+    /// ([`Error::TimingDisabled`]), both must have been recorded ([`Error::EventNotRecorded`]) and have
+    /// completed (HIP's `hipErrorNotReady` otherwise).
     pub fn elapsed_ms(&self, end: &Event) -> Result<f32> {
         if !self.timing || !end.timing {
             return Err(Error::TimingDisabled);
+        }
+        for (event, which) in [(self, "start"), (end, "end")] {
+            if !event.recorded.load(std::sync::atomic::Ordering::Acquire) {
+                return Err(Error::EventNotRecorded { which });
+            }
         }
         unsafe { result::event_elapsed_time(self.raw, end.raw) }
     }
@@ -79,5 +96,18 @@ impl Drop for Event {
     fn drop(&mut self) {
         let _ = self.device.bind();
         let _ = unsafe { result::event_destroy(self.raw) };
+    }
+}
+
+/// Refuse work whose stream and memory (or event) are on different devices.
+pub(crate) fn same_device(what: &'static str, stream: &Device, other: &Device) -> Result<()> {
+    if stream.ordinal() == other.ordinal() {
+        Ok(())
+    } else {
+        Err(Error::DeviceMismatch {
+            what,
+            stream: stream.ordinal(),
+            other: other.ordinal(),
+        })
     }
 }

@@ -1,5 +1,6 @@
 //! Kernel launches: a launch configuration, typed arguments, and the (unsafe) launch itself.
 
+use crate::device::Limits;
 use crate::error::{Error, Result};
 use crate::memory::DeviceCopy;
 use crate::module::Function;
@@ -20,9 +21,10 @@ pub struct Dim3 {
 }
 
 impl Dim3 {
-    /// `x * y * z`, without overflow.
-    pub fn volume(self) -> u64 {
-        self.x as u64 * self.y as u64 * self.z as u64
+    /// `x * y * z`, exactly: a `u128` holds the product of three `u32`s, so this never overflows (a `u64`
+    /// does not: `u32::MAX` cubed is about 2^96).
+    pub fn volume(self) -> u128 {
+        u128::from(self.x) * u128::from(self.y) * u128::from(self.z)
     }
 }
 
@@ -190,7 +192,13 @@ impl Function {
                 device.ordinal()
             )));
         }
-        self.check(config)?;
+        check_config(
+            config,
+            device.limits(),
+            self.max_threads_per_block(),
+            self.static_shared_bytes(),
+            self.name(),
+        )?;
         device.bind()?;
         let (g, b) = (config.grid, config.block);
         result::module_launch_kernel(
@@ -202,45 +210,156 @@ impl Function {
             args.params.as_mut_ptr(),
         )
     }
+}
 
-    fn check(&self, c: &LaunchConfig) -> Result<()> {
-        let limits = self.module().device().limits();
-        let (g, b) = (c.grid, c.block);
-        let bad = |msg: String| Err(Error::InvalidLaunch(msg));
-        if g.volume() == 0 || b.volume() == 0 {
-            return bad(format!("empty grid {g:?} or block {b:?}"));
-        }
-        let max_block = limits.max_block_dim;
-        if b.x > max_block[0] || b.y > max_block[1] || b.z > max_block[2] {
+/// Whether `c` fits the device's `limits` and the kernel (its thread limit, 0 for unknown, and its static
+/// shared memory): a configuration that does not is [`Error::InvalidLaunch`] naming the limit, never sent
+/// to HIP. Pure arithmetic on the caller's values, none of which can overflow or panic.
+pub(crate) fn check_config(
+    c: &LaunchConfig,
+    limits: &Limits,
+    kernel_max_threads: u32,
+    static_shared: u32,
+    name: &str,
+) -> Result<()> {
+    let (g, b) = (c.grid, c.block);
+    let bad = |msg: String| Err(Error::InvalidLaunch(msg));
+    if g.volume() == 0 || b.volume() == 0 {
+        return bad(format!("empty grid {g:?} or block {b:?}"));
+    }
+    let max_block = limits.max_block_dim;
+    if b.x > max_block[0] || b.y > max_block[1] || b.z > max_block[2] {
+        return bad(format!(
+            "block {:?} exceeds the device's block limits {max_block:?}",
+            (b.x, b.y, b.z)
+        ));
+    }
+    let mut max_threads = limits.max_threads_per_block;
+    if kernel_max_threads > 0 {
+        max_threads = max_threads.min(kernel_max_threads);
+    }
+    if b.volume() > u128::from(max_threads) {
+        return bad(format!(
+            "block of {} threads exceeds the limit of {max_threads} for kernel `{name}`",
+            b.volume(),
+        ));
+    }
+    let max_grid = limits.max_grid_dim;
+    if g.x > max_grid[0] || g.y > max_grid[1] || g.z > max_grid[2] {
+        return bad(format!(
+            "grid {:?} exceeds the device's grid limits {max_grid:?}",
+            (g.x, g.y, g.z)
+        ));
+    }
+    // AMD: an HSA dispatch packet holds the work-items per dimension (grid * block) in a u32, and HIP
+    // computes that product in 32 bits: a larger one would wrap to a smaller launch.
+    if cfg!(hip_platform = "amd") {
+        let dims = [(g.x, b.x), (g.y, b.y), (g.z, b.z)];
+        if let Some((axis, (gd, bd))) = ["x", "y", "z"]
+            .iter()
+            .zip(dims)
+            .find(|(_, (gd, bd))| u64::from(*gd) * u64::from(*bd) > u64::from(u32::MAX))
+        {
             return bad(format!(
-                "block {:?} exceeds the device's block limits {max_block:?}",
-                (b.x, b.y, b.z)
+                "grid {gd} x block {bd} along {axis} is {} work-items; AMD devices take at most {}",
+                u64::from(gd) * u64::from(bd),
+                u32::MAX
             ));
         }
-        let mut max_threads = limits.max_threads_per_block;
-        if self.max_threads_per_block() > 0 {
-            max_threads = max_threads.min(self.max_threads_per_block());
+    }
+    let shared = u64::from(c.shared_mem_bytes) + u64::from(static_shared);
+    if shared > limits.max_shared_mem_per_block as u64 {
+        return bad(format!(
+            "{} bytes of dynamic plus {static_shared} bytes of static shared memory (kernel `{name}`) \
+             exceed the device's {} bytes per block",
+            c.shared_mem_bytes, limits.max_shared_mem_per_block
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIMITS: Limits = Limits {
+        max_threads_per_block: 1024,
+        max_block_dim: [1024, 1024, 1024],
+        max_grid_dim: [u32::MAX, u32::MAX, u32::MAX],
+        max_shared_mem_per_block: 65536,
+    };
+
+    fn check(c: LaunchConfig, kernel_max: u32, static_shared: u32) -> Result<()> {
+        check_config(&c, &LIMITS, kernel_max, static_shared, "k")
+    }
+
+    fn refused(c: LaunchConfig, static_shared: u32, says: &str) {
+        match check(c, 0, static_shared) {
+            Err(Error::InvalidLaunch(m)) => assert!(m.contains(says), "{c:?}: {m}"),
+            other => panic!("{c:?}: {other:?}"),
         }
-        if b.volume() > max_threads as u64 {
-            return bad(format!(
-                "block of {} threads exceeds the limit of {max_threads} for kernel `{}`",
-                b.volume(),
-                self.name()
-            ));
+    }
+
+    #[test]
+    fn volume_is_exact_at_the_extremes() {
+        let max = Dim3::from((u32::MAX, u32::MAX, u32::MAX));
+        assert_eq!(
+            max.volume(),
+            (1u128 << 96) - 3 * (1u128 << 64) + 3 * (1u128 << 32) - 1
+        );
+        assert_eq!(Dim3::from((u32::MAX, 0, u32::MAX)).volume(), 0);
+        assert_eq!(Dim3::from(u32::MAX).volume(), u128::from(u32::MAX));
+    }
+
+    #[test]
+    fn extreme_configurations_are_refused_without_panicking() {
+        let m = u32::MAX;
+        refused(LaunchConfig::new((m, m, m), 64), 0, "work-items");
+        refused(LaunchConfig::new((m, m, m), (m, m, m)), 0, "block");
+        refused(LaunchConfig::new(1, (1024, 1024, 1024)), 0, "threads");
+        refused(LaunchConfig::new((0, m, m), 64), 0, "empty");
+        refused(LaunchConfig::new(1, (m, 0, 1)), 0, "empty");
+        refused(LaunchConfig::new(m, 2), 0, "work-items");
+        refused(LaunchConfig::new((1, m, 1), (1, 2, 1)), 0, "along y");
+        refused(
+            LaunchConfig::new(LaunchConfig::for_num_elems(m).grid, 256),
+            0,
+            "work-items",
+        );
+        let huge_shared = LaunchConfig {
+            shared_mem_bytes: m,
+            ..LaunchConfig::new(1, 1)
+        };
+        refused(huge_shared, m, "shared");
+    }
+
+    #[test]
+    fn static_plus_dynamic_shared_memory_is_checked_together() {
+        let c = LaunchConfig {
+            shared_mem_bytes: 60_000,
+            ..LaunchConfig::new(1, 64)
+        };
+        assert!(check(c, 0, 5536).is_ok());
+        refused(c, 5537, "5537 bytes of static");
+    }
+
+    #[test]
+    fn the_kernel_thread_limit_applies() {
+        assert!(check(LaunchConfig::new(1, 256), 256, 0).is_ok());
+        assert!(check(LaunchConfig::new(1, 257), 256, 0).is_err());
+        assert!(check(LaunchConfig::new(m_grid(), 1), 0, 0).is_ok());
+    }
+
+    fn m_grid() -> u32 {
+        u32::MAX
+    }
+
+    #[test]
+    fn for_num_elems_covers_every_element_at_the_extremes() {
+        for n in [0, 1, 255, 256, 257, u32::MAX - 1, u32::MAX] {
+            let c = LaunchConfig::for_num_elems(n);
+            assert!(c.grid.volume() * c.block.volume() >= u128::from(n));
+            assert!(c.grid.x >= 1);
         }
-        let max_grid = limits.max_grid_dim;
-        if g.x > max_grid[0] || g.y > max_grid[1] || g.z > max_grid[2] {
-            return bad(format!(
-                "grid {:?} exceeds the device's grid limits {max_grid:?}",
-                (g.x, g.y, g.z)
-            ));
-        }
-        if c.shared_mem_bytes as usize > limits.max_shared_mem_per_block {
-            return bad(format!(
-                "{} bytes of dynamic shared memory exceed the device's {} per block",
-                c.shared_mem_bytes, limits.max_shared_mem_per_block
-            ));
-        }
-        Ok(())
     }
 }

@@ -11,7 +11,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// A loaded code object. Cheap to clone; unloaded when the last clone and the last [`Function`] or
-/// [`Global`] taken from it are gone.
+/// [`Global`] taken from it are gone. A launch does not keep the module alive, so unloading first waits for
+/// all work on the module's device (`hipDeviceSynchronize`): a kernel from it may still be queued.
 #[derive(Clone, Debug)]
 pub struct Module(Arc<ModuleInner>);
 
@@ -26,19 +27,25 @@ unsafe impl Send for ModuleInner {}
 unsafe impl Sync for ModuleInner {}
 
 impl Drop for ModuleInner {
+    /// Kernels launched from the module may still be queued or running (a launch does not keep the
+    /// `Function` alive), and HIP does not wait for them before unloading their code. So the device is
+    /// synchronised first; if that fails the module is leaked, never unloaded under a running kernel.
     fn drop(&mut self) {
-        let _ = self.device.bind();
-        let _ = unsafe { result::module_unload(self.raw) };
+        if self.device.synchronize().is_ok() {
+            let _ = unsafe { result::module_unload(self.raw) };
+        }
     }
 }
 
 impl Module {
     /// Load a code object from memory: an AMD GPU ELF or clang offload bundle, or on NVIDIA a cubin or PTX.
     ///
-    /// HIP is not told the image's size, so the image is checked first: a truncated or malformed ELF or
-    /// bundle is refused here rather than letting the runtime read past the slice.
+    /// HIP is not told the image's size, so the image is checked first ([`crate::code_object`]): a
+    /// truncated or malformed ELF or bundle is refused here rather than letting the runtime read past the
+    /// slice. On AMD a bundle must also hold a code object for this device: HIP 5 aborts the process when
+    /// it does not.
     pub fn load_data(device: &Device, image: &[u8]) -> Result<Module> {
-        let image = checked_image(image)?;
+        let image = checked_image(device, image)?;
         device.bind()?;
         let raw = unsafe { result::module_load_data(image.as_ptr().cast()) }?;
         Ok(Module(Arc::new(ModuleInner {
@@ -47,12 +54,34 @@ impl Module {
         })))
     }
 
-    /// Load a code object from a file (`hipModuleLoad`).
+    /// Load a code object from a file. Every failure is [`Error::ModuleFile`] naming the path (its
+    /// [`status`](Error::status) and [`hip_code`](Error::hip_code) are those of the cause).
+    ///
+    /// On AMD the file is read and loaded with [`Module::load_data`]'s checks (HIP's `hipModuleLoad` sizes
+    /// the mapped file's code object from its own headers, as in memory). On NVIDIA the driver reads the file
+    /// (`hipModuleLoad`), and the path's bytes go to it as they are: a non-UTF-8 name is not altered into
+    /// another file's name.
     pub fn load_file(device: &Device, path: impl AsRef<Path>) -> Result<Module> {
-        let path = path.as_ref().to_string_lossy().into_owned();
-        let c = cstring("module path", &path)?;
+        let path = path.as_ref();
+        let named = |source: Error| Error::ModuleFile {
+            path: path.to_path_buf(),
+            source: Box::new(source),
+        };
+        if cfg!(hip_platform = "amd") {
+            // HIP sizes a file's code object from its headers just as in memory (and aborts on a bundle
+            // without this device's code object): read it and load it through the same checks.
+            let image = std::fs::read(path).map_err(|source| {
+                named(Error::Io {
+                    what: "read module file",
+                    path: path.to_path_buf(),
+                    source,
+                })
+            })?;
+            return Self::load_data(device, &image).map_err(named);
+        }
+        let c = path_cstring(path).map_err(named)?;
         device.bind()?;
-        let raw = result::module_load(&c)?;
+        let raw = result::module_load(&c).map_err(named)?;
         Ok(Module(Arc::new(ModuleInner {
             raw,
             device: device.clone(),
@@ -80,11 +109,15 @@ impl Module {
             result::func_get_attribute(sys::HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, raw)
         }
         .unwrap_or(0);
+        let static_shared =
+            unsafe { result::func_get_attribute(sys::HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, raw) }
+                .unwrap_or(0);
         Ok(Function {
             raw,
             module: self.clone(),
             name: name.to_string(),
-            max_threads: max_threads.max(0) as u32,
+            max_threads: u32::try_from(max_threads).unwrap_or(0),
+            static_shared: u32::try_from(static_shared).unwrap_or(0),
         })
     }
 
@@ -95,10 +128,10 @@ impl Module {
         let (ptr, bytes) = unsafe { result::module_get_global(self.0.raw, &c) }
             .map_err(|e| unknown("global", name, e))?;
         if bytes != std::mem::size_of::<T>() {
-            return Err(Error::LengthMismatch {
-                what: "module global size in bytes",
-                expected: bytes,
-                actual: std::mem::size_of::<T>(),
+            return Err(Error::GlobalSize {
+                name: name.to_string(),
+                module_bytes: bytes,
+                type_bytes: std::mem::size_of::<T>(),
             });
         }
         Ok(Global {
@@ -121,6 +154,27 @@ fn unknown(kind: &'static str, name: &str, e: Error) -> Error {
     }
 }
 
+#[cfg(unix)]
+fn path_cstring(path: &Path) -> Result<CString> {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| Error::InteriorNul {
+        what: "module path",
+        value: path.display().to_string(),
+    })
+}
+
+#[cfg(not(unix))]
+fn path_cstring(path: &Path) -> Result<CString> {
+    match path.to_str() {
+        Some(s) => cstring("module path", s),
+        None => Err(Error::InvalidArgument {
+            what: "module path",
+            value: path.display().to_string(),
+            reason: "not valid Unicode".into(),
+        }),
+    }
+}
+
 pub(crate) fn cstring(what: &'static str, s: &str) -> Result<CString> {
     CString::new(s).map_err(|_| Error::InteriorNul {
         what,
@@ -135,6 +189,7 @@ pub struct Function {
     module: Module,
     name: String,
     max_threads: u32,
+    static_shared: u32,
 }
 
 // SAFETY: a hipFunction_t is an immutable handle into a loaded module, usable from any thread.
@@ -165,6 +220,12 @@ impl Function {
     /// Most threads per block this kernel can be launched with (0 if the runtime did not say).
     pub fn max_threads_per_block(&self) -> u32 {
         self.max_threads
+    }
+
+    /// Statically allocated shared memory in bytes, as read when the kernel was looked up (0 if the runtime
+    /// did not say); launches check it plus the dynamic amount against the device's limit.
+    pub fn static_shared_bytes(&self) -> u32 {
+        self.static_shared
     }
 
     /// Registers per thread.
@@ -212,7 +273,7 @@ impl<T: DeviceCopy> Global<T> {
         }
     }
 
-    /// Copy `value` to the device. Synchronous.
+    /// Copy `value` to the device. Synchronous: returns once the value is on the device.
     pub fn write(&self, value: &T) -> Result<()> {
         self.module.device().bind()?;
         unsafe {
@@ -221,8 +282,9 @@ impl<T: DeviceCopy> Global<T> {
                 (value as *const T).cast(),
                 std::mem::size_of::<T>(),
                 sys::hipMemcpyHostToDevice,
-            )
-        }
+            )?
+        };
+        crate::memory::default_stream_done()
     }
 
     /// The device address.
@@ -231,97 +293,13 @@ impl<T: DeviceCopy> Global<T> {
     }
 }
 
-/// Check that an image is complete before HIP, which is not given its length, parses it. Returns the bytes
-/// HIP may read: the image itself, or for PTX a NUL-terminated copy.
-fn checked_image(image: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
-    let bad = |why: String| Error::InvalidCodeObject(why);
-    let u64_at = |at: usize| -> Option<u64> {
-        image
-            .get(at..at + 8)
-            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
-    };
-    let u16_at = |at: usize| -> Option<u64> {
-        image
-            .get(at..at + 2)
-            .map(|b| u16::from_le_bytes(b.try_into().unwrap()) as u64)
-    };
-    let fits = |off: u64, size: u64| {
-        off.checked_add(size)
-            .is_some_and(|end| end <= image.len() as u64)
-    };
-
-    if image.starts_with(b"\x7fELF") {
-        let (Some(phoff), Some(shoff), Some(phent), Some(phnum), Some(shent), Some(shnum)) = (
-            u64_at(0x20),
-            u64_at(0x28),
-            u16_at(0x36),
-            u16_at(0x38),
-            u16_at(0x3A),
-            u16_at(0x3C),
-        ) else {
-            return Err(bad(format!("ELF header truncated ({} bytes)", image.len())));
-        };
-        if image.get(4) != Some(&2) {
-            return Err(bad("not a 64-bit ELF".into()));
-        }
-        if !fits(phoff, phent * phnum) || !fits(shoff, shent * shnum) {
-            return Err(bad(format!(
-                "ELF headers point past the image's {} bytes",
-                image.len()
-            )));
-        }
-        for i in 0..shnum {
-            let sh = (shoff + i * shent) as usize;
-            let kind = u64_at(sh + 4).map(|v| v as u32);
-            let (off, size) = (
-                u64_at(sh + 0x18).unwrap_or(0),
-                u64_at(sh + 0x20).unwrap_or(0),
-            );
-            if kind != Some(8) && !fits(off, size) {
-                return Err(bad(format!(
-                    "ELF section {i} lies past the image's {} bytes",
-                    image.len()
-                )));
-            }
-        }
-        for i in 0..phnum {
-            let ph = (phoff + i * phent) as usize;
-            let (off, size) = (
-                u64_at(ph + 0x08).unwrap_or(0),
-                u64_at(ph + 0x20).unwrap_or(0),
-            );
-            if !fits(off, size) {
-                return Err(bad(format!(
-                    "ELF segment {i} lies past the image's {} bytes",
-                    image.len()
-                )));
-            }
-        }
-        return Ok(image.into());
-    }
-    const BUNDLE: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
-    if image.starts_with(BUNDLE) {
-        let n =
-            u64_at(BUNDLE.len()).ok_or_else(|| bad("offload bundle header truncated".into()))?;
-        let mut at = BUNDLE.len() + 8;
-        for i in 0..n {
-            let (Some(off), Some(size), Some(id_len)) =
-                (u64_at(at), u64_at(at + 8), u64_at(at + 16))
-            else {
-                return Err(bad(format!("offload bundle entry {i} truncated")));
-            };
-            if !fits(off, size) || !fits((at + 24) as u64, id_len) {
-                return Err(bad(format!(
-                    "offload bundle entry {i} lies past the image's {} bytes",
-                    image.len()
-                )));
-            }
-            at += 24 + id_len as usize;
-        }
-        return Ok(image.into());
-    }
+/// Check that an image is complete before HIP, which is not given its length, parses it (see
+/// [`crate::code_object`]). Returns the bytes HIP may read: the image itself, or for PTX a NUL-terminated
+/// copy.
+fn checked_image<'a>(device: &Device, image: &'a [u8]) -> Result<std::borrow::Cow<'a, [u8]>> {
     let body = &image[..image.len().saturating_sub(1)];
-    if cfg!(hip_platform = "nvidia") && !image.is_empty() && !body.contains(&0) {
+    let ptx = !image.starts_with(b"\x7fELF") && !image.is_empty() && !body.contains(&0);
+    if cfg!(hip_platform = "nvidia") && ptx {
         // PTX text: the driver reads up to a NUL.
         let mut text = image.to_vec();
         if text.last() != Some(&0) {
@@ -329,7 +307,16 @@ fn checked_image(image: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
         }
         return Ok(text.into());
     }
-    Err(bad(
-        "not a code object: expected an ELF file or a clang offload bundle".into(),
-    ))
+    let kind = crate::code_object::check(image)?;
+    if cfg!(hip_platform = "amd") {
+        match kind {
+            crate::code_object::Kind::Elf => {
+                crate::code_object::expect_machine(image, crate::code_object::EM_AMDGPU)?
+            }
+            crate::code_object::Kind::Bundle { .. } => {
+                crate::code_object::bundle_for_device(image, &device.arch_name()?)?
+            }
+        }
+    }
+    Ok(image.into())
 }

@@ -1,7 +1,7 @@
 //! Streams: ordered queues of device work.
 
 use crate::device::Device;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::result;
 use hip_sys as sys;
@@ -15,6 +15,15 @@ pub struct Stream {
     raw: sys::hipStream_t,
     device: Device,
     owned: bool,
+    /// Unique for the life of the process, unlike `raw`: HIP reuses a destroyed stream's handle address for
+    /// the next stream, so an address cannot say which stream queued earlier work.
+    id: u64,
+}
+
+/// A process-wide unique stream id (a u64 counter cannot wrap in practice: 2^64 creations).
+fn next_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 // SAFETY: a hipStream_t is a handle to a runtime object that HIP synchronises internally; the API may be
@@ -34,8 +43,20 @@ impl Stream {
     }
 
     /// A new stream with a priority from [`Stream::priority_range`] (lower numbers are higher priority),
-    /// blocking or not.
+    /// blocking or not. A priority outside the range is [`Error::InvalidArgument`] naming the range (HIP
+    /// would clamp it silently).
     pub fn with_priority(device: &Device, priority: i32, non_blocking: bool) -> Result<Stream> {
+        let (least, greatest) = Self::priority_range(device)?;
+        if priority < greatest.min(least) || priority > greatest.max(least) {
+            return Err(Error::InvalidArgument {
+                what: "stream priority",
+                value: priority.to_string(),
+                reason: format!(
+                    "device {} takes priorities from {least} (least) to {greatest} (greatest)",
+                    device.ordinal()
+                ),
+            });
+        }
         let flags = if non_blocking {
             sys::hipStreamNonBlocking
         } else {
@@ -57,6 +78,7 @@ impl Stream {
             raw,
             device: device.clone(),
             owned: true,
+            id: next_id(),
         })
     }
 
@@ -65,6 +87,7 @@ impl Stream {
             raw: std::ptr::null_mut(),
             device: device.clone(),
             owned: false,
+            id: next_id(),
         }
     }
 
@@ -77,6 +100,7 @@ impl Stream {
             raw,
             device: device.clone(),
             owned: false,
+            id: next_id(),
         }
     }
 
@@ -88,6 +112,12 @@ impl Stream {
     /// The device this stream belongs to.
     pub fn device(&self) -> &Device {
         &self.device
+    }
+
+    /// This wrapper's id, unique in the process: never shared with another `Stream`, even one that gets the
+    /// same raw handle after this one is destroyed (two wrappers of one raw stream have two ids).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// Whether this is the device's default (null) stream.
@@ -107,8 +137,10 @@ impl Stream {
         unsafe { result::stream_query(self.raw) }
     }
 
-    /// Make work queued on this stream from now on wait until `event` completes.
+    /// Make work queued on this stream from now on wait until `event` completes. The event may belong to
+    /// another device; the stream's device is made current for the call.
     pub fn wait_event(&self, event: &Event) -> Result<()> {
+        self.device.bind()?;
         unsafe { result::stream_wait_event(self.raw, event.raw()) }
     }
 

@@ -14,3 +14,16 @@ extern "C" __global__ void vector_add(const float* a, const float* b, float* c, 
 
 /// The offline target used where no GPU is present.
 pub const OFFLINE_ARCH: &str = "gfx90a";
+
+/// Kernels for timing-sensitive GPU tests: `spin` busy-waits about `cycles` clock cycles (so work queued
+/// after it on the stream is still pending for a while), `fill` writes `value` to `n` elements.
+pub const SPIN_FILL: &str = r#"
+extern "C" __global__ void spin(long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+}
+extern "C" __global__ void fill(unsigned int* x, unsigned int value, unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = value;
+}
+"#;

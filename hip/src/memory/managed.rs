@@ -10,8 +10,9 @@ use hip_sys as sys;
 /// `len` values of `T` in managed memory (`hipMallocManaged`, attached globally), freed on drop.
 ///
 /// Kernels and copies use it like device memory; the host reads and writes it through
-/// [`as_slice`](Self::as_slice) and [`as_mut_slice`](Self::as_mut_slice), which synchronise the device
-/// first so no queued work is still writing it.
+/// [`as_slice`](Self::as_slice) and [`as_mut_slice`](Self::as_mut_slice), which synchronise **every**
+/// device first ([`Device::synchronize_all`]): managed memory is valid on all of them, so a kernel on
+/// another device may be the one still writing it.
 ///
 /// On NVIDIA GPUs never ask for more managed memory than the device has free.
 #[derive(Debug)]
@@ -47,32 +48,41 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
         })
     }
 
-    /// The contents on the host, after waiting for all work on the device.
+    /// The contents on the host, after waiting for all work on every device.
     pub fn as_slice(&self) -> Result<&[T]> {
-        self.device.synchronize()?;
+        Device::synchronize_all()?;
         Ok(self.host_slice())
     }
 
-    /// The contents on the host for writing, after waiting for all work on the device.
+    /// The contents on the host for writing, after waiting for all work on every device.
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
-        self.device.synchronize()?;
-        if self.len == 0 {
-            return Ok(&mut []);
-        }
-        Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr.cast(), self.len) })
+        Device::synchronize_all()?;
+        // SAFETY: `host_ptr` is the allocation (or dangling when it holds no bytes), valid for `len` T.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.host_ptr(), self.len) })
     }
 
     fn host_slice(&self) -> &[T] {
-        if self.len == 0 {
-            return &[];
+        // SAFETY: as in as_mut_slice.
+        unsafe { std::slice::from_raw_parts(self.host_ptr(), self.len) }
+    }
+
+    /// The host address of the elements: the allocation, or a dangling (never null) pointer when nothing
+    /// was allocated (no elements, or zero-sized ones; a slice may never start at null, even an empty one).
+    fn host_ptr(&self) -> *mut T {
+        if self.ptr.is_null() {
+            std::ptr::NonNull::<T>::dangling().as_ptr()
+        } else {
+            self.ptr.cast()
         }
-        unsafe { std::slice::from_raw_parts(self.ptr.cast(), self.len) }
     }
 }
 
 impl<T: DeviceCopy> Drop for ManagedBuffer<T> {
+    /// `hipFree` waits for the owning device's work only, and managed memory may be in use by a kernel on
+    /// any device: every device is synchronised first, and if that fails the memory is leaked, never freed
+    /// under a running kernel.
     fn drop(&mut self) {
-        if !self.ptr.is_null() {
+        if !self.ptr.is_null() && Device::synchronize_all().is_ok() {
             let _ = self.device.bind();
             let _ = unsafe { result::free(self.ptr) };
         }

@@ -2,8 +2,15 @@
 //!
 //! # What keeps copies sound
 //!
-//! - Synchronous copies (`copy_from_host`, `copy_to_host`, `to_vec`) return only once HIP no longer reads or
-//!   writes the host slice, so any host memory will do.
+//! - Synchronous copies and memsets (`copy_from_host`, `copy_from_device`, `memset_bytes`, `zero`,
+//!   `copy_to_host`, `to_vec`, and so `zeroed` and `from_host`) return only once the operation is complete
+//!   (HIP's own calls may return early: the crate waits for the default stream), so any host memory will
+//!   do, and work queued afterwards on any stream sees the result.
+//! - Synchronous operations on device memory first wait for all work queued on its device
+//!   (`hipDeviceSynchronize`): an async copy or memset queued on any stream holds no borrow once queued, so
+//!   without this a synchronous read could see a half-finished async write, or a synchronous write be
+//!   overwritten by a late async one. The cost is one device synchronise per synchronous operation; code
+//!   that needs to overlap work uses the async operations and events.
 //! - Asynchronous copies ([`Stream::copy_to_device_async`](crate::Stream::copy_to_device_async) and
 //!   friends) take host memory only as a [`PinnedBuffer`]. The buffer records an event on each stream that
 //!   uses it and waits for those events before the host can see or change its contents
@@ -91,7 +98,7 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
         self.len() == 0
     }
 
-    /// Size in bytes.
+    /// Size in bytes (the allocation's size: it was checked not to overflow when allocated).
     fn byte_len(&self) -> usize {
         self.len() * std::mem::size_of::<T>()
     }
@@ -99,10 +106,10 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
     /// Copy everything into `dst`, whose length must match. Synchronous.
     fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
         check_len("copy_to_host", self.len(), dst.len())?;
-        if self.is_empty() {
+        if self.byte_len() == 0 {
             return Ok(());
         }
-        self.device().bind()?;
+        self.device().synchronize()?; // async work still using this memory finishes first
         unsafe {
             result::memcpy(
                 dst.as_mut_ptr().cast(),
@@ -116,8 +123,8 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
     /// Copy everything into a new `Vec`. Synchronous.
     fn to_vec(&self) -> Result<Vec<T>> {
         let mut v = Vec::<T>::with_capacity(self.len());
-        if !self.is_empty() {
-            self.device().bind()?;
+        if self.byte_len() != 0 {
+            self.device().synchronize()?; // async work still using this memory finishes first
             unsafe {
                 result::memcpy(
                     v.as_mut_ptr().cast(),
@@ -125,10 +132,11 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
                     self.byte_len(),
                     sys::hipMemcpyDeviceToHost,
                 )?;
-                // SAFETY: the copy wrote all len() elements, and any bits are a valid T (DeviceCopy).
-                v.set_len(self.len());
             }
         }
+        // SAFETY: the copy wrote all len() elements (or they are zero-sized), and any bits are a valid T
+        // (DeviceCopy).
+        unsafe { v.set_len(self.len()) };
         Ok(v)
     }
 
@@ -147,52 +155,63 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
 }
 
 /// Device memory that may be written: owned buffers and mutable views.
+///
+/// Copies and memsets with no bytes to move (no elements, or zero-sized ones) return `Ok` without calling
+/// HIP: a zero-sized buffer of `usize::MAX` elements has no allocation to point at.
 pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
     /// Copy `src`, whose length must match, into this memory. Synchronous.
     fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
         check_len("copy_from_host", self.len(), src.len())?;
-        if self.is_empty() {
+        if self.byte_len() == 0 {
             return Ok(());
         }
-        self.device().bind()?;
+        self.device().synchronize()?; // async work still using this memory finishes first
         unsafe {
             result::memcpy(
                 self.device_ptr(),
                 src.as_ptr().cast(),
                 self.byte_len(),
                 sys::hipMemcpyHostToDevice,
-            )
-        }
+            )?
+        };
+        // From pageable memory the call may return once the data is staged, before it lands.
+        default_stream_done()
     }
 
-    /// Copy device memory of the same length into this memory. Ordered after earlier work on the default
-    /// stream; returns once the copy is done.
+    /// Copy device memory of the same length into this memory. Waits for work queued on both memories'
+    /// devices first, and returns once the copy is done (HIP's device-to-device copy alone does not wait).
     fn copy_from_device(&mut self, src: &impl DeviceMemory<T>) -> Result<()>
     where
         Self: Sized,
     {
         check_len("copy_from_device", self.len(), src.len())?;
-        if self.is_empty() {
+        if self.byte_len() == 0 {
             return Ok(());
         }
-        self.device().bind()?;
+        if src.device().ordinal() != self.device().ordinal() {
+            src.device().synchronize()?; // a peer source: its device's queued writes finish first
+        }
+        self.device().synchronize()?; // async work still using this memory finishes first
         unsafe {
             result::memcpy(
                 self.device_ptr(),
                 src.device_ptr(),
                 self.byte_len(),
                 sys::hipMemcpyDeviceToDevice,
-            )
-        }
+            )?
+        };
+        default_stream_done()
     }
 
-    /// Set every byte to `value` (`hipMemset`).
+    /// Set every byte to `value` (`hipMemset`). Synchronous: returns once the memory is set.
     fn memset_bytes(&mut self, value: u8) -> Result<()> {
-        if self.is_empty() {
+        if self.byte_len() == 0 {
             return Ok(());
         }
-        self.device().bind()?;
-        unsafe { result::memset(self.device_ptr(), value, self.byte_len()) }
+        self.device().synchronize()?; // async work still using this memory finishes first
+        unsafe { result::memset(self.device_ptr(), value, self.byte_len())? };
+        // hipMemset on device memory may return before the memset ran.
+        default_stream_done()
     }
 
     /// Set every element to zero.
@@ -212,6 +231,16 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
             self.device(),
         ))
     }
+}
+
+/// Wait for the current device's default (null) stream: synchronous HIP calls that may return early
+/// (`hipMemset`, host-to-device from pageable memory, device-to-device) queue there. Without this, work on
+/// a non-blocking stream, which is not ordered after the default stream, could run before a "synchronous"
+/// zeroing or upload landed (`DeviceBuffer::zeroed` then an async copy into it, overwritten by the late
+/// memset).
+pub(crate) fn default_stream_done() -> Result<()> {
+    // SAFETY: the null stream always exists.
+    unsafe { result::stream_synchronize(std::ptr::null_mut()) }
 }
 
 /// Bytes for `len` elements of `T`, or an error if that overflows.
@@ -245,13 +274,22 @@ pub(crate) fn check_len(what: &'static str, expected: usize, actual: usize) -> R
 }
 
 fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {
+    // `..=usize::MAX` and `(Excluded(usize::MAX), _)` name an end or start one past usize::MAX: no buffer
+    // holds that, so they are out of bounds (saturating would silently shorten the range by one).
+    let past = |v: usize| {
+        v.checked_add(1).ok_or(Error::OutOfBounds {
+            start: v,
+            end: usize::MAX,
+            len,
+        })
+    };
     let start = match range.start_bound() {
         Bound::Included(&s) => s,
-        Bound::Excluded(&s) => s.saturating_add(1),
+        Bound::Excluded(&s) => past(s)?,
         Bound::Unbounded => 0,
     };
     let end = match range.end_bound() {
-        Bound::Included(&e) => e.saturating_add(1),
+        Bound::Included(&e) => past(e)?,
         Bound::Excluded(&e) => e,
         Bound::Unbounded => len,
     };
@@ -259,4 +297,48 @@ fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> 
         return Err(Error::OutOfBounds { start, end, len });
     }
     Ok((start, end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ops::Bound::*;
+
+    #[test]
+    fn ranges_at_the_extremes_are_checked_without_overflow() {
+        let m = usize::MAX;
+        assert_eq!(bounds(.., m).unwrap(), (0, m));
+        assert_eq!(bounds(m.., m).unwrap(), (m, m));
+        assert_eq!(bounds(..m, m).unwrap(), (0, m));
+        assert!(matches!(bounds(..=m, m), Err(Error::OutOfBounds { .. })));
+        assert!(matches!(
+            bounds((Excluded(m), Unbounded), m),
+            Err(Error::OutOfBounds { .. })
+        ));
+        assert!(matches!(
+            bounds((Included(1), Excluded(0)), 4),
+            Err(Error::OutOfBounds {
+                start: 1,
+                end: 0,
+                len: 4
+            })
+        ));
+        assert!(matches!(bounds(0..5, 4), Err(Error::OutOfBounds { .. })));
+        assert_eq!(bounds((Excluded(2), Included(3)), 4).unwrap(), (3, 4));
+        assert_eq!(bounds(0..0, 0).unwrap(), (0, 0));
+    }
+
+    #[test]
+    fn byte_sizes_overflow_into_an_error() {
+        assert!(matches!(
+            byte_size::<u64>(usize::MAX),
+            Err(Error::AllocationTooLarge {
+                elements: usize::MAX,
+                elem_bytes: 8
+            })
+        ));
+        assert_eq!(byte_size::<[u8; 0]>(usize::MAX).unwrap(), 0);
+        assert_eq!(byte_size::<u8>(usize::MAX).unwrap(), usize::MAX);
+        assert_eq!(byte_size::<u32>(usize::MAX / 4).unwrap(), usize::MAX - 3);
+    }
 }

@@ -2,8 +2,8 @@
 
 use super::{byte_size, check_len, DeviceCopy, DeviceMemory, DeviceMemoryMut};
 use crate::device::Device;
-use crate::error::Result;
-use crate::event::Event;
+use crate::error::{Error, Result};
+use crate::event::{same_device, Event};
 use crate::result;
 use crate::stream::Stream;
 use hip_sys as sys;
@@ -14,13 +14,26 @@ use std::sync::Mutex;
 /// Every asynchronous copy that uses the buffer records an event on its stream; the host sees the contents
 /// ([`as_slice`](Self::as_slice), [`as_mut_slice`](Self::as_mut_slice)) and the memory is freed only after
 /// those events complete. This is what makes the asynchronous copies safe.
+///
+/// Streams are told apart by [`Stream::id`], never by handle address (HIP gives a new stream the address
+/// of a destroyed one), and the tracking is in place before a copy is queued: if the event cannot be
+/// recorded after queueing, the stream is synchronised instead, and if even that fails the buffer refuses
+/// host access ([`Error::UntrackedCopy`]) and is leaked rather than freed under the copy.
 #[derive(Debug)]
 pub struct PinnedBuffer<T: DeviceCopy> {
     ptr: *mut T,
     len: usize,
     device: Device,
-    /// One event per stream with a copy that may still use the memory (reused across copies).
-    pending: Mutex<Vec<(usize, Event)>>,
+    pending: Mutex<Tracking>,
+}
+
+#[derive(Debug, Default)]
+struct Tracking {
+    /// One event per stream (by id) with a copy that may still use the memory, re-recorded per copy.
+    events: Vec<(u64, Event)>,
+    /// A copy may be queued that no event covers: set before queueing, cleared once the event is recorded
+    /// (or the stream synchronised). Left set only when both failed.
+    untracked: bool,
 }
 
 // SAFETY: the buffer owns its memory; host access goes through &self / &mut self after pending copies
@@ -45,7 +58,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
             ptr,
             len,
             device: device.clone(),
-            pending: Mutex::new(Vec::new()),
+            pending: Mutex::new(Tracking::default()),
         })
     }
 
@@ -81,25 +94,55 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// Block until every asynchronous copy using the buffer has completed.
     pub fn wait(&self) -> Result<()> {
         let pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        for (_, event) in pending.iter() {
+        if pending.untracked {
+            return Err(Error::UntrackedCopy);
+        }
+        for (_, event) in pending.events.iter() {
             event.synchronize()?;
         }
         Ok(())
     }
 
-    /// Note that `stream` has queued a copy using this buffer.
-    fn mark_used(&self, stream: &Stream) -> Result<()> {
+    /// Queue a copy using this buffer on `stream` (`queue` does it) with its completion tracked: the
+    /// buffer is marked untracked before `queue` runs, and only an event recorded after it (or a
+    /// synchronised stream) clears the mark.
+    fn queue_tracked(
+        &self,
+        what: &'static str,
+        stream: &Stream,
+        queue: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        same_device(what, stream.device(), &self.device)?;
+        stream.device().bind()?;
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        let key = stream.raw() as usize;
-        match pending.iter().find(|(s, _)| *s == key) {
-            Some((_, event)) => event.record(stream),
-            None => {
-                let event = Event::new(&self.device)?;
-                event.record(stream)?;
-                pending.push((key, event));
-                Ok(())
-            }
+        if pending.untracked {
+            return Err(Error::UntrackedCopy);
         }
+        // Forget finished copies of other streams, so a buffer used by many short-lived streams stays small.
+        let id = stream.id();
+        pending
+            .events
+            .retain(|(s, e)| *s == id || !matches!(e.query(), Ok(true)));
+        let at = match pending.events.iter().position(|(s, _)| *s == id) {
+            Some(at) => at,
+            None => {
+                pending.events.push((id, Event::new(&self.device)?));
+                pending.events.len() - 1
+            }
+        };
+        pending.untracked = true;
+        let queued = queue();
+        let recorded = match &queued {
+            Ok(()) => pending.events[at].1.record(stream),
+            Err(_) => Ok(()),
+        };
+        if queued.is_err() || recorded.is_err() {
+            // Whatever may have been queued is covered once the stream is idle.
+            pending.untracked = stream.synchronize().is_err();
+        } else {
+            pending.untracked = false;
+        }
+        queued.and(recorded)
     }
 }
 
@@ -119,29 +162,31 @@ impl<T: DeviceCopy> Drop for PinnedBuffer<T> {
 
 /// Asynchronous copies. Each returns once the copy is queued on the stream.
 impl Stream {
-    /// Queue a copy of `src` (pinned host memory) into device memory of the same length.
+    /// Queue a copy of `src` (pinned host memory) into device memory of the same length. The stream, the
+    /// pinned buffer and the device memory must be on one device ([`Error::DeviceMismatch`]).
     pub fn copy_to_device_async<T: DeviceCopy>(
         &self,
         src: &PinnedBuffer<T>,
         dst: &mut impl DeviceMemoryMut<T>,
     ) -> Result<()> {
         check_len("copy_to_device_async", dst.len(), src.len)?;
-        if src.is_empty() {
+        same_device("copy_to_device_async", self.device(), dst.device())?;
+        if dst.byte_len() == 0 {
             return Ok(());
         }
-        unsafe {
+        src.queue_tracked("copy_to_device_async", self, || unsafe {
             result::memcpy_async(
                 dst.device_ptr(),
                 src.ptr.cast(),
                 dst.byte_len(),
                 sys::hipMemcpyHostToDevice,
                 self.raw(),
-            )?
-        };
-        src.mark_used(self)
+            )
+        })
     }
 
-    /// Queue a copy of device memory into `dst` (pinned host memory) of the same length. Read the result
+    /// Queue a copy of device memory into `dst` (pinned host memory) of the same length, all three on one
+    /// device ([`Error::DeviceMismatch`] otherwise). Read the result
     /// with [`PinnedBuffer::as_slice`], which waits for the copy.
     pub fn copy_to_host_async<T: DeviceCopy>(
         &self,
@@ -149,31 +194,35 @@ impl Stream {
         dst: &mut PinnedBuffer<T>,
     ) -> Result<()> {
         check_len("copy_to_host_async", dst.len, src.len())?;
-        if src.is_empty() {
+        same_device("copy_to_host_async", self.device(), src.device())?;
+        if src.byte_len() == 0 {
             return Ok(());
         }
-        unsafe {
+        let ptr = dst.ptr;
+        dst.queue_tracked("copy_to_host_async", self, || unsafe {
             result::memcpy_async(
-                dst.ptr.cast(),
+                ptr.cast(),
                 src.device_ptr(),
                 src.byte_len(),
                 sys::hipMemcpyDeviceToHost,
                 self.raw(),
-            )?
-        };
-        dst.mark_used(self)
+            )
+        })
     }
 
-    /// Queue a device-to-device copy between memories of the same length.
+    /// Queue a device-to-device copy between memories of the same length. `dst` is on the stream's device;
+    /// `src` may be on another one (a peer copy).
     pub fn copy_device_async<T: DeviceCopy>(
         &self,
         src: &impl DeviceMemory<T>,
         dst: &mut impl DeviceMemoryMut<T>,
     ) -> Result<()> {
         check_len("copy_device_async", dst.len(), src.len())?;
-        if src.is_empty() {
+        same_device("copy_device_async", self.device(), dst.device())?;
+        if src.byte_len() == 0 {
             return Ok(());
         }
+        self.device().bind()?;
         unsafe {
             result::memcpy_async(
                 dst.device_ptr(),
@@ -191,9 +240,11 @@ impl Stream {
         dst: &mut impl DeviceMemoryMut<T>,
         value: u8,
     ) -> Result<()> {
-        if dst.is_empty() {
+        same_device("memset_async", self.device(), dst.device())?;
+        if dst.byte_len() == 0 {
             return Ok(());
         }
+        self.device().bind()?;
         unsafe { result::memset_async(dst.device_ptr(), value, dst.byte_len(), self.raw()) }
     }
 }

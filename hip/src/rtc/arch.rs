@@ -1,31 +1,130 @@
-//! Checking a target architecture before HIPRTC sees it.
+//! Checking a target architecture, and every option that could select one, before HIPRTC sees them.
 //!
 //! HIPRTC 5.2.3 corrupts its heap and aborts (`munmap_chunk(): invalid pointer`) when given a processor it
-//! does not know (`--gpu-architecture=gfx999`, `sm_90`, an empty name, an unknown feature). So on AMD every
-//! requested architecture is checked against the list of the code object manager (comgr) that HIPRTC
-//! compiles with, which is the exact list this installation supports.
+//! does not know (`--gpu-architecture=gfx999`, `sm_90`, an empty name), a target feature the processor does
+//! not have (`gfx1030:xnack+`, `gfx900:sramecc+`), or an option that merely *contains* `--offload-arch=`
+//! (for example inside a `-D` value). So on AMD:
+//!
+//! - every requested target id is checked against the code object manager (comgr) that HIPRTC compiles
+//!   with, opened through [`super::comgr`]: the processor against comgr's ISA list, each feature against that processor's `Features` map
+//!   in comgr's own ISA metadata (`amd_comgr_get_isa_metadata`), and the whole id once more by comgr;
+//! - options are checked for anything HIPRTC or clang would read as a target, wherever it appears in the
+//!   option (see [`check_option`]).
 
+use crate::error::{Error, Result};
 #[cfg(hip_platform = "amd")]
-use crate::error::Error;
-use crate::error::Result;
+use hiprtc_sys::comgr as sys;
+#[cfg(hip_platform = "amd")]
 use std::sync::OnceLock;
 
-/// Refuse an architecture this HIPRTC would crash on.
+/// Text that selects a target when HIPRTC or clang sees it anywhere in an option.
+const TARGET_WORDS: &[&str] = &[
+    "offload-arch",
+    "gpu-architecture",
+    "cuda-gpu-arch",
+    "amdgpu-target",
+    "target-cpu",
+    "-mcpu",
+    "-march",
+    "-arch",
+];
+
+/// The options that name the target, whose value is checked: `--gpu-architecture=<id>` and its aliases.
+const TARGET_OPTIONS: &[&str] = &["--gpu-architecture=", "--offload-arch=", "-arch="];
+
+/// What one compiler option means for the target.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum OptionTarget<'a> {
+    /// The option names no target.
+    None,
+    /// The option is `--gpu-architecture=<id>` (or an alias) with this checked id.
+    Arch(&'a str),
+}
+
+/// Check one compiler option: refuse an empty one, a target option whose value is not a valid target id,
+/// and any option that mentions a target anywhere else (`-DX=--offload-arch=gfx90a` crashes HIPRTC 5.2.3;
+/// `-mcpu=gfx999` is silently ignored by it, giving code for another processor).
+pub(crate) fn check_option(option: &str) -> Result<OptionTarget<'_>> {
+    let invalid = |reason: &'static str| {
+        Err(Error::InvalidOption {
+            option: option.to_string(),
+            reason,
+        })
+    };
+    if option.trim().is_empty() {
+        return invalid("an empty option is not a compiler option");
+    }
+    if let Some(value) = TARGET_OPTIONS.iter().find_map(|p| option.strip_prefix(p)) {
+        if TARGET_WORDS.iter().any(|w| value.contains(w)) || value.contains(char::is_whitespace) {
+            return invalid("the architecture value must be one target id such as gfx90a:xnack-");
+        }
+        check(value)?;
+        return Ok(OptionTarget::Arch(value));
+    }
+    if ["--gpu-architecture", "--offload-arch", "-arch"].contains(&option) {
+        return invalid("give the architecture in the same option: --gpu-architecture=<arch>");
+    }
+    if TARGET_WORDS.iter().any(|w| option.contains(w)) {
+        return invalid(
+            "it names a target outside --gpu-architecture=<arch> (HIPRTC reads such text even inside \
+             a -D value); choose the target with ProgramBuilder::arch",
+        );
+    }
+    Ok(OptionTarget::None)
+}
+
+/// Refuse a target id (`processor[:feature±]...`) this HIPRTC would crash on or misread.
 #[cfg(hip_platform = "amd")]
 pub(crate) fn check(arch: &str) -> Result<()> {
-    let Some(known) = comgr_processors() else {
+    let Some(isas) = comgr_isas() else {
         return Ok(()); // comgr is not loadable: HIPRTC cannot compile either and will say so itself
     };
     let mut parts = arch.split(':');
     let processor = parts.next().unwrap_or_default();
-    let features_ok = parts.all(|f| matches!(f, "sramecc+" | "sramecc-" | "xnack+" | "xnack-"));
-    if features_ok && known.iter().any(|k| k == processor) {
-        return Ok(());
-    }
-    Err(Error::UnknownArch {
+    let unknown = || Error::UnknownArch {
         arch: arch.to_string(),
-        known: known.join(", "),
-    })
+        known: isas
+            .iter()
+            .map(|i| i.processor.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let isa = isas
+        .iter()
+        .find(|i| i.processor == processor)
+        .ok_or_else(unknown)?;
+    let mut seen: Vec<&str> = Vec::new();
+    for feature in parts {
+        let name = feature
+            .strip_suffix('+')
+            .or_else(|| feature.strip_suffix('-'))
+            .unwrap_or(feature);
+        let supported = isa.features.as_ref();
+        let ok = name.len() < feature.len()
+            && supported.is_some_and(|s| s.iter().any(|f| f == name))
+            && !seen.contains(&name);
+        if !ok {
+            return Err(Error::UnsupportedArchFeature {
+                arch: arch.to_string(),
+                feature: feature.to_string(),
+                supported: match supported {
+                    None => "unknown (comgr gave no ISA metadata)".into(),
+                    Some(s) if s.is_empty() => "none".into(),
+                    Some(s) => s
+                        .iter()
+                        .map(|f| format!("{f}+, {f}-"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                },
+            });
+        }
+        seen.push(name);
+    }
+    // comgr's own verdict on the whole id, where it can give one.
+    if isa.features.is_some() && !comgr_accepts(arch) {
+        return Err(unknown());
+    }
+    Ok(())
 }
 
 /// NVRTC rejects unknown architectures with an error of its own.
@@ -34,51 +133,146 @@ pub(crate) fn check(_arch: &str) -> Result<()> {
     Ok(())
 }
 
-/// The processors comgr knows (`gfx90a`, ...), read once through `amd_comgr_get_isa_name`.
+/// One ISA comgr knows: its processor and the target features it supports (`None`: comgr gave no
+/// metadata, so no feature can be checked and none is accepted).
 #[cfg(hip_platform = "amd")]
-fn comgr_processors() -> Option<&'static Vec<String>> {
-    static LIST: OnceLock<Option<Vec<String>>> = OnceLock::new();
-    LIST.get_or_init(|| unsafe {
-        type Count = unsafe extern "C" fn(*mut usize) -> i32;
-        type Name = unsafe extern "C" fn(usize, *mut *const std::ffi::c_char) -> i32;
-        let lib = [
-            c"libamd_comgr.so.3",
-            c"libamd_comgr.so.2",
-            c"libamd_comgr.so",
-        ]
-        .iter()
-        .map(|n| libc::dlopen(n.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL))
-        .find(|h| !h.is_null())?;
-        let count = libc::dlsym(lib, c"amd_comgr_get_isa_count".as_ptr());
-        let name = libc::dlsym(lib, c"amd_comgr_get_isa_name".as_ptr());
-        if count.is_null() || name.is_null() {
-            return None;
+#[derive(Debug)]
+struct Isa {
+    processor: String,
+    features: Option<Vec<String>>,
+}
+
+/// Whether comgr accepts the full target id (`amd_comgr_get_isa_metadata` succeeds for it).
+#[cfg(hip_platform = "amd")]
+fn comgr_accepts(arch: &str) -> bool {
+    let Ok(c) = super::comgr::lib() else {
+        return true; // no comgr: HIPRTC cannot compile either and says so itself
+    };
+    let (Ok(meta), Ok(destroy)) = (
+        c.raw().amd_comgr_get_isa_metadata.as_ref(),
+        c.raw().amd_comgr_destroy_metadata.as_ref(),
+    ) else {
+        return true;
+    };
+    let Ok(full) = std::ffi::CString::new(format!("amdgcn-amd-amdhsa--{arch}")) else {
+        return false;
+    };
+    let mut node = sys::amd_comgr_metadata_node_t { handle: 0 };
+    // comgr is the library HIPRTC compiles with: no call into it overlaps a compile.
+    let _serialised = super::hiprtc_lock();
+    // SAFETY: a NUL-terminated name and an out-pointer; the node is destroyed once read.
+    unsafe {
+        if meta(full.as_ptr(), &mut node) != sys::AMD_COMGR_STATUS_SUCCESS {
+            return false;
         }
-        // SAFETY: comgr's documented signatures for these two symbols.
-        let count = std::mem::transmute::<*mut libc::c_void, Count>(count);
-        let name = std::mem::transmute::<*mut libc::c_void, Name>(name);
+        destroy(node);
+    }
+    true
+}
+
+/// The ISAs comgr knows, each with the feature names its `Features` metadata map lists, read once.
+#[cfg(hip_platform = "amd")]
+fn comgr_isas() -> Option<&'static Vec<Isa>> {
+    static LIST: OnceLock<Option<Vec<Isa>>> = OnceLock::new();
+    LIST.get_or_init(|| {
+        let c = super::comgr::lib().ok()?.raw();
+        let count = c.amd_comgr_get_isa_count.as_ref().ok()?;
+        let name = c.amd_comgr_get_isa_name.as_ref().ok()?;
+        // As in comgr_accepts: never while another thread's HIPRTC compile runs in comgr.
+        let _serialised = super::hiprtc_lock();
         let mut n = 0;
-        if count(&mut n) != 0 {
-            return None;
-        }
-        let mut list = Vec::with_capacity(n);
-        for i in 0..n {
-            let mut p = std::ptr::null();
-            if name(i, &mut p) != 0 || p.is_null() {
+        // SAFETY: comgr's documented signatures; every node obtained is destroyed.
+        unsafe {
+            if count(&mut n) != sys::AMD_COMGR_STATUS_SUCCESS {
                 return None;
             }
-            // "amdgcn-amd-amdhsa--gfx90a" -> "gfx90a"
-            let full = std::ffi::CStr::from_ptr(p).to_string_lossy();
-            list.push(full.rsplit("--").next().unwrap_or(&full).to_string());
+            let mut list = Vec::with_capacity(n);
+            for i in 0..n {
+                let mut p = std::ptr::null();
+                if name(i, &mut p) != sys::AMD_COMGR_STATUS_SUCCESS || p.is_null() {
+                    return None;
+                }
+                let full = std::ffi::CStr::from_ptr(p);
+                let text = full.to_string_lossy();
+                // "amdgcn-amd-amdhsa--gfx90a" -> "gfx90a"
+                let processor = text.rsplit("--").next().unwrap_or(&text).to_string();
+                list.push(Isa {
+                    processor,
+                    features: isa_features(c, full),
+                });
+            }
+            Some(list)
         }
-        Some(list)
     })
     .as_ref()
 }
 
-#[cfg(hip_platform = "nvidia")]
-#[allow(dead_code)]
-fn comgr_processors() -> Option<&'static Vec<String>> {
-    static LIST: OnceLock<Option<Vec<String>>> = OnceLock::new();
-    LIST.get_or_init(|| None).as_ref()
+/// The keys of the ISA's `Features` map (`sramecc`, `xnack`; empty for a processor with none).
+///
+/// # Safety
+/// `c` is a loaded comgr.
+#[cfg(hip_platform = "amd")]
+unsafe fn isa_features(c: &sys::Comgr, isa_name: &std::ffi::CStr) -> Option<Vec<String>> {
+    let meta = c.amd_comgr_get_isa_metadata.as_ref().ok()?;
+    let lookup = c.amd_comgr_metadata_lookup.as_ref().ok()?;
+    let iterate = c.amd_comgr_iterate_map_metadata.as_ref().ok()?;
+    let destroy = c.amd_comgr_destroy_metadata.as_ref().ok()?;
+    let mut root = sys::amd_comgr_metadata_node_t { handle: 0 };
+    if meta(isa_name.as_ptr(), &mut root) != sys::AMD_COMGR_STATUS_SUCCESS {
+        return None;
+    }
+    let mut features = sys::amd_comgr_metadata_node_t { handle: 0 };
+    let found = lookup(root, c"Features".as_ptr(), &mut features) == sys::AMD_COMGR_STATUS_SUCCESS;
+    destroy(root);
+    if !found {
+        return None;
+    }
+    struct Collect<'a> {
+        comgr: &'a sys::Comgr,
+        keys: Vec<String>,
+        ok: bool,
+    }
+    unsafe extern "C" fn each(
+        key: sys::amd_comgr_metadata_node_t,
+        _value: sys::amd_comgr_metadata_node_t,
+        data: *mut std::ffi::c_void,
+    ) -> sys::amd_comgr_status_t {
+        let c = &mut *data.cast::<Collect<'_>>();
+        match metadata_string(c.comgr, key) {
+            Some(k) => c.keys.push(k),
+            None => c.ok = false,
+        }
+        sys::AMD_COMGR_STATUS_SUCCESS
+    }
+    let mut collect = Collect {
+        comgr: c,
+        keys: Vec::new(),
+        ok: true,
+    };
+    let rc = iterate(
+        features,
+        Some(each),
+        (&mut collect as *mut Collect<'_>).cast(),
+    );
+    destroy(features);
+    (rc == sys::AMD_COMGR_STATUS_SUCCESS && collect.ok).then_some(collect.keys)
+}
+
+/// A string metadata node's text.
+///
+/// # Safety
+/// `node` is a live metadata node of `c`.
+#[cfg(hip_platform = "amd")]
+unsafe fn metadata_string(c: &sys::Comgr, node: sys::amd_comgr_metadata_node_t) -> Option<String> {
+    let get = c.amd_comgr_get_metadata_string.as_ref().ok()?;
+    let mut n = 0usize;
+    if get(node, &mut n, std::ptr::null_mut()) != sys::AMD_COMGR_STATUS_SUCCESS {
+        return None;
+    }
+    let mut buf = vec![0u8; n.max(1)];
+    if get(node, &mut n, buf.as_mut_ptr().cast()) != sys::AMD_COMGR_STATUS_SUCCESS {
+        return None;
+    }
+    buf.truncate(buf.iter().position(|&b| b == 0).unwrap_or(buf.len()));
+    Some(String::from_utf8_lossy(&buf).into_owned())
 }

@@ -36,6 +36,37 @@
 //! that writes nothing to disk, set both `HIP_RS_CACHE_DISABLE=1` and `AMD_COMGR_CACHE=0` (tested). comgr
 //! 2.x (HIP 5.2.3, 5.7.1) has no such cache.
 //!
+//! # Programs that read files
+//!
+//! Compiles that may read files outside the given headers are **not cached**: they always run the
+//! compiler, and [`CacheOutcome::NotStored`] says why. A hit could otherwise return code built from an
+//! older version of such a file. This is decided conservatively, before compiling:
+//!
+//! - every option must be one known to read no file: `-O*`, `-D*`, `-U*`, `-std=`, `-g*`, `-w`, warning
+//!   flags (`-Wall`, not `-Wl,`/`-Wp,`), the target options, `-f`/`-m` flags without a value. `-I`,
+//!   `-isystem`, `-include`, `@file`, `-Xclang`, `-mllvm`, `--sysroot=`, ... make a compile uncached;
+//! - every occurrence of the words `include`, `import`, `embed` or `incbin` (inline assembly) in the source
+//!   and the headers (after joining backslash-continued lines) must be an `#include "name"` or
+//!   `#include <name>` of a header given to the builder by exactly that name: an absolute path, a header
+//!   not given, a macro include, `#include_next`, `__has_include` or `asm(".incbin ...")` make it uncached;
+//! - `HIPRTC_COMPILE_OPTIONS_APPEND` / `HIPRTC_LINK_OPTIONS_APPEND` (options newer HIPRTCs add from the
+//!   environment) must be unset or empty.
+//!
+//! # Whose files
+//!
+//! Everything the cache writes lives in its own subfolder of the directory
+//! ([`CompileCache::entries_dir`], named `hip-rs-rtc-cache-v1`, created mode 0700), under names
+//! (`<32 hex digits>.hipc`, `.tmp-<32 hex digits>-<pid>-<n>`) and a file header (magic) only it uses.
+//! Eviction and [`CompileCache::clear`] delete only regular files there that match those names and start
+//! with the magic, so pointing `HIP_RS_CACHE_DIR` at a shared folder never deletes anyone's files.
+//! Temporary files are created with `O_CREAT | O_EXCL | O_NOFOLLOW` (mode 0600) and entries are opened
+//! with `O_NOFOLLOW` and trusted only when owned by the current user.
+//!
+//! The directory and the subfolder must be owned by the current user and not writable by group or others,
+//! as ssh and pip require: otherwise anyone who can write there could choose the code a hit returns. A
+//! directory that fails this is not used: one warning on stderr per process, and the compile goes on
+//! without the cache (its outcome says why).
+//!
 //! # Never wrong, never in the way
 //!
 //! - An entry is written to a temporary file in the same directory and renamed into place, so threads and
@@ -50,7 +81,15 @@
 //!   removed until the directory is within its limit; an entry larger than the limit is not stored.
 //! - Failed compiles are never stored.
 
-use std::fs::{self, File};
+mod entry;
+mod fs;
+mod inputs;
+
+use entry::{decode, encode, hash64, Decoded, Writer};
+
+pub(crate) use inputs::reads_outside_files;
+
+use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -83,7 +122,7 @@ pub enum CacheOutcome {
 /// How many entries a cache directory holds and their total size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CacheUsage {
-    /// Complete entries (files ending in `.hipc`).
+    /// Complete entries (the cache's own files ending in `.hipc`).
     pub entries: usize,
     /// Their total size in bytes.
     pub bytes: u64,
@@ -151,6 +190,11 @@ impl CompileCache {
         self.max_bytes
     }
 
+    /// The subfolder of [`dir`](Self::dir) that holds the cache's files.
+    pub fn entries_dir(&self) -> PathBuf {
+        self.dir.join(fs::SUBDIR)
+    }
+
     /// The entries in the directory now (none if it does not exist).
     pub fn usage(&self) -> io::Result<CacheUsage> {
         let entries = self.entries()?;
@@ -160,21 +204,33 @@ impl CompileCache {
         })
     }
 
-    /// Remove every entry (and leftover temporary file); the directory itself stays.
+    /// Remove every entry (and leftover temporary file) the cache wrote; nothing else in the directory is
+    /// touched, and the directory itself stays.
     pub fn clear(&self) -> io::Result<()> {
         for e in self.entries()? {
             remove_if_present(&e.path)?;
         }
         for t in self.temp_files()? {
-            remove_if_present(&t)?;
+            if fs::is_ours(&t, MAGIC) {
+                remove_if_present(&t)?;
+            }
         }
         Ok(())
     }
 
     /// The stored program for `key`, if a complete, matching entry exists. A damaged entry is removed.
     pub(crate) fn load(&self, key: &Key) -> Option<CompiledProgram> {
-        let path = self.entry_path(key);
-        let mut file = File::open(&path).ok()?;
+        let dir = match fs::checked_subdir(&self.dir, false) {
+            Ok(dir) => dir?,
+            Err(why) => {
+                warn_once(format_args!(
+                    "compile cache not used ({why}); compiling without it"
+                ));
+                return None;
+            }
+        };
+        let path = dir.join(entry_name(key));
+        let mut file = fs::open_entry(&path).ok()?;
         let mut bytes = Vec::new();
         if file.read_to_end(&mut bytes).is_err() {
             return None;
@@ -190,7 +246,7 @@ impl CompileCache {
             }
             Decoded::OtherKey => None, // a hash collision: the store after compiling replaces it
             Decoded::Damaged => {
-                let _ = fs::remove_file(&path);
+                let _ = std::fs::remove_file(&path);
                 None
             }
         }
@@ -206,13 +262,23 @@ impl CompileCache {
                 self.max_bytes
             ));
         }
-        match self.write_entry(key, &bytes) {
+        let dir = match fs::checked_subdir(&self.dir, true) {
+            Ok(Some(dir)) => dir,
+            Ok(None) => unreachable!("checked_subdir creates the directory when asked"),
+            Err(why) => {
+                warn_once(format_args!(
+                    "compile cache not used ({why}); compiling without it"
+                ));
+                return CacheOutcome::NotStored(why);
+            }
+        };
+        match write_entry(&dir, key, &bytes) {
             Ok(()) => {
                 let _ = self.evict();
                 CacheOutcome::Stored
             }
             Err(e) => {
-                let reason = format!("cannot write to {}: {e}", self.dir.display());
+                let reason = format!("cannot write to {}: {e}", dir.display());
                 warn_once(format_args!(
                     "compile cache not used ({reason}); compiling without it"
                 ));
@@ -221,34 +287,16 @@ impl CompileCache {
         }
     }
 
-    fn write_entry(&self, key: &Key, bytes: &[u8]) -> io::Result<()> {
-        fs::create_dir_all(&self.dir)?;
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let temp = self.dir.join(format!(
-            "{TEMP_PREFIX}{}-{}-{}",
-            key.file_stem(),
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        let written = File::create(&temp)
-            .and_then(|mut f| f.write_all(bytes))
-            .and_then(|()| fs::rename(&temp, self.entry_path(key)));
-        if written.is_err() {
-            let _ = fs::remove_file(&temp);
-        }
-        written
-    }
-
     /// Remove least recently used entries until the total is within the limit, and stale temporary files.
     fn evict(&self) -> io::Result<()> {
         let now = SystemTime::now();
         for t in self.temp_files()? {
-            let age = fs::metadata(&t)
+            let age = std::fs::symlink_metadata(&t)
                 .and_then(|m| m.modified())
                 .ok()
                 .and_then(|m| now.duration_since(m).ok());
-            if age.is_some_and(|a| a > STALE_TEMP) {
-                let _ = fs::remove_file(&t);
+            if age.is_some_and(|a| a > STALE_TEMP) && fs::is_ours(&t, MAGIC) {
+                let _ = std::fs::remove_file(&t);
             }
         }
         let mut entries = self.entries()?;
@@ -265,18 +313,24 @@ impl CompileCache {
         Ok(())
     }
 
-    fn entry_path(&self, key: &Key) -> PathBuf {
-        self.dir.join(format!("{}.{ENTRY_EXT}", key.file_stem()))
-    }
-
+    /// The cache's own complete entries: names `<32 hex digits>.hipc`, regular files of the current user
+    /// starting with the magic, in a checked subfolder. None when the directory is not usable.
     fn entries(&self) -> io::Result<Vec<EntryFile>> {
         let mut out = Vec::new();
-        for item in read_dir_if_present(&self.dir)? {
+        let Some(dir) = self.checked_dir_for_listing()? else {
+            return Ok(out);
+        };
+        for item in read_dir_if_present(&dir)? {
             let item = item?;
             let path = item.path();
-            if path.extension().is_some_and(|x| x == ENTRY_EXT) {
+            let name = item.file_name();
+            let ours = name
+                .to_str()
+                .and_then(|n| n.strip_suffix(&format!(".{ENTRY_EXT}")))
+                .is_some_and(is_stem);
+            if ours && fs::is_ours(&path, MAGIC) {
                 // An entry removed by another process between listing and stat is simply gone.
-                if let Ok(meta) = item.metadata() {
+                if let Ok(meta) = std::fs::symlink_metadata(&path) {
                     out.push(EntryFile {
                         path,
                         len: meta.len(),
@@ -288,16 +342,70 @@ impl CompileCache {
         Ok(out)
     }
 
+    /// The cache's own temporary files (`.tmp-<32 hex>-<pid>-<n>`); deleting one still checks its magic.
     fn temp_files(&self) -> io::Result<Vec<PathBuf>> {
         let mut out = Vec::new();
-        for item in read_dir_if_present(&self.dir)? {
+        let Some(dir) = self.checked_dir_for_listing()? else {
+            return Ok(out);
+        };
+        for item in read_dir_if_present(&dir)? {
             let item = item?;
-            if item.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
+            let name = item.file_name();
+            let ours = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(TEMP_PREFIX))
+                .is_some_and(|rest| {
+                    let mut parts = rest.split('-');
+                    parts.next().is_some_and(is_stem)
+                        && parts.next().is_some_and(is_number)
+                        && parts.next().is_some_and(is_number)
+                        && parts.next().is_none()
+                });
+            if ours {
                 out.push(item.path());
             }
         }
         Ok(out)
     }
+
+    /// The subfolder to list, if it exists and passes the checks; an untrusted one is an error.
+    fn checked_dir_for_listing(&self) -> io::Result<Option<PathBuf>> {
+        fs::checked_subdir(&self.dir, false)
+            .map_err(|why| io::Error::new(io::ErrorKind::PermissionDenied, why))
+    }
+}
+
+fn is_stem(s: &str) -> bool {
+    s.len() == 32
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+fn is_number(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn entry_name(key: &Key) -> String {
+    format!("{}.{ENTRY_EXT}", key.file_stem())
+}
+
+/// Write an entry to a fresh temporary file (exclusive, no symlinks, mode 0600) in `dir`, then rename it
+/// into place.
+fn write_entry(dir: &Path, key: &Key, bytes: &[u8]) -> io::Result<()> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let temp = dir.join(format!(
+        "{TEMP_PREFIX}{}-{}-{}",
+        key.file_stem(),
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written = fs::create_temp(&temp)
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| std::fs::rename(&temp, dir.join(entry_name(key))));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
 }
 
 struct EntryFile {
@@ -306,8 +414,10 @@ struct EntryFile {
     modified: SystemTime,
 }
 
-fn read_dir_if_present(dir: &Path) -> io::Result<impl Iterator<Item = io::Result<fs::DirEntry>>> {
-    match fs::read_dir(dir) {
+fn read_dir_if_present(
+    dir: &Path,
+) -> io::Result<impl Iterator<Item = io::Result<std::fs::DirEntry>>> {
+    match std::fs::read_dir(dir) {
         Ok(it) => Ok(Some(it).into_iter().flatten()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None.into_iter().flatten()),
         Err(e) => Err(e),
@@ -315,7 +425,7 @@ fn read_dir_if_present(dir: &Path) -> io::Result<impl Iterator<Item = io::Result
 }
 
 fn remove_if_present(path: &Path) -> io::Result<()> {
-    match fs::remove_file(path) {
+    match std::fs::remove_file(path) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
         _ => Ok(()),
     }
@@ -414,130 +524,6 @@ impl Key {
             hash64(&self.bytes, 0xc2b2_ae3d_27d4_eb4f)
         )
     }
-}
-
-/// An entry: magic, payload length, payload checksum, then the payload (key, code, log, lowered names).
-fn encode(key: &Key, program: &CompiledProgram) -> Vec<u8> {
-    let mut p = Writer(Vec::with_capacity(
-        key.bytes.len() + program.code.len() + program.log.len() + 64,
-    ));
-    p.bytes(&key.bytes);
-    p.bytes(&program.code);
-    p.str(&program.log);
-    p.u64(program.lowered_names.len() as u64);
-    for (expr, lowered) in &program.lowered_names {
-        p.str(expr);
-        p.str(lowered);
-    }
-    let mut out = Vec::with_capacity(HEADER_LEN + p.0.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&(p.0.len() as u64).to_le_bytes());
-    out.extend_from_slice(&hash64(&p.0, CHECKSUM_SEED).to_le_bytes());
-    out.extend_from_slice(&p.0);
-    out
-}
-
-enum Decoded {
-    Entry(CompiledProgram),
-    OtherKey,
-    Damaged,
-}
-
-fn decode(bytes: &[u8], key: &Key) -> Decoded {
-    let Some(payload) = checked_payload(bytes) else {
-        return Decoded::Damaged;
-    };
-    let mut r = Reader(payload);
-    let parsed = (|| {
-        if r.bytes()? != key.bytes.as_slice() {
-            return Some(None);
-        }
-        let code = r.bytes()?.to_vec();
-        let log = r.string()?;
-        let count = r.u64()?;
-        let mut lowered_names = Vec::new();
-        for _ in 0..count {
-            lowered_names.push((r.string()?, r.string()?));
-        }
-        r.0.is_empty().then_some(Some(CompiledProgram {
-            code,
-            log,
-            lowered_names,
-            cache_outcome: CacheOutcome::Hit,
-        }))
-    })();
-    match parsed {
-        Some(Some(program)) => Decoded::Entry(program),
-        Some(None) => Decoded::OtherKey,
-        None => Decoded::Damaged,
-    }
-}
-
-/// The payload of an entry whose magic, length and checksum are right.
-fn checked_payload(bytes: &[u8]) -> Option<&[u8]> {
-    let (header, payload) = bytes.split_at_checked(HEADER_LEN)?;
-    let word = |i: usize| u64::from_le_bytes(header[i..i + 8].try_into().unwrap());
-    (&header[..8] == MAGIC
-        && word(8) == payload.len() as u64
-        && word(16) == hash64(payload, CHECKSUM_SEED))
-    .then_some(payload)
-}
-
-struct Writer(Vec<u8>);
-
-impl Writer {
-    fn u64(&mut self, v: u64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn bytes(&mut self, b: &[u8]) {
-        self.u64(b.len() as u64);
-        self.0.extend_from_slice(b);
-    }
-    fn str(&mut self, s: &str) {
-        self.bytes(s.as_bytes());
-    }
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn u64(&mut self) -> Option<u64> {
-        let (head, rest) = self.0.split_first_chunk::<8>()?;
-        self.0 = rest;
-        Some(u64::from_le_bytes(*head))
-    }
-    fn bytes(&mut self) -> Option<&'a [u8]> {
-        let len = usize::try_from(self.u64()?).ok()?;
-        let (head, rest) = self.0.split_at_checked(len)?;
-        self.0 = rest;
-        Some(head)
-    }
-    fn string(&mut self) -> Option<String> {
-        String::from_utf8(self.bytes()?.to_vec()).ok()
-    }
-}
-
-const CHECKSUM_SEED: u64 = 0x2545_f491_4f6c_dd1d;
-
-/// A 64-bit hash, eight bytes a step: a multiply-xor mix per word and a final avalanche (the
-/// `splitmix64` finaliser). Used for file names and entry checksums, never for security: a collision
-/// can only cost a recompile, because entries are compared by their full key.
-fn hash64(data: &[u8], seed: u64) -> u64 {
-    const M: u64 = 0xff51_afd7_ed55_8ccd;
-    let mut h = seed ^ (data.len() as u64).wrapping_mul(M);
-    let mut chunks = data.chunks_exact(8);
-    for c in &mut chunks {
-        let w = u64::from_le_bytes(c.try_into().unwrap());
-        h = (h ^ w.wrapping_mul(M)).rotate_left(29).wrapping_mul(M);
-    }
-    let mut tail = [0u8; 8];
-    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-    h = (h ^ u64::from_le_bytes(tail).wrapping_mul(M)).rotate_left(29);
-    h ^= h >> 30;
-    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    h ^= h >> 27;
-    h = h.wrapping_mul(0x94d0_49bb_1331_11eb);
-    h ^ (h >> 31)
 }
 
 #[cfg(test)]

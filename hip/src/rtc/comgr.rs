@@ -166,6 +166,11 @@ fn func<'a, T>(
 }
 
 impl Comgr {
+    /// The raw functions, for callers in this crate that read comgr's metadata (`rtc::arch`).
+    pub(crate) fn raw(&self) -> &sys::Comgr {
+        &self.lib
+    }
+
     /// An error for `status` returned by `call`, with comgr's own text for it.
     fn check(&self, call: &'static str, status: sys::amd_comgr_status_t) -> Result<()> {
         if status == sys::AMD_COMGR_STATUS_SUCCESS {

@@ -203,28 +203,20 @@ impl ProgramBuilder {
     /// Resolves the architecture from the current device when none was given.
     pub fn resolved_options(&self) -> Result<Vec<String>> {
         let mut options = self.options.clone();
-        let mut has_arch = false;
-        for o in &options {
-            let value = ["--gpu-architecture=", "--offload-arch=", "-arch="]
-                .iter()
-                .find_map(|p| o.strip_prefix(p));
-            if let Some(arch) = value {
-                arch::check(arch)?;
-                has_arch = true;
-            } else if o == "--gpu-architecture" || o == "-arch" || o == "--offload-arch" {
-                return Err(Error::InvalidOption {
-                    option: o.clone(),
-                    reason: "give the architecture in the same option: --gpu-architecture=<arch>",
-                });
+        // Every option is checked, not only those that start like a target option: HIPRTC 5.2.3 reads
+        // `--offload-arch=` anywhere in an option (even inside a -D value) and then aborts the process.
+        let mut target: Option<&str> = None;
+        for o in &self.options {
+            if let arch::OptionTarget::Arch(a) = arch::check_option(o)? {
+                one_target(&mut target, a, o)?;
             }
         }
-        match (&self.arch, has_arch) {
-            (Some(a), _) => {
-                arch::check(a)?;
-                options.push(format!("--gpu-architecture={a}"));
-            }
-            (None, true) => {}
-            (None, false) => options.push(format!("--gpu-architecture={}", current_device_arch()?)),
+        if let Some(a) = &self.arch {
+            arch::check(a)?;
+            one_target(&mut target, a, a)?;
+            options.push(format!("--gpu-architecture={a}"));
+        } else if target.is_none() {
+            options.push(format!("--gpu-architecture={}", current_device_arch()?));
         }
         Ok(options)
     }
@@ -258,6 +250,7 @@ impl ProgramBuilder {
         options: &[String],
         get_output: impl FnOnce(hiprtc_sys::hiprtcProgram) -> Result<Vec<u8>>,
     ) -> Result<CompiledProgram> {
+        self.check_inputs()?;
         let cache = match &self.cache {
             CacheChoice::FromEnv => CompileCache::from_env(),
             CacheChoice::Off => None,
@@ -272,23 +265,55 @@ impl ProgramBuilder {
                 CacheOutcome::NotStored("the HIPRTC or HIP runtime version is unknown".into());
             return Ok(program);
         };
-        let key = cache::Key::new(
-            toolchain,
-            &cache::Request {
-                output,
-                source: &self.source,
-                name: &self.name,
-                headers: &self.headers,
-                options,
-                name_expressions: &self.name_expressions,
-            },
-        );
+        let request = cache::Request {
+            output,
+            source: &self.source,
+            name: &self.name,
+            headers: &self.headers,
+            options,
+            name_expressions: &self.name_expressions,
+        };
+        if let Some(reason) = cache::reads_outside_files(&request) {
+            let mut program = self.compile_with(options, get_output)?;
+            program.cache_outcome = CacheOutcome::NotStored(reason);
+            return Ok(program);
+        }
+        let key = cache::Key::new(toolchain, &request);
         if let Some(hit) = cache.load(&key) {
             return Ok(hit);
         }
         let mut program = self.compile_with(options, get_output)?;
         program.cache_outcome = cache.store(&key, &program);
         Ok(program)
+    }
+
+    /// Refuse inputs HIPRTC would answer with a bare `HIPRTC_ERROR_INVALID_INPUT`, naming what is wrong.
+    fn check_inputs(&self) -> Result<()> {
+        let bad = |what: &'static str, value: &str, reason: &str| {
+            Err(Error::InvalidArgument {
+                what,
+                value: value.to_string(),
+                reason: reason.to_string(),
+            })
+        };
+        if self.source.is_empty() {
+            return bad("kernel source", "", "it is empty");
+        }
+        if let Some((n, _)) = self.headers.iter().find(|(n, _)| n.trim().is_empty()) {
+            return bad(
+                "header name",
+                n,
+                "it is empty; give the name the source #includes",
+            );
+        }
+        if let Some(e) = self.name_expressions.iter().find(|e| e.trim().is_empty()) {
+            return bad(
+                "name expression",
+                e,
+                "it is empty; give a kernel or variable name such as `fill<float>`",
+            );
+        }
+        Ok(())
     }
 
     fn compile_with(
@@ -306,7 +331,9 @@ impl ProgramBuilder {
         let header_bodies = self
             .headers
             .iter()
-            .map(|(_, c)| cstring("header contents", c))
+            // HIPRTC 5.2 refuses an empty header with a bare HIPRTC_ERROR_INVALID_INPUT; a newline is the
+            // same empty file to the preprocessor.
+            .map(|(_, c)| cstring("header contents", if c.is_empty() { "\n" } else { c }))
             .collect::<Result<Vec<_>>>()?;
         let opts = options
             .iter()
@@ -325,10 +352,14 @@ impl ProgramBuilder {
             &ptrs(&header_bodies),
             &ptrs(&header_names),
         )?);
-        for e in &exprs {
+        // Each expression once: HIPRTC 5.2 fails the whole compile when one is added twice.
+        for (i, e) in exprs.iter().enumerate() {
+            if exprs[..i].contains(e) {
+                continue;
+            }
             unsafe { result::add_name_expression(prog.0, e)? };
         }
-        let rc = unsafe { result::compile_program(prog.0, &ptrs(&opts)) };
+        let rc = unsafe { result::compile_program(prog.0, &ptrs(&opts)) }?;
         let log = unsafe { result::program_log(prog.0) }.unwrap_or_default();
         if rc != hiprtc_sys::HIPRTC_SUCCESS {
             return Err(Error::from_rtc("hiprtcCompileProgram", rc, Some(log)));
@@ -356,6 +387,20 @@ impl ProgramBuilder {
 pub(crate) fn hiprtc_lock() -> Option<std::sync::MutexGuard<'static, ()>> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     cfg!(hip_platform = "amd").then(|| LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+}
+
+/// Note the target `arch` asked by `what`; refuse a second, different one (HIPRTC would silently pick one).
+fn one_target<'a>(target: &mut Option<&'a str>, arch: &'a str, what: &str) -> Result<()> {
+    match target {
+        Some(t) if *t != arch => Err(Error::InvalidOption {
+            option: what.to_string(),
+            reason: "a second, different target architecture; one compile has one target",
+        }),
+        _ => {
+            *target = Some(arch);
+            Ok(())
+        }
+    }
 }
 
 fn ptrs(strings: &[CString]) -> Vec<*const c_char> {

@@ -33,12 +33,20 @@ pub fn create_program(
     include_names: &[*const c_char],
 ) -> Result<sys::hiprtcProgram> {
     let mut p = std::ptr::null_mut();
+    let count = count_i32("headers", headers.len().max(include_names.len()))?;
+    if headers.len() != include_names.len() {
+        return Err(Error::LengthMismatch {
+            what: "hiprtcCreateProgram header names",
+            expected: headers.len(),
+            actual: include_names.len(),
+        });
+    }
     check("hiprtcCreateProgram", unsafe {
         sys::hiprtcCreateProgram(
             &mut p,
             src.as_ptr(),
             name.as_ptr(),
-            headers.len() as i32,
+            count,
             headers.as_ptr() as _,
             include_names.as_ptr() as _,
         )
@@ -65,15 +73,30 @@ pub unsafe fn add_name_expression(prog: sys::hiprtcProgram, expr: &CStr) -> Resu
     )
 }
 
-/// `hiprtcCompileProgram`; returns the raw result so the caller can attach the log.
+/// `hiprtcCompileProgram`; returns the raw result so the caller can attach the log. More options than
+/// an `int` counts is an error before HIPRTC is called.
 ///
 /// # Safety
 /// `prog` is live.
 pub unsafe fn compile_program(
     prog: sys::hiprtcProgram,
     options: &[*const c_char],
-) -> sys::hiprtcResult {
-    sys::hiprtcCompileProgram(prog, options.len() as i32, options.as_ptr() as _)
+) -> Result<sys::hiprtcResult> {
+    let count = count_i32("options", options.len())?;
+    Ok(sys::hiprtcCompileProgram(
+        prog,
+        count,
+        options.as_ptr() as _,
+    ))
+}
+
+/// A slice length as the `int` count HIPRTC takes, or an error (never a wrapped, negative count).
+fn count_i32(what: &'static str, len: usize) -> Result<i32> {
+    i32::try_from(len).map_err(|_| Error::InvalidArgument {
+        what,
+        value: len.to_string(),
+        reason: format!("HIPRTC takes at most {} {what}", i32::MAX),
+    })
 }
 
 /// `hiprtcGetProgramLogSize` + `hiprtcGetProgramLog`.
@@ -152,4 +175,22 @@ fn until_nul(mut buf: Vec<u8>) -> String {
         buf.truncate(end);
     }
     String::from_utf8_lossy(&buf).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_past_i32_are_errors_not_negative_counts() {
+        assert_eq!(super::count_i32("options", 3).unwrap(), 3);
+        assert_eq!(
+            super::count_i32("options", i32::MAX as usize).unwrap(),
+            i32::MAX
+        );
+        let err = super::count_i32("options", i32::MAX as usize + 1).unwrap_err();
+        assert!(
+            err.to_string().contains("at most 2147483647 options"),
+            "{err}"
+        );
+        assert!(super::count_i32("headers", usize::MAX).is_err());
+    }
 }

@@ -1,0 +1,268 @@
+//! Which compiles the cache may store: only those whose output depends on nothing but the key.
+//!
+//! The key holds the source, the given headers, the options and the toolchain. A compile that reads a file
+//! from disk (`-I dir` then `#include "x.h"`, `-include file`, an absolute `#include "/path/x.h"`, a
+//! response file `@args`, `__has_include`) could give other code after that file changes, so such compiles
+//! are **not cached**: they always run the compiler, and their outcome says why
+//! (`CacheOutcome::NotStored`). This is decided conservatively:
+//!
+//! - every option must be one of a known list that reads no file (`-O*`, `-D*`, `-U*`, `-std=`,
+//!   `-g*`, `-w`, warning flags, the target options, `-f`/`-m` flags without a value, ...);
+//! - `HIPRTC_COMPILE_OPTIONS_APPEND` and `HIPRTC_LINK_OPTIONS_APPEND` (read by newer HIPRTCs) are unset;
+//! - every occurrence of the words `include`, `import`, `embed` or `incbin` (an assembler directive) in the
+//!   source and headers (after joining
+//!   backslash-continued lines) must be an `#include "name"` or `#include <name>` of a header given to the
+//!   builder by exactly that name.
+
+use super::Request;
+
+/// Environment variables through which newer HIPRTCs (rocclr flags) add compiler options the key does not
+/// see.
+const OPTION_ENV: &[&str] = &[
+    "HIPRTC_COMPILE_OPTIONS_APPEND",
+    "HIPRTC_LINK_OPTIONS_APPEND",
+];
+
+/// Why this compile may read something the key does not hold, if it may.
+pub(crate) fn reads_outside_files(request: &Request<'_>) -> Option<String> {
+    if let Some(why) = env_adds_options(|v| std::env::var_os(v)) {
+        return Some(why);
+    }
+    if let Some(o) = request.options.iter().find(|o| !option_reads_no_file(o)) {
+        return Some(format!(
+            "option `{o}` may make the compiler read files the cache cannot key on"
+        ));
+    }
+    let given: Vec<&str> = request.headers.iter().map(|(n, _)| n.as_str()).collect();
+    let texts = std::iter::once((request.name, request.source)).chain(
+        request
+            .headers
+            .iter()
+            .map(|(n, c)| (n.as_str(), c.as_str())),
+    );
+    for (file, text) in texts {
+        if let Some(what) = outside_include(text, &given) {
+            return Some(format!(
+                "`{file}` has `{what}`, which may read a file the cache cannot key on"
+            ));
+        }
+    }
+    None
+}
+
+/// Why the environment (read through `get`) may add options the key does not hold, if it may.
+fn env_adds_options(get: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<String> {
+    OPTION_ENV
+        .iter()
+        .find(|v| get(v).is_some_and(|x| !x.is_empty()))
+        .map(|var| {
+            format!("{var} is set: HIPRTC adds options from it that the cache cannot key on")
+        })
+}
+
+fn option_reads_no_file(o: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "-w",
+        "-g",
+        "-g0",
+        "-g1",
+        "-g2",
+        "-g3",
+        "-fgpu-rdc",
+        "-fno-gpu-rdc",
+        "-ffast-math",
+        "-fno-fast-math",
+        "--use_fast_math",
+        "-use_fast_math",
+    ];
+    const PREFIXES: &[&str] = &[
+        "-D",
+        "-U",
+        "-O",
+        "-std=",
+        "--std=",
+        "--gpu-architecture=",
+        "--offload-arch=",
+        "-arch=",
+        "-mcode-object-version=",
+        "-fgpu-flush-denormals-to-zero",
+        "-fno-gpu-flush-denormals-to-zero",
+    ];
+    let simple_flag = |rest: &str| {
+        !rest.is_empty()
+            && rest
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+    };
+    EXACT.contains(&o)
+        || PREFIXES.iter().any(|p| o.starts_with(p)) && !o.contains('@')
+        // -Wall, -Wno-unused, -Werror: warnings read no file (but not -Wl,... or -Wp,...).
+        || o.strip_prefix("-W").is_some_and(simple_flag)
+        // -fno-exceptions, -funroll-loops, -mno-wavefrontsize64: flags without a value.
+        || o.strip_prefix("-f").is_some_and(|r| simple_flag(r) && !r.contains("profile") && !r.contains("module"))
+        || o.strip_prefix("-m").is_some_and(simple_flag) && o != "-mllvm"
+}
+
+/// The first include-like word in `text` that is not an `#include` of a given header.
+fn outside_include(text: &str, given: &[&str]) -> Option<String> {
+    // Join backslash-continued lines, as the preprocessor does first.
+    let joined = text.replace("\\\r\n", "").replace("\\\n", "");
+    let bytes = joined.as_bytes();
+    // `.incbin` / `.include` are assembler directives that read files too (inline `asm`).
+    for word in ["include", "import", "embed", "incbin"] {
+        let mut from = 0;
+        while let Some(at) = joined[from..].find(word).map(|i| i + from) {
+            from = at + word.len();
+            if word == "include" && is_given_include(&joined, at, given) {
+                continue;
+            }
+            let start = joined[..at].rfind('\n').map_or(0, |i| i + 1);
+            let end = joined[at..].find('\n').map_or(bytes.len(), |i| i + at);
+            return Some(joined[start..end].trim().to_string());
+        }
+    }
+    None
+}
+
+/// Whether the `include` at byte `at` is `#include "name"` / `#include <name>` of a given header, with only
+/// blanks around the `#` and before the name.
+fn is_given_include(text: &str, at: usize, given: &[&str]) -> bool {
+    let before = text[..at].trim_end_matches([' ', '\t']);
+    let Some(before_hash) = before.strip_suffix('#') else {
+        return false;
+    };
+    let line_start = before_hash.trim_end_matches([' ', '\t']);
+    if !(line_start.is_empty() || line_start.ends_with('\n')) {
+        return false;
+    }
+    let rest = text[at + "include".len()..].trim_start_matches([' ', '\t']);
+    let (close, rest) = match rest.as_bytes().first() {
+        Some(b'"') => ('"', &rest[1..]),
+        Some(b'<') => ('>', &rest[1..]),
+        _ => return false,
+    };
+    let Some(end) = rest.find(close) else {
+        return false;
+    };
+    let name = &rest[..end];
+    given.contains(&name) && !name.contains('\n')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request<'a>(
+        source: &'a str,
+        headers: &'a [(String, String)],
+        options: &'a [String],
+    ) -> Request<'a> {
+        Request {
+            output: "code",
+            source,
+            name: "p.hip",
+            headers,
+            options,
+            name_expressions: &[],
+        }
+    }
+
+    fn reason(source: &str, headers: &[(&str, &str)], options: &[&str]) -> Option<String> {
+        let h: Vec<(String, String)> = headers
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        let o: Vec<String> = options.iter().map(|s| s.to_string()).collect();
+        reads_outside_files(&request(source, &h, &o))
+    }
+
+    #[test]
+    fn given_headers_and_plain_options_are_cacheable() {
+        let src = "#include \"a.h\"\n  #  include <b.h>\n__global__ void k() {}\n";
+        let headers = [("a.h", "#define A 1\n#include \"b.h\"\n"), ("b.h", "")];
+        let options = [
+            "-O3",
+            "-DX=1",
+            "-UX",
+            "-std=c++17",
+            "-Wall",
+            "-Wno-unused",
+            "-ffast-math",
+            "-fno-exceptions",
+            "-mno-wavefrontsize64",
+            "-g",
+            "--gpu-architecture=gfx90a",
+        ];
+        assert_eq!(reason(src, &headers, &options), None);
+    }
+
+    #[test]
+    fn includes_of_files_not_given_are_not_cacheable() {
+        for src in [
+            "#include \"disk.h\"\n",
+            "#include </etc/hosts>\n",
+            "#include \"/abs/path.h\"\n",
+            "# \\\n include \"disk.h\"\n",
+            "#inc\\\nlude \"disk.h\"\n",
+            "#include_next <a.h>\n",
+            "#if __has_include(\"x.h\")\n#endif\n",
+            "#define H \"a.h\"\n#include H\n",
+            "#import \"a.h\"\n",
+            "#embed \"data.bin\"\n",
+            "int x; #include \"a.h\"\n",
+            "#include \"a.h\n\"\n",
+            "__global__ void k() { asm(\".incbin \\\"/etc/hosts\\\"\"); }\n",
+            "__global__ void k() { asm(\".include \\\"x.s\\\"\"); }\n",
+        ] {
+            let r = reason(src, &[("a.h", "")], &[]);
+            assert!(r.is_some(), "{src:?}");
+        }
+        // In a given header too.
+        assert!(reason(
+            "#include \"a.h\"\n",
+            &[("a.h", "#include \"disk.h\"\n")],
+            &[]
+        )
+        .is_some());
+    }
+
+    #[test]
+    fn options_added_from_the_environment_make_it_uncacheable() {
+        let env = |set: &'static str| {
+            move |v: &str| (v == set).then(|| std::ffi::OsString::from("-DX=1"))
+        };
+        for var in OPTION_ENV {
+            let r = env_adds_options(env(var));
+            assert!(r.is_some_and(|r| r.contains(var)), "{var}");
+        }
+        assert_eq!(env_adds_options(|_| Some("".into())), None);
+        assert_eq!(env_adds_options(|_| None), None);
+    }
+
+    #[test]
+    fn options_that_may_read_files_are_not_cacheable() {
+        for o in [
+            "-I/usr/include",
+            "-I",
+            "-isystem/x",
+            "-include",
+            "-includefoo.h",
+            "-imacros",
+            "--include-directory=/x",
+            "@args.txt",
+            "-DX=@y",
+            "-fprofile-use=/p",
+            "-Wl,-rpath",
+            "-Wp,-MD",
+            "-Xclang",
+            "-mllvm",
+            "--sysroot=/x",
+            "-fmodules",
+            "-mattr=+x",
+            "-fsanitize-ignorelist=/x",
+        ] {
+            let r = reason("", &[], &[o]);
+            assert!(r.as_deref().is_some_and(|r| r.contains(o)), "{o}: {r:?}");
+        }
+    }
+}
