@@ -6,7 +6,8 @@
 #     starts, and every entry point answers LibraryNotFound naming HIP_RS_AMDHIP64's path first;
 #  3. no HIP headers at all: the crates build from the committed 5.2.3 bindings;
 #  4. the very binaries of step 1 run in the trixie, sid and experimental chroots against HIP 5.7.1, 6.4.3
-#     and 7.2.4: the tests, and every example.
+#     and 7.2.4: the tests, and every example;
+#  5. on the NVIDIA platform the feature is refused with a message saying why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t=target/dynamic
@@ -59,3 +60,8 @@ for s in trixie sid experimental; do
         for ex in '"${examples[*]}"'; do '"$t"'/debug/examples/$ex >/dev/null; done
         echo "HIP $hip: every example ran"'
 done
+
+echo "== 5. the NVIDIA platform refuses the feature with a reason"
+log=$(HIP_PLATFORM=nvidia cargo build -p hip-sys --features dynamic-loading --target-dir target/dynamic-nvidia 2>&1 || true)
+echo "$log" | grep -q "the dynamic-loading feature applies to HIP's AMD platform only" || { echo "$log" >&2; exit 1; }
+echo "NVIDIA + dynamic-loading: refused with the reason"
