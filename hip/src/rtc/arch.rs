@@ -145,7 +145,7 @@ struct Isa {
 /// Whether comgr accepts the full target id (`amd_comgr_get_isa_metadata` succeeds for it).
 #[cfg(hip_platform = "amd")]
 fn comgr_accepts(arch: &str) -> bool {
-    let Ok(c) = super::comgr::lib() else {
+    let Some(c) = super::comgr::any() else {
         return true; // no comgr: HIPRTC cannot compile either and says so itself
     };
     let (Ok(meta), Ok(destroy)) = (
@@ -175,7 +175,7 @@ fn comgr_accepts(arch: &str) -> bool {
 fn comgr_isas() -> Option<&'static Vec<Isa>> {
     static LIST: OnceLock<Option<Vec<Isa>>> = OnceLock::new();
     LIST.get_or_init(|| {
-        let c = super::comgr::lib().ok()?.raw();
+        let c = super::comgr::any()?.raw();
         let count = c.amd_comgr_get_isa_count.as_ref().ok()?;
         let name = c.amd_comgr_get_isa_name.as_ref().ok()?;
         // As in comgr_accepts: never while another thread's HIPRTC compile runs in comgr.

@@ -103,8 +103,9 @@ fn loaded_from(addr: *const libc::c_void) -> Option<PathBuf> {
 /// size and modification time of its library (a new comgr package changes them; hashing the ~60 MB file
 /// would cost more than the cache saves on a first hit). `None` where no comgr can be opened.
 pub(crate) fn fingerprint() -> Option<String> {
-    let (major, minor, path) = identify()?;
-    let file = path.as_ref().and_then(|p| {
+    let c = any()?;
+    let (major, minor) = c.version;
+    let file = c.path.as_ref().and_then(|p| {
         let meta = std::fs::metadata(p).ok()?;
         let mtime = meta
             .modified()
@@ -124,30 +125,36 @@ pub(crate) fn fingerprint() -> Option<String> {
     ))
 }
 
-/// comgr's version and file. Where the comgr these bindings were generated for is not installed (a
-/// `dynamic-loading` binary built on ROCm 5 running on ROCm 6), any comgr is opened just to ask:
-/// `amd_comgr_get_version` has the same signature in every interface version.
-fn identify() -> Option<&'static (usize, usize, Option<PathBuf>)> {
-    static ID: OnceLock<Option<(usize, usize, Option<PathBuf>)>> = OnceLock::new();
-    ID.get_or_init(|| {
-        if let Ok(c) = lib() {
-            return Some((c.version.0, c.version.1, c.path.clone()));
-        }
-        type GetVersion = unsafe extern "C" fn(*mut usize, *mut usize);
+/// comgr for the queries whose functions and values are the same in every interface version: its version,
+/// its ISA names and ISA metadata (`amd_comgr_get_version`, `_get_isa_count`, `_get_isa_name`,
+/// `_get_isa_metadata`, the metadata node functions; success is 0 in both 2.x and 3.x). That is [`lib`]
+/// where it opens, else any installed comgr: a `dynamic-loading` binary built on ROCm 5 (interface 2)
+/// running on ROCm 6 or 7 (interface 3) must still check targets, since HIPRTC 5.2.3 and 6.4.3 abort the
+/// process on an unknown one (seen: `free(): invalid pointer` on 6.4.3). Never used for actions or data
+/// kinds, whose values changed.
+pub(crate) fn any() -> Option<&'static Comgr> {
+    if let Ok(c) = lib() {
+        return Some(c);
+    }
+    static ANY: OnceLock<Option<Comgr>> = OnceLock::new();
+    ANY.get_or_init(|| {
         for name in ["libamd_comgr.so.3", "libamd_comgr.so.2", "libamd_comgr.so"] {
-            // SAFETY: opening comgr runs initialisers without preconditions; the symbol's signature is
-            // the same in every comgr interface version.
-            let Ok(library) = (unsafe { libloading::Library::new(name) }) else {
+            // SAFETY: opening comgr runs initialisers without preconditions; only the functions named
+            // above, whose signatures every interface version shares, are called through this handle.
+            let Ok(lib) = (unsafe { sys::Comgr::new(name) }) else {
                 continue;
             };
-            let Ok(get) = (unsafe { library.get::<GetVersion>(b"amd_comgr_get_version\0") }) else {
+            let Ok(get_version) = lib.amd_comgr_get_version.as_ref() else {
                 continue;
             };
             let (mut major, mut minor) = (0, 0);
-            unsafe { get(&mut major, &mut minor) };
-            let path = loaded_from(*get as *const libc::c_void);
-            std::mem::forget(library); // HIPRTC keeps it loaded anyway; the identity must stay valid
-            return Some((major, minor, path));
+            unsafe { get_version(&mut major, &mut minor) };
+            let path = loaded_from(*get_version as *const libc::c_void);
+            return Some(Comgr {
+                lib,
+                version: (major, minor),
+                path,
+            });
         }
         None
     })
