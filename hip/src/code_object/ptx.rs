@@ -178,7 +178,7 @@ fn param(decl: &str, end: u64) -> Option<Param> {
     offset.checked_add(size)?;
     let kind = if pointer {
         ParamKind::Pointer
-    } else if size == 8 && count == 1 {
+    } else if size == 8 && count == 1 && matches!(ty, ".u64" | ".s64" | ".b64") {
         ParamKind::Unknown
     } else {
         ParamKind::Value
