@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! cargo run --example inspect_code_object -- kernel.co     # an AMD ELF, an offload bundle or PTX
-//! cargo run --example inspect_code_object                  # compiles a small kernel for gfx90a first
+//! cargo run --example inspect_code_object                  # compiles a small kernel first (gfx90a;
+//!                                                          # NVIDIA: compute_52 PTX)
 //! ```
 //! Needs no GPU.
 use hip::code_object::{CodeObject, Kernel, ParamKind};
@@ -24,9 +25,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(path) => std::fs::read(&path)
             .map_err(|e| format!("cannot read {}: {e}", path.to_string_lossy()))?,
         None => {
-            println!("(no file given: compiling a sample kernel for gfx90a with HIPRTC)");
+            // NVIDIA: NVRTC gives PTX text for a virtual architecture.
+            let arch = if hip::PLATFORM == "amd" {
+                "gfx90a"
+            } else {
+                "compute_52"
+            };
+            println!("(no file given: compiling a sample kernel for {arch} with HIPRTC)");
             ProgramBuilder::new(SAMPLE)
-                .arch("gfx90a")
+                .arch(arch)
                 .compile()?
                 .into_code()
         }

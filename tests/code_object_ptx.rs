@@ -185,3 +185,37 @@ fn every_prefix_and_mutation_of_ptx_parses_or_errs_without_panicking() {
         }
     }
 }
+
+/// On HIP's NVIDIA platform, HIPRTC is NVRTC and its output is PTX: parsed as it comes (needs no GPU).
+#[cfg(hip_platform = "nvidia")]
+#[test]
+fn nvrtc_output_is_parsed() {
+    let src = r#"
+struct Pair { float x; double y; };
+extern "C" __global__ void mixed(const float* in, double* out, unsigned int n, double scale, Pair p) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i] * scale + p.x + p.y;
+}
+template <typename T> __global__ void fill(T* x, T value, unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = value;
+}
+"#;
+    let out = hip::rtc::ProgramBuilder::new(src)
+        .arch("compute_52")
+        .name_expression("fill<double>")
+        .no_cache()
+        .compile()
+        .unwrap();
+    let co = CodeObject::parse(out.code()).unwrap();
+    assert_eq!(co.format(), Format::Ptx);
+    let mixed = co.kernel("mixed", None).unwrap();
+    let shape: Vec<_> = mixed.params.iter().map(|p| (p.offset, p.size)).collect();
+    assert_eq!(shape, [(0, 8), (8, 8), (16, 4), (24, 8), (32, 16)]);
+    assert_eq!(mixed.params[3].kind, ParamKind::Value, ".f64 is a value");
+    let fill = co
+        .kernel(out.lowered_name("fill<double>").unwrap(), None)
+        .unwrap();
+    let sizes: Vec<_> = fill.params.iter().map(|p| p.size).collect();
+    assert_eq!(sizes, [8, 8, 4]);
+}
