@@ -232,8 +232,11 @@ fn bundle(image: &[u8]) -> Result<CodeObject> {
     Ok(out)
 }
 
+/// One ELF note: owner name (without its NUL), type, descriptor.
+type Note<'a> = (&'a [u8], u32, &'a [u8]);
+
 /// ELF notes: `namesz, descsz, type` (u32 each), the name and the descriptor, each padded to 4 bytes.
-fn note_iter(mut b: &[u8]) -> Result<Vec<(&[u8], u32, &[u8])>> {
+fn note_iter(mut b: &[u8]) -> Result<Vec<Note<'_>>> {
     let mut notes = Vec::new();
     let pad = |n: usize| n.checked_add(3).map(|v| v & !3);
     while b.len() >= 12 {

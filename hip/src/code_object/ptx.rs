@@ -1,8 +1,10 @@
 //! Kernel signatures from PTX text (NVRTC's output on HIP's NVIDIA platform): each `.entry name(...)` with
 //! its `.param` list, the `.target`, and `.maxntid` / `.reqntid`.
 //!
-//! PTX types a pointer parameter as a plain `.u64` (unless it carries `.ptr`), so such a parameter's kind is
-//! [`ParamKind::Unknown`]: only its size can be checked. A parameter of another size is a value.
+//! PTX types a pointer parameter as a plain `.u64` (unless it carries `.ptr`), so a `.u64`/`.s64`/`.b64`
+//! parameter's kind is [`ParamKind::Unknown`]: only its size can be checked. Every other parameter (`.f64`,
+//! `.u32`, a `.b8` array for a struct) is a value. Offsets follow each parameter's `.align` (or its type's
+//! size), as the PTX ABI lays out the parameter buffer.
 
 use super::bad;
 use super::metadata::{Kernel, Param, ParamKind};

@@ -60,14 +60,18 @@ impl Signature {
         let count = self.expected.len();
         let expected = match self.kernel.explicit_params().nth(index) {
             Some(p) => {
-                let name = p.name.as_deref().unwrap_or("(unnamed)");
+                // The source name where the metadata has one, else the position.
+                let name = p
+                    .name
+                    .as_deref()
+                    .map_or(index.to_string(), |n| format!("`{n}`"));
                 let what = match p.kind {
                     ParamKind::Pointer => "a pointer (pass a device buffer or view)",
                     ParamKind::Value => "a value",
                     _ => "a value or pointer",
                 };
                 let ty = p.type_name.as_deref().unwrap_or(&p.value_kind);
-                format!("parameter `{name}` ({ty}): {what} of {} bytes", p.size)
+                format!("parameter {name} ({ty}): {what} of {} bytes", p.size)
             }
             None => format!("{count} argument(s)"),
         };
@@ -155,5 +159,17 @@ mod tests {
         refused(&[U64, U32, U64], 0, "`a`");
         refused(&[PTR, U32, U64, U32], 3, "3 argument(s)");
         refused(&[], 0, "`a`");
+    }
+
+    #[test]
+    fn an_unnamed_parameter_is_named_by_position() {
+        let mut k = sig().kernel;
+        k.params[1].name = None;
+        let err = Signature::new(k).check(&[PTR, U64, U64]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("parameter 1 (x): a value of 4 bytes"),
+            "{err}"
+        );
     }
 }
