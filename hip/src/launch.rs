@@ -152,7 +152,7 @@ impl<'a> LaunchArgs<'a> {
         if self.len < MAX_KERNEL_ARGS {
             self.params[self.len] = value.as_kernel_param();
             self.info[self.len] = ArgInfo {
-                size: value.kernel_param_size(),
+                size: u32::try_from(value.kernel_param_size()).unwrap_or(u32::MAX),
                 pointer: value.is_device_pointer(),
             };
             self.len += 1;

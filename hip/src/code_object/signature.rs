@@ -7,8 +7,8 @@ use crate::error::{Error, Result};
 /// What one launch argument is, as `LaunchArgs` records it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct ArgInfo {
-    /// Bytes the kernel receives.
-    pub size: usize,
+    /// Bytes the kernel receives (`u32::MAX` for anything larger).
+    pub size: u32,
     /// A device buffer or view (an address), rather than a value.
     pub pointer: bool,
 }
@@ -44,7 +44,7 @@ impl Signature {
                 ParamKind::Value => !got.pointer,
                 ParamKind::Hidden | ParamKind::Unknown => true,
             };
-            if size != got.size as u64 || !kind_ok {
+            if size != u64::from(got.size) || !kind_ok {
                 return Err(self.mismatch(index, describe_arg(got)));
             }
         }
