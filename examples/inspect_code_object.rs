@@ -79,7 +79,7 @@ fn print_kernel(k: &Kernel) {
             p.type_name.as_deref().unwrap_or(""),
             p.offset,
             p.size,
-            p.align,
+            p.align.map_or("-".to_string(), |a| a.to_string()),
             p.value_kind,
             p.address_space
                 .as_deref()

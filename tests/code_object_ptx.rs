@@ -105,7 +105,7 @@ fn nvrtc_style_ptx_gives_every_entry_with_its_parameters() {
         .collect();
     assert_eq!(
         shape,
-        [(0, 4, 4), (8, 16, 8), (24, 4, 4)],
+        [(0, 4, Some(4)), (8, 16, Some(8)), (24, 4, Some(4))],
         "the struct is aligned to 8"
     );
     assert!(

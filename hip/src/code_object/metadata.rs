@@ -38,9 +38,9 @@ pub struct Param {
     pub offset: u64,
     /// Size in bytes.
     pub size: u64,
-    /// Alignment in bytes (AMD: the natural alignment implied by offset and size, as the metadata gives no
-    /// per-argument alignment; PTX: `.align` or the type's size).
-    pub align: u64,
+    /// Alignment in bytes where the code object gives it (PTX: `.align` or the type's size). AMD metadata
+    /// has none for arguments (a struct's alignment cannot be told from its offset and size): `None`.
+    pub align: Option<u64>,
     /// Pointer, value or hidden.
     pub kind: ParamKind,
     /// The metadata's own kind word: AMD `.value_kind` (`global_buffer`, `by_value`, `hidden_block_count_x`,
@@ -320,13 +320,11 @@ fn param(a: &Value) -> Option<Param> {
         }
         _ => ParamKind::Unknown,
     };
-    // The largest power of two (up to 16) dividing both offset and size, at least 1.
-    let align = (offset | size | 16).trailing_zeros().min(4);
     Some(Param {
         name: str_of(a, ".name").map(str::to_string),
         offset,
         size,
-        align: 1 << align,
+        align: None,
         kind,
         value_kind,
         address_space: str_of(a, ".address_space").map(str::to_string),

@@ -189,7 +189,7 @@ fn param(decl: &str, end: u64) -> Option<Param> {
         name: Some(name.to_string()),
         offset,
         size,
-        align,
+        align: Some(align),
         kind,
         value_kind: ty.to_string(),
         address_space: space,

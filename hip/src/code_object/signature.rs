@@ -102,7 +102,7 @@ mod tests {
             name: Some(name.into()),
             offset: 0,
             size,
-            align: 1,
+            align: None,
             kind,
             value_kind: "x".into(),
             address_space: None,
