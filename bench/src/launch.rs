@@ -85,6 +85,30 @@ pub fn safe_eight(
     Ok(t.elapsed().as_nanos() as f64)
 }
 
+/// The argument check `safe_eight` runs in each launch (`LaunchArgs::check_against` the kernel's signature),
+/// alone: ns per check, the host-time-per-launch cost it adds. Fails if `eight` has no signature.
+pub fn check_eight(k: &Kernels, e: &mut EightArgs, checks: usize) -> hip::Result<f64> {
+    if k.eight.signature().is_none() {
+        return Err(hip::Error::InvalidLaunch(
+            "`eight` has no signature: nothing to time".into(),
+        ));
+    }
+    let mut args = LaunchArgs::new();
+    args.arg(&e.a)
+        .arg(&e.b)
+        .arg(&e.c)
+        .arg_mut(&mut e.d)
+        .arg(&e.alpha)
+        .arg(&e.beta)
+        .arg(&e.n)
+        .arg(&e.stride);
+    let t = Instant::now();
+    for _ in 0..checks {
+        std::hint::black_box(&args).check_against(std::hint::black_box(&k.eight))?;
+    }
+    Ok(t.elapsed().as_nanos() as f64 / checks as f64)
+}
+
 /// Raw hip-sys: hipModuleLaunchKernel in a loop, as a C programmer would write it in Rust.
 pub fn raw_empty(k: &Kernels, stream: &Stream, launches: usize) -> hip::Result<f64> {
     let t = Instant::now();

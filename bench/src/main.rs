@@ -338,6 +338,16 @@ fn launch_section(
                 verdicts.push(format!("MISS launch ({kernel}): {} beats the safe API by {:.0} ns, more than its spread {:.0} ns", names[c], safe.median() - s.median(), s.spread()));
             }
         }
+        if kernel == "8 arguments" {
+            // The signature check inside each safe launch above, timed alone in the same run.
+            let check = launch::check_eight(k, &mut eight, plan.launches).map_err(e)?;
+            writeln!(
+                out,
+                "| {kernel} | of which the signature check | {check:.1} | {:.3} | - | - |",
+                check / safe.median()
+            )
+            .unwrap();
+        }
         if let Some(cpp) = &samples[2] {
             let r = safe.median() / cpp.median();
             verdicts.push(format!(

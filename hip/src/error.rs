@@ -25,7 +25,7 @@
 //! | --- | --- |
 //! | [`Error::LengthMismatch`], [`Error::GlobalSize`] | `extent_mismatch` (405) |
 //! | [`Error::OutOfBounds`] | `out_of_bounds` (401) |
-//! | [`Error::InteriorNul`], [`Error::InvalidCodeObject`], [`Error::InvalidLaunch`], [`Error::DeviceOutOfRange`], [`Error::ArchRequired`], [`Error::UnknownArch`], [`Error::UnsupportedArchFeature`], [`Error::DeviceMismatch`], [`Error::InvalidOption`], [`Error::TimingDisabled`], [`Error::TooManyArguments`], [`Error::InvalidArgument`] | `invalid_argument` (410) |
+//! | [`Error::InteriorNul`], [`Error::InvalidCodeObject`], [`Error::InvalidLaunch`], [`Error::DeviceOutOfRange`], [`Error::ArchRequired`], [`Error::UnknownArch`], [`Error::UnsupportedArchFeature`], [`Error::DeviceMismatch`], [`Error::InvalidOption`], [`Error::TimingDisabled`], [`Error::TooManyArguments`], [`Error::ArgumentMismatch`], [`Error::InvalidArgument`] | `invalid_argument` (410) |
 //! | [`Error::UnknownName`] | `not_found` (1) |
 //! | [`Error::AllocationTooLarge`] | `allocation_failed` (201) |
 //! | [`Error::NotSupported`] | `not_supported` (420) |
@@ -394,6 +394,19 @@ pub enum Error {
         /// The limit.
         max: usize,
     },
+    /// Launch arguments that do not match the kernel's signature in its code object (see
+    /// [`crate::code_object`]); the launch was not sent.
+    #[error("kernel `{kernel}` argument {index}: expected {expected}, got {got}")]
+    ArgumentMismatch {
+        /// The kernel's name.
+        kernel: String,
+        /// Index of the first argument (or the missing one) that does not match.
+        index: usize,
+        /// The parameter, by name, type and size (or the expected count).
+        expected: String,
+        /// What was passed.
+        got: String,
+    },
     /// The installed HIP lacks something.
     #[error("not supported by this HIP: {what} ({reason})")]
     NotSupported {
@@ -477,6 +490,7 @@ impl Error {
             | Error::TimingDisabled
             | Error::InvalidArgument { .. }
             | Error::TooManyArguments { .. }
+            | Error::ArgumentMismatch { .. }
             | Error::TargetMismatch { .. } => Status::InvalidArgument,
             Error::GlobalSize { .. } => Status::ExtentMismatch,
             Error::EventNotRecorded { .. } => Status::InvalidState,

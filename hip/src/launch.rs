@@ -1,5 +1,7 @@
 //! Kernel launches: a launch configuration, typed arguments, and the (unsafe) launch itself.
 
+use crate::code_object::signature::ArgInfo;
+use crate::code_object::Signature;
 use crate::device::Limits;
 use crate::error::{Error, Result};
 use crate::memory::DeviceCopy;
@@ -84,6 +86,18 @@ impl LaunchConfig {
 pub unsafe trait KernelArg {
     /// Pointer to the argument's bytes.
     fn as_kernel_param(&self) -> *mut c_void;
+
+    /// How many bytes the kernel receives for it (checked against the kernel's signature). By default the
+    /// size of `self`.
+    fn kernel_param_size(&self) -> usize {
+        std::mem::size_of_val(self)
+    }
+
+    /// Whether it is a device address (a buffer or view), for a kernel's pointer parameter, rather than a
+    /// value. By default not.
+    fn is_device_pointer(&self) -> bool {
+        false
+    }
 }
 
 // SAFETY: plain data is passed by value: a pointer to it.
@@ -109,6 +123,7 @@ pub const MAX_KERNEL_ARGS: usize = 32;
 /// ```
 pub struct LaunchArgs<'a> {
     params: [*mut c_void; MAX_KERNEL_ARGS],
+    info: [ArgInfo; MAX_KERNEL_ARGS],
     len: usize,
     overflow: bool,
     _borrows: PhantomData<&'a ()>,
@@ -125,6 +140,7 @@ impl<'a> LaunchArgs<'a> {
     pub fn new() -> Self {
         LaunchArgs {
             params: [std::ptr::null_mut(); MAX_KERNEL_ARGS],
+            info: [ArgInfo::default(); MAX_KERNEL_ARGS],
             len: 0,
             overflow: false,
             _borrows: PhantomData,
@@ -135,6 +151,10 @@ impl<'a> LaunchArgs<'a> {
     pub fn arg<A: KernelArg + ?Sized>(&mut self, value: &'a A) -> &mut Self {
         if self.len < MAX_KERNEL_ARGS {
             self.params[self.len] = value.as_kernel_param();
+            self.info[self.len] = ArgInfo {
+                size: u32::try_from(value.kernel_param_size()).unwrap_or(u32::MAX),
+                pointer: value.is_device_pointer(),
+            };
             self.len += 1;
         } else {
             self.overflow = true;
@@ -157,18 +177,37 @@ impl<'a> LaunchArgs<'a> {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+
+    /// Check these arguments against `function`'s signature, as [`Function::launch`] does, without
+    /// launching: [`Error::ArgumentMismatch`] on a mismatch, `Ok` when they match or the code object carries
+    /// no signature ([`Function::signature`] is `None`).
+    pub fn check_against(&self, function: &Function) -> Result<()> {
+        match function.checked_signature() {
+            Some(sig) => self.check(sig),
+            None => Ok(()),
+        }
+    }
+
+    /// Check these arguments against `signature` (no GPU needed): [`Error::ArgumentMismatch`] naming the
+    /// first parameter that does not match. Allocates nothing unless it fails.
+    pub fn check(&self, signature: &Signature) -> Result<()> {
+        signature.check(&self.info[..self.len])
+    }
 }
 
 impl Function {
     /// Queue this kernel on `stream`.
     ///
     /// The configuration is checked first against the device's limits (block extents, threads per block,
-    /// grid extents, shared memory) and the kernel's own thread limit: a configuration the device cannot
-    /// run is [`Error::InvalidLaunch`], never sent.
+    /// grid extents, shared memory: static plus dynamic) and the kernel's own thread limit: a configuration
+    /// the device cannot run is [`Error::InvalidLaunch`], never sent. Where the code object carries the
+    /// kernel's signature ([`Function::signature`]), the arguments are checked against it: their count, each
+    /// one's size, and a buffer passed for a value or a value for a pointer are [`Error::ArgumentMismatch`],
+    /// never sent (see `docs/CHECKED_LAUNCHES.md`).
     ///
     /// # Safety
-    /// Nothing can check the arguments against the kernel's parameters: HIP code objects for NVIDIA carry no
-    /// signature, and no code object says what memory a pointer may reach. The caller guarantees that
+    /// The signature check cannot see types of equal size (`f32` for `u32`), a missing signature (a cubin)
+    /// skips it, and no code object says what memory a pointer may reach. The caller guarantees that
     /// `args` matches the kernel's parameters in number, order and type, that the kernel stays inside the
     /// memory it is given, and that memory it writes is not read or written by the host (or by other
     /// work) until the kernel completes.
@@ -183,6 +222,7 @@ impl Function {
                 max: MAX_KERNEL_ARGS,
             });
         }
+        args.check_against(self)?;
         let device = self.module().device();
         if stream.device().ordinal() != device.ordinal() {
             return Err(Error::InvalidLaunch(format!(

@@ -50,6 +50,7 @@ pub mod result;
 pub mod rtc;
 pub mod stream;
 
+pub use code_object::CodeObject;
 pub use device::{driver_version, runtime_version, Device, DeviceProperties};
 pub use error::{Error, HipErrorCode, Result, RtcErrorCode, Status};
 pub use event::Event;

@@ -1,5 +1,7 @@
 //! Modules (loaded code objects), their kernels and their globals.
 
+use crate::code_object::signature::Signature;
+use crate::code_object::{CodeObject, Format, Kernel};
 use crate::device::Device;
 use crate::error::{Error, HipErrorCode, Result};
 use crate::memory::{DeviceCopy, DevicePtr};
@@ -20,6 +22,8 @@ pub struct Module(Arc<ModuleInner>);
 struct ModuleInner {
     raw: sys::hipModule_t,
     device: Device,
+    /// The kernels' signatures, parsed once at load; `None` where the image could not be read for them.
+    code: Option<CodeObject>,
 }
 
 // SAFETY: a hipModule_t is an immutable loaded image; HIP allows using it from any thread.
@@ -51,6 +55,7 @@ impl Module {
         Ok(Module(Arc::new(ModuleInner {
             raw,
             device: device.clone(),
+            code: CodeObject::parse(&image).ok(),
         })))
     }
 
@@ -82,9 +87,14 @@ impl Module {
         let c = path_cstring(path).map_err(named)?;
         device.bind()?;
         let raw = result::module_load(&c).map_err(named)?;
+        // The driver read the file; read it again for the signatures (none if that fails).
+        let code = std::fs::read(path)
+            .ok()
+            .and_then(|b| CodeObject::parse(&b).ok());
         Ok(Module(Arc::new(ModuleInner {
             raw,
             device: device.clone(),
+            code,
         })))
     }
 
@@ -96,6 +106,12 @@ impl Module {
     /// The device the module is loaded on.
     pub fn device(&self) -> &Device {
         &self.0.device
+    }
+
+    /// The code object's kernels and signatures, parsed when the module was loaded (`None` where the image
+    /// could not be parsed for them: launches from it are then not checked).
+    pub fn code_object(&self) -> Option<&CodeObject> {
+        self.0.code.as_ref()
     }
 
     /// The kernel `name` (its symbol name: `extern "C"` or lowered). An unknown name is
@@ -112,13 +128,38 @@ impl Module {
         let static_shared =
             unsafe { result::func_get_attribute(sys::HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, raw) }
                 .unwrap_or(0);
+        let signature = self.signature(name);
+        let from_metadata = |v: Option<u32>| v.unwrap_or(0);
+        let max_threads = match u32::try_from(max_threads).unwrap_or(0) {
+            0 => from_metadata(signature.as_ref().and_then(|s| s.kernel.max_workgroup_size)),
+            n => n,
+        };
+        // The runtime's static shared size, or the code object's group segment where it said nothing.
+        let group = signature.as_ref().and_then(|s| s.kernel.group_segment_size);
+        let static_shared = match u32::try_from(static_shared).unwrap_or(0) {
+            0 => from_metadata(group.and_then(|g| u32::try_from(g).ok())),
+            n => n,
+        };
         Ok(Function {
             raw,
             module: self.clone(),
             name: name.to_string(),
-            max_threads: u32::try_from(max_threads).unwrap_or(0),
-            static_shared: u32::try_from(static_shared).unwrap_or(0),
+            max_threads,
+            static_shared,
+            signature,
         })
+    }
+
+    /// The signature of kernel `name` from the code object, for the device's target in a bundle; `None`
+    /// where the code object has none (a cubin, no metadata note) or the device's target is unknown.
+    fn signature(&self, name: &str) -> Option<Arc<Signature>> {
+        let code = self.0.code.as_ref()?;
+        let arch = match code.format() {
+            Format::Bundle => Some(self.0.device.arch_name().ok()?),
+            _ => None,
+        };
+        let kernel = code.kernel(name, arch.as_deref())?;
+        Some(Arc::new(Signature::new(kernel.clone())))
     }
 
     /// The module global `name`, holding one `T`. Its size in the module must be `size_of::<T>()`.
@@ -190,6 +231,7 @@ pub struct Function {
     name: String,
     max_threads: u32,
     static_shared: u32,
+    signature: Option<Arc<Signature>>,
 }
 
 // SAFETY: a hipFunction_t is an immutable handle into a loaded module, usable from any thread.
@@ -226,6 +268,17 @@ impl Function {
     /// did not say); launches check it plus the dynamic amount against the device's limit.
     pub fn static_shared_bytes(&self) -> u32 {
         self.static_shared
+    }
+
+    /// The kernel as its code object declares it (parameters, segment sizes, registers), read once when the
+    /// module was loaded. `None` where the code object carries no signature (a cubin, an ELF without the
+    /// `NT_AMDGPU_METADATA` note): launches of this function are then not checked against one.
+    pub fn signature(&self) -> Option<&Kernel> {
+        self.signature.as_deref().map(|s| &s.kernel)
+    }
+
+    pub(crate) fn checked_signature(&self) -> Option<&Signature> {
+        self.signature.as_deref()
     }
 
     /// Registers per thread.

@@ -30,7 +30,12 @@
 
 use crate::error::{Error, Result};
 
+mod metadata;
+mod ptx;
+pub(crate) mod signature;
+pub use signature::Signature;
 mod target;
+pub use metadata::{CodeObject, Format, Kernel, Param, ParamKind};
 pub use target::{bundle_for_device, bundle_ids, compatible};
 
 /// What kind of code object an image is.

@@ -40,6 +40,12 @@ macro_rules! device_memory {
             fn as_kernel_param(&self) -> *mut std::ffi::c_void {
                 std::ptr::addr_of!(self.ptr) as *mut std::ffi::c_void
             }
+            fn kernel_param_size(&self) -> usize {
+                std::mem::size_of::<$crate::memory::DevicePtr>()
+            }
+            fn is_device_pointer(&self) -> bool {
+                true
+            }
         }
     };
 }

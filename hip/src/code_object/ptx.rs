@@ -1,0 +1,210 @@
+//! Kernel signatures from PTX text (NVRTC's output on HIP's NVIDIA platform): each `.entry name(...)` with
+//! its `.param` list, the `.target`, and `.maxntid` / `.reqntid`.
+//!
+//! PTX types a pointer parameter as a plain `.u64` (unless it carries `.ptr`), so a `.u64`/`.s64`/`.b64`
+//! parameter's kind is [`ParamKind::Unknown`]: only its size can be checked. Every other parameter (`.f64`,
+//! `.u32`, a `.b8` array for a struct) is a value. Offsets follow each parameter's `.align` (or its type's
+//! size), as the PTX ABI lays out the parameter buffer.
+
+use super::bad;
+use super::metadata::{Kernel, Param, ParamKind};
+use crate::error::Result;
+
+/// The kernels of PTX `text`.
+pub(crate) fn parse(text: &[u8]) -> Result<Vec<Kernel>> {
+    let text = text.strip_suffix(b"\0").unwrap_or(text);
+    let text = std::str::from_utf8(text).map_err(|_| not_a_code_object())?;
+    let text = strip_comments(text);
+    let mut words = text.split_whitespace();
+    if !words.any(|w| w == ".version") {
+        return Err(not_a_code_object());
+    }
+    let target = directive_arg(&text, ".target").unwrap_or_default();
+    let mut kernels = Vec::new();
+    let mut rest = text.as_str();
+    while let Some(at) = find_word(rest, ".entry") {
+        rest = &rest[at + ".entry".len()..];
+        let trimmed = rest.trim_start();
+        let name: String = trimmed
+            .chars()
+            .take_while(|&c| c.is_alphanumeric() || "_$.%".contains(c))
+            .collect();
+        if name.is_empty() {
+            return Err(bad(format!(
+                "PTX: `.entry` without a name near {:?}",
+                first_chars(rest)
+            )));
+        }
+        rest = &trimmed[name.len()..];
+        let body_at = rest.find('{').unwrap_or(rest.len());
+        let head = &rest[..body_at];
+        let mut params = Vec::new();
+        let mut end = 0u64;
+        let mut after_params = head;
+        if head.trim_start().starts_with('(') {
+            let open = head.find('(').unwrap_or(0);
+            let close = head[open..].find(')').map(|c| open + c).ok_or_else(|| {
+                bad(format!(
+                    "PTX: `.entry {name}`'s parameter list is not closed"
+                ))
+            })?;
+            for decl in head[open + 1..close]
+                .split(',')
+                .filter(|d| !d.trim().is_empty())
+            {
+                let p = param(decl, end).ok_or_else(|| {
+                    bad(format!(
+                        "PTX: `.entry {name}`: bad parameter `{}`",
+                        decl.trim()
+                    ))
+                })?;
+                end = p.offset + p.size;
+                params.push(p);
+            }
+            after_params = &head[close + 1..];
+        }
+        kernels.push(Kernel {
+            symbol: name.clone(),
+            name,
+            target: target.clone(),
+            params,
+            kernarg_segment_size: Some(end),
+            max_workgroup_size: threads(after_params, ".reqntid")
+                .or_else(|| threads(after_params, ".maxntid")),
+            ..Kernel::default()
+        });
+        rest = &rest[body_at..];
+    }
+    Ok(kernels)
+}
+
+fn not_a_code_object() -> crate::Error {
+    bad("not a code object: expected an ELF file, an (uncompressed) clang offload bundle or PTX text".into())
+}
+
+fn first_chars(s: &str) -> String {
+    s.trim_start().chars().take(40).collect()
+}
+
+/// Remove `//` and `/* */` comments (PTX has no comment markers inside strings worth keeping).
+fn strip_comments(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    loop {
+        let line = rest.find("//");
+        let block = rest.find("/*");
+        match (line, block) {
+            (Some(l), b) if b.is_none_or(|b| l < b) => {
+                out.push_str(&rest[..l]);
+                rest = rest[l..].find('\n').map_or("", |n| &rest[l + n..]);
+            }
+            (_, Some(b)) => {
+                out.push_str(&rest[..b]);
+                out.push(' ');
+                rest = rest[b + 2..]
+                    .find("*/")
+                    .map_or("", |e| &rest[b + 2 + e + 2..]);
+            }
+            _ => {
+                out.push_str(rest);
+                return out;
+            }
+        }
+    }
+}
+
+/// Byte index of `word` standing alone (not part of a longer directive).
+fn find_word(s: &str, word: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = s[from..].find(word) {
+        let at = from + i;
+        let before = s[..at].chars().next_back();
+        let after = s[at + word.len()..].chars().next();
+        let alone =
+            |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '.'));
+        if alone(before) && alone(after) {
+            return Some(at);
+        }
+        from = at + word.len();
+    }
+    None
+}
+
+fn directive_arg(s: &str, directive: &str) -> Option<String> {
+    let at = find_word(s, directive)?;
+    let arg = s[at + directive.len()..].split_whitespace().next()?;
+    Some(arg.trim_end_matches(',').to_string())
+}
+
+fn threads(s: &str, directive: &str) -> Option<u32> {
+    let at = find_word(s, directive)?;
+    let line = s[at + directive.len()..].lines().next()?;
+    line.split(',')
+        .map(|d| d.trim().parse::<u32>().ok())
+        .try_fold(1u32, |acc, d| acc.checked_mul(d?))
+}
+
+/// One `.param [.align N] .type [.ptr .space .align N] name[[count]]`, placed after `end`.
+fn param(decl: &str, end: u64) -> Option<Param> {
+    let mut words = decl.split_whitespace().peekable();
+    if words.next()? != ".param" {
+        return None;
+    }
+    let mut align = None;
+    let mut ty = None;
+    let mut pointer = false;
+    let mut space = None;
+    let mut name = None;
+    while let Some(w) = words.next() {
+        match w {
+            ".align" => align = Some(words.next()?.parse::<u64>().ok()?),
+            ".ptr" => pointer = true,
+            ".global" | ".const" | ".local" | ".shared" => space = Some(w[1..].to_string()),
+            w if w.starts_with('.') => ty = Some(w),
+            w => name = Some(w),
+        }
+    }
+    let ty = ty?;
+    let elem = type_size(ty)?;
+    let name = name?;
+    let (name, count) = match name.split_once('[') {
+        Some((n, c)) => (n, c.strip_suffix(']')?.trim().parse::<u64>().ok()?),
+        None => (name, 1),
+    };
+    let size = elem.checked_mul(count)?;
+    let align = align.unwrap_or(elem).max(1);
+    if !align.is_power_of_two() {
+        return None;
+    }
+    let offset = end.checked_add(align - 1)? & !(align - 1);
+    offset.checked_add(size)?;
+    let kind = if pointer {
+        ParamKind::Pointer
+    } else if size == 8 && count == 1 && matches!(ty, ".u64" | ".s64" | ".b64") {
+        ParamKind::Unknown
+    } else {
+        ParamKind::Value
+    };
+    Some(Param {
+        name: Some(name.to_string()),
+        offset,
+        size,
+        align: Some(align),
+        kind,
+        value_kind: ty.to_string(),
+        address_space: space,
+        type_name: None,
+    })
+}
+
+fn type_size(ty: &str) -> Option<u64> {
+    if ty == ".pred" {
+        return Some(1);
+    }
+    let bits: u64 = ty.get(2..)?.parse().ok()?;
+    match (ty.as_bytes().get(1)?, bits) {
+        (b'u' | b's' | b'b' | b'f', 8 | 16 | 32 | 64) => Some(bits / 8),
+        (b'b', 128) => Some(16),
+        _ => None,
+    }
+}

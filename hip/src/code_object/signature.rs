@@ -1,0 +1,175 @@
+//! The per-launch argument check: a kernel's explicit parameters, reduced once (when the function is looked
+//! up) to what each launch compares, and the comparison itself, which allocates nothing unless it fails.
+
+use super::metadata::{Kernel, ParamKind};
+use crate::error::{Error, Result};
+
+/// What one launch argument is, as `LaunchArgs` records it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ArgInfo {
+    /// Bytes the kernel receives (`u32::MAX` for anything larger).
+    pub size: u32,
+    /// A device buffer or view (an address), rather than a value.
+    pub pointer: bool,
+}
+
+/// A kernel's signature reduced to what each launch compares. A loaded `Function` keeps one (built once
+/// when it is looked up); [`LaunchArgs::check`](crate::LaunchArgs::check) compares arguments with one
+/// without a GPU.
+#[derive(Clone, Debug)]
+pub struct Signature {
+    /// Size and kind of each explicit parameter, in order.
+    expected: Box<[(u64, ParamKind)]>,
+    pub(crate) kernel: Kernel,
+}
+
+impl Signature {
+    /// The signature of `kernel` (from [`CodeObject::kernels`](super::CodeObject::kernels)).
+    pub fn new(kernel: Kernel) -> Signature {
+        let expected = kernel.explicit_params().map(|p| (p.size, p.kind)).collect();
+        Signature { expected, kernel }
+    }
+
+    /// The kernel as the code object declares it.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    /// Compare `args` with the explicit parameters: count, each size, and pointer-vs-value where the code
+    /// object says which.
+    pub(crate) fn check(&self, args: &[ArgInfo]) -> Result<()> {
+        for (index, (&(size, kind), got)) in self.expected.iter().zip(args).enumerate() {
+            let kind_ok = match kind {
+                ParamKind::Pointer => got.pointer,
+                ParamKind::Value => !got.pointer,
+                ParamKind::Hidden | ParamKind::Unknown => true,
+            };
+            if size != u64::from(got.size) || !kind_ok {
+                return Err(self.mismatch(index, describe_arg(got)));
+            }
+        }
+        if args.len() != self.expected.len() {
+            let index = args.len().min(self.expected.len());
+            let got = format!("{} argument(s)", args.len());
+            return Err(self.mismatch(index, got));
+        }
+        Ok(())
+    }
+
+    fn mismatch(&self, index: usize, got: String) -> Error {
+        let count = self.expected.len();
+        let expected = match self.kernel.explicit_params().nth(index) {
+            Some(p) => {
+                // The source name where the metadata has one, else the position.
+                let name = p
+                    .name
+                    .as_deref()
+                    .map_or(index.to_string(), |n| format!("`{n}`"));
+                let what = match p.kind {
+                    ParamKind::Pointer => "a pointer (pass a device buffer or view)",
+                    ParamKind::Value => "a value",
+                    _ => "a value or pointer",
+                };
+                let ty = p.type_name.as_deref().unwrap_or(&p.value_kind);
+                format!("parameter {name} ({ty}): {what} of {} bytes", p.size)
+            }
+            None => format!("{count} argument(s)"),
+        };
+        Error::ArgumentMismatch {
+            kernel: self.kernel.name.clone(),
+            index,
+            expected,
+            got,
+        }
+    }
+}
+
+fn describe_arg(a: &ArgInfo) -> String {
+    if a.pointer {
+        format!("a device buffer or view ({} bytes)", a.size)
+    } else {
+        format!("a value of {} bytes", a.size)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::code_object::Param;
+
+    fn p(name: &str, size: u64, kind: ParamKind) -> Param {
+        Param {
+            name: Some(name.into()),
+            offset: 0,
+            size,
+            align: None,
+            kind,
+            value_kind: "x".into(),
+            address_space: None,
+            type_name: None,
+        }
+    }
+
+    fn sig() -> Signature {
+        Signature::new(Kernel {
+            name: "k".into(),
+            params: vec![
+                p("a", 8, ParamKind::Pointer),
+                p("n", 4, ParamKind::Value),
+                p("s", 8, ParamKind::Value),
+                p("hidden", 8, ParamKind::Hidden),
+            ],
+            ..Kernel::default()
+        })
+    }
+
+    const PTR: ArgInfo = ArgInfo {
+        size: 8,
+        pointer: true,
+    };
+    const U32: ArgInfo = ArgInfo {
+        size: 4,
+        pointer: false,
+    };
+    const U64: ArgInfo = ArgInfo {
+        size: 8,
+        pointer: false,
+    };
+
+    fn refused(args: &[ArgInfo], index: usize, names: &str) {
+        match sig().check(args) {
+            Err(e @ Error::ArgumentMismatch { index: i, .. }) => {
+                assert_eq!(i, index, "{e}");
+                assert!(e.to_string().contains(names), "{e}");
+            }
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn matching_arguments_pass_and_hidden_ones_are_not_expected() {
+        sig().check(&[PTR, U32, U64]).unwrap();
+    }
+
+    #[test]
+    fn each_mismatch_names_the_parameter() {
+        refused(&[PTR, U32], 2, "`s`");
+        refused(&[PTR, U64, U64], 1, "`n`");
+        refused(&[PTR, U32, PTR], 2, "`s`");
+        refused(&[U64, U32, U64], 0, "`a`");
+        refused(&[PTR, U32, U64, U32], 3, "3 argument(s)");
+        refused(&[], 0, "`a`");
+    }
+
+    #[test]
+    fn an_unnamed_parameter_is_named_by_position() {
+        let mut k = sig().kernel;
+        k.params[1].name = None;
+        let err = Signature::new(k).check(&[PTR, U64, U64]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("parameter 1 (x): a value of 4 bytes"),
+            "{err}"
+        );
+    }
+}
