@@ -47,10 +47,12 @@ macro_rules! device_memory {
 mod device;
 mod managed;
 mod pinned;
+mod pool;
 
 pub use device::{DeviceBuffer, DeviceSlice, DeviceSliceMut};
 pub use managed::ManagedBuffer;
 pub use pinned::PinnedBuffer;
+pub use pool::MemPool;
 
 use crate::device::Device;
 use crate::error::{Error, Result};
