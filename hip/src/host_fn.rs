@@ -8,6 +8,7 @@
 use crate::error::Result;
 use crate::result;
 use crate::stream::Stream;
+use hip_sys as sys;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
@@ -77,11 +78,16 @@ pub(crate) unsafe fn reclaim(p: *mut c_void) {
     drop(Box::from_raw(p as *mut Payload));
 }
 
-/// The trampoline HIP calls: runs the closure once, catches a panic, frees the payload.
+/// The callback HIP calls: hands the payload to [`run_raw`].
+unsafe extern "C" fn callback(_stream: sys::hipStream_t, _status: sys::hipError_t, p: *mut c_void) {
+    run_raw(p)
+}
+
+/// Runs the closure once, catches a panic, frees the payload.
 ///
 /// # Safety
 /// `p` came from [`into_raw`] and was neither run nor reclaimed.
-pub(crate) unsafe extern "C" fn run_raw(p: *mut c_void) {
+pub(crate) unsafe fn run_raw(p: *mut c_void) {
     let payload = Box::from_raw(p as *mut Payload);
     let Payload { f, state } = *payload;
     let outcome = match catch_unwind(AssertUnwindSafe(f)) {
@@ -104,8 +110,8 @@ pub(crate) unsafe extern "C" fn run_raw(p: *mut c_void) {
 
 impl Stream {
     /// Queue `f` to run on a runtime thread once the work queued so far on this stream is done; work
-    /// queued later waits until `f` returns (`hipLaunchHostFunc`; on HIP's NVIDIA platform
-    /// `hipStreamAddCallback`).
+    /// queued later waits until `f` returns (`hipStreamAddCallback`: HIP 5.2.3's library lacks
+    /// `hipLaunchHostFunc`, see [`result::host_fn`]). It cannot be recorded by a graph capture.
     ///
     /// `f` must not call HIP (the runtime may deadlock: the rule of `cudaLaunchHostFunc`), and should be
     /// short: it holds the stream. It is freed exactly once, run or not. A panic in `f` is caught, the
@@ -125,8 +131,9 @@ impl Stream {
     pub fn launch_host_fn<F: FnOnce() + Send + 'static>(&self, f: F) -> Result<HostFnHandle> {
         self.device().bind()?;
         let (p, handle) = into_raw(f);
-        // SAFETY: the stream is live; run_raw runs the payload at most once, never unwinds, makes no HIP call.
-        let queued = unsafe { result::host_fn::launch_host_func(self.raw(), run_raw, p) };
+        // SAFETY: the stream is live; `callback` runs the payload at most once, never unwinds, makes no HIP
+        // call.
+        let queued = unsafe { result::host_fn::stream_add_callback(self.raw(), callback, p) };
         if let Err(e) = queued {
             // SAFETY: HIP refused it, so it will never run: ours to free, once.
             unsafe { reclaim(p) };
