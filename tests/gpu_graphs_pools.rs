@@ -113,7 +113,7 @@ fn occupancy_queries_and_config_compute_right() {
         "{grid} {block}"
     );
     let (_, limited) = f.suggested_block_size(0, 64).unwrap();
-    assert!(limited <= 64 && limited >= 1, "{limited}");
+    assert!((1..=64).contains(&limited), "{limited}");
     let n = 1_000_003u32;
     let cfg = LaunchConfig::for_occupancy(&f, n).unwrap();
     assert_eq!(cfg.block.x, block);
