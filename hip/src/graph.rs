@@ -35,6 +35,10 @@ use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+/// Whether this build can capture graphs. `false` on HIP's NVIDIA platform, where every capture and graph
+/// call is [`Error::NotSupported`]: HIP 5.2.3's NVIDIA headers declare those wrappers only for nvcc.
+pub const SUPPORTED: bool = result::graph::SUPPORTED;
+
 /// Which other threads' work a capture refuses (`hipStreamCaptureMode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CaptureMode {

@@ -63,7 +63,7 @@ pub use host_fn::{HostFnHandle, HostFnState};
 pub use launch::{Dim3, KernelArg, LaunchArgs, LaunchConfig};
 pub use memory::{
     DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut, DevicePtr, DeviceSlice,
-    DeviceSliceMut, ManagedBuffer, MemPool, PinnedBuffer,
+    DeviceSliceMut, ManagedBuffer, MemAdvice, MemPool, PinnedBuffer,
 };
 pub use module::{Function, Global, Module};
 pub use stream::Stream;

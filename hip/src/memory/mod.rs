@@ -46,11 +46,13 @@ macro_rules! device_memory {
 
 mod device;
 mod managed;
+mod ops;
 mod pinned;
 mod pool;
 
 pub use device::{DeviceBuffer, DeviceSlice, DeviceSliceMut};
 pub use managed::ManagedBuffer;
+pub use ops::MemAdvice;
 pub use pinned::PinnedBuffer;
 pub use pool::MemPool;
 
