@@ -53,6 +53,19 @@ fn staged_copies_match_at_every_size_and_setting() {
     for n in [(64 << 20) / 4, (96 << 20) / 4 + 3] {
         round_trip(&d, n, 7);
     }
+    // A pinned host side is copied directly (not staged): still the same results.
+    let n = (32 << 20) / 4;
+    let mut pinned = PinnedBuffer::<u32>::zeroed(&d, n).unwrap();
+    pinned
+        .as_mut_slice()
+        .unwrap()
+        .copy_from_slice(&pattern(n, 3));
+    let mut dev = unsafe { DeviceBuffer::<u32>::uninit(&d, n).unwrap() };
+    dev.copy_from_host(pinned.as_slice().unwrap()).unwrap();
+    assert_eq!(dev.to_vec().unwrap(), pattern(n, 3));
+    pinned.as_mut_slice().unwrap().fill(0);
+    dev.copy_to_host(pinned.as_mut_slice().unwrap()).unwrap();
+    assert_eq!(pinned.as_slice().unwrap(), &pattern(n, 3)[..]);
     // Off with one setting: the same results.
     staging::set_config(StagingConfig::disabled());
     round_trip(&d, (32 << 20) / 4 + 1, 9);

@@ -7,7 +7,8 @@
 //! copies of at least [`StagingConfig::threshold_bytes`], never for small ones; its threads are started on
 //! the first staged copy, capped by [`StagingConfig::threads`], and [`set_config`] with
 //! [`StagingConfig::disabled`] turns it off (so does `HIP_RS_STAGING=0` in the environment, read once).
-//! A copy that finds the ring busy (another thread is copying) goes the raw way rather than waiting.
+//! A copy that finds the ring busy (another thread is copying) goes the raw way rather than waiting, and so
+//! does a copy whose host side is pinned already (`hipHostGetFlags` answers for it).
 
 use crate::device::Device;
 use crate::error::Result;
@@ -228,6 +229,7 @@ impl Ring {
 
     /// Host (pageable) -> device through the ring. Returns once the data has landed.
     unsafe fn to_device(&self, dst: *mut c_void, src: *const u8, len: usize) -> Result<()> {
+        self.stream.synchronize()?; // nothing left from a copy that failed midway
         for (i, (off, n)) in chunks(len, self.chunk).enumerate() {
             let (buf, event) = &self.buffers[i % self.buffers.len()];
             if i >= self.buffers.len() {
@@ -248,6 +250,7 @@ impl Ring {
 
     /// Device -> host (pageable) through the ring. Returns once `dst` holds the data.
     unsafe fn to_host(&self, dst: *mut u8, src: *const c_void, len: usize) -> Result<()> {
+        self.stream.synchronize()?; // nothing left from a copy that failed midway
         let all: Vec<_> = chunks(len, self.chunk).collect();
         let k = self.buffers.len();
         let issue = |i: usize| -> Result<()> {
@@ -303,6 +306,12 @@ fn with_ring<R>(device: &Device, f: impl FnOnce(&Ring) -> Result<R>) -> Option<R
     slot.as_ref().map(f)
 }
 
+/// Whether `host` is pinned memory already (a `PinnedBuffer`'s slice): staging it would only add a copy.
+fn is_pinned(host: *const u8) -> bool {
+    // SAFETY: hipHostGetFlags only looks the address up; pageable memory answers an error.
+    unsafe { result::memory::host_get_flags(host.cast()) }.is_ok()
+}
+
 /// Stage a pageable host -> device copy if the configuration says so; `None` means "copy it raw".
 ///
 /// # Safety
@@ -314,7 +323,7 @@ pub(crate) unsafe fn to_device(
     src: *const u8,
     len: usize,
 ) -> Option<Result<()>> {
-    if !should_stage(&config(), len) {
+    if !should_stage(&config(), len) || is_pinned(src) {
         return None;
     }
     with_ring(device, |r| r.to_device(dst, src, len))
@@ -331,7 +340,7 @@ pub(crate) unsafe fn to_host(
     src: *const c_void,
     len: usize,
 ) -> Option<Result<()>> {
-    if !should_stage(&config(), len) {
+    if !should_stage(&config(), len) || is_pinned(dst) {
         return None;
     }
     with_ring(device, |r| r.to_host(dst, src, len))

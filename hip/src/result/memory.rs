@@ -97,3 +97,17 @@ pub unsafe fn mem_advise(
         sys::hipMemAdvise(ptr, bytes, advice, device),
     )
 }
+
+/// `hipHostGetFlags`: the flags of pinned host memory; an error for pageable memory (which is how the
+/// staging ring tells the two apart).
+///
+/// # Safety
+/// None beyond a readable pointer value: HIP only looks the address up.
+pub unsafe fn host_get_flags(ptr: *const c_void) -> Result<u32> {
+    let mut flags = 0;
+    check(
+        "hipHostGetFlags",
+        sys::hipHostGetFlags(&mut flags, ptr as *mut c_void),
+    )?;
+    Ok(flags)
+}
