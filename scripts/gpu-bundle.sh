@@ -20,7 +20,7 @@ for l in sys.stdin:
         # AMD-only test files (offline gfx90a compiles) hold no tests on NVIDIA: leave them out.
         if ! grep -q '^#!\[cfg(hip_platform = "amd")\]' "tests/$name.rs"; then cp "$exe" "$out/bin/test-$name"; fi
     done
-for ex in vector_add device_query rtc_lowered_names rtc_link streams_events inspect_code_object; do
+for ex in vector_add device_query rtc_lowered_names rtc_link streams_events inspect_code_object pool_release; do
     cp "$CARGO_TARGET_DIR/debug/examples/$ex" "$out/bin/example-$ex"
 done
 strip "$out"/bin/*

@@ -124,4 +124,67 @@ double bl_pipeline(hipFunction_t f, float* host_in, float* host_out, float* dev,
     for (int i = 0; i < streams; ++i) CHECK(hipStreamDestroy(s[i]));
     return ns;
 }
+
+// Host time of the launch calls only: `batches` batches of `batch` empty launches, synchronising between
+// batches (not timed) so the queue never fills. Returns the summed ns of the launch calls.
+double bl_launch_batches(hipFunction_t f, int batches, int batch, unsigned threads) {
+    double ns = 0;
+    for (int b = 0; b < batches; ++b) {
+        auto t0 = clock_type::now();
+        for (int i = 0; i < batch; ++i) {
+            CHECK(hipModuleLaunchKernel(f, 1, 1, 1, threads, 1, 1, 0, g_stream, nullptr, nullptr));
+        }
+        ns += since_ns(t0);
+        CHECK(hipStreamSynchronize(g_stream));
+    }
+    return ns;
+}
+
+// `kernels` empty launches captured into one graph, replayed `replays` times (each replay synchronised).
+// Returns ns per replay; *one_by_one gets ns for the same launches made one by one (+ synchronise).
+// HIP 5.2.3's NVIDIA headers hide hipStreamBeginCapture/hipGraph* from non-nvcc compilers: use CUDA there.
+#ifdef __HIP_PLATFORM_NVIDIA__
+#define BL_G(name) cuda##name
+#define BL_OK cudaSuccess
+typedef cudaGraph_t bl_graph_t;
+typedef cudaGraphExec_t bl_graph_exec_t;
+#else
+#define BL_G(name) hip##name
+#define BL_OK hipSuccess
+typedef hipGraph_t bl_graph_t;
+typedef hipGraphExec_t bl_graph_exec_t;
+#endif
+#define GCHECK(call)                      \
+    do {                                  \
+        if ((call) != BL_OK) return -2;   \
+    } while (0)
+double bl_graph_replay(hipFunction_t f, int kernels, int replays, unsigned threads, double* one_by_one) {
+    auto t0 = clock_type::now();
+    for (int r = 0; r < replays; ++r) {
+        for (int i = 0; i < kernels; ++i) {
+            CHECK(hipModuleLaunchKernel(f, 1, 1, 1, threads, 1, 1, 0, g_stream, nullptr, nullptr));
+        }
+        CHECK(hipStreamSynchronize(g_stream));
+    }
+    *one_by_one = since_ns(t0) / replays;
+    bl_graph_t graph;
+    bl_graph_exec_t exec;
+    GCHECK(BL_G(StreamBeginCapture)(g_stream, BL_G(StreamCaptureModeGlobal)));
+    for (int i = 0; i < kernels; ++i) {
+        CHECK(hipModuleLaunchKernel(f, 1, 1, 1, threads, 1, 1, 0, g_stream, nullptr, nullptr));
+    }
+    GCHECK(BL_G(StreamEndCapture)(g_stream, &graph));
+    GCHECK(BL_G(GraphInstantiate)(&exec, graph, nullptr, nullptr, 0));
+    GCHECK(BL_G(GraphLaunch)(exec, g_stream));  // warm-up
+    CHECK(hipStreamSynchronize(g_stream));
+    t0 = clock_type::now();
+    for (int r = 0; r < replays; ++r) {
+        GCHECK(BL_G(GraphLaunch)(exec, g_stream));
+        CHECK(hipStreamSynchronize(g_stream));
+    }
+    double ns = since_ns(t0) / replays;
+    GCHECK(BL_G(GraphExecDestroy)(exec));
+    GCHECK(BL_G(GraphDestroy)(graph));
+    return ns;
+}
 }

@@ -20,6 +20,8 @@ type Launch8 = unsafe extern "C" fn(
 ) -> f64;
 type Copy = unsafe extern "C" fn(c_int, *mut c_void, *const c_void, usize, c_int) -> f64;
 type Events = unsafe extern "C" fn(c_int) -> f64;
+type LaunchBatches = unsafe extern "C" fn(hipFunction_t, c_int, c_int, u32) -> f64;
+type GraphReplay = unsafe extern "C" fn(hipFunction_t, c_int, c_int, u32, *mut f64) -> f64;
 type Compile = unsafe extern "C" fn(*const c_char, *const c_char, *const c_char, *mut usize) -> f64;
 type Pipeline = unsafe extern "C" fn(
     hipFunction_t,
@@ -40,6 +42,8 @@ pub struct Baseline {
     pub event_record_query: Events,
     pub compile: Compile,
     pub pipeline: Pipeline,
+    pub launch_batches: LaunchBatches,
+    pub graph_replay: GraphReplay,
     init: Init,
 }
 
@@ -76,6 +80,8 @@ impl Baseline {
                 event_record_query: symbol(lib, path, c"bl_event_record_query")?,
                 compile: symbol(lib, path, c"bl_compile")?,
                 pipeline: symbol(lib, path, c"bl_pipeline")?,
+                launch_batches: symbol(lib, path, c"bl_launch_batches")?,
+                graph_replay: symbol(lib, path, c"bl_graph_replay")?,
                 init: symbol(lib, path, c"bl_init")?,
             })
         }

@@ -9,6 +9,7 @@
 //! whether the targets are met. Without a GPU it runs the compile-time section only. `scripts/bench.sh`
 //! builds everything and runs it on the GPU machine.
 mod baseline;
+mod beyond;
 mod compile;
 mod copies;
 #[cfg(feature = "cudarc")]
@@ -194,6 +195,10 @@ fn run(opts: &Options) -> Result<String, String> {
         )?;
         event_section(&mut out, &mut verdicts, device, baseline.as_ref(), &plan)?;
         overlap_section(&mut out, device, &kernels, baseline.as_ref(), &plan)?;
+        let (b, q) = (baseline.as_ref(), opts.quick);
+        beyond::staged_copy_section(&mut out, &mut verdicts, device, b, q)?;
+        beyond::launch_batch_section(&mut out, &mut verdicts, device, &kernels, b, q)?;
+        beyond::graph_section(&mut out, device, &kernels, b, q)?;
     }
     compile_section(&mut out, &mut verdicts, baseline.as_ref(), &arch, &plan)?;
 

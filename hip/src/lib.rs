@@ -29,7 +29,9 @@
 //! - [`hip_sys`] / [`hiprtc_sys`]: the raw generated bindings, re-exported as [`sys`] and [`rtc_sys`].
 //! - [`result`] and `rtc::result`: each HIP call once, returning [`Result`], owning nothing.
 //! - The safe types: [`Device`], [`Stream`], [`Event`], [`DeviceBuffer`], [`PinnedBuffer`],
-//!   [`ManagedBuffer`], [`Module`], [`Function`], [`rtc::ProgramBuilder`], [`rtc::Linker`]. Ownership points
+//!   [`ManagedBuffer`], [`Module`], [`Function`], [`rtc::ProgramBuilder`], [`rtc::Linker`], and
+//!   [`Graph`] / [`GraphExec`] (stream capture), [`MemPool`] (stream-ordered allocation), host functions
+//!   ([`Stream::launch_host_fn`]) and occupancy ([`LaunchConfig::for_occupancy`]). Ownership points
 //!   upward with `Arc`: buffers, streams and events hold their [`Device`]; functions and globals hold their
 //!   [`Module`]. Nothing panics in `Drop`, and nothing is freed while queued work may use it.
 //!
@@ -43,9 +45,12 @@ pub mod code_object;
 pub mod device;
 pub mod error;
 pub mod event;
+pub mod graph;
+pub mod host_fn;
 pub mod launch;
 pub mod memory;
 pub mod module;
+mod occupancy;
 pub mod result;
 pub mod rtc;
 pub mod stream;
@@ -54,10 +59,12 @@ pub use code_object::CodeObject;
 pub use device::{driver_version, runtime_version, Device, DeviceProperties};
 pub use error::{Error, HipErrorCode, Result, RtcErrorCode, Status};
 pub use event::Event;
+pub use graph::{Capture, CaptureMode, Graph, GraphExec};
+pub use host_fn::{HostFnHandle, HostFnState};
 pub use launch::{Dim3, KernelArg, LaunchArgs, LaunchConfig};
 pub use memory::{
     DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut, DevicePtr, DeviceSlice,
-    DeviceSliceMut, ManagedBuffer, PinnedBuffer,
+    DeviceSliceMut, ManagedBuffer, MemAdvice, MemPool, PinnedBuffer,
 };
 pub use module::{Function, Global, Module};
 pub use stream::Stream;

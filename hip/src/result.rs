@@ -2,11 +2,20 @@
 //!
 //! A reader finds every runtime call of this crate here. Functions that take raw handles or pointers are
 //! `unsafe`: the caller guarantees they are live and of the right size.
+//!
+//! Newer groups of calls live in one submodule per HIP object ([`graph`], [`pool`], [`occupancy`],
+//! [`host_fn`], [`memory`]); the older calls stay at this level.
 
 use crate::error::{Error, Result};
 use hip_sys as sys;
 use std::ffi::{c_void, CStr};
 use std::mem::MaybeUninit;
+
+pub mod graph;
+pub mod host_fn;
+pub mod memory;
+pub mod occupancy;
+pub mod pool;
 
 /// Turn a `hipError_t` into a `Result`, naming the call.
 #[inline]

@@ -5,6 +5,43 @@ use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::result;
 use hip_sys as sys;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The owner of a raw stream handle: destroys it (when owned) once the [`Stream`] and everything that
+/// queues work on it in its own `Drop` (see [`DeviceBuffer::alloc_async`](crate::DeviceBuffer::alloc_async))
+/// are gone.
+#[derive(Debug)]
+pub(crate) struct StreamHandle {
+    pub(crate) raw: sys::hipStream_t,
+    pub(crate) device: Device,
+    owned: bool,
+}
+
+// SAFETY: as for Stream below.
+unsafe impl Send for StreamHandle {}
+unsafe impl Sync for StreamHandle {}
+
+impl StreamHandle {
+    fn new(raw: sys::hipStream_t, device: &Device, owned: bool) -> Arc<StreamHandle> {
+        Arc::new(StreamHandle {
+            raw,
+            device: device.clone(),
+            owned,
+        })
+    }
+}
+
+impl Drop for StreamHandle {
+    fn drop(&mut self) {
+        if self.owned {
+            // Destroying a stream with queued work is allowed: HIP finishes the work first. An error here
+            // has nowhere to go and must not panic.
+            let _ = self.device.bind();
+            let _ = unsafe { result::stream_destroy(self.raw) };
+        }
+    }
+}
 
 /// A HIP stream on one device.
 ///
@@ -14,7 +51,11 @@ use hip_sys as sys;
 pub struct Stream {
     raw: sys::hipStream_t,
     device: Device,
-    owned: bool,
+    /// Shared with what must outlive the stream's handle (a buffer freed in stream order holds a clone):
+    /// the handle is destroyed when the last clone goes.
+    handle: Arc<StreamHandle>,
+    /// Set while a [`Capture`](crate::graph::Capture) records this stream's work.
+    pub(crate) capturing: AtomicBool,
     /// Unique for the life of the process, unlike `raw`: HIP reuses a destroyed stream's handle address for
     /// the next stream, so an address cannot say which stream queued earlier work.
     id: u64,
@@ -77,7 +118,8 @@ impl Stream {
         Ok(Stream {
             raw,
             device: device.clone(),
-            owned: true,
+            handle: StreamHandle::new(raw, device, true),
+            capturing: AtomicBool::new(false),
             id: next_id(),
         })
     }
@@ -86,7 +128,8 @@ impl Stream {
         Stream {
             raw: std::ptr::null_mut(),
             device: device.clone(),
-            owned: false,
+            handle: StreamHandle::new(std::ptr::null_mut(), device, false),
+            capturing: AtomicBool::new(false),
             id: next_id(),
         }
     }
@@ -99,7 +142,8 @@ impl Stream {
         Stream {
             raw,
             device: device.clone(),
-            owned: false,
+            handle: StreamHandle::new(raw, device, false),
+            capturing: AtomicBool::new(false),
             id: next_id(),
         }
     }
@@ -125,14 +169,18 @@ impl Stream {
         self.raw.is_null()
     }
 
-    /// Block until all work queued on this stream is done.
+    /// Block until all work queued on this stream is done. While a [`Capture`](crate::graph::Capture) records
+    /// the stream this is [`Error::InvalidArgument`] (HIP would invalidate the capture).
     pub fn synchronize(&self) -> Result<()> {
+        self.refuse_while_capturing("synchronize")?;
         self.device.bind()?;
         unsafe { result::stream_synchronize(self.raw) }
     }
 
-    /// Whether all work queued so far is done, without blocking.
+    /// Whether all work queued so far is done, without blocking. Refused while capturing, like
+    /// [`Stream::synchronize`].
     pub fn query(&self) -> Result<bool> {
+        self.refuse_while_capturing("query")?;
         self.device.bind()?;
         unsafe { result::stream_query(self.raw) }
     }
@@ -152,13 +200,28 @@ impl Stream {
     }
 }
 
-impl Drop for Stream {
-    fn drop(&mut self) {
-        if self.owned {
-            // Destroying a stream with queued work is allowed: HIP finishes the work first. An error here
-            // has nowhere to go and must not panic.
-            let _ = self.device.bind();
-            let _ = unsafe { result::stream_destroy(self.raw) };
+impl Stream {
+    pub(crate) fn handle(&self) -> &Arc<StreamHandle> {
+        &self.handle
+    }
+
+    /// Whether a [`Capture`](crate::graph::Capture) made by this crate is recording this stream now.
+    pub fn is_capturing(&self) -> bool {
+        self.capturing.load(Ordering::Acquire)
+    }
+
+    fn refuse_while_capturing(&self, op: &'static str) -> Result<()> {
+        if self.is_capturing() {
+            return Err(Error::InvalidArgument {
+                what: "operation on a capturing stream",
+                value: op.to_string(),
+                reason: format!(
+                    "stream {} is being captured into a graph; a {op} cannot be captured (it would \
+                     invalidate the capture): end the capture first",
+                    self.id
+                ),
+            });
         }
+        Ok(())
     }
 }

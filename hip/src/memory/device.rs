@@ -5,7 +5,9 @@ use super::{DeviceCopy, DeviceMemoryMut};
 use crate::device::Device;
 use crate::error::Result;
 use crate::result;
+use crate::stream::StreamHandle;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 /// `len` values of `T` in device memory, freed on drop.
 ///
@@ -16,6 +18,9 @@ pub struct DeviceBuffer<T: DeviceCopy> {
     ptr: DevicePtr,
     len: usize,
     device: Device,
+    /// Set for stream-ordered allocations ([`DeviceBuffer::alloc_async`]): freed with `hipFreeAsync` on
+    /// this stream, which the buffer keeps alive.
+    pub(super) free_on: Option<Arc<StreamHandle>>,
     _elem: PhantomData<T>,
 }
 
@@ -48,6 +53,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             ptr,
             len,
             device: device.clone(),
+            free_on: None,
             _elem: PhantomData,
         })
     }
@@ -57,6 +63,22 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         let mut b = unsafe { Self::uninit(device, src.len())? };
         b.copy_from_host(src)?;
         Ok(b)
+    }
+
+    /// A buffer over memory allocated elsewhere in this module (`free_on`: see the field).
+    pub(super) fn from_parts(
+        ptr: DevicePtr,
+        len: usize,
+        device: &Device,
+        free_on: Option<Arc<StreamHandle>>,
+    ) -> Self {
+        DeviceBuffer {
+            ptr,
+            len,
+            device: device.clone(),
+            free_on,
+            _elem: PhantomData,
+        }
     }
 
     /// The whole buffer as an immutable view.
@@ -73,8 +95,14 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
         if !self.ptr.is_null() {
-            // hipFree waits for queued work on the device, so nothing still uses the memory.
             let _ = self.device.bind();
+            if let Some(stream) = &self.free_on {
+                // Freed in stream order: after the work queued on its stream so far.
+                if unsafe { result::pool::free_async(self.ptr, stream.raw) }.is_ok() {
+                    return;
+                }
+            }
+            // hipFree waits for queued work on the device, so nothing still uses the memory.
             let _ = unsafe { result::free(self.ptr) };
         }
     }

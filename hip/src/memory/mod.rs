@@ -52,11 +52,16 @@ macro_rules! device_memory {
 
 mod device;
 mod managed;
+mod ops;
 mod pinned;
+mod pool;
+pub mod staging;
 
 pub use device::{DeviceBuffer, DeviceSlice, DeviceSliceMut};
 pub use managed::ManagedBuffer;
+pub use ops::MemAdvice;
 pub use pinned::PinnedBuffer;
+pub use pool::MemPool;
 
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -116,6 +121,10 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
             return Ok(());
         }
         self.device().synchronize()?; // async work still using this memory finishes first
+        let (d, n) = (dst.as_mut_ptr().cast::<u8>(), self.byte_len());
+        if let Some(r) = unsafe { staging::to_host(self.device(), d, self.device_ptr(), n) } {
+            return r;
+        }
         unsafe {
             result::memcpy(
                 dst.as_mut_ptr().cast(),
@@ -131,13 +140,12 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
         let mut v = Vec::<T>::with_capacity(self.len());
         if self.byte_len() != 0 {
             self.device().synchronize()?; // async work still using this memory finishes first
-            unsafe {
-                result::memcpy(
-                    v.as_mut_ptr().cast(),
-                    self.device_ptr(),
-                    self.byte_len(),
-                    sys::hipMemcpyDeviceToHost,
-                )?;
+            let (d, n) = (v.as_mut_ptr().cast::<u8>(), self.byte_len());
+            match unsafe { staging::to_host(self.device(), d, self.device_ptr(), n) } {
+                Some(r) => r?,
+                None => unsafe {
+                    result::memcpy(d.cast(), self.device_ptr(), n, sys::hipMemcpyDeviceToHost)?;
+                },
             }
         }
         // SAFETY: the copy wrote all len() elements (or they are zero-sized), and any bits are a valid T
@@ -172,6 +180,10 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
             return Ok(());
         }
         self.device().synchronize()?; // async work still using this memory finishes first
+        let (s, n) = (src.as_ptr().cast::<u8>(), self.byte_len());
+        if let Some(r) = unsafe { staging::to_device(self.device(), self.device_ptr(), s, n) } {
+            return r;
+        }
         unsafe {
             result::memcpy(
                 self.device_ptr(),

@@ -1,0 +1,298 @@
+//! Graphs recorded by stream capture: [`Stream::begin_capture`] -> [`Capture`] -> [`Graph`] ->
+//! [`GraphExec`], launched on any stream of the device as often as needed.
+//!
+//! # Soundness: what a graph refers to must outlive every launch
+//!
+//! A captured kernel keeps the raw device addresses and module function it was launched with; replaying
+//! the graph after a buffer was freed or the module unloaded would use freed memory (the bug cudarc and
+//! candle users hit with replayed graphs). Here:
+//!
+//! - Kernels are captured with [`Capture::launch`], which keeps a clone of the [`Function`] (so its module
+//!   stays loaded for the graph's life). It is `unsafe` like [`Function::launch`], with a stronger contract:
+//!   the memory the kernel touches must stay valid for every launch of every [`GraphExec`] made from the
+//!   capture. [`Capture::keep`] makes that easy: move an `Arc` of each buffer into the graph, and the graph
+//!   drops it only after its last launch is done.
+//! - A [`GraphExec`] holds everything the capture kept, and its `Drop` waits for the device before letting
+//!   go, so a kept buffer is never freed under a running launch.
+//!
+//! # Operations that cannot be captured
+//!
+//! A synchronize or a query of the capturing stream is refused by this crate before HIP sees it
+//! ([`Error::InvalidArgument`] naming the stream; the capture stays valid). Other uncapturable work (a
+//! synchronous `hipMemcpy`, work on the legacy default stream in global mode) makes HIP invalidate the
+//! capture: that call fails, and [`Capture::end`] returns the runtime's `hipErrorStreamCaptureInvalidated`
+//! (901) / `hipErrorStreamCaptureUnsupported` (900) with a message saying what happened.
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::launch::{LaunchArgs, LaunchConfig};
+use crate::module::Function;
+use crate::result;
+use crate::stream::Stream;
+use hip_sys as sys;
+use std::any::Any;
+use std::marker::PhantomData;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Whether this build can capture graphs. `false` on HIP's NVIDIA platform, where every capture and graph
+/// call is [`Error::NotSupported`]: HIP 5.2.3's NVIDIA headers declare those wrappers only for nvcc.
+pub const SUPPORTED: bool = result::graph::SUPPORTED;
+
+/// Which other threads' work a capture refuses (`hipStreamCaptureMode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaptureMode {
+    /// Potentially unsafe calls (synchronous copies, ...) are refused on every thread while any global
+    /// capture is under way.
+    Global,
+    /// Such calls are refused only on the capturing thread.
+    ThreadLocal,
+    /// No calls are refused: the caller knows what it does.
+    Relaxed,
+}
+
+impl CaptureMode {
+    /// The HIP value.
+    pub fn raw(self) -> sys::hipStreamCaptureMode {
+        match self {
+            CaptureMode::Global => sys::hipStreamCaptureModeGlobal,
+            CaptureMode::ThreadLocal => sys::hipStreamCaptureModeThreadLocal,
+            CaptureMode::Relaxed => sys::hipStreamCaptureModeRelaxed,
+        }
+    }
+}
+
+type Kept = Vec<Arc<dyn Any + Send + Sync>>;
+
+/// A capture under way on one stream. End it with [`Capture::end`]; dropping it ends the capture and
+/// throws the graph away, so the stream never stays in capture mode. Not `Send`: thread-local captures
+/// must end on the thread that began them.
+pub struct Capture<'s> {
+    stream: &'s Stream,
+    kept: Kept,
+    ended: bool,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Stream {
+    /// Begin recording this stream's work into a graph (`hipStreamBeginCapture`). The default (null) stream
+    /// cannot be captured: [`Error::InvalidArgument`]; a stream already capturing is refused the same way.
+    pub fn begin_capture(&self, mode: CaptureMode) -> Result<Capture<'_>> {
+        if self.is_default() {
+            return Err(Error::InvalidArgument {
+                what: "stream to capture",
+                value: "default stream".into(),
+                reason: "HIP cannot capture the default (null) stream: create one with Stream::new"
+                    .into(),
+            });
+        }
+        if self.capturing.swap(true, Ordering::AcqRel) {
+            return Err(Error::InvalidArgument {
+                what: "stream to capture",
+                value: format!("stream {}", self.id()),
+                reason: "it is already being captured".into(),
+            });
+        }
+        let begun = self
+            .device()
+            .bind()
+            .and_then(|()| unsafe { result::graph::stream_begin_capture(self.raw(), mode.raw()) });
+        if let Err(e) = begun {
+            self.capturing.store(false, Ordering::Release);
+            return Err(e);
+        }
+        Ok(Capture {
+            stream: self,
+            kept: Vec::new(),
+            ended: false,
+            _not_send: PhantomData,
+        })
+    }
+}
+
+impl<'s> Capture<'s> {
+    /// The stream being captured: queue work on it (copies, memsets, host functions) to record it.
+    pub fn stream(&self) -> &'s Stream {
+        self.stream
+    }
+
+    /// Move an owner into the graph: it lives until the last [`GraphExec`] made from this capture is dropped
+    /// (and the device is done with it). Keep here every buffer a captured kernel or copy uses.
+    pub fn keep<T: Any + Send + Sync>(&mut self, owner: Arc<T>) -> &mut Self {
+        self.kept.push(owner);
+        self
+    }
+
+    /// Record a kernel launch on the captured stream; the graph keeps a clone of `function` (its module
+    /// stays loaded).
+    ///
+    /// # Safety
+    /// As [`Function::launch`], and more: every buffer the kernel touches stays valid for every launch of
+    /// every [`GraphExec`] made from this capture (move it in with [`Capture::keep`], or make sure it
+    /// outlives them), and the arguments' device addresses are what each replay should use (a graph
+    /// replays the captured values).
+    pub unsafe fn launch(
+        &mut self,
+        function: &Function,
+        config: &LaunchConfig,
+        args: &mut LaunchArgs<'_>,
+    ) -> Result<()> {
+        function.launch(self.stream, config, args)?;
+        self.kept.push(Arc::new(function.clone()));
+        Ok(())
+    }
+
+    /// End the capture (`hipStreamEndCapture`) and return the graph, holding what was kept.
+    pub fn end(mut self) -> Result<Graph> {
+        self.ended = true;
+        let raw = finish(self.stream)?;
+        Ok(Graph {
+            raw,
+            device: self.stream.device().clone(),
+            kept: Arc::new(std::mem::take(&mut self.kept)),
+        })
+    }
+}
+
+fn finish(stream: &Stream) -> Result<sys::hipGraph_t> {
+    let r = stream
+        .device()
+        .bind()
+        .and_then(|()| unsafe { result::graph::stream_end_capture(stream.raw()) });
+    stream.capturing.store(false, Ordering::Release);
+    r
+}
+
+impl Drop for Capture<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            if let Ok(g) = finish(self.stream) {
+                if !g.is_null() {
+                    let _ = unsafe { result::graph::graph_destroy(g) };
+                }
+            }
+        }
+    }
+}
+
+/// A captured graph (`hipGraph_t`), destroyed on drop. Instantiate it to launch it.
+pub struct Graph {
+    raw: sys::hipGraph_t,
+    device: Device,
+    kept: Arc<Kept>,
+}
+
+// SAFETY: a graph handle is a runtime object; this crate never mutates it after capture.
+unsafe impl Send for Graph {}
+unsafe impl Sync for Graph {}
+
+impl std::fmt::Debug for Graph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Graph")
+            .field("raw", &self.raw)
+            .field("device", &self.device.ordinal())
+            .field("kept", &self.kept.len())
+            .finish()
+    }
+}
+
+impl Graph {
+    /// The raw handle, still owned by this `Graph`.
+    pub fn raw(&self) -> sys::hipGraph_t {
+        self.raw
+    }
+
+    /// Make an executable graph (`hipGraphInstantiate`); it shares what the capture kept.
+    pub fn instantiate(&self) -> Result<GraphExec> {
+        self.device.bind()?;
+        let raw = unsafe { result::graph::graph_instantiate(self.raw)? };
+        Ok(GraphExec {
+            raw,
+            device: self.device.clone(),
+            kept: self.kept.clone(),
+            launched: false,
+        })
+    }
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        // Executable graphs made from it stay valid (HIP copies the graph at instantiation).
+        let _ = self.device.bind();
+        let _ = unsafe { result::graph::graph_destroy(self.raw) };
+    }
+}
+
+/// An executable graph (`hipGraphExec_t`). Dropping it waits for the device (a launch may still run) and
+/// then frees it and what the capture kept.
+pub struct GraphExec {
+    raw: sys::hipGraphExec_t,
+    device: Device,
+    kept: Arc<Kept>,
+    launched: bool,
+}
+
+// SAFETY: as for Graph; launching from several threads is allowed by HIP.
+unsafe impl Send for GraphExec {}
+unsafe impl Sync for GraphExec {}
+
+impl std::fmt::Debug for GraphExec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphExec")
+            .field("raw", &self.raw)
+            .field("device", &self.device.ordinal())
+            .field("kept", &self.kept.len())
+            .finish()
+    }
+}
+
+impl GraphExec {
+    /// The raw handle, still owned by this `GraphExec`.
+    pub fn raw(&self) -> sys::hipGraphExec_t {
+        self.raw
+    }
+
+    /// Queue one run of the whole graph on `stream` (`hipGraphLaunch`). The stream must belong to the
+    /// graph's device ([`Error::DeviceMismatch`]) and not be capturing.
+    pub fn launch(&mut self, stream: &Stream) -> Result<()> {
+        if stream.device().ordinal() != self.device.ordinal() {
+            return Err(Error::DeviceMismatch {
+                what: "graph launch",
+                stream: stream.device().ordinal(),
+                other: self.device.ordinal(),
+            });
+        }
+        self.device.bind()?;
+        self.launched = true;
+        // SAFETY: both handles are live; the memory the graph touches is kept alive by `self.kept` or by
+        // the promise made to Capture::launch.
+        unsafe { result::graph::graph_launch(self.raw, stream.raw()) }
+    }
+}
+
+impl Drop for GraphExec {
+    fn drop(&mut self) {
+        let _ = self.device.bind();
+        if self.launched {
+            // A launch may still run: let it finish before the kept buffers can be freed.
+            let _ = result::device_synchronize();
+        }
+        let _ = unsafe { result::graph::graph_exec_destroy(self.raw) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_modes_map_to_hip_values() {
+        assert_eq!(CaptureMode::Global.raw(), sys::hipStreamCaptureModeGlobal);
+        assert_eq!(
+            CaptureMode::ThreadLocal.raw(),
+            sys::hipStreamCaptureModeThreadLocal
+        );
+        assert_eq!(CaptureMode::Relaxed.raw(), sys::hipStreamCaptureModeRelaxed);
+        assert_ne!(CaptureMode::Global.raw(), CaptureMode::ThreadLocal.raw());
+    }
+}

@@ -1,0 +1,220 @@
+//! Host functions in stream order: [`Stream::launch_host_fn`] runs a Rust closure on a runtime thread once
+//! the work queued before it is done, and holds back the work queued after it until the closure returns.
+//!
+//! The closure is boxed, handed to HIP as one pointer, and freed exactly once: by the trampoline after it
+//! runs, or here when HIP refuses to queue it. A panic inside it is caught (it never unwinds into HIP) and
+//! reported through the returned [`HostFnHandle`].
+
+use crate::error::Result;
+use crate::result;
+use crate::stream::Stream;
+use hip_sys as sys;
+use std::ffi::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
+
+/// Where a queued host function stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostFnState {
+    /// Not run yet.
+    Pending,
+    /// Ran and returned.
+    Done,
+    /// Ran and panicked; the panic's message (or `"<non-string panic payload>"`). The stream went on.
+    Panicked(String),
+}
+
+/// What [`Stream::launch_host_fn`] gives back: ask it whether the closure ran and how it ended.
+#[derive(Clone, Debug)]
+pub struct HostFnHandle {
+    state: Arc<Mutex<HostFnState>>,
+}
+
+impl HostFnHandle {
+    /// The state now. After the stream is synchronized it is [`HostFnState::Done`] or
+    /// [`HostFnState::Panicked`].
+    pub fn state(&self) -> HostFnState {
+        lock(&self.state).clone()
+    }
+
+    /// The panic message, if the closure panicked.
+    pub fn panic_message(&self) -> Option<String> {
+        match self.state() {
+            HostFnState::Panicked(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
+fn lock(m: &Mutex<HostFnState>) -> std::sync::MutexGuard<'_, HostFnState> {
+    // Only this module writes the state, never while panicking; a poisoned lock still holds a valid state.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What HIP's one pointer carries.
+struct Payload {
+    f: Box<dyn FnOnce() + Send>,
+    state: Arc<Mutex<HostFnState>>,
+}
+
+/// Box `f` for HIP: the raw pointer owns it until [`run_raw`] or [`reclaim`] takes it back.
+pub(crate) fn into_raw<F: FnOnce() + Send + 'static>(f: F) -> (*mut c_void, HostFnHandle) {
+    let state = Arc::new(Mutex::new(HostFnState::Pending));
+    let payload = Box::new(Payload {
+        f: Box::new(f),
+        state: state.clone(),
+    });
+    (
+        Box::into_raw(payload) as *mut c_void,
+        HostFnHandle { state },
+    )
+}
+
+/// Take back a payload HIP never queued, without running it.
+///
+/// # Safety
+/// `p` came from [`into_raw`] and was neither run nor reclaimed.
+pub(crate) unsafe fn reclaim(p: *mut c_void) {
+    drop(Box::from_raw(p as *mut Payload));
+}
+
+/// The callback HIP calls: hands the payload to [`run_raw`].
+unsafe extern "C" fn callback(_stream: sys::hipStream_t, _status: sys::hipError_t, p: *mut c_void) {
+    run_raw(p)
+}
+
+/// Runs the closure once, catches a panic, frees the payload.
+///
+/// # Safety
+/// `p` came from [`into_raw`] and was neither run nor reclaimed.
+pub(crate) unsafe fn run_raw(p: *mut c_void) {
+    let payload = Box::from_raw(p as *mut Payload);
+    let Payload { f, state } = *payload;
+    let outcome = match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(()) => HostFnState::Done,
+        Err(e) => {
+            let msg = if let Some(s) = e.downcast_ref::<&str>() {
+                s.to_string()
+            } else if let Some(s) = e.downcast_ref::<String>() {
+                s.clone()
+            } else {
+                "<non-string panic payload>".to_string()
+            };
+            // Dropping the payload could itself panic: never let that unwind into HIP.
+            let _ = catch_unwind(AssertUnwindSafe(move || drop(e)));
+            HostFnState::Panicked(msg)
+        }
+    };
+    *lock(&state) = outcome;
+}
+
+impl Stream {
+    /// Queue `f` to run on a runtime thread once the work queued so far on this stream is done; work
+    /// queued later waits until `f` returns (`hipStreamAddCallback`: HIP 5.2.3's library lacks
+    /// `hipLaunchHostFunc`, see [`result::host_fn`]). It cannot be recorded by a graph capture.
+    ///
+    /// `f` must not call HIP (the runtime may deadlock: the rule of `cudaLaunchHostFunc`), and should be
+    /// short: it holds the stream. It is freed exactly once, run or not. A panic in `f` is caught, the
+    /// stream goes on, and the returned handle reports [`HostFnState::Panicked`].
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # let device = Device::get(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// let handle = stream.launch_host_fn(move || tx.send(42).unwrap())?;
+    /// stream.synchronize()?;
+    /// assert_eq!(rx.recv().unwrap(), 42);
+    /// assert_eq!(handle.state(), hip::HostFnState::Done);
+    /// # Ok::<(), hip::Error>(())
+    /// ```
+    pub fn launch_host_fn<F: FnOnce() + Send + 'static>(&self, f: F) -> Result<HostFnHandle> {
+        self.device().bind()?;
+        let (p, handle) = into_raw(f);
+        // SAFETY: the stream is live; `callback` runs the payload at most once, never unwinds, makes no HIP
+        // call.
+        let queued = unsafe { result::host_fn::stream_add_callback(self.raw(), callback, p) };
+        if let Err(e) = queued {
+            // SAFETY: HIP refused it, so it will never run: ours to free, once.
+            unsafe { reclaim(p) };
+            return Err(e);
+        }
+        Ok(handle)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Counts its drops.
+    struct Tracked(Arc<AtomicUsize>);
+    impl Drop for Tracked {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn runs_once_and_frees_once() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let runs = Arc::new(AtomicUsize::new(0));
+        let (t, r) = (Tracked(drops.clone()), runs.clone());
+        let (p, handle) = into_raw(move || {
+            let _keep = &t;
+            r.fetch_add(1, Ordering::SeqCst);
+        });
+        assert_eq!(handle.state(), HostFnState::Pending);
+        assert_eq!(drops.load(Ordering::SeqCst), 0);
+        unsafe { run_raw(p) };
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        assert_eq!(handle.state(), HostFnState::Done);
+        assert_eq!(handle.panic_message(), None);
+    }
+
+    #[test]
+    fn panic_is_caught_reported_and_frees_once() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let t = Tracked(drops.clone());
+        let (p, handle) = into_raw(move || {
+            let _keep = &t;
+            panic!("boom {}", 7);
+        });
+        unsafe { run_raw(p) }; // must return normally
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        assert_eq!(handle.state(), HostFnState::Panicked("boom 7".into()));
+        let (p, handle) = into_raw(|| std::panic::panic_any(5u8));
+        unsafe { run_raw(p) };
+        assert_eq!(
+            handle.panic_message().as_deref(),
+            Some("<non-string panic payload>")
+        );
+    }
+
+    #[test]
+    fn reclaim_frees_without_running() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let runs = Arc::new(AtomicUsize::new(0));
+        let (t, r) = (Tracked(drops.clone()), runs.clone());
+        let (p, handle) = into_raw(move || {
+            let _keep = &t;
+            r.fetch_add(1, Ordering::SeqCst);
+        });
+        unsafe { reclaim(p) };
+        assert_eq!(runs.load(Ordering::SeqCst), 0);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        assert_eq!(handle.state(), HostFnState::Pending);
+    }
+
+    #[test]
+    fn runs_on_another_thread_like_hip() {
+        let (p, handle) = into_raw(|| ());
+        let p = p as usize; // raw pointers are not Send; HIP hands it to its own thread the same way
+        std::thread::spawn(move || unsafe { run_raw(p as *mut c_void) })
+            .join()
+            .unwrap();
+        assert_eq!(handle.state(), HostFnState::Done);
+    }
+}

@@ -1,0 +1,276 @@
+//! Fills of 8/16/32-bit values, pitched 2-D copies, and prefetch / advice for managed memory.
+
+use super::{default_stream_done, DeviceBuffer, DeviceCopy, DeviceMemory, ManagedBuffer};
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::result;
+use crate::stream::Stream;
+use hip_sys as sys;
+
+/// Check that `height` rows of `width` elements, `pitch` elements apart, fit in `len` elements.
+pub(crate) fn check_2d(
+    what: &'static str,
+    len: usize,
+    pitch: usize,
+    width: usize,
+    height: usize,
+) -> Result<()> {
+    let refuse = |reason: String| Error::InvalidArgument {
+        what,
+        value: format!("pitch {pitch}, width {width}, height {height} (elements)"),
+        reason,
+    };
+    if width > pitch {
+        return Err(refuse(format!(
+            "the width exceeds the pitch ({width} > {pitch})"
+        )));
+    }
+    if height == 0 || width == 0 {
+        return Ok(());
+    }
+    let need = (height - 1)
+        .checked_mul(pitch)
+        .and_then(|b| b.checked_add(width))
+        .ok_or_else(|| refuse("the extent overflows usize".into()))?;
+    if need > len {
+        return Err(refuse(format!(
+            "needs {need} elements but the memory holds {len}"
+        )));
+    }
+    Ok(())
+}
+
+impl<T: DeviceCopy> DeviceBuffer<T> {
+    /// Queue a fill of every element with `value` on `stream` (`hipMemsetAsync`, `hipMemsetD16Async` or
+    /// `hipMemsetD32Async` by the size of `T`). `T` of another size than 1, 2 or 4 bytes is
+    /// [`Error::InvalidArgument`].
+    pub fn fill_async(&mut self, value: T, stream: &Stream) -> Result<()> {
+        if stream.device().ordinal() != self.device().ordinal() {
+            return Err(Error::DeviceMismatch {
+                what: "fill_async",
+                stream: stream.device().ordinal(),
+                other: self.device().ordinal(),
+            });
+        }
+        let size = std::mem::size_of::<T>();
+        if !matches!(size, 1 | 2 | 4) {
+            return Err(Error::InvalidArgument {
+                what: "fill element size",
+                value: format!("{size} bytes"),
+                reason: "fills take 1-, 2- or 4-byte elements".into(),
+            });
+        }
+        if self.is_empty() {
+            return Ok(());
+        }
+        self.device().bind()?;
+        let (p, n, s) = (self.device_ptr(), self.len(), stream.raw());
+        // SAFETY: the buffer holds n elements of `size` bytes; `&mut self` keeps host views away, and the
+        // buffer's drop waits for queued work. The value is read as its plain bits (DeviceCopy).
+        unsafe {
+            let v = &value as *const T;
+            match size {
+                1 => result::memset_async(p, *(v as *const u8), n, s),
+                2 => result::memory::memset_d16_async(p, *(v as *const u16), n, s),
+                _ => result::memory::memset_d32_async(p, *(v as *const u32), n, s),
+            }
+        }
+    }
+
+    /// Copy `height` rows of `width` elements from `src` (rows `src_pitch` elements apart) into this buffer
+    /// (rows `dst_pitch` elements apart) with `hipMemcpy2DAsync`. Synchronous. Extents that do not fit
+    /// either side are [`Error::InvalidArgument`].
+    pub fn copy_2d_from_host(
+        &mut self,
+        dst_pitch: usize,
+        src: &[T],
+        src_pitch: usize,
+        width: usize,
+        height: usize,
+    ) -> Result<()> {
+        check_2d("2-D copy destination", self.len(), dst_pitch, width, height)?;
+        check_2d("2-D copy source", src.len(), src_pitch, width, height)?;
+        let e = std::mem::size_of::<T>();
+        if width == 0 || height == 0 || e == 0 {
+            return Ok(());
+        }
+        self.device().synchronize()?; // queued work using this memory finishes first
+        unsafe {
+            result::memory::memcpy_2d_async(
+                self.device_ptr(),
+                dst_pitch * e,
+                src.as_ptr().cast(),
+                src_pitch * e,
+                width * e,
+                height,
+                sys::hipMemcpyHostToDevice,
+                std::ptr::null_mut(),
+            )?;
+        }
+        default_stream_done()
+    }
+
+    /// Copy `height` rows of `width` elements from this buffer (rows `src_pitch` elements apart) into
+    /// `dst` (rows `dst_pitch` elements apart). Synchronous; extents are checked as above.
+    pub fn copy_2d_to_host(
+        &self,
+        src_pitch: usize,
+        dst: &mut [T],
+        dst_pitch: usize,
+        width: usize,
+        height: usize,
+    ) -> Result<()> {
+        check_2d("2-D copy source", self.len(), src_pitch, width, height)?;
+        check_2d("2-D copy destination", dst.len(), dst_pitch, width, height)?;
+        let e = std::mem::size_of::<T>();
+        if width == 0 || height == 0 || e == 0 {
+            return Ok(());
+        }
+        self.device().synchronize()?;
+        unsafe {
+            result::memory::memcpy_2d_async(
+                dst.as_mut_ptr().cast(),
+                dst_pitch * e,
+                self.device_ptr(),
+                src_pitch * e,
+                width * e,
+                height,
+                sys::hipMemcpyDeviceToHost,
+                std::ptr::null_mut(),
+            )?;
+        }
+        default_stream_done()
+    }
+}
+
+/// Advice about how managed memory will be used (`hipMemoryAdvise`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemAdvice {
+    /// Mostly read: devices may keep read-only copies.
+    SetReadMostly,
+    /// Undo [`MemAdvice::SetReadMostly`].
+    UnsetReadMostly,
+    /// Prefer keeping the pages at the given location.
+    SetPreferredLocation,
+    /// Undo [`MemAdvice::SetPreferredLocation`].
+    UnsetPreferredLocation,
+    /// The given location will access the memory: map it there.
+    SetAccessedBy,
+    /// Undo [`MemAdvice::SetAccessedBy`].
+    UnsetAccessedBy,
+}
+
+impl MemAdvice {
+    /// The HIP value.
+    pub fn raw(self) -> sys::hipMemoryAdvise {
+        match self {
+            MemAdvice::SetReadMostly => sys::hipMemAdviseSetReadMostly,
+            MemAdvice::UnsetReadMostly => sys::hipMemAdviseUnsetReadMostly,
+            MemAdvice::SetPreferredLocation => sys::hipMemAdviseSetPreferredLocation,
+            MemAdvice::UnsetPreferredLocation => sys::hipMemAdviseUnsetPreferredLocation,
+            MemAdvice::SetAccessedBy => sys::hipMemAdviseSetAccessedBy,
+            MemAdvice::UnsetAccessedBy => sys::hipMemAdviseUnsetAccessedBy,
+        }
+    }
+}
+
+/// `hipCpuDeviceId`: the host as a location.
+const CPU_DEVICE_ID: i32 = -1;
+
+fn location(to: Option<&Device>) -> i32 {
+    to.map_or(CPU_DEVICE_ID, |d| d.ordinal() as i32)
+}
+
+fn managed_supported(device: &Device) -> Result<()> {
+    if device.attribute(sys::hipDeviceAttributeConcurrentManagedAccess)? == 0 {
+        return Err(Error::NotSupported {
+            what: "managed memory prefetch and advice",
+            reason: "the device reports hipDeviceAttributeConcurrentManagedAccess = 0",
+        });
+    }
+    Ok(())
+}
+
+impl<T: DeviceCopy> ManagedBuffer<T> {
+    /// Queue a migration of the whole buffer to `to` (a device, or `None` for the host) on `stream`
+    /// (`hipMemPrefetchAsync`). [`Error::NotSupported`] where the device cannot access managed memory
+    /// concurrently with the host.
+    pub fn prefetch_async(&self, to: Option<&Device>, stream: &Stream) -> Result<()> {
+        managed_supported(self.device())?;
+        if self.is_empty() {
+            return Ok(());
+        }
+        self.device().bind()?;
+        // SAFETY: the buffer is managed memory of byte_len() bytes, kept alive by &self and freed only
+        // after a device synchronisation.
+        unsafe {
+            result::memory::mem_prefetch_async(
+                self.device_ptr(),
+                self.byte_len(),
+                location(to),
+                stream.raw(),
+            )
+        }
+    }
+
+    /// Advise the runtime how the buffer will be used (`hipMemAdvise`); `at` is the location the advice
+    /// names (a device, or `None` for the host). Not supported as for [`ManagedBuffer::prefetch_async`].
+    pub fn advise(&self, advice: MemAdvice, at: Option<&Device>) -> Result<()> {
+        managed_supported(self.device())?;
+        if self.is_empty() {
+            return Ok(());
+        }
+        self.device().bind()?;
+        // SAFETY: as above.
+        unsafe {
+            result::memory::mem_advise(
+                self.device_ptr(),
+                self.byte_len(),
+                advice.raw(),
+                location(at),
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_d_extents_are_checked() {
+        // 3 rows of 4 in rows 5 apart: last row starts at 10, ends at 14.
+        assert!(check_2d("x", 14, 5, 4, 3).is_ok());
+        let e = check_2d("dst", 13, 5, 4, 3).unwrap_err().to_string();
+        assert!(
+            e.contains("needs 14 elements but the memory holds 13"),
+            "{e}"
+        );
+        let e = check_2d("dst", 100, 3, 4, 2).unwrap_err().to_string();
+        assert!(e.contains("width exceeds the pitch"), "{e}");
+        assert!(check_2d("x", 0, 5, 4, 0).is_ok());
+        assert!(check_2d("x", 0, 5, 0, 7).is_ok());
+        let e = check_2d("x", usize::MAX, usize::MAX, 1, 3).unwrap_err();
+        assert!(e.to_string().contains("overflows"), "{e}");
+    }
+
+    #[test]
+    fn advice_maps_to_distinct_hip_values() {
+        let all = [
+            MemAdvice::SetReadMostly,
+            MemAdvice::UnsetReadMostly,
+            MemAdvice::SetPreferredLocation,
+            MemAdvice::UnsetPreferredLocation,
+            MemAdvice::SetAccessedBy,
+            MemAdvice::UnsetAccessedBy,
+        ];
+        let mut raw: Vec<_> = all.iter().map(|a| a.raw()).collect();
+        raw.dedup();
+        assert_eq!(raw.len(), 6);
+        assert_eq!(
+            MemAdvice::SetReadMostly.raw(),
+            sys::hipMemAdviseSetReadMostly
+        );
+        assert_eq!(location(None), -1);
+    }
+}

@@ -1,0 +1,126 @@
+//! Stream-ordered allocation ([`DeviceBuffer::alloc_async`]) and the device's default memory pool
+//! ([`MemPool`]).
+//!
+//! `hipMallocAsync` takes memory from the device's pool in stream order and `hipFreeAsync` gives it back in
+//! stream order: no device-wide synchronisation, unlike `hipFree`. Freed memory stays reserved by the pool
+//! up to its release threshold (default 0: trimmed at the next synchronisation); a higher threshold keeps
+//! memory for reuse and makes repeated allocations cheap. HIP has been reported (cubecl) not to return pool
+//! memory to the OS even below the threshold: [`MemPool::trim_to`] asks explicitly, and
+//! `docs/GRAPHS_POOLS.md` records what was measured.
+
+use super::{byte_size, DeviceBuffer, DeviceCopy, DeviceMemory};
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::result;
+use crate::stream::Stream;
+use hip_sys as sys;
+
+/// Whether `device` supports stream-ordered allocation (`hipDeviceAttributeMemoryPoolsSupported`).
+pub(crate) fn pools_supported(device: &Device) -> Result<bool> {
+    Ok(device.attribute(sys::hipDeviceAttributeMemoryPoolsSupported)? != 0)
+}
+
+impl<T: DeviceCopy> DeviceBuffer<T> {
+    /// `len` elements allocated in `stream`'s order (`hipMallocAsync`) where the device supports memory
+    /// pools, freed on drop in the same stream's order (`hipFreeAsync`; the buffer keeps the stream's handle
+    /// alive until then). On a device without pools this is a plain `hipMalloc`, freed with `hipFree`.
+    ///
+    /// Use the buffer on `stream` (or on streams ordered after it with events): work queued on another
+    /// stream that is not ordered before the drop may outlive the memory.
+    ///
+    /// # Safety
+    /// The contents are uninitialised: write them before reading; and the rule above about other streams.
+    pub unsafe fn alloc_async(stream: &Stream, len: usize) -> Result<Self> {
+        let bytes = byte_size::<T>(len)?;
+        let device = stream.device();
+        if bytes == 0 {
+            return Ok(Self::from_parts(std::ptr::null_mut(), 0, device, None));
+        }
+        device.bind()?;
+        if pools_supported(device)? && !stream.is_default() {
+            let ptr = result::pool::malloc_async(bytes, stream.raw())?;
+            Ok(Self::from_parts(
+                ptr,
+                len,
+                device,
+                Some(stream.handle().clone()),
+            ))
+        } else {
+            Ok(Self::from_parts(result::malloc(bytes)?, len, device, None))
+        }
+    }
+
+    /// `len` zeroed elements in `stream`'s order: [`DeviceBuffer::alloc_async`] and a memset queued on
+    /// `stream` (synchronise or order later work after `stream` before reading it elsewhere).
+    pub fn zeroed_async(stream: &Stream, len: usize) -> Result<Self> {
+        // SAFETY: zeroed below before anything can read it in stream order.
+        let b = unsafe { Self::alloc_async(stream, len)? };
+        if !b.device_ptr().is_null() {
+            let bytes = byte_size::<T>(len)?;
+            // SAFETY: the memory is ours and valid for `bytes` until the drop, which comes later in order.
+            unsafe { result::memset_async(b.device_ptr(), 0, bytes, stream.raw())? };
+        }
+        Ok(b)
+    }
+
+    /// Whether this buffer is freed in stream order (it came from a memory pool).
+    pub fn is_stream_ordered(&self) -> bool {
+        self.free_on.is_some()
+    }
+}
+
+/// A device's default memory pool (`hipDeviceGetDefaultMemPool`), where [`DeviceBuffer::alloc_async`]
+/// takes memory from. Not owned: the pool lives as long as the device.
+#[derive(Debug, Clone)]
+pub struct MemPool {
+    raw: sys::hipMemPool_t,
+    device: Device,
+}
+
+// SAFETY: a pool handle is a runtime object HIP synchronises internally.
+unsafe impl Send for MemPool {}
+unsafe impl Sync for MemPool {}
+
+impl MemPool {
+    /// The device's default pool. [`Error::NotSupported`] where the device reports no memory pools.
+    pub fn default_for(device: &Device) -> Result<MemPool> {
+        device.bind()?;
+        if !pools_supported(device)? {
+            return Err(Error::NotSupported {
+                what: "memory pools",
+                reason: "the device reports hipDeviceAttributeMemoryPoolsSupported = 0",
+            });
+        }
+        let ordinal = device.ordinal() as i32;
+        Ok(MemPool {
+            raw: result::pool::device_default_mem_pool(ordinal)?,
+            device: device.clone(),
+        })
+    }
+
+    /// The raw handle.
+    pub fn raw(&self) -> sys::hipMemPool_t {
+        self.raw
+    }
+
+    /// Bytes of freed memory the pool keeps reserved instead of releasing them at a synchronisation
+    /// (`hipMemPoolAttrReleaseThreshold`).
+    pub fn release_threshold(&self) -> Result<u64> {
+        self.device.bind()?;
+        unsafe { result::pool::mem_pool_get_u64(self.raw, result::pool::RELEASE_THRESHOLD) }
+    }
+
+    /// Set the release threshold: `u64::MAX` keeps everything for reuse, 0 releases at every
+    /// synchronisation. It bounds what the pool keeps after a synchronisation, not what it may hold while
+    /// allocations are live.
+    pub fn set_release_threshold(&self, bytes: u64) -> Result<()> {
+        self.device.bind()?;
+        unsafe { result::pool::mem_pool_set_u64(self.raw, result::pool::RELEASE_THRESHOLD, bytes) }
+    }
+
+    /// Release unused reserved memory until at most `keep_bytes` stay reserved (`hipMemPoolTrimTo`).
+    pub fn trim_to(&self, keep_bytes: usize) -> Result<()> {
+        self.device.bind()?;
+        unsafe { result::pool::mem_pool_trim_to(self.raw, keep_bytes) }
+    }
+}

@@ -1,0 +1,31 @@
+//! Host functions queued on a stream (`hipStreamAddCallback`).
+//!
+//! `hipLaunchHostFunc` would be the modern call, but HIP 5.2.3's header declares it while its
+//! `libamdhip64.so.5` does not export it (a link fails with an undefined symbol), and HIP 5.2.3's NVIDIA
+//! headers do not map it at all. `hipStreamAddCallback` exists in every HIP on both platforms.
+
+use super::check;
+use crate::error::Result;
+use hip_sys as sys;
+use std::ffi::c_void;
+
+/// The C signature HIP calls: the stream, its status, and one opaque pointer.
+pub type StreamCallback =
+    unsafe extern "C" fn(stream: sys::hipStream_t, status: sys::hipError_t, user_data: *mut c_void);
+
+/// `hipStreamAddCallback`: run `callback(stream, status, user_data)` on a runtime thread once the work
+/// queued on `stream` before it is done; work queued later waits until it returns.
+///
+/// # Safety
+/// `stream` is live; `callback` may be called once with `user_data` on another thread, never unwinds, and
+/// makes no HIP call. When this returns an error `callback` is never called.
+pub unsafe fn stream_add_callback(
+    stream: sys::hipStream_t,
+    callback: StreamCallback,
+    user_data: *mut c_void,
+) -> Result<()> {
+    check(
+        "hipStreamAddCallback",
+        sys::hipStreamAddCallback(stream, Some(callback), user_data, 0),
+    )
+}

@@ -1,0 +1,113 @@
+//! Copies and fills beyond the plain ones: pitched 2-D copies, 16/32-bit memsets, managed-memory
+//! prefetch and advice.
+
+use super::check;
+use crate::error::Result;
+use hip_sys as sys;
+use std::ffi::c_void;
+
+/// `hipMemcpy2DAsync`: `height` rows of `width` bytes, rows `src_pitch` / `dst_pitch` bytes apart.
+///
+/// # Safety
+/// Both pointers are valid for `(height - 1) * pitch + width` bytes in the spaces `kind` names, until the
+/// copy on `stream` completes.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn memcpy_2d_async(
+    dst: *mut c_void,
+    dst_pitch: usize,
+    src: *const c_void,
+    src_pitch: usize,
+    width: usize,
+    height: usize,
+    kind: sys::hipMemcpyKind,
+    stream: sys::hipStream_t,
+) -> Result<()> {
+    check(
+        "hipMemcpy2DAsync",
+        sys::hipMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, height, kind, stream),
+    )
+}
+
+/// `hipMemsetD16Async`: `count` 16-bit values.
+///
+/// # Safety
+/// `dst` is device memory valid for `2 * count` bytes until the fill on `stream` completes.
+pub unsafe fn memset_d16_async(
+    dst: *mut c_void,
+    value: u16,
+    count: usize,
+    stream: sys::hipStream_t,
+) -> Result<()> {
+    // hipDeviceptr_t is void* on AMD and an integer (CUdeviceptr) on NVIDIA; both hold one address.
+    check(
+        "hipMemsetD16Async",
+        sys::hipMemsetD16Async(dst as usize as sys::hipDeviceptr_t, value, count, stream),
+    )
+}
+
+/// `hipMemsetD32Async`: `count` 32-bit values.
+///
+/// # Safety
+/// `dst` is device memory valid for `4 * count` bytes until the fill on `stream` completes.
+pub unsafe fn memset_d32_async(
+    dst: *mut c_void,
+    value: u32,
+    count: usize,
+    stream: sys::hipStream_t,
+) -> Result<()> {
+    check(
+        "hipMemsetD32Async",
+        sys::hipMemsetD32Async(
+            dst as usize as sys::hipDeviceptr_t,
+            value as _,
+            count,
+            stream,
+        ),
+    )
+}
+
+/// `hipMemPrefetchAsync`: migrate managed memory to `device` (or the host: `hipCpuDeviceId`, -1).
+///
+/// # Safety
+/// `ptr` is managed memory valid for `bytes`; `stream` is live.
+pub unsafe fn mem_prefetch_async(
+    ptr: *const c_void,
+    bytes: usize,
+    device: i32,
+    stream: sys::hipStream_t,
+) -> Result<()> {
+    check(
+        "hipMemPrefetchAsync",
+        sys::hipMemPrefetchAsync(ptr, bytes, device, stream),
+    )
+}
+
+/// `hipMemAdvise`.
+///
+/// # Safety
+/// `ptr` is managed memory valid for `bytes`.
+pub unsafe fn mem_advise(
+    ptr: *const c_void,
+    bytes: usize,
+    advice: sys::hipMemoryAdvise,
+    device: i32,
+) -> Result<()> {
+    check(
+        "hipMemAdvise",
+        sys::hipMemAdvise(ptr, bytes, advice, device),
+    )
+}
+
+/// `hipHostGetFlags`: the flags of pinned host memory; an error for pageable memory (which is how the
+/// staging ring tells the two apart).
+///
+/// # Safety
+/// None beyond a readable pointer value: HIP only looks the address up.
+pub unsafe fn host_get_flags(ptr: *const c_void) -> Result<u32> {
+    let mut flags = 0;
+    check(
+        "hipHostGetFlags",
+        sys::hipHostGetFlags(&mut flags, ptr as *mut c_void),
+    )?;
+    Ok(flags)
+}

@@ -1,0 +1,53 @@
+//! Occupancy queries (`hipModuleOccupancy*`): how many blocks of a function fit on one multiprocessor.
+
+use super::check;
+use crate::error::Result;
+use hip_sys as sys;
+
+/// `hipModuleOccupancyMaxActiveBlocksPerMultiprocessor`: blocks of `block_size` threads (and
+/// `dynamic_shared_bytes` of dynamic shared memory each) that can be resident on one multiprocessor at once.
+///
+/// # Safety
+/// `func` is a live function of a loaded module, on the current device.
+pub unsafe fn max_active_blocks_per_multiprocessor(
+    func: sys::hipFunction_t,
+    block_size: i32,
+    dynamic_shared_bytes: usize,
+) -> Result<i32> {
+    let mut blocks = 0;
+    check(
+        "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor",
+        sys::hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(
+            &mut blocks,
+            func,
+            block_size,
+            dynamic_shared_bytes,
+        ),
+    )?;
+    Ok(blocks)
+}
+
+/// `hipModuleOccupancyMaxPotentialBlockSize`: `(min_grid_size, block_size)`, the block size that reaches
+/// the highest occupancy and the smallest grid that fills the device with it. `block_size_limit` 0 means
+/// no limit.
+///
+/// # Safety
+/// `func` is a live function of a loaded module, on the current device.
+pub unsafe fn max_potential_block_size(
+    func: sys::hipFunction_t,
+    dynamic_shared_bytes: usize,
+    block_size_limit: i32,
+) -> Result<(i32, i32)> {
+    let (mut grid, mut block) = (0, 0);
+    check(
+        "hipModuleOccupancyMaxPotentialBlockSize",
+        sys::hipModuleOccupancyMaxPotentialBlockSize(
+            &mut grid,
+            &mut block,
+            func,
+            dynamic_shared_bytes,
+            block_size_limit,
+        ),
+    )?;
+    Ok((grid, block))
+}

@@ -1,0 +1,89 @@
+//! Fills of 8/16/32-bit values, pitched 2-D copies, managed prefetch/advice on a real device. Compiled only
+//! with `--features gpu`.
+#![cfg(feature = "gpu")]
+
+use hip::prelude::*;
+use hip::{DeviceMemory, Error, MemAdvice};
+
+fn device() -> Device {
+    Device::get(0).expect("--features gpu needs a HIP device")
+}
+
+#[test]
+fn fills_write_every_element_of_each_width() {
+    let d = device();
+    let s = Stream::new(&d).unwrap();
+    let mut a = DeviceBuffer::<u8>::zeroed(&d, 1001).unwrap();
+    let mut b = DeviceBuffer::<u16>::zeroed(&d, 1001).unwrap();
+    let mut c = DeviceBuffer::<u32>::zeroed(&d, 1001).unwrap();
+    let mut f = DeviceBuffer::<f32>::zeroed(&d, 1001).unwrap();
+    a.fill_async(0xAB, &s).unwrap();
+    b.fill_async(0xBEEF, &s).unwrap();
+    c.fill_async(0xDEAD_BEEF, &s).unwrap();
+    f.fill_async(1.5, &s).unwrap();
+    s.synchronize().unwrap();
+    assert!(a.to_vec().unwrap().iter().all(|&v| v == 0xAB));
+    assert!(b.to_vec().unwrap().iter().all(|&v| v == 0xBEEF));
+    assert!(c.to_vec().unwrap().iter().all(|&v| v == 0xDEAD_BEEF));
+    assert!(f.to_vec().unwrap().iter().all(|&v| v == 1.5));
+    let mut wide = DeviceBuffer::<u64>::zeroed(&d, 4).unwrap();
+    assert!(matches!(
+        wide.fill_async(1, &s),
+        Err(Error::InvalidArgument { .. })
+    ));
+}
+
+#[test]
+fn two_d_copies_move_only_the_rectangle() {
+    let d = device();
+    // Host: 3 rows of 5, rows 7 apart. Device: rows 8 apart.
+    let (w, h, sp, dp) = (5usize, 3usize, 7usize, 8usize);
+    let src: Vec<u32> = (0..(sp * h) as u32).collect();
+    let mut dev = DeviceBuffer::<u32>::from_host(&d, &vec![u32::MAX; dp * h]).unwrap();
+    dev.copy_2d_from_host(dp, &src, sp, w, h).unwrap();
+    let got = dev.to_vec().unwrap();
+    for r in 0..h {
+        for c in 0..dp {
+            let want = if c < w { src[r * sp + c] } else { u32::MAX };
+            assert_eq!(got[r * dp + c], want, "row {r} col {c}");
+        }
+    }
+    let mut back = vec![0u32; w * h];
+    dev.copy_2d_to_host(dp, &mut back, w, w, h).unwrap();
+    for r in 0..h {
+        assert_eq!(&back[r * w..r * w + w], &src[r * sp..r * sp + w]);
+    }
+    assert!(matches!(
+        dev.copy_2d_from_host(dp, &src[..10], sp, w, h),
+        Err(Error::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        dev.copy_2d_to_host(dp, &mut back, 2, w, h),
+        Err(Error::InvalidArgument { .. })
+    ));
+}
+
+#[test]
+fn managed_prefetch_and_advice_where_supported() {
+    let d = device();
+    let concurrent = d
+        .attribute(hip::sys::hipDeviceAttributeConcurrentManagedAccess)
+        .unwrap()
+        != 0;
+    let mut m = ManagedBuffer::<u32>::zeroed(&d, 1 << 20).unwrap();
+    m.as_mut_slice().unwrap().fill(7);
+    let s = Stream::new(&d).unwrap();
+    let r = m
+        .advise(MemAdvice::SetReadMostly, Some(&d))
+        .and_then(|()| m.prefetch_async(Some(&d), &s))
+        .and_then(|()| m.prefetch_async(None, &s));
+    if concurrent {
+        r.unwrap();
+        s.synchronize().unwrap();
+        m.advise(MemAdvice::UnsetReadMostly, Some(&d)).unwrap();
+    } else {
+        assert!(matches!(r, Err(Error::NotSupported { .. })), "{r:?}");
+    }
+    assert!(m.as_slice().unwrap().iter().all(|&v| v == 7));
+    assert_eq!(m.len(), 1 << 20);
+}

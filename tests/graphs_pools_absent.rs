@@ -1,0 +1,49 @@
+//! The new calls on any machine: the staging switch, and the runtime's own error where no device exists.
+use hip::memory::staging::{self, StagingConfig};
+use hip::Device;
+
+#[test]
+fn staging_is_configurable_and_off_with_one_setting() {
+    let default = staging::config();
+    assert!(default.threads >= 1 && default.threads <= 4, "{default:?}");
+    assert!(default.buffers >= 2 && default.chunk_bytes >= 64 << 10);
+    assert!(default.threshold_bytes >= default.chunk_bytes);
+    staging::set_config(StagingConfig::disabled());
+    assert!(!staging::config().enabled);
+    staging::set_config(StagingConfig {
+        threads: 1000,
+        buffers: 1,
+        ..default
+    });
+    let c = staging::config();
+    assert_eq!((c.threads, c.buffers), (16, 2), "capped and sanitised");
+    staging::set_config(default);
+    assert_eq!(staging::config(), default);
+}
+
+#[test]
+fn pool_calls_answer_with_the_runtime_error_or_a_value() {
+    let pool = hip::result::pool::device_default_mem_pool(0);
+    match Device::count() {
+        Ok(_) => {
+            let d = Device::get(0).unwrap();
+            let pools = d
+                .attribute(hip::sys::hipDeviceAttributeMemoryPoolsSupported)
+                .unwrap();
+            assert_eq!(pool.is_ok(), pools != 0, "{pool:?}");
+        }
+        Err(_) => {
+            let err = pool.unwrap_err();
+            assert!(
+                err.to_string().contains("hipDeviceGetDefaultMemPool"),
+                "{err}"
+            );
+            assert!(err.hip_code().is_some(), "the raw code is kept: {err}");
+        }
+    }
+    assert_eq!(
+        hip::graph::SUPPORTED,
+        hip::PLATFORM == "amd",
+        "graphs exist on AMD and are refused on NVIDIA"
+    );
+}
