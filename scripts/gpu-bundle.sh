@@ -18,7 +18,9 @@ for l in sys.stdin:
     if m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["kind"]==["test"] and m["package_id"].find("hip-rs")>=0:
         print(m["executable"], m["target"]["name"])' | while read -r exe name; do
         # AMD-only test files (offline gfx90a compiles) hold no tests on NVIDIA: leave them out.
-        if ! grep -q '^#!\[cfg(hip_platform = "amd")\]' "tests/$name.rs"; then cp "$exe" "$out/bin/test-$name"; fi
+        # So are files for features this bundle does not build (dynamic-loading, gpu-multi: see their scripts).
+        if grep -qE '^#!\[cfg\((hip_platform = "amd"|feature = "(dynamic-loading|gpu-multi)")\)\]' "tests/$name.rs"; then continue; fi
+        cp "$exe" "$out/bin/test-$name"
     done
 for ex in vector_add device_query rtc_lowered_names rtc_link streams_events inspect_code_object pool_release; do
     cp "$CARGO_TARGET_DIR/debug/examples/$ex" "$out/bin/example-$ex"
@@ -48,9 +50,14 @@ if command -v compute-sanitizer >/dev/null; then
         echo "=== memcheck $(basename "$t")"
         # Memory errors only: the tests provoke API errors on purpose (unknown kernel names, bad images,
         # bad launches), which --report-api-errors would count. The full log shows what was checked.
-        compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$t" --test-threads=1 \
-            > "$here/memcheck-$(basename "$t").log" 2>&1 || fail=1
-        grep -E "ERROR SUMMARY|test result" "$here/memcheck-$(basename "$t").log"
+        log="$here/memcheck-$(basename "$t").log"
+        if ! compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$t" --test-threads=1 \
+            > "$log" 2>&1; then
+            # A binary that never calls the CUDA runtime (PTX parsing only) gives the sanitizer nothing to
+            # check: it says so and exits non-zero. That is not a memory error.
+            if grep -q "ERROR SUMMARY" "$log" || ! grep -q "test result: ok" "$log"; then fail=1; fi
+        fi
+        grep -E "ERROR SUMMARY|test result|Target application" "$log"
     done
 else
     echo "compute-sanitizer not found"; fail=1
