@@ -46,12 +46,14 @@ pub mod event;
 pub mod launch;
 pub mod memory;
 pub mod module;
+#[cfg(feature = "rccl")]
+pub mod rccl;
 pub mod result;
 pub mod rtc;
 pub mod stream;
 
 pub use device::{driver_version, runtime_version, Device, DeviceProperties};
-pub use error::{Error, HipErrorCode, Result, RtcErrorCode, Status};
+pub use error::{Error, HipErrorCode, NcclErrorCode, Result, RtcErrorCode, Status};
 pub use event::Event;
 pub use launch::{Dim3, KernelArg, LaunchArgs, LaunchConfig};
 pub use memory::{

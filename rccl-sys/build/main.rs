@@ -59,6 +59,11 @@ fn main() {
         );
     }
     clang_args.push(format!("-I{}", found.include.display()));
+    if nvidia {
+        // nccl.h lists ncclBfloat16 only where cuda_bf16.h defined this, which it does for C++ alone; the
+        // library (built with CUDA 11) has the type either way.
+        clang_args.push("-D__CUDA_BF16_TYPES_EXIST__".into());
+    }
     let header = if nvidia {
         found.include.join("nccl.h")
     } else {
