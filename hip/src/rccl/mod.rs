@@ -60,6 +60,8 @@ use crate::stream::Stream;
 use rccl_sys as sys;
 use std::ffi::c_void;
 
+/// The `half` crate, whose [`half::f16`] and [`half::bf16`] are the 16-bit float element types.
+pub use half;
 /// The raw bindings (`rccl-sys`).
 pub use rccl_sys;
 
