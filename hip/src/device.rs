@@ -151,18 +151,18 @@ impl Device {
 
     /// Let this device access `peer`'s memory. Enabling it twice is `hipErrorPeerAccessAlreadyEnabled`
     /// ([`ensure_peer_access`](Self::ensure_peer_access) accepts that). A device is not its own peer
-    /// ([`Error::InvalidArgument`](crate::Error::InvalidArgument)), and a pair the hardware cannot map is
-    /// [`Error::NotSupported`](crate::Error::NotSupported), both before HIP is asked to enable anything.
+    /// ([`Error::InvalidArgument`]), and a pair the hardware cannot map is
+    /// [`Error::NotSupported`], both before HIP is asked to enable anything.
     pub fn enable_peer_access(&self, peer: &Device) -> Result<()> {
         if peer.0.ordinal == self.0.ordinal {
-            return Err(crate::Error::InvalidArgument {
+            return Err(Error::InvalidArgument {
                 what: "peer device",
                 value: peer.0.ordinal.to_string(),
                 reason: "a device is not its own peer; give another device".into(),
             });
         }
         if !self.can_access_peer(peer)? {
-            return Err(crate::Error::NotSupported {
+            return Err(Error::NotSupported {
                 what: "peer access",
                 reason: "hipDeviceCanAccessPeer says this device cannot map the peer's memory \
                          (peer copies still work, staged through the host)",

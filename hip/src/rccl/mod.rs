@@ -58,7 +58,6 @@ use crate::event::same_device;
 use crate::memory::{check_len, DeviceCopy, DeviceMemory, DeviceMemoryMut};
 use crate::stream::Stream;
 use rccl_sys as sys;
-use std::ffi::c_void;
 
 /// The `half` crate, whose [`half::f16`] and [`half::bf16`] are the 16-bit float element types.
 pub use half;
@@ -486,7 +485,7 @@ impl Comm {
         let peer = self.check_rank("recv peer", peer)?;
         let c = self.call::<T>("recv", buf.len(), stream)?;
         // SAFETY: device memory of `count` elements on this device.
-        unsafe { result::recv(buf.device_ptr() as *mut c_void, peer, c) }
+        unsafe { result::recv(buf.device_ptr(), peer, c) }
     }
 }
 
