@@ -475,6 +475,19 @@ fn two_processes_exchange_the_unique_id_through_a_file() {
         .env(ID_FILE, &path)
         .spawn()
         .unwrap();
+    // Rank 0's Comm::new blocks until rank 1 joins: if the child dies first, fail instead of hanging.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let status = child.wait_with_output().map(|o| o.status);
+        match &status {
+            Ok(s) if s.success() => {}
+            other => {
+                eprintln!("the rank-1 process failed: {other:?}");
+                std::process::exit(1);
+            }
+        }
+        let _ = tx.send(status);
+    });
     let d0 = Device::get(0).unwrap();
     let comm = Comm::new(&d0, &id, 0, 2).unwrap();
     let s = Stream::new(&d0).unwrap();
@@ -485,12 +498,8 @@ fn two_processes_exchange_the_unique_id_through_a_file() {
     let mut root = DeviceBuffer::from_host(&d0, &mine).unwrap();
     comm.broadcast(&mut root, 0, &s).unwrap();
     s.synchronize().unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "the rank-1 process failed: {:?}",
-        out.status
-    );
+    let status = rx.recv().unwrap().unwrap();
+    assert!(status.success(), "the rank-1 process failed: {status:?}");
     let want: Vec<i32> = mine
         .iter()
         .zip(random_i32(2, 1 << 16))
