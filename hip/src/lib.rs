@@ -33,6 +33,12 @@
 //!   upward with `Arc`: buffers, streams and events hold their [`Device`]; functions and globals hold their
 //!   [`Module`]. Nothing panics in `Drop`, and nothing is freed while queued work may use it.
 //!
+//! # Several GPUs
+//!
+//! Peer copies ([`Stream::copy_peer_async`], [`Device::enable_peer_access`]) are always there; collectives
+//! over RCCL (NCCL on HIP's NVIDIA platform) are the `rccl` module, behind the `rccl` feature (see
+//! `docs/MULTI_GPU.md`).
+//!
 //! # Errors
 //!
 //! Every failure is an [`Error`] that keeps the raw `hipError_t` / `hiprtcResult` (unknown values
