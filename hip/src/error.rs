@@ -407,7 +407,7 @@ pub enum Error {
         /// What went wrong (a HIP error, or a path with a NUL byte).
         source: Box<Error>,
     },
-    /// An RCCL (or NCCL) call failed: [`crate::rccl`].
+    /// An RCCL (or NCCL) call failed (the `rccl` module, feature `rccl`).
     #[error("{call} failed: {code}: {message}")]
     Nccl {
         /// The function that failed, e.g. `"ncclAllReduce"`.
