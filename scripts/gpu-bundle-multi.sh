@@ -43,8 +43,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 for f in "$here"/lib/*.xz; do [ -f "${f%.xz}" ] || xz -dk "$f"; done
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # NCCL 2.21.5 for CUDA 11 has no sm_90 cubins: the driver JIT-compiles its PTX once; keep that in a cache
-# every process of the run shares, and load kernels lazily.
-export CUDA_CACHE_PATH="$here/.nv-cache" CUDA_CACHE_MAXSIZE=4294967296 CUDA_MODULE_LOADING=LAZY
+# every process shares, outside the bundle so a re-sent bundle keeps it, and load kernels lazily.
+export CUDA_CACHE_PATH="${CUDA_CACHE_PATH:-/tmp/hip-rs-nv-cache}" CUDA_CACHE_MAXSIZE=4294967296 CUDA_MODULE_LOADING=LAZY
 fail=0
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader || true
 nvidia-smi topo -m 2>/dev/null | head -4 || true
