@@ -50,13 +50,20 @@ impl Stream {
                 self.raw(),
             )?
         };
-        if src_dev != dst_dev {
-            let done = Event::new(self.device())?;
-            done.record(self)?;
-            src.device().bind()?;
-            // SAFETY: the null stream of the current (source) device and a recorded event.
-            unsafe { result::stream_wait_event(std::ptr::null_mut(), done.raw())? };
-        }
-        Ok(())
+        source_waits(self, src.device())
     }
+}
+
+/// When `src_device` is not `stream`'s, make `src_device`'s default stream wait for the work just queued on
+/// `stream`: freeing memory of `src_device` and its synchronous operations wait for that device's queued
+/// work, and so now for this copy too.
+pub(super) fn source_waits(stream: &Stream, src_device: &crate::Device) -> Result<()> {
+    if src_device.ordinal() == stream.device().ordinal() {
+        return Ok(());
+    }
+    let done = Event::new(stream.device())?;
+    done.record(stream)?;
+    src_device.bind()?;
+    // SAFETY: the null stream of the current (source) device and a recorded event.
+    unsafe { result::stream_wait_event(std::ptr::null_mut(), done.raw()) }
 }
