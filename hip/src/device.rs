@@ -149,10 +149,35 @@ impl Device {
         result::can_access_peer(self.0.ordinal, peer.0.ordinal)
     }
 
-    /// Let this device access `peer`'s memory. Enabling it twice is `hipErrorPeerAccessAlreadyEnabled`.
+    /// Let this device access `peer`'s memory. Enabling it twice is `hipErrorPeerAccessAlreadyEnabled`
+    /// ([`ensure_peer_access`](Self::ensure_peer_access) accepts that). A device is not its own peer
+    /// ([`Error::InvalidArgument`]), and a pair the hardware cannot map is
+    /// [`Error::NotSupported`], both before HIP is asked to enable anything.
     pub fn enable_peer_access(&self, peer: &Device) -> Result<()> {
+        if peer.0.ordinal == self.0.ordinal {
+            return Err(Error::InvalidArgument {
+                what: "peer device",
+                value: peer.0.ordinal.to_string(),
+                reason: "a device is not its own peer; give another device".into(),
+            });
+        }
+        if !self.can_access_peer(peer)? {
+            return Err(Error::NotSupported {
+                what: "peer access",
+                reason: "hipDeviceCanAccessPeer says this device cannot map the peer's memory \
+                         (peer copies still work, staged through the host)",
+            });
+        }
         self.bind()?;
         result::enable_peer_access(peer.0.ordinal)
+    }
+
+    /// [`enable_peer_access`](Self::enable_peer_access), where access already enabled is success.
+    pub fn ensure_peer_access(&self, peer: &Device) -> Result<()> {
+        match self.enable_peer_access(peer) {
+            Err(e) if e.hip_code().map(|c| c.0) == Some(704) => Ok(()),
+            r => r,
+        }
     }
 
     /// The device's default (null) stream.

@@ -35,6 +35,7 @@
 //! | [`Error::Comgr`] (comgr, HIP's code object manager) | `hip_error` (520) |
 //! | [`Error::LibraryNotFound`] | `backend_not_available` (501) |
 //! | [`Error::Io`] | `not_found` (1) for a missing file, else `operation_failed` (600) |
+//! | [`Error::Nccl`] (RCCL / NCCL, feature `rccl`) | `nccl_error` (540), every code |
 
 use hip_sys::hipError_t;
 use hiprtc_sys::hiprtcResult;
@@ -216,6 +217,45 @@ impl fmt::Display for Status {
     }
 }
 
+/// A raw `ncclResult_t` value from RCCL (or NCCL on HIP's NVIDIA platform), kept exactly as returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NcclErrorCode(pub u32);
+
+impl NcclErrorCode {
+    /// The C enumerator's name (`"ncclInvalidArgument"`), for the codes RCCL 7.2 and NCCL 2.21 list.
+    pub fn name(self) -> Option<&'static str> {
+        const NAMES: [&str; 8] = [
+            "ncclSuccess",
+            "ncclUnhandledCudaError",
+            "ncclSystemError",
+            "ncclInternalError",
+            "ncclInvalidArgument",
+            "ncclInvalidUsage",
+            "ncclRemoteError",
+            "ncclInProgress",
+        ];
+        NAMES.get(self.0 as usize).copied()
+    }
+
+    /// Always [`Status::NcclError`] (540), as DTL maps its NCCL integration; [`Status::Ok`] for 0.
+    pub fn status(self) -> Status {
+        if self.0 == 0 {
+            Status::Ok
+        } else {
+            Status::NcclError
+        }
+    }
+}
+
+impl fmt::Display for NcclErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(n) => write!(f, "{n} ({})", self.0),
+            None => write!(f, "ncclResult_t {}", self.0),
+        }
+    }
+}
+
 /// Every failure this crate reports.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -367,6 +407,16 @@ pub enum Error {
         /// What went wrong (a HIP error, or a path with a NUL byte).
         source: Box<Error>,
     },
+    /// An RCCL (or NCCL) call failed (the `rccl` module, feature `rccl`).
+    #[error("{call} failed: {code}: {message}")]
+    Nccl {
+        /// The function that failed, e.g. `"ncclAllReduce"`.
+        call: &'static str,
+        /// The raw `ncclResult_t` it returned.
+        code: NcclErrorCode,
+        /// The library's `ncclGetErrorString` for the code, and its last error detail where it has one.
+        message: String,
+    },
     /// An argument this crate refuses before HIP or HIPRTC sees it.
     #[error("invalid {what} {value:?}: {reason}")]
     InvalidArgument {
@@ -499,6 +549,7 @@ impl Error {
             Error::UntrackedCopy => Status::InvalidState,
             Error::Comgr { .. } => Status::HipError,
             Error::LibraryNotFound { .. } => Status::BackendNotAvailable,
+            Error::Nccl { code, .. } => code.status(),
             Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 Status::NotFound
             }
@@ -519,6 +570,14 @@ impl Error {
     pub fn rtc_code(&self) -> Option<RtcErrorCode> {
         match self {
             Error::Rtc { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// The raw `ncclResult_t`, for an RCCL / NCCL failure.
+    pub fn nccl_code(&self) -> Option<NcclErrorCode> {
+        match self {
+            Error::Nccl { code, .. } => Some(*code),
             _ => None,
         }
     }

@@ -35,6 +35,12 @@
 //!   upward with `Arc`: buffers, streams and events hold their [`Device`]; functions and globals hold their
 //!   [`Module`]. Nothing panics in `Drop`, and nothing is freed while queued work may use it.
 //!
+//! # Several GPUs
+//!
+//! Peer copies ([`Stream::copy_peer_async`], [`Device::enable_peer_access`]) are always there; collectives
+//! over RCCL (NCCL on HIP's NVIDIA platform) are the `rccl` module, behind the `rccl` feature (see
+//! `docs/MULTI_GPU.md`).
+//!
 //! # Errors
 //!
 //! Every failure is an [`Error`] that keeps the raw `hipError_t` / `hiprtcResult` (unknown values
@@ -51,13 +57,15 @@ pub mod launch;
 pub mod memory;
 pub mod module;
 mod occupancy;
+#[cfg(feature = "rccl")]
+pub mod rccl;
 pub mod result;
 pub mod rtc;
 pub mod stream;
 
 pub use code_object::CodeObject;
 pub use device::{driver_version, runtime_version, Device, DeviceProperties};
-pub use error::{Error, HipErrorCode, Result, RtcErrorCode, Status};
+pub use error::{Error, HipErrorCode, NcclErrorCode, Result, RtcErrorCode, Status};
 pub use event::Event;
 pub use graph::{Capture, CaptureMode, Graph, GraphExec};
 pub use host_fn::{HostFnHandle, HostFnState};

@@ -189,6 +189,25 @@ pub unsafe fn memcpy_async(
     )
 }
 
+/// `hipMemcpyPeerAsync`: `bytes` from `src` on device `src_device` to `dst` on `dst_device`.
+///
+/// # Safety
+/// Both pointers are device memory of their devices, valid for `bytes` until the copy on `stream`
+/// completes.
+pub unsafe fn memcpy_peer_async(
+    dst: *mut c_void,
+    dst_device: i32,
+    src: *const c_void,
+    src_device: i32,
+    bytes: usize,
+    stream: sys::hipStream_t,
+) -> Result<()> {
+    check(
+        "hipMemcpyPeerAsync",
+        sys::hipMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, stream),
+    )
+}
+
 /// `hipMemset` (bytes).
 ///
 /// # Safety

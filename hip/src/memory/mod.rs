@@ -53,6 +53,7 @@ macro_rules! device_memory {
 mod device;
 mod managed;
 mod ops;
+mod peer;
 mod pinned;
 mod pool;
 pub mod staging;
@@ -87,6 +88,9 @@ macro_rules! device_copy {
     ($($t:ty),*) => { $(unsafe impl DeviceCopy for $t {})* };
 }
 device_copy!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
+// 16-bit floats (the `half` crate, with the `rccl` feature): every bit pattern is a value.
+#[cfg(feature = "rccl")]
+device_copy!(half::f16, half::bf16);
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 
 mod sealed {

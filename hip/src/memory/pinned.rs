@@ -211,7 +211,8 @@ impl Stream {
     }
 
     /// Queue a device-to-device copy between memories of the same length. `dst` is on the stream's device;
-    /// `src` may be on another one (a peer copy).
+    /// `src` may be on another one (a peer copy): that device's default stream then waits for the copy, as
+    /// with [`Stream::copy_peer_async`], so freeing `src` waits for it.
     pub fn copy_device_async<T: DeviceCopy>(
         &self,
         src: &impl DeviceMemory<T>,
@@ -230,8 +231,10 @@ impl Stream {
                 src.byte_len(),
                 sys::hipMemcpyDeviceToDevice,
                 self.raw(),
-            )
-        }
+            )?
+        };
+        // A peer source: its device waits for the copy, so freeing it cannot come first.
+        super::peer::source_waits(self, src.device())
     }
 
     /// Queue setting every byte of `dst` to `value`.

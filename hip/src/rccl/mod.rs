@@ -1,0 +1,511 @@
+//! Collectives over several GPUs through RCCL, ROCm's collective communication library (NCCL's API), or
+//! NCCL itself on HIP's NVIDIA platform. Feature `rccl`; see `docs/MULTI_GPU.md`.
+//!
+//! Two ways to make communicators:
+//!
+//! - one process driving several GPUs: [`Comm::init_all`] gives one communicator per device;
+//! - one process (or thread) per GPU: rank 0 makes a [`UniqueId`], hands its bytes
+//!   ([`UniqueId::as_bytes`]) to the others by any channel (a file, a socket, MPI), and every rank calls
+//!   [`Comm::new`]`(device, id, rank, nranks)`.
+//!
+//! ```no_run
+//! use hip::prelude::*;
+//! use hip::rccl::{group, Comm, ReduceOp};
+//!
+//! let devices = [Device::get(0)?, Device::get(1)?];
+//! let comms = Comm::init_all(&devices)?;
+//! let mut bufs = Vec::new();
+//! let mut streams = Vec::new();
+//! for d in &devices {
+//!     bufs.push(DeviceBuffer::from_host(d, &[1.0f32; 1024])?);
+//!     streams.push(Stream::new(d)?);
+//! }
+//! // One process driving several devices: the calls of one collective go in one group.
+//! group(|| {
+//!     for ((comm, buf), stream) in comms.iter().zip(&mut bufs).zip(&streams) {
+//!         comm.all_reduce_in_place(buf, ReduceOp::Sum, stream)?;
+//!     }
+//!     Ok(())
+//! })?;
+//! for s in &streams { s.synchronize()?; }
+//! assert_eq!(bufs[0].to_vec()?[0], 2.0);
+//! # Ok::<(), hip::Error>(())
+//! ```
+//!
+//! # What is checked, and what keeps it sound
+//!
+//! Before any call: the stream and every buffer are on the communicator's device
+//! ([`Error::DeviceMismatch`]), lengths agree with the collective's shape ([`Error::LengthMismatch`]:
+//! `all_gather` receives `nranks` times what it sends, `reduce_scatter` the reverse), and roots and peers
+//! are ranks of the communicator ([`Error::InvalidArgument`]). Every `ncclResult_t` other than success is an
+//! [`Error::Nccl`] keeping the raw code, with DTL status `nccl_error` (540).
+//!
+//! Collectives are queued on a [`Stream`] and return at once. They take device memory only, which stays
+//! safe while queued work uses it for the reasons the [`memory`](crate::memory) module gives: synchronous
+//! operations on a buffer first wait for all work queued on its device, and freeing a buffer waits for that
+//! work too. Read results with [`Stream::synchronize`] or after any synchronous copy.
+//!
+//! A collective completes only when every rank has queued its part: in one process driving several
+//! devices, queue the parts inside [`group`] (otherwise the first call may wait forever for the others).
+
+mod result;
+
+pub use self::result::version as raw_version;
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::event::same_device;
+use crate::memory::{check_len, DeviceCopy, DeviceMemory, DeviceMemoryMut};
+use crate::stream::Stream;
+use rccl_sys as sys;
+
+/// The `half` crate, whose [`half::f16`] and [`half::bf16`] are the 16-bit float element types.
+pub use half;
+/// The raw bindings (`rccl-sys`).
+pub use rccl_sys;
+
+/// `"rccl"` on AMD, `"nccl"` on HIP's NVIDIA platform: the library this crate was built against.
+pub const LIBRARY: &str = sys::LIBRARY;
+
+/// Element types RCCL / NCCL reduce and move: `i8`, `u8`, `i32`, `u32`, `i64`, `u64`, `f32`, `f64`,
+/// [`half::f16`] and [`half::bf16`].
+///
+/// # Safety
+/// `DATA_TYPE` is the `ncclDataType_t` whose element has exactly this type's size and representation.
+pub unsafe trait NcclType: DeviceCopy {
+    /// The `ncclDataType_t` of this type.
+    const DATA_TYPE: sys::ncclDataType_t;
+}
+
+macro_rules! nccl_type {
+    ($($t:ty => $v:ident),* $(,)?) => {
+        $(
+            // SAFETY: the NCCL type of the same width and representation.
+            unsafe impl NcclType for $t { const DATA_TYPE: sys::ncclDataType_t = sys::$v; }
+        )*
+    };
+}
+nccl_type!(i8 => ncclInt8, u8 => ncclUint8, i32 => ncclInt32, u32 => ncclUint32, i64 => ncclInt64,
+    u64 => ncclUint64, f32 => ncclFloat32, f64 => ncclFloat64, half::f16 => ncclFloat16,
+    half::bf16 => ncclBfloat16);
+
+/// A reduction operator (`ncclRedOp_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// `ncclSum`.
+    Sum,
+    /// `ncclProd`.
+    Prod,
+    /// `ncclMax`.
+    Max,
+    /// `ncclMin`.
+    Min,
+    /// `ncclAvg` (sum divided by the number of ranks).
+    Avg,
+}
+
+impl ReduceOp {
+    /// The C value.
+    pub fn raw(self) -> sys::ncclRedOp_t {
+        match self {
+            ReduceOp::Sum => sys::ncclSum,
+            ReduceOp::Prod => sys::ncclProd,
+            ReduceOp::Max => sys::ncclMax,
+            ReduceOp::Min => sys::ncclMin,
+            ReduceOp::Avg => sys::ncclAvg,
+        }
+    }
+}
+
+/// The library's version as `(major, minor, patch)` (`ncclGetVersion`).
+pub fn version() -> Result<(u32, u32, u32)> {
+    let v = result::version()? as u32;
+    // From 2.9 NCCL encodes major * 10000 + minor * 100 + patch.
+    Ok((v / 10000, (v % 10000) / 100, v % 100))
+}
+
+/// The id that joins ranks of several processes into one communicator (`ncclUniqueId`, 128 bytes).
+///
+/// Made on one rank ([`UniqueId::new`]) and passed to the others as bytes.
+#[derive(Clone, Copy)]
+pub struct UniqueId(sys::ncclUniqueId);
+
+impl UniqueId {
+    /// Size of the id in bytes (`NCCL_UNIQUE_ID_BYTES`).
+    pub const BYTES: usize = 128;
+
+    /// A fresh id (`ncclGetUniqueId`): call on rank 0, then send [`as_bytes`](Self::as_bytes) to the others.
+    pub fn new() -> Result<UniqueId> {
+        Ok(UniqueId(result::get_unique_id()?))
+    }
+
+    /// The id's bytes, to pass to the other ranks.
+    pub fn as_bytes(&self) -> [u8; Self::BYTES] {
+        self.0.internal.map(|c| c as u8)
+    }
+
+    /// The id from the bytes rank 0 sent; exactly [`UniqueId::BYTES`] of them.
+    pub fn from_bytes(bytes: &[u8]) -> Result<UniqueId> {
+        check_len("UniqueId::from_bytes", Self::BYTES, bytes.len())?;
+        let mut id = sys::ncclUniqueId::default();
+        for (d, s) in id.internal.iter_mut().zip(bytes) {
+            *d = *s as _;
+        }
+        Ok(UniqueId(id))
+    }
+}
+
+impl std::fmt::Debug for UniqueId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("UniqueId(..)")
+    }
+}
+
+/// A communicator: one rank of a clique, bound to one device (`ncclComm_t`). Dropping it destroys it
+/// (`ncclCommDestroy`); [`Comm::abort`] stops queued work instead.
+///
+/// `Send` but not `Sync`: NCCL does not allow concurrent calls on one communicator.
+#[derive(Debug)]
+pub struct Comm {
+    raw: sys::ncclComm_t,
+    device: Device,
+    rank: usize,
+    nranks: usize,
+}
+
+// SAFETY: a communicator may be used from any thread, one at a time (&mut or a single owner); not Sync.
+unsafe impl Send for Comm {}
+
+fn rank_i32(what: &'static str, v: usize) -> Result<i32> {
+    i32::try_from(v).map_err(|_| Error::InvalidArgument {
+        what,
+        value: v.to_string(),
+        reason: "does not fit an int".into(),
+    })
+}
+
+impl Comm {
+    /// One communicator per device, for one process driving all of them (`ncclCommInitAll`). Rank `i` is
+    /// `devices[i]`. Refuses an empty list and a device given twice.
+    pub fn init_all(devices: &[Device]) -> Result<Vec<Comm>> {
+        if devices.is_empty() {
+            return Err(Error::InvalidArgument {
+                what: "device list",
+                value: "[]".into(),
+                reason: "a communicator needs at least one device".into(),
+            });
+        }
+        let mut ordinals = Vec::with_capacity(devices.len());
+        for d in devices {
+            let o = rank_i32("device ordinal", d.ordinal())?;
+            if ordinals.contains(&o) {
+                return Err(Error::InvalidArgument {
+                    what: "device list",
+                    value: format!(
+                        "{:?}",
+                        devices.iter().map(Device::ordinal).collect::<Vec<_>>()
+                    ),
+                    reason: format!("device {o} appears twice; each rank needs its own device"),
+                });
+            }
+            ordinals.push(o);
+        }
+        for d in devices {
+            d.bind()?; // creates the device's context (CUDA 11 makes it lazily)
+        }
+        let raws = result::comm_init_all(&ordinals)?;
+        let n = devices.len();
+        Ok(raws
+            .into_iter()
+            .zip(devices)
+            .enumerate()
+            .map(|(rank, (raw, d))| Comm {
+                raw,
+                device: d.clone(),
+                rank,
+                nranks: n,
+            })
+            .collect())
+    }
+
+    /// One communicator for every visible device: [`Comm::init_all`] over `Device::get(0..count)`. With no
+    /// device this is the runtime's `hipErrorNoDevice` or an [`Error::InvalidArgument`] for zero devices.
+    pub fn init_all_visible() -> Result<Vec<Comm>> {
+        let n = Device::count()?;
+        let devices = (0..n).map(Device::get).collect::<Result<Vec<_>>>()?;
+        Comm::init_all(&devices)
+    }
+
+    /// Rank `rank` of `nranks` on `device`, joining the clique of `id` (`ncclCommInitRank`). Blocks until
+    /// every rank has joined: in one process creating several ranks, call it inside [`group`].
+    pub fn new(device: &Device, id: &UniqueId, rank: usize, nranks: usize) -> Result<Comm> {
+        if nranks == 0 || rank >= nranks {
+            return Err(Error::InvalidArgument {
+                what: "rank",
+                value: rank.to_string(),
+                reason: format!(
+                    "must be below the number of ranks ({nranks}), which must be at least 1"
+                ),
+            });
+        }
+        let (r, n) = (
+            rank_i32("rank", rank)?,
+            rank_i32("number of ranks", nranks)?,
+        );
+        device.bind()?;
+        let raw = result::comm_init_rank(n, id.0, r)?;
+        Ok(Comm {
+            raw,
+            device: device.clone(),
+            rank,
+            nranks,
+        })
+    }
+
+    /// This communicator's rank.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// The number of ranks in the clique.
+    pub fn size(&self) -> usize {
+        self.nranks
+    }
+
+    /// The device this rank runs on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The raw `ncclComm_t`, still owned by this value.
+    pub fn raw(&self) -> sys::ncclComm_t {
+        self.raw
+    }
+
+    /// The communicator's asynchronous error state (`ncclCommGetAsyncError`): `Ok(())` while none has
+    /// happened (or an operation is still in progress), else the error, e.g. a peer that went away. After an
+    /// error, [`Comm::abort`] the communicator.
+    pub fn async_error(&self) -> Result<()> {
+        // SAFETY: self.raw is live.
+        let state = unsafe { result::comm_get_async_error(self.raw)? };
+        if state == sys::ncclResult_t::ncclSuccess || state == sys::ncclResult_t::ncclInProgress {
+            Ok(())
+        } else {
+            Err(result::error(
+                "ncclCommGetAsyncError (asynchronous error)",
+                state,
+                self.raw,
+            ))
+        }
+    }
+
+    /// Stop the communicator's queued and running operations and free it (`ncclCommAbort`), e.g. after an
+    /// [`async_error`](Self::async_error) or when a peer hangs.
+    pub fn abort(self) -> Result<()> {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: the communicator is live and, with Drop suppressed, never used again.
+        let r = unsafe { result::comm_abort(this.raw) };
+        // SAFETY: the device handle is moved out exactly once and `this` is not used again.
+        drop(unsafe { std::ptr::read(&this.device) });
+        r
+    }
+
+    fn call<T: NcclType>(
+        &self,
+        what: &'static str,
+        count: usize,
+        stream: &Stream,
+    ) -> Result<result::Call> {
+        same_device(what, stream.device(), &self.device)?;
+        self.device.bind()?;
+        Ok(result::Call {
+            count,
+            dtype: T::DATA_TYPE,
+            comm: self.raw,
+            stream: stream.raw(),
+        })
+    }
+
+    fn on_device<T: DeviceCopy>(
+        &self,
+        what: &'static str,
+        mem: &impl DeviceMemory<T>,
+    ) -> Result<()> {
+        if mem.device().ordinal() == self.device.ordinal() {
+            Ok(())
+        } else {
+            Err(Error::DeviceMismatch {
+                what,
+                stream: self.device.ordinal(),
+                other: mem.device().ordinal(),
+            })
+        }
+    }
+
+    fn check_rank(&self, what: &'static str, r: usize) -> Result<i32> {
+        if r < self.nranks {
+            rank_i32(what, r)
+        } else {
+            Err(Error::InvalidArgument {
+                what,
+                value: r.to_string(),
+                reason: format!("not a rank of this communicator (0..{})", self.nranks),
+            })
+        }
+    }
+
+    /// Sum (or another `op`) of every rank's `send` into every rank's `recv`, of the same length
+    /// (`ncclAllReduce`).
+    pub fn all_reduce<T: NcclType>(
+        &self,
+        send: &impl DeviceMemory<T>,
+        recv: &mut impl DeviceMemoryMut<T>,
+        op: ReduceOp,
+        stream: &Stream,
+    ) -> Result<()> {
+        self.on_device("all_reduce", send)?;
+        self.on_device("all_reduce", recv)?;
+        check_len("all_reduce", send.len(), recv.len())?;
+        let c = self.call::<T>("all_reduce", send.len(), stream)?;
+        // SAFETY: both buffers are device memory of `count` elements on this device (checked above).
+        unsafe { result::all_reduce(send.device_ptr(), recv.device_ptr(), op.raw(), c) }
+    }
+
+    /// [`all_reduce`](Self::all_reduce) with the result replacing `buf`.
+    pub fn all_reduce_in_place<T: NcclType>(
+        &self,
+        buf: &mut impl DeviceMemoryMut<T>,
+        op: ReduceOp,
+        stream: &Stream,
+    ) -> Result<()> {
+        self.on_device("all_reduce_in_place", buf)?;
+        let c = self.call::<T>("all_reduce_in_place", buf.len(), stream)?;
+        // SAFETY: as all_reduce; NCCL allows send == recv.
+        unsafe { result::all_reduce(buf.device_ptr(), buf.device_ptr(), op.raw(), c) }
+    }
+
+    /// Copy `root`'s `buf` into every other rank's `buf`, of the same length on every rank
+    /// (`ncclBroadcast`, in place).
+    pub fn broadcast<T: NcclType>(
+        &self,
+        buf: &mut impl DeviceMemoryMut<T>,
+        root: usize,
+        stream: &Stream,
+    ) -> Result<()> {
+        self.on_device("broadcast", buf)?;
+        let root = self.check_rank("broadcast root", root)?;
+        let c = self.call::<T>("broadcast", buf.len(), stream)?;
+        // SAFETY: device memory of `count` elements on this device.
+        unsafe { result::broadcast(buf.device_ptr(), buf.device_ptr(), root, c) }
+    }
+
+    /// `op` over every rank's `send` into `recv` on `root` (`ncclReduce`). Every rank passes a `recv` of
+    /// `send`'s length; only the root's is written.
+    pub fn reduce<T: NcclType>(
+        &self,
+        send: &impl DeviceMemory<T>,
+        recv: &mut impl DeviceMemoryMut<T>,
+        op: ReduceOp,
+        root: usize,
+        stream: &Stream,
+    ) -> Result<()> {
+        self.on_device("reduce", send)?;
+        self.on_device("reduce", recv)?;
+        check_len("reduce", send.len(), recv.len())?;
+        let root = self.check_rank("reduce root", root)?;
+        let c = self.call::<T>("reduce", send.len(), stream)?;
+        // SAFETY: as all_reduce.
+        unsafe { result::reduce(send.device_ptr(), recv.device_ptr(), op.raw(), root, c) }
+    }
+
+    /// Every rank's `send` concatenated in rank order into every rank's `recv`, which holds
+    /// `send.len() * size()` elements (`ncclAllGather`).
+    pub fn all_gather<T: NcclType>(
+        &self,
+        send: &impl DeviceMemory<T>,
+        recv: &mut impl DeviceMemoryMut<T>,
+        stream: &Stream,
+    ) -> Result<()> {
+        self.on_device("all_gather", send)?;
+        self.on_device("all_gather", recv)?;
+        check_len(
+            "all_gather (receive length = send length x ranks)",
+            send.len().saturating_mul(self.nranks),
+            recv.len(),
+        )?;
+        let c = self.call::<T>("all_gather", send.len(), stream)?;
+        // SAFETY: send holds count and recv count * nranks elements on this device (checked above).
+        unsafe { result::all_gather(send.device_ptr(), recv.device_ptr(), c) }
+    }
+
+    /// `op` over every rank's `send` (`recv.len() * size()` elements); rank `r` receives block `r` of the
+    /// result (`ncclReduceScatter`).
+    pub fn reduce_scatter<T: NcclType>(
+        &self,
+        send: &impl DeviceMemory<T>,
+        recv: &mut impl DeviceMemoryMut<T>,
+        op: ReduceOp,
+        stream: &Stream,
+    ) -> Result<()> {
+        self.on_device("reduce_scatter", send)?;
+        self.on_device("reduce_scatter", recv)?;
+        check_len(
+            "reduce_scatter (send length = receive length x ranks)",
+            recv.len().saturating_mul(self.nranks),
+            send.len(),
+        )?;
+        let c = self.call::<T>("reduce_scatter", recv.len(), stream)?;
+        // SAFETY: recv holds count and send count * nranks elements on this device (checked above).
+        unsafe { result::reduce_scatter(send.device_ptr(), recv.device_ptr(), op.raw(), c) }
+    }
+
+    /// Send `buf` to rank `peer`, which must [`recv`](Self::recv) as many elements (`ncclSend`). Pair it
+    /// with the matching receive inside [`group`] where both would otherwise wait for each other.
+    pub fn send<T: NcclType>(
+        &self,
+        buf: &impl DeviceMemory<T>,
+        peer: usize,
+        stream: &Stream,
+    ) -> Result<()> {
+        self.on_device("send", buf)?;
+        let peer = self.check_rank("send peer", peer)?;
+        let c = self.call::<T>("send", buf.len(), stream)?;
+        // SAFETY: device memory of `count` elements on this device.
+        unsafe { result::send(buf.device_ptr(), peer, c) }
+    }
+
+    /// Receive into `buf` what rank `peer` [`send`](Self::send)s (`ncclRecv`).
+    pub fn recv<T: NcclType>(
+        &self,
+        buf: &mut impl DeviceMemoryMut<T>,
+        peer: usize,
+        stream: &Stream,
+    ) -> Result<()> {
+        self.on_device("recv", buf)?;
+        let peer = self.check_rank("recv peer", peer)?;
+        let c = self.call::<T>("recv", buf.len(), stream)?;
+        // SAFETY: device memory of `count` elements on this device.
+        unsafe { result::recv(buf.device_ptr(), peer, c) }
+    }
+}
+
+impl Drop for Comm {
+    fn drop(&mut self) {
+        let _ = self.device.bind();
+        // SAFETY: self.raw is live and never used again.
+        let _ = unsafe { result::comm_destroy(self.raw) };
+    }
+}
+
+/// Run `f` between `ncclGroupStart` and `ncclGroupEnd`: the calls it queues are launched together when it
+/// returns. Needed when one thread queues the parts of a collective for several devices, for matching
+/// sends and receives, and for [`Comm::new`] of several ranks in one thread. `ncclGroupEnd` runs even if
+/// `f` fails; `f`'s error comes first.
+pub fn group<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
+    result::group_start()?;
+    let r = f();
+    let end = result::group_end();
+    let r = r?;
+    end?;
+    Ok(r)
+}

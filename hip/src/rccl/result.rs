@@ -1,0 +1,234 @@
+//! Each RCCL / NCCL call once, returning [`Result`], owning nothing (the `result` layer for
+//! [`crate::rccl`]). Every function names the C call it wraps; see NCCL's API reference
+//! (<https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/api.html>), which RCCL follows.
+
+use crate::error::{Error, NcclErrorCode, Result};
+use rccl_sys as sys;
+use std::ffi::{c_void, CStr};
+
+/// The error for `code` returned by `call`, with the library's message (and the communicator's last error
+/// detail where `comm` is given).
+pub(crate) fn error(call: &'static str, code: sys::ncclResult_t, comm: sys::ncclComm_t) -> Error {
+    // SAFETY: ncclGetErrorString takes any value and returns a static string (or null).
+    let text = |p: *const std::ffi::c_char| {
+        if p.is_null() {
+            String::new()
+        } else {
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
+    };
+    let mut message = text(unsafe { sys::ncclGetErrorString(code) });
+    // SAFETY: ncclGetLastError accepts a null communicator and returns a string it owns (or null).
+    let last = text(unsafe { sys::ncclGetLastError(comm) });
+    if !last.is_empty() && !message.contains(&last) {
+        message = format!("{message} ({last})");
+    }
+    Error::Nccl {
+        call,
+        code: NcclErrorCode(code.0),
+        message,
+    }
+}
+
+fn check(call: &'static str, code: sys::ncclResult_t) -> Result<()> {
+    check_comm(call, code, std::ptr::null_mut())
+}
+
+fn check_comm(call: &'static str, code: sys::ncclResult_t, comm: sys::ncclComm_t) -> Result<()> {
+    if code == sys::ncclResult_t::ncclSuccess {
+        Ok(())
+    } else {
+        Err(error(call, code, comm))
+    }
+}
+
+/// `ncclGetVersion`: the library's version as `major * 10000 + minor * 100 + patch` (NCCL >= 2.9).
+pub fn version() -> Result<i32> {
+    let mut v = 0;
+    check("ncclGetVersion", unsafe { sys::ncclGetVersion(&mut v) })?;
+    Ok(v)
+}
+
+/// `ncclGetUniqueId`: a fresh id for a new clique (call on rank 0 only).
+pub fn get_unique_id() -> Result<sys::ncclUniqueId> {
+    let mut id = sys::ncclUniqueId::default();
+    check("ncclGetUniqueId", unsafe { sys::ncclGetUniqueId(&mut id) })?;
+    Ok(id)
+}
+
+/// `ncclCommInitAll`: one communicator per device of `devices`, in this process.
+pub fn comm_init_all(devices: &[i32]) -> Result<Vec<sys::ncclComm_t>> {
+    let mut comms = vec![std::ptr::null_mut(); devices.len()];
+    let n = i32::try_from(devices.len()).map_err(|_| Error::InvalidArgument {
+        what: "device count",
+        value: devices.len().to_string(),
+        reason: "more devices than an int holds".into(),
+    })?;
+    check("ncclCommInitAll", unsafe {
+        sys::ncclCommInitAll(comms.as_mut_ptr(), n, devices.as_ptr())
+    })?;
+    Ok(comms)
+}
+
+/// `ncclCommInitRank` on the current device.
+pub fn comm_init_rank(nranks: i32, id: sys::ncclUniqueId, rank: i32) -> Result<sys::ncclComm_t> {
+    let mut comm = std::ptr::null_mut();
+    check("ncclCommInitRank", unsafe {
+        sys::ncclCommInitRank(&mut comm, nranks, id, rank)
+    })?;
+    Ok(comm)
+}
+
+/// `ncclCommDestroy`.
+///
+/// # Safety
+/// `comm` is a live communicator, not used again.
+pub unsafe fn comm_destroy(comm: sys::ncclComm_t) -> Result<()> {
+    check("ncclCommDestroy", unsafe { sys::ncclCommDestroy(comm) })
+}
+
+/// `ncclCommAbort`: stop the communicator's queued operations and free it.
+///
+/// # Safety
+/// `comm` is a live communicator, not used again.
+pub unsafe fn comm_abort(comm: sys::ncclComm_t) -> Result<()> {
+    check("ncclCommAbort", unsafe { sys::ncclCommAbort(comm) })
+}
+
+/// `ncclCommGetAsyncError`: the communicator's asynchronous error state, as a raw code.
+///
+/// # Safety
+/// `comm` is a live communicator.
+pub unsafe fn comm_get_async_error(comm: sys::ncclComm_t) -> Result<sys::ncclResult_t> {
+    let mut state = sys::ncclResult_t::ncclSuccess;
+    check_comm(
+        "ncclCommGetAsyncError",
+        unsafe { sys::ncclCommGetAsyncError(comm, &mut state) },
+        comm,
+    )?;
+    Ok(state)
+}
+
+/// `ncclGroupStart`.
+pub fn group_start() -> Result<()> {
+    check("ncclGroupStart", unsafe { sys::ncclGroupStart() })
+}
+
+/// `ncclGroupEnd`.
+pub fn group_end() -> Result<()> {
+    check("ncclGroupEnd", unsafe { sys::ncclGroupEnd() })
+}
+
+/// The arguments every collective takes after its buffers.
+#[derive(Clone, Copy)]
+pub struct Call {
+    /// Elements per rank as the C function counts them.
+    pub count: usize,
+    /// The element type.
+    pub dtype: sys::ncclDataType_t,
+    /// The communicator.
+    pub comm: sys::ncclComm_t,
+    /// The stream (`hipStream_t`).
+    pub stream: sys::hipStream_t,
+}
+
+/// `ncclAllReduce`.
+///
+/// # Safety
+/// `send` and `recv` are device memory of `c.count` elements on the communicator's device, live until the
+/// work queued on `c.stream` is done; `c.comm` and `c.stream` are live.
+pub unsafe fn all_reduce(
+    send: *const c_void,
+    recv: *mut c_void,
+    op: sys::ncclRedOp_t,
+    c: Call,
+) -> Result<()> {
+    check_comm(
+        "ncclAllReduce",
+        unsafe { sys::ncclAllReduce(send, recv, c.count, c.dtype, op, c.comm, c.stream) },
+        c.comm,
+    )
+}
+
+/// `ncclBroadcast`.
+///
+/// # Safety
+/// As [`all_reduce`]; `send` is read on the root only.
+pub unsafe fn broadcast(send: *const c_void, recv: *mut c_void, root: i32, c: Call) -> Result<()> {
+    check_comm(
+        "ncclBroadcast",
+        unsafe { sys::ncclBroadcast(send, recv, c.count, c.dtype, root, c.comm, c.stream) },
+        c.comm,
+    )
+}
+
+/// `ncclReduce`.
+///
+/// # Safety
+/// As [`all_reduce`]; `recv` is written on the root only.
+pub unsafe fn reduce(
+    send: *const c_void,
+    recv: *mut c_void,
+    op: sys::ncclRedOp_t,
+    root: i32,
+    c: Call,
+) -> Result<()> {
+    check_comm(
+        "ncclReduce",
+        unsafe { sys::ncclReduce(send, recv, c.count, c.dtype, op, root, c.comm, c.stream) },
+        c.comm,
+    )
+}
+
+/// `ncclAllGather`: `c.count` elements sent, `c.count * nranks` received.
+///
+/// # Safety
+/// As [`all_reduce`], with `recv` of `c.count * nranks` elements.
+pub unsafe fn all_gather(send: *const c_void, recv: *mut c_void, c: Call) -> Result<()> {
+    check_comm(
+        "ncclAllGather",
+        unsafe { sys::ncclAllGather(send, recv, c.count, c.dtype, c.comm, c.stream) },
+        c.comm,
+    )
+}
+
+/// `ncclReduceScatter`: `c.count * nranks` elements sent, `c.count` received.
+///
+/// # Safety
+/// As [`all_reduce`], with `send` of `c.count * nranks` elements.
+pub unsafe fn reduce_scatter(
+    send: *const c_void,
+    recv: *mut c_void,
+    op: sys::ncclRedOp_t,
+    c: Call,
+) -> Result<()> {
+    check_comm(
+        "ncclReduceScatter",
+        unsafe { sys::ncclReduceScatter(send, recv, c.count, c.dtype, op, c.comm, c.stream) },
+        c.comm,
+    )
+}
+
+/// `ncclSend` to `peer`.
+///
+/// # Safety
+/// As [`all_reduce`] for `buf`.
+pub unsafe fn send(buf: *const c_void, peer: i32, c: Call) -> Result<()> {
+    check_comm(
+        "ncclSend",
+        unsafe { sys::ncclSend(buf, c.count, c.dtype, peer, c.comm, c.stream) },
+        c.comm,
+    )
+}
+
+/// `ncclRecv` from `peer`.
+///
+/// # Safety
+/// As [`all_reduce`] for `buf`.
+pub unsafe fn recv(buf: *mut c_void, peer: i32, c: Call) -> Result<()> {
+    check_comm(
+        "ncclRecv",
+        unsafe { sys::ncclRecv(buf, c.count, c.dtype, peer, c.comm, c.stream) },
+        c.comm,
+    )
+}
