@@ -39,6 +39,7 @@
 //! included) and answers [`Error::status`] with a DTL-style [`Status`]; see [`error`] for the table.
 #![warn(missing_docs)]
 
+pub mod code_object;
 pub mod device;
 pub mod error;
 pub mod event;
