@@ -479,7 +479,15 @@ impl KernelBuilder {
         }
         if let Some(sm) = &self.nvptx {
             let mut flags = vec![format!("-Ctarget-cpu={sm}")];
-            if !tc.has_bitcode_linker {
+            if tc.has_bitcode_linker {
+                // rustup's llvm-bitcode-linker component, used as rustc's self-contained linker (the
+                // unstable book's recipe; not tried here: Debian's toolchain has no such component).
+                flags.extend([
+                    "-Zunstable-options".into(),
+                    "-Clinker-flavor=llbc".into(),
+                    "-Clink-self-contained=+linker".into(),
+                ]);
+            } else {
                 let linker = self.write_ptx_linker(&tc, &out_dir)?;
                 flags.push(format!("-Clinker={}", linker.display()));
             }
