@@ -550,7 +550,7 @@ impl KernelBuilder {
                 looked_in: library.join("core"),
             });
         }
-        if run_capture(
+        run_capture(
             Command::new(&cargo).arg("-V"),
             "asking cargo for its version",
             || Error::ToolMissing {
@@ -560,17 +560,7 @@ impl KernelBuilder {
                     "Install cargo with the same toolchain as rustc, or pass KernelBuilder::cargo \
                           / HIP_KERNEL_CARGO",
             },
-        )
-        .is_err()
-        {
-            return Err(Error::ToolMissing {
-                tool: format!("cargo ({})", cargo.display()),
-                tried: vec![cargo.display().to_string()],
-                install:
-                    "Install cargo with the same toolchain as rustc, or pass KernelBuilder::cargo \
-                          / HIP_KERNEL_CARGO",
-            });
-        }
+        )?;
         let vendor = library.join("vendor");
         let has_bitcode_linker = sysroot
             .join("lib/rustlib")
@@ -1155,6 +1145,62 @@ mod tests {
         let looked = dir.join("lib/rustlib/src/rust/library/core");
         assert!(
             matches!(&e, Error::RustSrcMissing { looked_in, .. } if *looked_in == looked),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn missing_cargo_clang_and_llvm_tools_are_named() {
+        let dir = std::env::temp_dir().join(format!("hkb-tools-{}", std::process::id()));
+        let core = dir.join("lib/rustlib/src/rust/library/core/src");
+        std::fs::create_dir_all(&core).unwrap();
+        std::fs::write(core.join("lib.rs"), "").unwrap();
+        std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"k\"\n").unwrap();
+        let rustc = fake_rustc(
+            &dir.join("bin"),
+            "rustc 1.98.0-nightly (abc 2026-11-01)",
+            &dir,
+        );
+        let b = KernelBuilder::new(&dir)
+            .out_dir(dir.join("out"))
+            .rustc(&rustc);
+
+        let e = b
+            .clone()
+            .cargo("/nonexistent/cargo")
+            .nvptx("sm_70")
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::ToolMissing { .. }) && e.to_string().contains("/nonexistent/cargo"),
+            "{e}"
+        );
+
+        // `true` stands in for a cargo that answers; the linker for AMD is the next thing missing.
+        let b = b.cargo("true");
+        let e = b
+            .clone()
+            .clang("/nonexistent/clang")
+            .amdgpu(["gfx90a"])
+            .build()
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("clang, to link AMD GPU code objects"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("/nonexistent/clang"), "{e}");
+
+        // No llvm-bitcode-linker in this sysroot: PTX needs llvm-link from the given directory.
+        let e = b
+            .llvm_bin("/nonexistent/llvm/bin")
+            .nvptx("sm_70")
+            .build()
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("/nonexistent/llvm/bin/llvm-link"),
             "{e}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
