@@ -59,6 +59,11 @@ if command -v compute-sanitizer >/dev/null; then
             > "$here/memcheck-$(basename "$t").log" 2>&1 || fail=1
         grep -E "ERROR SUMMARY|test result" "$here/memcheck-$(basename "$t").log"
     done
+    # The Rust-built kernels, under memcheck too: an out-of-bounds access in them would show here.
+    echo "=== memcheck example-rust_kernels"
+    compute-sanitizer --tool memcheck --error-exitcode 3 "$here/bin/example-rust_kernels" \
+        > "$here/memcheck-example-rust_kernels.log" 2>&1 || fail=1
+    grep -E "ERROR SUMMARY|correct" "$here/memcheck-example-rust_kernels.log"
 else
     echo "compute-sanitizer not found"; fail=1
 fi

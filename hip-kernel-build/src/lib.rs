@@ -26,7 +26,7 @@
 //!   image HIP loads on any of those GPUs.
 //! - **NVIDIA** (`nvptx`): `-Ctarget-cpu=<sm>`, linked into `<lib>-<sm>.ptx`. rustc links PTX through its
 //!   `llvm-bitcode-linker` component; where the toolchain lacks it (Debian's packages), a stand-in script
-//!   written to the output directory runs `llvm-link`, `opt` (keeping only the exported kernels) and `llc`.
+//!   written to the build directory runs `llvm-link`, `opt` (keeping only the exported kernels) and `llc`.
 //!
 //! Needs a compiler that accepts `-Z` flags and the `gpu-kernel` ABI (nightly, or a stable one with
 //! `RUSTC_BOOTSTRAP=1`: see [`KernelBuilder::rustc_bootstrap`]) and the `rust-src` component. When something
@@ -272,6 +272,7 @@ pub struct KernelBuilder {
     amdgpu: Vec<String>,
     nvptx: Option<String>,
     out_dir: Option<PathBuf>,
+    target_dir: Option<PathBuf>,
     rustc: Option<PathBuf>,
     cargo: Option<PathBuf>,
     clang: Option<PathBuf>,
@@ -297,6 +298,7 @@ impl KernelBuilder {
             amdgpu: Vec::new(),
             nvptx: None,
             out_dir: None,
+            target_dir: None,
             rustc: None,
             cargo: None,
             clang: None,
@@ -330,6 +332,14 @@ impl KernelBuilder {
     /// Where the code objects go. Default: `OUT_DIR` (set by cargo for a `build.rs`).
     pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// Where the inner `cargo` builds (one `target-<arch>` directory per target, and the PTX stand-in
+    /// linker). Default: `$HIP_KERNEL_TARGET_DIR`, else the output directory. Builds that share it reuse
+    /// each other's `core` and kernels.
+    pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.target_dir = Some(dir.into());
         self
     }
 
@@ -422,6 +432,12 @@ impl KernelBuilder {
                 })?,
         };
         create_dir(&out_dir)?;
+        let work = self
+            .target_dir
+            .clone()
+            .or_else(|| std::env::var_os("HIP_KERNEL_TARGET_DIR").map(PathBuf::from))
+            .unwrap_or_else(|| out_dir.clone());
+        create_dir(&work)?;
         let tc = self.toolchain()?;
         if self.emit_rerun {
             println!("cargo:rerun-if-changed={}", self.crate_dir.display());
@@ -431,6 +447,7 @@ impl KernelBuilder {
                 "HIP_KERNEL_CLANG",
                 "HIP_KERNEL_BUNDLER",
                 "HIP_KERNEL_LLVM_BIN",
+                "HIP_KERNEL_TARGET_DIR",
             ] {
                 println!("cargo:rerun-if-env-changed={v}");
             }
@@ -461,7 +478,7 @@ impl KernelBuilder {
                         if *on { '+' } else { '-' }
                     ));
                 }
-                let dir = self.cargo_build(&tc, &out_dir, AMDGPU_TRIPLE, &id, &flags)?;
+                let dir = self.cargo_build(&tc, &work, AMDGPU_TRIPLE, &id, &flags)?;
                 let elf = single_artifact(&dir, "elf")?;
                 let dest = out_dir.join(format!("{}-{}.co", stem(&elf), id.replace(':', "_")));
                 copy(&elf, &dest)?;
@@ -488,10 +505,10 @@ impl KernelBuilder {
                     "-Clink-self-contained=+linker".into(),
                 ]);
             } else {
-                let linker = self.write_ptx_linker(&tc, &out_dir)?;
+                let linker = self.write_ptx_linker(&tc, &work)?;
                 flags.push(format!("-Clinker={}", linker.display()));
             }
-            let dir = self.cargo_build(&tc, &out_dir, NVPTX_TRIPLE, sm, &flags)?;
+            let dir = self.cargo_build(&tc, &work, NVPTX_TRIPLE, sm, &flags)?;
             let ptx = single_artifact(&dir, "ptx")?;
             let dest = out_dir.join(format!("{}-{sm}.ptx", stem(&ptx)));
             copy(&ptx, &dest)?;
@@ -662,11 +679,11 @@ impl KernelBuilder {
         })
     }
 
-    fn write_ptx_linker(&self, tc: &Toolchain, out_dir: &Path) -> Result<PathBuf> {
+    fn write_ptx_linker(&self, tc: &Toolchain, work: &Path) -> Result<PathBuf> {
         let link = self.find_llvm_tool(tc, "llvm-link")?;
         let opt = self.find_llvm_tool(tc, "opt")?;
         let llc = self.find_llvm_tool(tc, "llc")?;
-        let path = out_dir.join("ptx-linker.sh");
+        let path = work.join("ptx-linker.sh");
         let script = PTX_LINKER
             .replace("@LLVM_LINK@", &sh_quote(&which(&link).unwrap_or(link)))
             .replace("@OPT@", &sh_quote(&which(&opt).unwrap_or(opt)))
@@ -692,12 +709,12 @@ impl KernelBuilder {
     fn cargo_build(
         &self,
         tc: &Toolchain,
-        out_dir: &Path,
+        work: &Path,
         triple: &str,
         arch: &str,
         rustflags: &[String],
     ) -> Result<PathBuf> {
-        let target_dir = out_dir.join(format!("target-{}", arch.replace(':', "_")));
+        let target_dir = work.join(format!("target-{}", arch.replace(':', "_")));
         let mut cmd = Command::new(&tc.cargo);
         cmd.arg("build")
             .arg("--release")
