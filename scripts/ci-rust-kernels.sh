@@ -18,6 +18,8 @@ kernels=(affine_f32 block_sum_u32 saxpy_f32 saxpy_f64 vector_add)
 fail() { echo "ci-rust-kernels: $*" >&2; exit 1; }
 
 rust_kernels_ci() {
+    # kernels/ is its own workspace: the root's `cargo fmt --all --check` does not see it.
+    cargo fmt --manifest-path kernels/Cargo.toml --check
     scripts/build-rust-kernels.sh --check
     local dir=$CARGO_TARGET_DIR/rust-kernels k f
     for arch in gfx90a gfx1100; do
