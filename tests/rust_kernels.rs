@@ -92,3 +92,139 @@ fn damaged_code_objects_are_errors_not_panics() {
     let e = kernels(&other_machine).unwrap_err();
     assert!(e.to_string().contains("e_machine is 62"), "{e}");
 }
+
+/// The Rust-built kernels on a real device (`--features gpu`): the image for this platform (the bundle on
+/// AMD, the PTX on NVIDIA), launched with block sizes other than the example's.
+#[cfg(feature = "gpu")]
+mod gpu {
+    use hip::prelude::*;
+    use hip_rs_kernel_types::Affine;
+
+    fn module() -> (Device, Module, Stream) {
+        let d = Device::get(0).expect("--features gpu needs a HIP device");
+        let image = if hip::PLATFORM == "amd" {
+            super::BUNDLE
+        } else {
+            super::PTX
+        };
+        let m = Module::load_data(&d, image).unwrap();
+        let s = Stream::new(&d).unwrap();
+        (d, m, s)
+    }
+
+    fn input(n: u32, seed: u32) -> Vec<u32> {
+        (0..n)
+            .map(|i| (i ^ seed).wrapping_mul(2_654_435_761) >> 12)
+            .collect()
+    }
+
+    #[test]
+    fn vector_add_and_saxpy_match_the_host_for_any_block_size() {
+        let (d, m, s) = module();
+        let n = 100_003u32;
+        let a: Vec<f32> = input(n, 1).iter().map(|&v| v as f32 * 0.125).collect();
+        let b: Vec<f32> = input(n, 2).iter().map(|&v| v as f32 * -0.5).collect();
+        let (da, db) = (
+            DeviceBuffer::from_host(&d, &a).unwrap(),
+            DeviceBuffer::from_host(&d, &b).unwrap(),
+        );
+        for block in [32u32, 64, 128, 1024] {
+            let config = LaunchConfig::new(n.div_ceil(block), block);
+            let mut dc = DeviceBuffer::<f32>::zeroed(&d, n as usize).unwrap();
+            let mut args = LaunchArgs::new();
+            args.arg(&da).arg(&db).arg_mut(&mut dc).arg(&n);
+            // SAFETY: vector_add(a, b, c, n) over buffers of n elements.
+            unsafe {
+                m.function("vector_add")
+                    .unwrap()
+                    .launch(&s, &config, &mut args)
+            }
+            .unwrap();
+            s.synchronize().unwrap();
+            let c = dc.to_vec().unwrap();
+            assert!(
+                (0..n as usize).all(|i| c[i] == a[i] + b[i]),
+                "vector_add, block {block}"
+            );
+
+            let mut dy = DeviceBuffer::from_host(&d, &b).unwrap();
+            let alpha = 3.0f32;
+            let mut args = LaunchArgs::new();
+            args.arg(&alpha).arg(&da).arg_mut(&mut dy).arg(&n);
+            // SAFETY: saxpy_f32(a, x, y, n) over buffers of n elements.
+            unsafe {
+                m.function("saxpy_f32")
+                    .unwrap()
+                    .launch(&s, &config, &mut args)
+            }
+            .unwrap();
+            s.synchronize().unwrap();
+            let y = dy.to_vec().unwrap();
+            assert!(
+                (0..n as usize).all(|i| y[i] == alpha * a[i] + b[i]),
+                "saxpy_f32, block {block}"
+            );
+        }
+    }
+
+    #[test]
+    fn block_sum_reduces_in_shared_memory_for_each_power_of_two_block() {
+        let (d, m, s) = module();
+        let n = 1_000_001u32;
+        let data = input(n, 7);
+        let din = DeviceBuffer::from_host(&d, &data).unwrap();
+        for block in [2u32, 64, 256, 1024] {
+            let blocks = n.div_ceil(block);
+            let mut partial = DeviceBuffer::<u32>::zeroed(&d, blocks as usize).unwrap();
+            let mut args = LaunchArgs::new();
+            args.arg(&din).arg_mut(&mut partial).arg(&n);
+            let config = LaunchConfig {
+                shared_mem_bytes: block * 4,
+                ..LaunchConfig::new(blocks, block)
+            };
+            // SAFETY: block_sum_u32(input, partial, n): one partial per block, blockDim.x * 4 bytes of
+            // shared memory, blockDim.x a power of two.
+            unsafe {
+                m.function("block_sum_u32")
+                    .unwrap()
+                    .launch(&s, &config, &mut args)
+            }
+            .unwrap();
+            s.synchronize().unwrap();
+            let got = partial.to_vec().unwrap();
+            let want: Vec<u32> = data
+                .chunks(block as usize)
+                .map(|c| c.iter().fold(0u32, |a, &v| a.wrapping_add(v)))
+                .collect();
+            assert_eq!(got, want, "block {block}");
+        }
+    }
+
+    #[test]
+    fn affine_reads_the_struct_the_host_wrote() {
+        let (d, m, s) = module();
+        let n = 4097u32;
+        let params = Affine {
+            scale: -2.0,
+            offset: 0.25,
+            len: n - 1, // the last element must stay untouched
+        };
+        let dp = DeviceBuffer::from_host(&d, &[params]).unwrap();
+        let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let dx = DeviceBuffer::from_host(&d, &x).unwrap();
+        let mut dy = DeviceBuffer::from_host(&d, &vec![7.0f32; n as usize]).unwrap();
+        let mut args = LaunchArgs::new();
+        args.arg(&dp).arg(&dx).arg_mut(&mut dy);
+        // SAFETY: affine_f32(p, x, y): p one Affine, x and y n > p.len elements.
+        unsafe {
+            m.function("affine_f32")
+                .unwrap()
+                .launch(&s, &LaunchConfig::for_num_elems(n), &mut args)
+        }
+        .unwrap();
+        s.synchronize().unwrap();
+        let y = dy.to_vec().unwrap();
+        assert!((0..(n - 1) as usize).all(|i| y[i] == params.apply(x[i])));
+        assert_eq!(y[(n - 1) as usize], 7.0);
+    }
+}
