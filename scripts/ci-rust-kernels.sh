@@ -67,7 +67,8 @@ rust_kernels_ci() {
     echo "$out"
     grep -q "10 kernels" <<<"$out" || fail "the example did not find 10 kernels in the bundle it was built with"
     local built
-    built=$(ls "$CARGO_TARGET_DIR"/rust-kernels-example/debug/build/hip-rs-*/out/hip_rs_kernels.hipfb)
+    # The newest: earlier build-script runs may have left their own out/ directories.
+    built=$(ls -t "$CARGO_TARGET_DIR"/rust-kernels-example/debug/build/hip-rs-*/out/hip_rs_kernels.hipfb | head -1)
     cmp "$built" kernels/prebuilt/hip_rs_kernels.hipfb ||
         fail "the example's build.rs built a bundle that differs from the committed one"
     echo "ci-rust-kernels: the example's build.rs built the same bundle as the committed one"
