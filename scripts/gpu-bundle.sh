@@ -3,6 +3,8 @@
 # them with the run-time libraries they need (libcudart 11.8, NVRTC 11.8 xz-compressed) into one folder
 # (default .gpu-bundle/) under 64 MiB. On the GPU machine, `bash .gpu-bundle/run.sh` runs everything,
 # then the tests again under compute-sanitizer memcheck, and exits non-zero on any failure.
+# example-rust_kernels launches the Rust-built kernels (kernels/prebuilt/*.ptx) and checks their results;
+# bench-rust_kernel_vs_hiprtc (release) times the Rust-built vector_add against the HIPRTC-built one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.gpu-bundle}
@@ -11,6 +13,7 @@ export HIP_PLATFORM=nvidia HIP_SYS_CUDA_INCLUDE=$PWD/target/cuda11/include HIP_S
 export CARGO_TARGET_DIR=target/nvidia CARGO_PROFILE_DEV_DEBUG=0
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
 cargo build -q --features gpu --examples
+cargo build -q --release -p hip-rs-bench --bin rust_kernel_vs_hiprtc
 cargo test -q --features gpu --no-run --message-format=json 2>/dev/null |
     python3 -c 'import json,sys
 for l in sys.stdin:
@@ -22,9 +25,10 @@ for l in sys.stdin:
         if grep -qE '^#!\[cfg\((hip_platform = "amd"|feature = "(dynamic-loading|gpu-multi)")\)\]' "tests/$name.rs"; then continue; fi
         cp "$exe" "$out/bin/test-$name"
     done
-for ex in vector_add device_query rtc_lowered_names rtc_link streams_events inspect_code_object pool_release; do
+for ex in vector_add device_query rtc_lowered_names rtc_link streams_events inspect_code_object pool_release rust_kernels; do
     cp "$CARGO_TARGET_DIR/debug/examples/$ex" "$out/bin/example-$ex"
 done
+cp "$CARGO_TARGET_DIR/release/rust_kernel_vs_hiprtc" "$out/bin/bench-rust_kernel_vs_hiprtc"
 strip "$out"/bin/*
 cp -L target/cuda11/lib/libcudart.so.11.0 "$out/lib/"
 for l in libnvrtc.so.11.2 libnvrtc-builtins.so.11.8; do xz -T2 -6 -c "target/cuda11/lib/$l" > "$out/lib/$l.xz"; done
@@ -45,6 +49,9 @@ done
 for e in "$here"/bin/example-*; do
     echo "=== $(basename "$e")"; "$e" || fail=1
 done
+for b in "$here"/bin/bench-*; do
+    echo "=== $(basename "$b")"; "$b" || fail=1
+done
 if command -v compute-sanitizer >/dev/null; then
     for t in "$here"/bin/test-*; do
         echo "=== memcheck $(basename "$t")"
@@ -59,6 +66,11 @@ if command -v compute-sanitizer >/dev/null; then
         fi
         grep -E "ERROR SUMMARY|test result|Target application" "$log"
     done
+    # The Rust-built kernels, under memcheck too: an out-of-bounds access in them would show here.
+    echo "=== memcheck example-rust_kernels"
+    compute-sanitizer --tool memcheck --error-exitcode 3 "$here/bin/example-rust_kernels" \
+        > "$here/memcheck-example-rust_kernels.log" 2>&1 || fail=1
+    grep -E "ERROR SUMMARY|correct" "$here/memcheck-example-rust_kernels.log"
 else
     echo "compute-sanitizer not found"; fail=1
 fi

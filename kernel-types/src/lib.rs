@@ -1,0 +1,59 @@
+//! Types shared by the Rust-written kernels in `kernels/` (built for `amdgcn-amd-amdhsa` and
+//! `nvptx64-nvidia-cuda`) and the host code that launches them.
+//!
+//! Every type is `#[repr(C)]` and plain data, so the host and the device agree on its layout whatever
+//! target each is compiled for; the tests below pin the layout the kernels' metadata reports. With the
+//! `hip` feature (host only) each type implements `hip::DeviceCopy` and passes straight to
+//! `LaunchArgs::arg`.
+#![no_std]
+
+/// `y[i] = x[i] * scale + offset` for `i < len`: the parameters of the `affine_f32` kernel, which reads them
+/// from device memory (a pointer to one `Affine`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Affine {
+    /// Factor applied to each element.
+    pub scale: f32,
+    /// Added after scaling.
+    pub offset: f32,
+    /// Number of elements to transform.
+    pub len: u32,
+}
+
+impl Affine {
+    /// The value the kernel computes for one element, for checking its results on the host.
+    pub fn apply(&self, x: f32) -> f32 {
+        x * self.scale + self.offset
+    }
+}
+
+// SAFETY: `Affine` is `#[repr(C)]` plain data (two `f32` and a `u32`, no padding): every bit pattern is a
+// valid value and it holds no pointers.
+#[cfg(feature = "hip")]
+unsafe impl hip::DeviceCopy for Affine {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::mem::{align_of, offset_of, size_of};
+
+    #[test]
+    fn affine_layout_is_what_the_kernel_reads() {
+        // The kernel reads the three fields at these offsets from the device copy the host makes.
+        assert_eq!(size_of::<Affine>(), 12);
+        assert_eq!(align_of::<Affine>(), 4);
+        assert_eq!(offset_of!(Affine, scale), 0);
+        assert_eq!(offset_of!(Affine, offset), 4);
+        assert_eq!(offset_of!(Affine, len), 8);
+    }
+
+    #[test]
+    fn apply_scales_then_offsets() {
+        let p = Affine {
+            scale: 2.0,
+            offset: -1.0,
+            len: 1,
+        };
+        assert_eq!(p.apply(3.0), 5.0);
+    }
+}
