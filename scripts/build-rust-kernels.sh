@@ -7,6 +7,8 @@
 #   scripts/build-rust-kernels.sh --check    rebuild into target/chroot-sid/rust-kernels and fail unless the
 #                                            committed ones are byte-identical
 #   scripts/build-rust-kernels.sh --out DIR  rebuild into DIR only
+#   scripts/build-rust-kernels.sh --install-only   install the toolchain in the chroot and stop (CI runs this
+#                                            while other stages build)
 #
 # The toolchain is apt-installed inside the chroot when missing (idempotent): rustc, cargo, rust-src,
 # rust-llvm (clang/lld/llvm 22) and clang-tools-22 (clang-offload-bundler). The chroot's PATH starts with
@@ -26,7 +28,8 @@ case ${1:-} in
     "") ;;
     --check) mode=check out=$CARGO_TARGET_DIR/rust-kernels ;;
     --out) mode=out out=${2:?--out needs a directory} ;;
-    *) echo "build-rust-kernels: unknown argument '$1' (--check, --out DIR)" >&2; exit 2 ;;
+    --install-only) mode=install ;;
+    *) echo "build-rust-kernels: unknown argument '$1' (--check, --out DIR, --install-only)" >&2; exit 2 ;;
 esac
 
 packages=(rustc cargo rust-src rust-llvm clang-tools-22)
@@ -41,6 +44,7 @@ if [ ${#missing[@]} -gt 0 ]; then
         { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
 fi
 echo "build-rust-kernels: $(/usr/bin/rustc -V), $(clang-22 --version | head -1)"
+[ "$mode" = install ] && exit 0
 
 build=$CARGO_TARGET_DIR/rust-kernels-build
 export HIP_KERNEL_RUSTC=/usr/bin/rustc HIP_KERNEL_CARGO=/usr/bin/cargo RUSTC_BOOTSTRAP=1
