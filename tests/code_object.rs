@@ -3,6 +3,7 @@
 //! asserts the check never accepts an image the runtime would read past, and never panics.
 #![cfg(hip_platform = "amd")]
 mod common;
+use common::rng::Rng;
 
 use common::bundle::bundle;
 use common::{OFFLINE_ARCH, VECTOR_ADD};
@@ -245,19 +246,11 @@ fn compressed_bundles_and_other_formats_are_refused() {
 
 // ---- the seeded property test ----
 
-/// splitmix64: a tiny seeded generator, so every run checks the same cases and a failure reproduces.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e3779b97f4a7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
+trait Interesting {
+    fn interesting(&mut self, len: usize) -> u64;
+}
+
+impl Interesting for Rng {
     /// A value near an interesting boundary of an image of `len` bytes.
     fn interesting(&mut self, len: usize) -> u64 {
         let len = len as u64;

@@ -4,6 +4,7 @@
 //! give an error and never a panic. `LaunchArgs::check` against the parsed signatures, with no GPU.
 #![cfg(hip_platform = "amd")]
 mod common;
+use common::rng::Rng;
 
 use common::bundle::bundle;
 use hip::code_object::{CodeObject, Format, Kernel, ParamKind, Signature};
@@ -270,21 +271,6 @@ unsafe impl hip::KernelArg for FakeBuffer {
 }
 
 // ---- malformed input: errors, never panics ----
-
-/// splitmix64, seeded: every run checks the same cases and a failure reproduces.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e3779b97f4a7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 #[test]
 fn truncated_objects_and_bundles_are_errors() {

@@ -5,6 +5,7 @@
 //! `--tool synccheck` (see docs/RELIABILITY.md).
 #![cfg(feature = "gpu")]
 mod common;
+use common::rng::Rng;
 
 use hip::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,20 +21,6 @@ extern "C" __global__ void add(unsigned int* x, unsigned int by, unsigned int n)
     if (i < n) x[i] += by;
 }
 "#;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e3779b97f4a7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// Device data in flight: what it must hold once all its queued work is done, and the event after which
 /// it is (so work on another stream can wait for it).

@@ -25,15 +25,10 @@ fn main() {
     let dep = |key: &str| env::var(format!("DEP_AMDHIP64_{key}")).ok();
     // docs.rs, and dynamic loading where hip-sys found no HIP headers: the bindings committed from 5.2.3.
     if env::var_os("DOCS_RS").is_some() || dep("INCLUDE").is_none() {
-        let mut code = std::fs::read_to_string(PREBUILT).expect("read prebuilt bindings");
-        if dynamic::enabled() {
-            code = dynamic::rewrite(
-                &code,
-                "hip_sys::dynamic_functions",
-                "crate::loader::functions",
-            );
-        }
-        std::fs::write(out.join("bindings.rs"), code).expect("write bindings.rs");
+        write_bindings(
+            &out,
+            std::fs::read_to_string(PREBUILT).expect("read prebuilt bindings"),
+        );
         comgr::generate(None, &out);
         println!("cargo:bindings={}", out.join("bindings.rs").display());
         return;
@@ -95,14 +90,7 @@ fn main() {
     println!("cargo:rerun-if-changed={}", header.display());
     let header = std::fs::read_to_string(&header).unwrap_or_default();
     code.push_str(&macro_aliases(&header, &code, &hip_bindings));
-    if dynamic::enabled() {
-        code = dynamic::rewrite(
-            &code,
-            "hip_sys::dynamic_functions",
-            "crate::loader::functions",
-        );
-    }
-    std::fs::write(out.join("bindings.rs"), code).expect("write bindings.rs");
+    write_bindings(&out, code);
 
     if nvidia {
         let cuda_include =
@@ -150,6 +138,18 @@ fn main() {
     println!("cargo:library={lib_name}");
     // The safe crate reads the generated names (result codes, whether the linker API exists) from here.
     println!("cargo:bindings={}", out.join("bindings.rs").display());
+}
+
+/// Write `bindings.rs`, its extern block turned into the run-time table with `dynamic-loading`.
+fn write_bindings(out: &std::path::Path, mut code: String) {
+    if dynamic::enabled() {
+        code = dynamic::rewrite(
+            &code,
+            "hip_sys::dynamic_functions",
+            "crate::loader::functions",
+        );
+    }
+    std::fs::write(out.join("bindings.rs"), code).expect("write bindings.rs");
 }
 
 /// From HIP 6.0, `hiprtc.h` names part of its API by macros over the runtime's linker types

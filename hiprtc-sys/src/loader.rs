@@ -68,25 +68,26 @@ mod dynamic {
 
     static HIPRTC: OnceLock<Result<Loaded, Vec<String>>> = OnceLock::new();
 
+    fn from(opened: hip_sys::loader::Opened) -> Loaded {
+        // SAFETY: symbols typed from the header the bindings come from.
+        let functions = unsafe { crate::DynamicFunctions::resolve(&opened.library) };
+        Loaded {
+            path: opened.path.clone(),
+            _library: Some(opened),
+            functions,
+        }
+    }
+
     fn load() -> Result<Loaded, Vec<String>> {
-        let first = hiprtc_candidates(Os::CURRENT, &env_var);
-        let mut tried = match open_first(&first) {
-            Ok(opened) => {
-                // SAFETY: symbols typed from the header the bindings come from.
-                let functions = unsafe { crate::DynamicFunctions::resolve(&opened.library) };
-                let path = opened.path.clone();
-                return Ok(Loaded {
-                    _library: Some(opened),
-                    path,
-                    functions,
-                });
-            }
+        let mut tried = match open_first(&hiprtc_candidates(Os::CURRENT, &env_var)) {
+            Ok(opened) => return Ok(from(opened)),
             Err(tried) => tried,
         };
         match hip_sys::loader::library() {
             Some(hip)
                 if unsafe { hip.library.get::<*const ()>(b"hiprtcCreateProgram\0") }.is_ok() =>
             {
+                // SAFETY: as in `from`; the runtime stays open for the life of the process.
                 let functions = unsafe { crate::DynamicFunctions::resolve(&hip.library) };
                 return Ok(Loaded {
                     _library: None,
@@ -100,19 +101,11 @@ mod dynamic {
             )),
             None => tried.push("inside the HIP runtime: no HIP runtime could be opened".into()),
         }
-        let names = ["libhiprtc.so.7", "libhiprtc.so.6", "libhiprtc.so"];
-        let opt: Vec<String> = names.iter().map(|n| format!("/opt/rocm/lib/{n}")).collect();
         if Os::CURRENT == Os::Linux {
+            let names = ["libhiprtc.so.7", "libhiprtc.so.6", "libhiprtc.so"];
+            let opt: Vec<String> = names.iter().map(|n| format!("/opt/rocm/lib/{n}")).collect();
             match open_first(&opt) {
-                Ok(opened) => {
-                    let functions = unsafe { crate::DynamicFunctions::resolve(&opened.library) };
-                    let path = opened.path.clone();
-                    return Ok(Loaded {
-                        _library: Some(opened),
-                        path,
-                        functions,
-                    });
-                }
+                Ok(opened) => return Ok(from(opened)),
                 Err(more) => tried.extend(more),
             }
         }

@@ -3,6 +3,7 @@
 
 pub mod bundle;
 pub mod elf;
+pub mod rng;
 pub mod tempdir;
 
 /// The vector-add kernel every test and example compiles.
