@@ -161,15 +161,10 @@ mod imp {
         // comgr runs inside HIPRTC too; keep the lock HIPRTC calls take (see rtc::hiprtc_lock).
         let _serialised = crate::rtc::hiprtc_lock();
         let info = ActionInfo::new(c, &format!("amdgcn-amd-amdhsa--{arch}"))?;
-        let set = |kind, want: LinkInput| -> Result<DataSet<'_>> {
-            let set = DataSet::new(c)?;
-            for (k, name, bytes) in inputs.iter().filter(|(k, _, _)| *k == want) {
-                let _ = k;
-                set.add(&Data::new(c, kind, bytes, name)?)?;
-            }
-            Ok(set)
-        };
-        let bitcode = set(sys::AMD_COMGR_DATA_KIND_BC, LinkInput::Bitcode)?;
+        let bitcode = DataSet::new(c)?;
+        for (_, name, bytes) in inputs.iter().filter(|(k, _, _)| *k == LinkInput::Bitcode) {
+            bitcode.add(&Data::new(c, sys::AMD_COMGR_DATA_KIND_BC, bytes, name)?)?;
+        }
         let linked = info.run(
             "amd_comgr_do_action(LINK_BC_TO_BC)",
             sys::AMD_COMGR_ACTION_LINK_BC_TO_BC,
