@@ -10,9 +10,9 @@
 //!   `-g*`, `-w`, warning flags, the target options, `-f`/`-m` flags without a value, ...);
 //! - `HIPRTC_COMPILE_OPTIONS_APPEND` and `HIPRTC_LINK_OPTIONS_APPEND` (read by newer HIPRTCs) are unset;
 //! - every occurrence of the words `include`, `import`, `embed` or `incbin` (an assembler directive) in the
-//!   source and headers (after joining
-//!   backslash-continued lines) must be an `#include "name"` or `#include <name>` of a header given to the
-//!   builder by exactly that name.
+//!   source and headers (after joining backslash-continued lines and dropping comments, as the preprocessor
+//!   does; text with a raw string literal keeps its comments) must be an `#include "name"` or
+//!   `#include <name>` of a header given to the builder by exactly that name.
 
 use super::Request;
 
@@ -105,8 +105,9 @@ fn option_reads_no_file(o: &str) -> bool {
 
 /// The first include-like word in `text` that is not an `#include` of a given header.
 fn outside_include(text: &str, given: &[&str]) -> Option<String> {
-    // Join backslash-continued lines, as the preprocessor does first.
+    // Join backslash-continued lines and drop comments, as the preprocessor does before directives.
     let joined = text.replace("\\\r\n", "").replace("\\\n", "");
+    let joined = without_comments(&joined);
     let bytes = joined.as_bytes();
     // `.incbin` / `.include` are assembler directives that read files too (inline `asm`).
     for word in ["include", "import", "embed", "incbin"] {
@@ -122,6 +123,56 @@ fn outside_include(text: &str, given: &[&str]) -> Option<String> {
         }
     }
     None
+}
+
+/// `text` with each comment replaced by a space (a line comment keeps its newline), as translation phase 3
+/// does, so that words in comments do not count. String and character literals are copied whole (a `//`
+/// inside one is no comment; an `.incbin` inside an `asm` string still counts). Text holding a raw string
+/// literal (`R"`) is returned as it is: its delimiters are not parsed here, and keeping comments only makes
+/// the check stricter.
+fn without_comments(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains("R\"") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match (b[i], b.get(i + 1)) {
+            (q @ (b'"' | b'\''), _) => {
+                out.push(q);
+                i += 1;
+                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                    if b[i] == b'\\' && i + 1 < b.len() {
+                        out.push(b[i]);
+                        i += 1;
+                    }
+                    out.push(b[i]);
+                    i += 1;
+                }
+                if i < b.len() && b[i] == q {
+                    out.push(q);
+                    i += 1;
+                }
+            }
+            (b'/', Some(b'/')) => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                out.push(b' ');
+            }
+            (b'/', Some(b'*')) => {
+                i = text[i + 2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2);
+                out.push(b' ');
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    // Only ASCII bytes were removed or added, so the rest is still UTF-8.
+    std::borrow::Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| text.to_string()))
 }
 
 /// Whether the `include` at byte `at` is `#include "name"` / `#include <name>` of a given header, with only
@@ -174,6 +225,25 @@ mod tests {
             .collect();
         let o: Vec<String> = options.iter().map(|s| s.to_string()).collect();
         reads_outside_files(&request(source, &h, &o))
+    }
+
+    #[test]
+    fn words_in_comments_do_not_count_but_directives_after_comments_do() {
+        let src = "// plain HIP without includes, see #include <x>\n/* #include \"/etc/y\" */\n__global__ void k() {}\n";
+        assert_eq!(reason(src, &[], &[]), None);
+        let hidden = "/* c */ #include \"/etc/hosts\"\n";
+        assert!(reason(hidden, &[], &[]).is_some());
+        let in_string = "const char* s = \"// \"; \n#include \"/etc/hosts\"\n";
+        assert!(reason(in_string, &[], &[]).is_some());
+        let asm = "__global__ void k() { asm(\".incbin \\\"/etc/hosts\\\"\"); } // incbin\n";
+        assert!(reason(asm, &[], &[]).is_some());
+        let raw = "const char* s = R\"(/*)\"; // include\n";
+        assert!(
+            reason(raw, &[], &[]).is_some(),
+            "raw strings keep comments: stricter"
+        );
+        let unclosed = "/* #include \"/etc/hosts\"\n";
+        assert_eq!(reason(unclosed, &[], &[]), None);
     }
 
     #[test]
