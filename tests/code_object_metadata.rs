@@ -42,10 +42,50 @@ fn compiled(arch: &str) -> (Vec<u8>, String, String) {
     (out.into_code(), f, d)
 }
 
-/// `(name, offset, size, kind, value_kind)` of each parameter.
-fn params(k: &Kernel) -> Vec<(&str, u64, u64, ParamKind, &str)> {
-    k.params
+/// HIPRTC's code object version, measured: v4 with no hidden arguments from HIP 5.2.3 and 5.7.1; v5 from
+/// HIP 6.4.3 and 7.2.4, whose kernels also list 13 hidden arguments (block counts, group sizes, remainders,
+/// global offsets, grid dims) after the explicit ones, in a kernarg segment 256 bytes longer.
+fn hiprtc_code_object_version() -> u32 {
+    if hip::runtime_version().expect("runtime version") / 10_000_000 >= 6 {
+        5
+    } else {
+        4
+    }
+}
+
+/// The kernarg segment size of a kernel whose explicit arguments end at `explicit_end`.
+fn kernarg_size(explicit_end: u64) -> u64 {
+    if hiprtc_code_object_version() >= 5 {
+        explicit_end.next_multiple_of(8) + 256
+    } else {
+        explicit_end
+    }
+}
+
+/// The hidden arguments: none on v4 here; on v5, 13, starting right after the explicit ones.
+fn check_hidden(k: &Kernel, explicit_end: u64) {
+    let hidden: Vec<_> = k
+        .params
         .iter()
+        .filter(|p| p.kind == ParamKind::Hidden)
+        .collect();
+    if hiprtc_code_object_version() >= 5 {
+        assert_eq!(hidden.len(), 13, "{}: {hidden:?}", k.name);
+        assert_eq!(
+            hidden[0].offset,
+            explicit_end.next_multiple_of(8),
+            "{}",
+            k.name
+        );
+        assert_eq!(hidden[0].value_kind, "hidden_block_count_x");
+    } else {
+        assert!(hidden.is_empty(), "{}: {hidden:?}", k.name);
+    }
+}
+
+/// `(name, offset, size, kind, value_kind)` of each explicit parameter.
+fn params(k: &Kernel) -> Vec<(&str, u64, u64, ParamKind, &str)> {
+    k.explicit_params()
         .map(|p| {
             let name = p.name.as_deref().unwrap_or("?");
             (name, p.offset, p.size, p.kind, p.value_kind.as_str())
@@ -75,7 +115,8 @@ fn check_kernels(co: &CodeObject, arch: &str, wave: u32, fill_f: &str, fill_d: &
         mixed.params[4].align, None,
         "AMD metadata gives no argument alignment"
     );
-    assert_eq!(mixed.kernarg_segment_size, Some(48));
+    assert_eq!(mixed.kernarg_segment_size, Some(kernarg_size(48)));
+    check_hidden(mixed, 48);
     assert_eq!(
         mixed.group_segment_size,
         Some(128 * 8),
@@ -110,7 +151,8 @@ fn check_kernels(co: &CodeObject, arch: &str, wave: u32, fill_f: &str, fill_d: &
             ("n", 16, 4, V, "by_value")
         ]
     );
-    assert_eq!(d.kernarg_segment_size, Some(20));
+    assert_eq!(d.kernarg_segment_size, Some(kernarg_size(20)));
+    check_hidden(d, 20);
     assert!(
         co.kernel("fill", None).is_none(),
         "templates are found by lowered name only"
@@ -128,11 +170,7 @@ fn hiprtc_kernels_for_gfx90a_and_gfx1030_are_read_field_by_field() {
         let co = CodeObject::parse(&code).unwrap();
         assert_eq!(co.format(), Format::Elf);
         assert!(co.has_metadata());
-        assert_eq!(
-            co.version(),
-            Some(4),
-            "HIP 5.2's HIPRTC writes code object v4"
-        );
+        assert_eq!(co.version(), Some(hiprtc_code_object_version()));
         check_kernels(&co, arch, wave, &f, &d);
     }
 }
