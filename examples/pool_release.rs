@@ -9,7 +9,14 @@ fn free_mib(d: &Device) -> hip::Result<i64> {
 }
 
 fn main() -> hip::Result<()> {
-    let d = Device::get(0)?;
+    let d = match Device::get(0) {
+        Ok(d) => d,
+        Err(e) if e.status() == hip::Status::BackendNotAvailable => {
+            println!("no HIP device found ({e}); the pool release threshold needs one to measure");
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
     let pool = match MemPool::default_for(&d) {
         Ok(p) => p,
         Err(e) => {
