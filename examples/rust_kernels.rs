@@ -7,7 +7,7 @@
 //! through `hip-kernel-build`. Without a GPU it lists the kernels the code object holds, with their
 //! arguments' sizes, and says that no device was found.
 use hip::prelude::*;
-use hip::Status;
+use hip::{DeviceCopy, Status};
 use hip_rs_kernel_types::Affine;
 use std::process::ExitCode;
 
@@ -49,8 +49,18 @@ fn run() -> hip::Result<()> {
     let module = Module::load_data(&device, image())?;
     let stream = Stream::new(&device)?;
     vector_add(&device, &module, &stream)?;
-    saxpy_f32(&device, &module, &stream)?;
-    saxpy_f64(&device, &module, &stream)?;
+    let (f32_x, f32_y) = (|i| (i % 313) as f32, |i| (i % 101) as f32 - 50.0);
+    saxpy(&device, &module, &stream, "saxpy_f32", 1.5f32, f32_x, f32_y)?;
+    let (f64_x, f64_y) = (|i| (i % 911) as f64 * 1e-3, |i| i as f64);
+    saxpy(
+        &device,
+        &module,
+        &stream,
+        "saxpy_f64",
+        -0.75f64,
+        f64_x,
+        f64_y,
+    )?;
     block_sum(&device, &module, &stream)?;
     affine(&device, &module, &stream)?;
     println!("all Rust-built kernels gave correct results");
@@ -112,42 +122,36 @@ fn vector_add(device: &Device, module: &Module, stream: &Stream) -> hip::Result<
     wrong("vector_add", bad)
 }
 
-fn saxpy_f32(device: &Device, module: &Module, stream: &Stream) -> hip::Result<()> {
-    let kernel = module.function("saxpy_f32")?;
-    let alpha = 1.5f32;
-    let x: Vec<f32> = (0..N).map(|i| (i % 313) as f32).collect();
-    let y: Vec<f32> = (0..N).map(|i| (i % 101) as f32 - 50.0).collect();
+/// `y = a * x + y` through the kernel `name`, one monomorphisation of the kernels' generic `saxpy`; `x` and
+/// `y` start as `x(i)` and `y(i)`.
+fn saxpy<T>(
+    device: &Device,
+    module: &Module,
+    stream: &Stream,
+    name: &str,
+    alpha: T,
+    x: impl Fn(u32) -> T,
+    y: impl Fn(u32) -> T,
+) -> hip::Result<()>
+where
+    T: DeviceCopy + std::ops::Mul<Output = T> + std::ops::Add<Output = T> + PartialEq,
+{
+    let kernel = module.function(name)?;
+    let x: Vec<T> = (0..N).map(x).collect();
+    let y: Vec<T> = (0..N).map(y).collect();
     let d_x = DeviceBuffer::from_host(device, &x)?;
     let mut d_y = DeviceBuffer::from_host(device, &y)?;
     let mut args = LaunchArgs::new();
     args.arg(&alpha).arg(&d_x).arg_mut(&mut d_y).arg(&N);
-    // SAFETY: (a, x, y, n) as saxpy_f32 takes them; x and y hold N elements.
+    // SAFETY: (a, x, y, n) as saxpy_f32 / saxpy_f64 take them, with T their element type; x and y hold N
+    // elements.
     unsafe { kernel.launch(stream, &LaunchConfig::for_num_elems(N), &mut args)? };
     stream.synchronize()?;
     let out = d_y.to_vec()?;
     let bad = (0..N as usize)
         .filter(|&i| out[i] != alpha * x[i] + y[i])
         .count();
-    wrong("saxpy_f32", bad)
-}
-
-fn saxpy_f64(device: &Device, module: &Module, stream: &Stream) -> hip::Result<()> {
-    let kernel = module.function("saxpy_f64")?;
-    let alpha = -0.75f64;
-    let x: Vec<f64> = (0..N).map(|i| (i % 911) as f64 * 1e-3).collect();
-    let y: Vec<f64> = (0..N).map(|i| i as f64).collect();
-    let d_x = DeviceBuffer::from_host(device, &x)?;
-    let mut d_y = DeviceBuffer::from_host(device, &y)?;
-    let mut args = LaunchArgs::new();
-    args.arg(&alpha).arg(&d_x).arg_mut(&mut d_y).arg(&N);
-    // SAFETY: (a, x, y, n) as saxpy_f64 takes them; x and y hold N elements.
-    unsafe { kernel.launch(stream, &LaunchConfig::for_num_elems(N), &mut args)? };
-    stream.synchronize()?;
-    let out = d_y.to_vec()?;
-    let bad = (0..N as usize)
-        .filter(|&i| out[i] != alpha * x[i] + y[i])
-        .count();
-    wrong("saxpy_f64", bad)
+    wrong(name, bad)
 }
 
 fn block_sum(device: &Device, module: &Module, stream: &Stream) -> hip::Result<()> {

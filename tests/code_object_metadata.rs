@@ -46,7 +46,7 @@ fn compiled(arch: &str) -> (Vec<u8>, String, String) {
 /// HIP 6.4.3 and 7.2.4, whose kernels also list 13 hidden arguments (block counts, group sizes, remainders,
 /// global offsets, grid dims) after the explicit ones, in a kernarg segment 256 bytes longer.
 fn hiprtc_code_object_version() -> u32 {
-    if hip::runtime_version().expect("runtime version") / 10_000_000 >= 6 {
+    if common::runtime_major() >= 6 {
         5
     } else {
         4

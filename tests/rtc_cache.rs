@@ -57,14 +57,8 @@ fn same_output(a: &CompiledProgram, b: &CompiledProgram) -> bool {
     a.lowered_names() == b.lowered_names() && same_code(a.code(), b.code())
 }
 
-/// The major version of the HIP runtime these tests run against (with `dynamic-loading` it can differ
-/// from the headers the tests were built with).
-fn runtime_major() -> i32 {
-    hip::runtime_version().expect("the runtime answers its version") / 10_000_000
-}
-
 fn same_code(a: &[u8], b: &[u8]) -> bool {
-    if runtime_major() < 6 {
+    if common::runtime_major() < 6 {
         return a == b;
     }
     let sorted = |code: &[u8]| {
@@ -430,7 +424,7 @@ fn the_environment_chooses_the_directory_or_turns_the_cache_off() {
     // comgr 2.x (HIP 5.2.3, 5.7.1) has none. HIP_RS_CACHE_* do not govern it (see hip::rtc::cache).
     assert_eq!(
         p("xdg3/comgr").exists(),
-        runtime_major() >= 6,
+        common::runtime_major() >= 6,
         "comgr's own cache"
     );
 

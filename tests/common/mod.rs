@@ -29,3 +29,9 @@ extern "C" __global__ void fill(unsigned int* x, unsigned int value, unsigned in
     if (i < n) x[i] = value;
 }
 "#;
+
+/// The major version of the HIP runtime the tests run against (with `dynamic-loading` it can differ from
+/// the headers they were built with). `HIP_VERSION = major * 10_000_000 + minor * 100_000 + patch`.
+pub fn runtime_major() -> i32 {
+    hip::runtime_version().expect("the runtime answers its version") / 10_000_000
+}
