@@ -1,10 +1,10 @@
-//! Host functions, occupancy, graphs and stream-ordered pools on a real device. Compiled only with
+//! Host functions, occupancy and stream-ordered pools on a real device (graphs: gpu_graphs.rs). Compiled only with
 //! `--features gpu`.
 #![cfg(feature = "gpu")]
 mod common;
 
 use hip::prelude::*;
-use hip::{CaptureMode, Error, HostFnState, MemPool};
+use hip::{Error, HostFnState, MemPool};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -26,15 +26,6 @@ fn device() -> Device {
 fn kernels(d: &Device) -> Module {
     let code = ProgramBuilder::new(KERNELS).compile().unwrap();
     Module::load_data(d, code.code()).unwrap()
-}
-
-/// Queue `inc` over `x` on `stream`.
-unsafe fn inc(f: &Function, stream: &Stream, x: &DeviceBuffer<u32>) {
-    let n = x.len() as u32;
-    let mut args = LaunchArgs::new();
-    args.arg(x).arg(&n);
-    f.launch(stream, &LaunchConfig::for_num_elems(n), &mut args)
-        .unwrap();
 }
 
 struct Tracked(Arc<AtomicUsize>);
@@ -125,149 +116,6 @@ fn occupancy_queries_and_config_compute_right() {
     unsafe { f.launch(&s, &cfg, &mut args).unwrap() };
     s.synchronize().unwrap();
     assert!(x.to_vec().unwrap().iter().all(|&v| v == 1));
-}
-
-/// On HIP's NVIDIA platform graphs are refused with a clear reason; the graph tests check that and stop.
-fn graphs_unsupported_here(d: &Device) -> bool {
-    if hip::graph::SUPPORTED {
-        return false;
-    }
-    let s = Stream::new(d).unwrap();
-    match s.begin_capture(CaptureMode::Global) {
-        Err(Error::NotSupported { what, reason }) => {
-            assert!(
-                what.contains("NVIDIA") && reason.contains("__CUDACC__"),
-                "{what}: {reason}"
-            );
-        }
-        other => panic!("expected NotSupported, got {:?}", other.map(|_| ())),
-    }
-    assert!(
-        !s.is_capturing(),
-        "a refused capture leaves the stream usable"
-    );
-    s.synchronize().unwrap();
-    true
-}
-
-#[test]
-fn captured_graph_replays_and_keeps_its_buffers() {
-    let d = device();
-    if graphs_unsupported_here(&d) {
-        return;
-    }
-    let m = kernels(&d);
-    let f = m.function("inc").unwrap();
-    let s = Stream::new(&d).unwrap();
-    let n = 4099u32;
-    let x = Arc::new(DeviceBuffer::<u32>::zeroed(&d, n as usize).unwrap());
-    let mut cap = s.begin_capture(CaptureMode::Global).unwrap();
-    assert!(s.is_capturing());
-    for _ in 0..10 {
-        let mut args = LaunchArgs::new();
-        args.arg(&*x).arg(&n);
-        unsafe {
-            cap.launch(&f, &LaunchConfig::for_num_elems(n), &mut args)
-                .unwrap()
-        };
-    }
-    cap.keep(x.clone());
-    // Capturing ran nothing.
-    let graph = cap.end().unwrap();
-    assert!(!s.is_capturing());
-    assert!(x.to_vec().unwrap().iter().all(|&v| v == 0));
-    let mut exec = graph.instantiate().unwrap();
-    drop(graph); // the executable graph stands alone
-    let other = Stream::non_blocking(&d).unwrap();
-    for _ in 0..3 {
-        exec.launch(&other).unwrap();
-    }
-    other.synchronize().unwrap();
-    assert!(x.to_vec().unwrap().iter().all(|&v| v == 30));
-    assert_eq!(Arc::strong_count(&x), 2, "the graph holds the buffer");
-    drop(exec);
-    assert_eq!(
-        Arc::strong_count(&x),
-        1,
-        "and lets go when the last GraphExec goes"
-    );
-}
-
-#[test]
-fn thread_local_capture_and_abandoned_capture() {
-    let d = device();
-    if graphs_unsupported_here(&d) {
-        return;
-    }
-    let m = kernels(&d);
-    let f = m.function("inc").unwrap();
-    let s = Stream::new(&d).unwrap();
-    let x = DeviceBuffer::<u32>::zeroed(&d, 64).unwrap();
-    {
-        let _cap = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
-        unsafe { inc(&f, &s, &x) };
-        // dropped without end: the capture ends and the graph is thrown away
-    }
-    assert!(!s.is_capturing());
-    unsafe { inc(&f, &s, &x) };
-    s.synchronize().unwrap();
-    assert!(
-        x.to_vec().unwrap().iter().all(|&v| v == 1),
-        "only the uncaptured launch ran"
-    );
-    let cap = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
-    unsafe { inc(&f, cap.stream(), &x) };
-    let mut exec = cap.end().unwrap().instantiate().unwrap();
-    exec.launch(&s).unwrap();
-    s.synchronize().unwrap();
-    assert!(x.to_vec().unwrap().iter().all(|&v| v == 2));
-    assert!(matches!(
-        Stream::new(&d)
-            .unwrap()
-            .begin_capture(CaptureMode::Global)
-            .map(|_| ()),
-        Ok(())
-    ));
-    assert!(matches!(
-        d.default_stream()
-            .begin_capture(CaptureMode::Global)
-            .map(|_| ()),
-        Err(Error::InvalidArgument { .. })
-    ));
-}
-
-#[test]
-fn uncapturable_operations_give_clear_errors() {
-    let d = device();
-    if graphs_unsupported_here(&d) {
-        return;
-    }
-    let s = Stream::new(&d).unwrap();
-    let cap = s.begin_capture(CaptureMode::Global).unwrap();
-    let e = s.synchronize().unwrap_err();
-    assert!(e.to_string().contains("captured into a graph"), "{e}");
-    assert!(matches!(s.query(), Err(Error::InvalidArgument { .. })));
-    assert!(matches!(
-        s.begin_capture(CaptureMode::Global).map(|_| ()),
-        Err(Error::InvalidArgument { .. })
-    ));
-    // The refusal came before HIP: the capture is still good.
-    cap.end().unwrap();
-
-    // A synchronous copy while a global capture is under way is refused by HIP, and the capture fails.
-    let x = DeviceBuffer::<u32>::zeroed(&d, 16).unwrap();
-    let cap = s.begin_capture(CaptureMode::Global).unwrap();
-    let copy = x.to_vec();
-    let end = cap.end();
-    assert!(
-        copy.is_err() || end.is_err(),
-        "a synchronous copy during a global capture must fail somewhere"
-    );
-    if let Err(e) = end {
-        assert!(e.hip_code().is_some(), "the runtime's code is kept: {e}");
-    }
-    assert!(!s.is_capturing());
-    s.synchronize().unwrap();
 }
 
 #[test]

@@ -15,6 +15,15 @@
 //! - A [`GraphExec`] holds everything the capture kept, and its `Drop` waits for the device before letting
 //!   go, so a kept buffer is never freed under a running launch.
 //!
+//! # Changing what a graph does: [`GraphExec::update`]
+//!
+//! A graph replays the arguments it was captured with. To run the same work with other arguments (other
+//! scalars, other buffers), capture it again and hand the new [`Graph`] to [`GraphExec::update`]
+//! (`hipGraphExecUpdate`): far cheaper than instantiating anew, and the executable graph then holds what
+//! the new capture kept. HIP refuses an update whose topology, node types or kernels differ, with an error
+//! naming which. This is the one parameter update the crate offers: it keeps the ownership rule above
+//! intact, where setting one node's raw arguments would not.
+//!
 //! # Operations that cannot be captured
 //!
 //! A synchronize or a query of the capturing stream is refused by this crate before HIP sees it
@@ -34,10 +43,6 @@ use std::any::Any;
 use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-
-/// Whether this build can capture graphs. `false` on HIP's NVIDIA platform, where every capture and graph
-/// call is [`Error::NotSupported`]: HIP 5.2.3's NVIDIA headers declare those wrappers only for nvcc.
-pub const SUPPORTED: bool = result::graph::SUPPORTED;
 
 /// Which other threads' work a capture refuses (`hipStreamCaptureMode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,6 +207,27 @@ impl Graph {
         self.raw
     }
 
+    /// The number of nodes (`hipGraphGetNodes`): one per captured kernel, copy, memset, host function, ...
+    pub fn node_count(&self) -> Result<usize> {
+        self.device.bind()?;
+        // SAFETY: the graph is live.
+        Ok(unsafe { result::graph::graph_nodes(self.raw)? }.len())
+    }
+
+    /// How many nodes are kernel launches (`hipGraphNodeGetType`).
+    pub fn kernel_node_count(&self) -> Result<usize> {
+        self.device.bind()?;
+        // SAFETY: the graph and its nodes are live.
+        let nodes = unsafe { result::graph::graph_nodes(self.raw)? };
+        let mut kernels = 0;
+        for node in nodes {
+            if unsafe { result::graph::graph_node_type(node)? } == sys::hipGraphNodeTypeKernel {
+                kernels += 1;
+            }
+        }
+        Ok(kernels)
+    }
+
     /// Make an executable graph (`hipGraphInstantiate`); it shares what the capture kept.
     pub fn instantiate(&self) -> Result<GraphExec> {
         self.device.bind()?;
@@ -267,6 +293,37 @@ impl GraphExec {
         // SAFETY: both handles are live; the memory the graph touches is kept alive by `self.kept` or by
         // the promise made to Capture::launch.
         unsafe { result::graph::graph_launch(self.raw, stream.raw()) }
+    }
+
+    /// Give this executable graph the parameters of `graph`, a new capture of the same work
+    /// (`hipGraphExecUpdate`): same nodes, same kernels, other arguments, sizes or buffers. Later launches
+    /// run the new parameters; the executable graph then holds what `graph`'s capture kept.
+    ///
+    /// Launches already queued may still use what the old capture kept, so when this graph was launched
+    /// since it was made or last updated, the update first waits for its device (as dropping it does):
+    /// an update costs a synchronisation then, not an instantiation.
+    /// Errors: [`Error::DeviceMismatch`] for a graph of another device; HIP's refusal
+    /// (`hipErrorGraphExecUpdateFailure`) with a message naming the update result (topology, node type,
+    /// function or parameters changed); the executable graph is then unchanged and still usable.
+    pub fn update(&mut self, graph: &Graph) -> Result<()> {
+        if graph.device.ordinal() != self.device.ordinal() {
+            return Err(Error::DeviceMismatch {
+                what: "graph update",
+                stream: graph.device.ordinal(),
+                other: self.device.ordinal(),
+            });
+        }
+        self.device.bind()?;
+        if self.launched {
+            // Queued launches may use the old parameters: what the old capture kept must outlive them.
+            result::device_synchronize()?;
+            self.launched = false;
+        }
+        // SAFETY: both handles are live; what the new graph's nodes touch is kept by `graph.kept` (taken
+        // below) or by the promise made to Capture::launch.
+        unsafe { result::graph::graph_exec_update(self.raw, graph.raw)? };
+        self.kept = graph.kept.clone();
+        Ok(())
     }
 }
 

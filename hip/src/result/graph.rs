@@ -1,74 +1,12 @@
 //! Stream capture and graphs (`hipStreamBeginCapture`, `hipGraphInstantiate`, `hipGraphLaunch`, ...).
 //!
-//! On HIP's NVIDIA platform every call here is [`Error::NotSupported`]: HIP 5.2.3's
-//! `nvidia_detail/nvidia_hip_runtime_api.h` declares the capture and graph wrappers only inside
-//! `#ifdef __CUDACC__` (for nvcc), so a C compiler, and bindgen, never see them.
+//! On HIP's NVIDIA platform these are the one-line mappings onto the CUDA runtime that hip-sys adds
+//! (`nvidia_graph.h`): HIP 5.2.3's and 5.7.1's NVIDIA headers define them only for nvcc.
 
 use super::check;
 use crate::error::{Error, Result};
 use hip_sys as sys;
-
-/// Whether this build can capture and launch graphs: `false` on HIP's NVIDIA platform (see the module doc).
-pub const SUPPORTED: bool = cfg!(not(hip_platform = "nvidia"));
-
-fn supported() -> Result<()> {
-    if SUPPORTED {
-        Ok(())
-    } else {
-        Err(Error::NotSupported {
-            what: "graphs and stream capture on HIP's NVIDIA platform",
-            reason: "HIP 5.2.3's NVIDIA headers declare hipStreamBeginCapture and hipGraph* only for nvcc \
-                     (#ifdef __CUDACC__), so the C bindings cannot reach them",
-        })
-    }
-}
-
-#[cfg(not(hip_platform = "nvidia"))]
 use hip_sys as api;
-
-/// Stand-ins with the AMD signatures, never called: every wrapper asks [`supported`] first.
-#[cfg(hip_platform = "nvidia")]
-#[allow(non_snake_case)]
-mod api {
-    use hip_sys as sys;
-    const UNREACHABLE: sys::hipError_t = sys::hipErrorNotSupported;
-    pub unsafe fn hipStreamBeginCapture(
-        _: sys::hipStream_t,
-        _: sys::hipStreamCaptureMode,
-    ) -> sys::hipError_t {
-        UNREACHABLE
-    }
-    pub unsafe fn hipStreamEndCapture(
-        _: sys::hipStream_t,
-        _: *mut sys::hipGraph_t,
-    ) -> sys::hipError_t {
-        UNREACHABLE
-    }
-    pub unsafe fn hipStreamIsCapturing(
-        _: sys::hipStream_t,
-        _: *mut sys::hipStreamCaptureStatus,
-    ) -> sys::hipError_t {
-        UNREACHABLE
-    }
-    pub unsafe fn hipGraphDestroy(_: sys::hipGraph_t) -> sys::hipError_t {
-        UNREACHABLE
-    }
-    pub unsafe fn hipGraphInstantiate(
-        _: *mut sys::hipGraphExec_t,
-        _: sys::hipGraph_t,
-        _: *mut sys::hipGraphNode_t,
-        _: *mut std::ffi::c_char,
-        _: usize,
-    ) -> sys::hipError_t {
-        UNREACHABLE
-    }
-    pub unsafe fn hipGraphLaunch(_: sys::hipGraphExec_t, _: sys::hipStream_t) -> sys::hipError_t {
-        UNREACHABLE
-    }
-    pub unsafe fn hipGraphExecDestroy(_: sys::hipGraphExec_t) -> sys::hipError_t {
-        UNREACHABLE
-    }
-}
 
 /// `hipStreamBeginCapture`: work queued on `stream` from now on is recorded into a graph, not run.
 ///
@@ -78,7 +16,6 @@ pub unsafe fn stream_begin_capture(
     stream: sys::hipStream_t,
     mode: sys::hipStreamCaptureMode,
 ) -> Result<()> {
-    supported()?;
     check(
         "hipStreamBeginCapture",
         api::hipStreamBeginCapture(stream, mode),
@@ -91,7 +28,6 @@ pub unsafe fn stream_begin_capture(
 /// # Safety
 /// `stream` is live and capturing.
 pub unsafe fn stream_end_capture(stream: sys::hipStream_t) -> Result<sys::hipGraph_t> {
-    supported()?;
     let mut g = std::ptr::null_mut();
     check(
         "hipStreamEndCapture",
@@ -105,7 +41,6 @@ pub unsafe fn stream_end_capture(stream: sys::hipStream_t) -> Result<sys::hipGra
 /// # Safety
 /// `stream` is live (or null).
 pub unsafe fn stream_is_capturing(stream: sys::hipStream_t) -> Result<sys::hipStreamCaptureStatus> {
-    supported()?;
     let mut status = std::mem::zeroed();
     check(
         "hipStreamIsCapturing",
@@ -119,7 +54,6 @@ pub unsafe fn stream_is_capturing(stream: sys::hipStream_t) -> Result<sys::hipSt
 /// # Safety
 /// `graph` is live and not used afterwards (executable graphs made from it stay valid).
 pub unsafe fn graph_destroy(graph: sys::hipGraph_t) -> Result<()> {
-    supported()?;
     check("hipGraphDestroy", api::hipGraphDestroy(graph))
 }
 
@@ -128,7 +62,6 @@ pub unsafe fn graph_destroy(graph: sys::hipGraph_t) -> Result<()> {
 /// # Safety
 /// `graph` is live.
 pub unsafe fn graph_instantiate(graph: sys::hipGraph_t) -> Result<sys::hipGraphExec_t> {
-    supported()?;
     let mut exec = std::ptr::null_mut();
     check(
         "hipGraphInstantiate",
@@ -148,7 +81,6 @@ pub unsafe fn graph_instantiate(graph: sys::hipGraph_t) -> Result<sys::hipGraphE
 /// # Safety
 /// Both handles are live, and all memory the graph's nodes touch stays valid until the launch completes.
 pub unsafe fn graph_launch(exec: sys::hipGraphExec_t, stream: sys::hipStream_t) -> Result<()> {
-    supported()?;
     check("hipGraphLaunch", api::hipGraphLaunch(exec, stream))
 }
 
@@ -157,6 +89,76 @@ pub unsafe fn graph_launch(exec: sys::hipGraphExec_t, stream: sys::hipStream_t) 
 /// # Safety
 /// `exec` is live and not used afterwards. Launches already queued keep running.
 pub unsafe fn graph_exec_destroy(exec: sys::hipGraphExec_t) -> Result<()> {
-    supported()?;
     check("hipGraphExecDestroy", api::hipGraphExecDestroy(exec))
+}
+
+/// `hipGraphExecUpdate`: give `exec` the parameters of `graph`, which must have the same topology. On a
+/// refusal the error names HIP's update result (topology, node type, function or parameters changed, not
+/// supported).
+///
+/// # Safety
+/// Both handles are live; all memory `graph`'s nodes touch stays valid until every later launch completes.
+pub unsafe fn graph_exec_update(exec: sys::hipGraphExec_t, graph: sys::hipGraph_t) -> Result<()> {
+    let mut error_node = std::ptr::null_mut();
+    let mut outcome: sys::hipGraphExecUpdateResult = std::mem::zeroed();
+    let code = api::hipGraphExecUpdate(exec, graph, &mut error_node, &mut outcome);
+    if code == sys::hipSuccess {
+        return Ok(());
+    }
+    let mut err = Error::from_hip("hipGraphExecUpdate", code);
+    if let Error::Hip { message, .. } = &mut err {
+        message.push_str(&format!(
+            "; update result {}: {}",
+            outcome as i64,
+            update_result_name(outcome as i64)
+        ));
+    }
+    Err(err)
+}
+
+/// What a `hipGraphExecUpdateResult` value means (the same values on AMD and NVIDIA).
+pub fn update_result_name(value: i64) -> &'static str {
+    match value {
+        0 => "success",
+        1 => "the update failed for a reason HIP does not name (hipGraphExecUpdateError)",
+        2 => "the graph's topology changed (hipGraphExecUpdateErrorTopologyChanged)",
+        3 => "a node's type changed (hipGraphExecUpdateErrorNodeTypeChanged)",
+        4 => "a kernel node's function changed (hipGraphExecUpdateErrorFunctionChanged)",
+        5 => "a node's parameters changed in a way HIP cannot update (hipGraphExecUpdateErrorParametersChanged)",
+        6 => "the update is not supported for a node (hipGraphExecUpdateErrorNotSupported)",
+        7 => "a kernel node's function changed in an unsupported way (hipGraphExecUpdateErrorUnsupportedFunctionChange)",
+        _ => "an update result this crate does not know",
+    }
+}
+
+/// `hipGraphGetNodes`: every node of `graph`.
+///
+/// # Safety
+/// `graph` is live.
+pub unsafe fn graph_nodes(graph: sys::hipGraph_t) -> Result<Vec<sys::hipGraphNode_t>> {
+    let mut count = 0usize;
+    check(
+        "hipGraphGetNodes",
+        api::hipGraphGetNodes(graph, std::ptr::null_mut(), &mut count),
+    )?;
+    let mut nodes = vec![std::ptr::null_mut(); count];
+    check(
+        "hipGraphGetNodes",
+        api::hipGraphGetNodes(graph, nodes.as_mut_ptr(), &mut count),
+    )?;
+    nodes.truncate(count);
+    Ok(nodes)
+}
+
+/// `hipGraphNodeGetType`.
+///
+/// # Safety
+/// `node` is a live node of a live graph.
+pub unsafe fn graph_node_type(node: sys::hipGraphNode_t) -> Result<sys::hipGraphNodeType> {
+    let mut t = std::mem::zeroed();
+    check(
+        "hipGraphNodeGetType",
+        api::hipGraphNodeGetType(node, &mut t),
+    )?;
+    Ok(t)
 }

@@ -1,0 +1,1 @@
+../nvidia_graph.h

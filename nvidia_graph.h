@@ -1,0 +1,60 @@
+/* Stream capture and graphs on HIP's NVIDIA platform, for C compilers.
+ *
+ * HIP 5.2.3's and 5.7.1's nvidia_detail/nvidia_hip_runtime_api.h define these wrappers only inside
+ * `#ifdef __CUDACC__` (for nvcc), while the types they use (hipGraph_t, hipKernelNodeParams, ...) are
+ * defined for every compiler. Here are the same one-line mappings onto the CUDA runtime, for the calls the
+ * safe crate makes, so that graphs work through HIP's NVIDIA platform from C and Rust. bindgen wraps them
+ * like every other `static inline` HIP function (wrap_static_fns).
+ *
+ * Included by wrapper.h on the NVIDIA platform only, and never under nvcc (where HIP's own are defined).
+ */
+#ifndef HIP_RS_NVIDIA_GRAPH_H
+#define HIP_RS_NVIDIA_GRAPH_H
+
+#if defined(__HIP_PLATFORM_NVIDIA__) && !defined(__CUDACC__)
+
+static inline hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureMode mode) {
+    return hipCUDAErrorTohipError(cudaStreamBeginCapture(stream, mode));
+}
+
+static inline hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t* graph) {
+    return hipCUDAErrorTohipError(cudaStreamEndCapture(stream, graph));
+}
+
+static inline hipError_t hipStreamIsCapturing(hipStream_t stream, hipStreamCaptureStatus* status) {
+    return hipCUDAErrorTohipError(cudaStreamIsCapturing(stream, status));
+}
+
+static inline hipError_t hipGraphDestroy(hipGraph_t graph) {
+    return hipCUDAErrorTohipError(cudaGraphDestroy(graph));
+}
+
+static inline hipError_t hipGraphInstantiate(hipGraphExec_t* exec, hipGraph_t graph,
+                                             hipGraphNode_t* error_node, char* log, size_t log_size) {
+    return hipCUDAErrorTohipError(cudaGraphInstantiate(exec, graph, error_node, log, log_size));
+}
+
+static inline hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream) {
+    return hipCUDAErrorTohipError(cudaGraphLaunch(exec, stream));
+}
+
+static inline hipError_t hipGraphExecDestroy(hipGraphExec_t exec) {
+    return hipCUDAErrorTohipError(cudaGraphExecDestroy(exec));
+}
+
+static inline hipError_t hipGraphExecUpdate(hipGraphExec_t exec, hipGraph_t graph,
+                                            hipGraphNode_t* error_node,
+                                            hipGraphExecUpdateResult* result) {
+    return hipCUDAErrorTohipError(cudaGraphExecUpdate(exec, graph, error_node, result));
+}
+
+static inline hipError_t hipGraphGetNodes(hipGraph_t graph, hipGraphNode_t* nodes, size_t* count) {
+    return hipCUDAErrorTohipError(cudaGraphGetNodes(graph, nodes, count));
+}
+
+static inline hipError_t hipGraphNodeGetType(hipGraphNode_t node, hipGraphNodeType* type) {
+    return hipCUDAErrorTohipError(cudaGraphNodeGetType(node, type));
+}
+
+#endif
+#endif
