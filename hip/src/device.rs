@@ -4,7 +4,8 @@ use crate::error::{Error, Result};
 use crate::result;
 use crate::stream::Stream;
 use hip_sys as sys;
-use std::ffi::c_char;
+use std::ffi::{c_char, c_void};
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Arc;
 
 /// The HIP runtime version (`hipRuntimeGetVersion`), e.g. `50221153` for 5.2.21153 on AMD.
@@ -28,6 +29,9 @@ pub struct Device(Arc<DeviceInner>);
 struct DeviceInner {
     ordinal: i32,
     limits: Limits,
+    /// The context (`hipCtx_t`) found current right after this device was bound on some thread; null
+    /// until then. [`Device::bind`] compares the current context with it before anything else.
+    context: AtomicPtr<c_void>,
 }
 
 /// What a launch may ask of this device, read once when the device is opened.
@@ -73,7 +77,11 @@ impl Device {
             max_grid_dim: dim(p.maxGridSize),
             max_shared_mem_per_block: p.sharedMemPerBlock,
         };
-        Ok(Device(Arc::new(DeviceInner { ordinal, limits })))
+        Ok(Device(Arc::new(DeviceInner {
+            ordinal,
+            limits,
+            context: AtomicPtr::new(std::ptr::null_mut()),
+        })))
     }
 
     /// The device's ordinal.
@@ -85,15 +93,31 @@ impl Device {
         &self.0.limits
     }
 
-    /// Make this device current on the calling thread: `hipSetDevice`, skipped when `hipGetDevice` says it
-    /// already is. Every launch and synchronous copy binds its device; on the NVIDIA platform
-    /// `hipSetDevice` costs about 100 ns even when nothing changes (see docs/BENCHMARKS.md), the check a
-    /// few.
+    /// Make this device current on the calling thread. Every launch and synchronous copy binds its device,
+    /// so the usual case is one cheap call: when the thread's current context (`hipCtxGetCurrent`; on
+    /// NVIDIA `cuCtxGetCurrent`, a thread-local read) is the one seen right after this device was last
+    /// bound, the device is current. Otherwise (another device, no context yet, a context the caller
+    /// pushed) `hipGetDevice`, and `hipSetDevice` when that says another device: on NVIDIA `hipSetDevice`
+    /// costs about 100 ns even when nothing changes, `hipGetDevice` about 30 ns (docs/BENCHMARKS.md).
     #[inline]
     pub fn bind(&self) -> Result<()> {
+        let known = self.0.context.load(Ordering::Relaxed);
+        if !known.is_null() && result::ctx_get_current().ok() == Some(known as sys::hipCtx_t) {
+            return Ok(());
+        }
+        self.bind_checked()
+    }
+
+    #[cold]
+    fn bind_checked(&self) -> Result<()> {
         let ordinal = self.0.ordinal;
         if result::get_device()? != ordinal {
             result::set_device(ordinal)?;
+        }
+        if let Ok(ctx) = result::ctx_get_current() {
+            if !ctx.is_null() {
+                self.0.context.store(ctx.cast(), Ordering::Relaxed);
+            }
         }
         Ok(())
     }

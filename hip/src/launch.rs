@@ -10,6 +10,7 @@ use crate::result;
 use crate::stream::Stream;
 use std::ffi::c_void;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 
 /// Grid or block extents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,8 +123,11 @@ pub const MAX_KERNEL_ARGS: usize = 32;
 /// # }
 /// ```
 pub struct LaunchArgs<'a> {
-    params: [*mut c_void; MAX_KERNEL_ARGS],
-    info: [ArgInfo; MAX_KERNEL_ARGS],
+    // Entries `..len` are written by `arg`; the rest are never read by this crate, and HIP reads as many as
+    // the kernel has parameters, which the signature check (or the launch's safety contract, for kernels
+    // without one) makes `len`. Left uninitialised: zeroing 512 bytes was a measurable part of a launch.
+    params: [MaybeUninit<*mut c_void>; MAX_KERNEL_ARGS],
+    info: [MaybeUninit<ArgInfo>; MAX_KERNEL_ARGS],
     len: usize,
     overflow: bool,
     _borrows: PhantomData<&'a ()>,
@@ -139,8 +143,8 @@ impl<'a> LaunchArgs<'a> {
     /// No arguments yet.
     pub fn new() -> Self {
         LaunchArgs {
-            params: [std::ptr::null_mut(); MAX_KERNEL_ARGS],
-            info: [ArgInfo::default(); MAX_KERNEL_ARGS],
+            params: [const { MaybeUninit::uninit() }; MAX_KERNEL_ARGS],
+            info: [const { MaybeUninit::uninit() }; MAX_KERNEL_ARGS],
             len: 0,
             overflow: false,
             _borrows: PhantomData,
@@ -150,11 +154,11 @@ impl<'a> LaunchArgs<'a> {
     /// Append an argument. Past [`MAX_KERNEL_ARGS`] the launch fails with [`Error::TooManyArguments`].
     pub fn arg<A: KernelArg + ?Sized>(&mut self, value: &'a A) -> &mut Self {
         if self.len < MAX_KERNEL_ARGS {
-            self.params[self.len] = value.as_kernel_param();
-            self.info[self.len] = ArgInfo {
+            self.params[self.len].write(value.as_kernel_param());
+            self.info[self.len].write(ArgInfo {
                 size: u32::try_from(value.kernel_param_size()).unwrap_or(u32::MAX),
                 pointer: value.is_device_pointer(),
-            };
+            });
             self.len += 1;
         } else {
             self.overflow = true;
@@ -191,7 +195,19 @@ impl<'a> LaunchArgs<'a> {
     /// Check these arguments against `signature` (no GPU needed): [`Error::ArgumentMismatch`] naming the
     /// first parameter that does not match. Allocates nothing unless it fails.
     pub fn check(&self, signature: &Signature) -> Result<()> {
-        signature.check(&self.info[..self.len])
+        signature.check(self.infos())
+    }
+
+    /// What each argument is (size, pointer or value).
+    fn infos(&self) -> &[ArgInfo] {
+        // SAFETY: `arg` initialised entries `..len` (len <= MAX_KERNEL_ARGS), and MaybeUninit<T> has T's
+        // layout.
+        unsafe { std::slice::from_raw_parts(self.info.as_ptr().cast::<ArgInfo>(), self.len) }
+    }
+
+    /// The parameter array HIP reads (`kernelParams`).
+    pub(crate) fn params_ptr(&mut self) -> *mut *mut c_void {
+        self.params.as_mut_ptr().cast::<*mut c_void>()
     }
 }
 
@@ -247,7 +263,7 @@ impl Function {
             (b.x, b.y, b.z),
             config.shared_mem_bytes,
             stream.raw(),
-            args.params.as_mut_ptr(),
+            args.params_ptr(),
         )
     }
 }

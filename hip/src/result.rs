@@ -60,6 +60,14 @@ pub fn set_device(ordinal: i32) -> Result<()> {
     check("hipSetDevice", unsafe { sys::hipSetDevice(ordinal) })
 }
 
+/// `hipCtxGetCurrent`: the calling thread's current context (null where none is).
+#[inline]
+pub fn ctx_get_current() -> Result<sys::hipCtx_t> {
+    let mut c = std::ptr::null_mut();
+    check("hipCtxGetCurrent", unsafe { sys::hipCtxGetCurrent(&mut c) })?;
+    Ok(c)
+}
+
 /// `hipGetDevice`.
 pub fn get_device() -> Result<i32> {
     let mut d = 0;
