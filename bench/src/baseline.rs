@@ -1,6 +1,6 @@
 //! The raw C++ baseline (`bench/baseline/baseline.cpp`), loaded from the shared library scripts/bench.sh
 //! builds, so it runs in this process on the same device, interleaved with the Rust contenders.
-use hip::sys::hipFunction_t;
+use hip::sys::{hipFunction_t, hipStream_t};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
 type Init = unsafe extern "C" fn(c_int) -> c_int;
@@ -20,7 +20,7 @@ type Launch8 = unsafe extern "C" fn(
 ) -> f64;
 type Copy = unsafe extern "C" fn(c_int, *mut c_void, *const c_void, usize, c_int) -> f64;
 type Events = unsafe extern "C" fn(c_int) -> f64;
-type LaunchBatches = unsafe extern "C" fn(hipFunction_t, c_int, c_int, u32) -> f64;
+type LaunchOnly = unsafe extern "C" fn(hipFunction_t, c_int, u32, hipStream_t) -> c_int;
 type GraphReplay = unsafe extern "C" fn(hipFunction_t, c_int, c_int, u32, *mut f64) -> f64;
 type Compile = unsafe extern "C" fn(*const c_char, *const c_char, *const c_char, *mut usize) -> f64;
 type Pipeline = unsafe extern "C" fn(
@@ -42,8 +42,8 @@ pub struct Baseline {
     pub event_record_query: Events,
     pub compile: Compile,
     pub pipeline: Pipeline,
-    pub launch_batches: LaunchBatches,
     pub graph_replay: GraphReplay,
+    pub launch_only: LaunchOnly,
     init: Init,
 }
 
@@ -80,8 +80,8 @@ impl Baseline {
                 event_record_query: symbol(lib, path, c"bl_event_record_query")?,
                 compile: symbol(lib, path, c"bl_compile")?,
                 pipeline: symbol(lib, path, c"bl_pipeline")?,
-                launch_batches: symbol(lib, path, c"bl_launch_batches")?,
                 graph_replay: symbol(lib, path, c"bl_graph_replay")?,
+                launch_only: symbol(lib, path, c"bl_launch_only")?,
                 init: symbol(lib, path, c"bl_init")?,
             })
         }

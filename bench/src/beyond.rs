@@ -1,5 +1,5 @@
-//! Where the safe crate aims past raw C++: staged pageable copies (the staging ring), host time per launch
-//! in small batches, and graph replay of 100 small kernels.
+//! Where the safe crate aims past raw C++: staged pageable copies (the staging ring) and graph replay of
+//! 100 small kernels (the launch's own host cost: launch_cost.rs).
 use crate::baseline::{checked, Baseline};
 use crate::stats::{ratio, Samples};
 use crate::Kernels;
@@ -143,69 +143,11 @@ pub fn staged_copy_section(
     Ok(())
 }
 
-/// Host time of the launch calls only, in batches small enough that the queue never fills.
-pub fn launch_batch_section(
-    out: &mut String,
-    verdicts: &mut Vec<String>,
-    device: &Device,
-    k: &Kernels,
-    baseline: Option<&Baseline>,
-    quick: bool,
-) -> Result<(), String> {
-    let stream = Stream::new(device).map_err(e)?;
-    let batches = if quick { 200 } else { 2000 };
-    let rounds = if quick { 3 } else { 9 };
-    writeln!(out, "## Host time per launch (small batches)\n").unwrap();
-    writeln!(out, "Empty kernel, one block of 64 threads; {batches} batches, the stream synchronised between batches (not timed): only the launch calls are timed. ns per launch, median of {rounds}.\n").unwrap();
-    writeln!(out, "| batch | safe | raw C++ | safe - C++ |").unwrap();
-    writeln!(out, "| ---: | ---: | ---: | ---: |").unwrap();
-    for batch in [1usize, 8, 32] {
-        let safe = samples(rounds, || {
-            let mut ns = 0.0;
-            let cfg = LaunchConfig::new(1, 64);
-            for _ in 0..batches {
-                let t = Instant::now();
-                for _ in 0..batch {
-                    let mut args = LaunchArgs::new();
-                    unsafe { k.empty.launch(&stream, &cfg, &mut args).map_err(e)? };
-                }
-                ns += t.elapsed().as_nanos() as f64;
-                stream.synchronize().map_err(e)?;
-            }
-            Ok(ns / (batches * batch) as f64)
-        })?;
-        let cpp = match baseline {
-            Some(b) => Some(samples(rounds, || {
-                let ns = checked("launch batches", unsafe {
-                    (b.launch_batches)(k.empty.raw(), batches as i32, batch as i32, 64)
-                })?;
-                Ok(ns / (batches * batch) as f64)
-            })?),
-            None => None,
-        };
-        let diff = cpp.as_ref().map(|c| safe.median() - c.median());
-        writeln!(
-            out,
-            "| {batch} | {} | {} | {} |",
-            safe.show(0),
-            cpp.as_ref().map_or("-".into(), |c| c.show(0)),
-            diff.map_or("-".into(), |d| format!("{d:+.0}"))
-        )
-        .unwrap();
-        if let (Some(d), 8) = (diff, batch) {
-            let met = if d <= 50.0 { "met" } else { "MISSED" };
-            verdicts.push(format!(
-                "safe launch adds <= 50 ns host time over raw C++ (batches of 8): {d:+.0} ns ({met})"
-            ));
-        }
-    }
-    writeln!(out).unwrap();
-    Ok(())
-}
-
 /// 100 empty kernels one by one vs one captured graph, replayed; per kernel, host + device (synchronised).
+/// Then what changing the graph's arguments costs: a new capture + update against a new instantiation.
 pub fn graph_section(
     out: &mut String,
+    verdicts: &mut Vec<String>,
     device: &Device,
     k: &Kernels,
     baseline: Option<&Baseline>,
@@ -216,6 +158,7 @@ pub fn graph_section(
     let stream = Stream::new(device).map_err(e)?;
     let cfg = LaunchConfig::new(1, 64);
     writeln!(out, "## Graph replay of {KERNELS} small kernels\n").unwrap();
+    writeln!(out, "Empty kernel, one block of 64 threads; {replays} rounds, each synchronised; ns per kernel, host + device.\n").unwrap();
     let t = Instant::now();
     for _ in 0..replays {
         for _ in 0..KERNELS {
@@ -228,48 +171,74 @@ pub fn graph_section(
     writeln!(out, "| contender | ns per kernel |").unwrap();
     writeln!(out, "| --- | ---: |").unwrap();
     writeln!(out, "| safe, one by one | {one_by_one:.0} |").unwrap();
-    match capture(&stream, k, &cfg) {
-        Ok(mut exec) => {
-            exec.launch(&stream).map_err(e)?;
-            stream.synchronize().map_err(e)?;
-            let t = Instant::now();
-            for _ in 0..replays {
-                exec.launch(&stream).map_err(e)?;
-                stream.synchronize().map_err(e)?;
-            }
-            let ns = t.elapsed().as_nanos() as f64 / (replays * KERNELS) as f64;
-            writeln!(out, "| safe, graph replay | {ns:.0} |").unwrap();
-        }
-        Err(err) => writeln!(out, "| safe, graph replay | n/a: {err} |").unwrap(),
+    let mut exec = capture(&stream, k, &cfg)
+        .map_err(e)?
+        .instantiate()
+        .map_err(e)?;
+    exec.launch(&stream).map_err(e)?;
+    stream.synchronize().map_err(e)?;
+    let t = Instant::now();
+    for _ in 0..replays {
+        exec.launch(&stream).map_err(e)?;
+        stream.synchronize().map_err(e)?;
     }
+    let safe_graph = t.elapsed().as_nanos() as f64 / (replays * KERNELS) as f64;
+    writeln!(out, "| safe, graph replay | {safe_graph:.0} |").unwrap();
     if let Some(b) = baseline {
         let mut obo = 0.0;
         let g = checked("graph replay", unsafe {
             (b.graph_replay)(k.empty.raw(), KERNELS as i32, replays as i32, 64, &mut obo)
-        })?;
+        })? / KERNELS as f64;
         writeln!(out, "| raw C++, one by one | {:.0} |", obo / KERNELS as f64).unwrap();
-        writeln!(
-            out,
-            "| raw C++, graph replay ({}) | {:.0} |",
-            if hip::PLATFORM == "nvidia" {
-                "CUDA graph API"
-            } else {
-                "HIP graph API"
-            },
-            g / KERNELS as f64
-        )
-        .unwrap();
+        let api = if hip::PLATFORM == "nvidia" {
+            "CUDA graph API"
+        } else {
+            "HIP graph API"
+        };
+        writeln!(out, "| raw C++, graph replay ({api}) | {g:.0} |").unwrap();
+        verdicts.push(format!(
+            "graph replay: safe {safe_graph:.0} ns per kernel vs {one_by_one:.0} one by one ({:.2}x faster); \
+             safe / raw C++ graph replay = {:.3}x",
+            one_by_one / safe_graph,
+            safe_graph / g
+        ));
     }
     writeln!(out).unwrap();
+    // Changing arguments: capture again and update, or capture again and instantiate.
+    let rounds = if quick { 20 } else { 200 };
+    let mut update_ns = Vec::new();
+    let mut instantiate_ns = Vec::new();
+    for _ in 0..rounds {
+        let graph = capture(&stream, k, &cfg).map_err(e)?;
+        let t = Instant::now();
+        exec.update(&graph).map_err(e)?;
+        update_ns.push(t.elapsed().as_nanos() as f64);
+        let t = Instant::now();
+        let fresh = graph.instantiate().map_err(e)?;
+        instantiate_ns.push(t.elapsed().as_nanos() as f64);
+        drop(fresh);
+    }
+    let (u, i) = (Samples::new(update_ns), Samples::new(instantiate_ns));
+    writeln!(out, "Changing a {KERNELS}-kernel graph's arguments after a new capture, median (min-max) of {rounds}, us:\n").unwrap();
+    writeln!(out, "| `GraphExec::update` | `Graph::instantiate` | instantiate / update |\n| ---: | ---: | ---: |").unwrap();
+    writeln!(
+        out,
+        "| {} | {} | {} |\n",
+        u.map(|x| x / 1e3).show(1),
+        i.map(|x| x / 1e3).show(1),
+        ratio(&i, &u)
+    )
+    .unwrap();
     Ok(())
 }
 
-fn capture(stream: &Stream, k: &Kernels, cfg: &LaunchConfig) -> hip::Result<hip::GraphExec> {
+/// 100 empty launches captured on `stream`.
+fn capture(stream: &Stream, k: &Kernels, cfg: &LaunchConfig) -> hip::Result<hip::Graph> {
     let mut cap = stream.begin_capture(CaptureMode::Global)?;
     for _ in 0..100 {
         let mut args = LaunchArgs::new();
         // SAFETY: `empty` takes no arguments and touches no memory.
         unsafe { cap.launch(&k.empty, cfg, &mut args)? };
     }
-    cap.end()?.instantiate()
+    cap.end()
 }

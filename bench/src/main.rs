@@ -3,7 +3,8 @@
 //! cudarc driving CUDA directly. All contenders run in one process on one device, interleaved round by
 //! round (the order rotates each round), with warm-up outside the timings and results verified.
 //!
-//! `hip-rs-bench [--baseline lib.so] [--csv copies.csv] [--link-gbps N] [--arch ARCH] [--quick]`
+//! `hip-rs-bench [--baseline lib.so] [--csv copies.csv] [--link-gbps N] [--arch ARCH] [--quick] [--launch-only]`
+//! (`--launch-only`: the launch-cost and graph sections alone, for iterating on the launch path)
 //!
 //! Prints markdown: launch overhead, copy bandwidth, HIPRTC compile time, event cost, stream overlap, and
 //! whether the targets are met. Without a GPU it runs the compile-time section only. `scripts/bench.sh`
@@ -15,6 +16,7 @@ mod copies;
 #[cfg(feature = "cudarc")]
 mod cudarc_side;
 mod launch;
+mod launch_cost;
 mod stats;
 mod streams;
 
@@ -61,16 +63,17 @@ struct Options {
     link_gbps: Option<f64>,
     arch: Option<String>,
     quick: bool,
+    launch_only: bool,
 }
 
 /// How much each section does; `--quick` shrinks it for a smoke run.
-struct Plan {
-    rounds: usize,
-    launches: usize,
-    copy_samples: usize,
-    max_copy_bytes: usize,
-    compile_runs: usize,
-    event_reps: usize,
+pub struct Plan {
+    pub rounds: usize,
+    pub launches: usize,
+    pub copy_samples: usize,
+    pub max_copy_bytes: usize,
+    pub compile_runs: usize,
+    pub event_reps: usize,
 }
 
 fn main() -> ExitCode {
@@ -110,6 +113,7 @@ fn parse_args() -> Result<Options, String> {
             }
             "--arch" => o.arch = Some(value()?),
             "--quick" => o.quick = true,
+            "--launch-only" => o.launch_only = true,
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -175,7 +179,12 @@ fn run(opts: &Options) -> Result<String, String> {
     if let (Some(device), Some(b)) = (&device, &baseline) {
         b.init(device.ordinal())?;
     }
-    if let Some(device) = &device {
+    if let (Some(device), true) = (&device, opts.launch_only) {
+        let kernels = compile_kernels(device, &arch).map_err(e)?;
+        let (b, q) = (baseline.as_ref(), opts.quick);
+        launch_cost::section(&mut out, &mut verdicts, device, &kernels, b, q)?;
+        beyond::graph_section(&mut out, &mut verdicts, device, &kernels, b, q)?;
+    } else if let Some(device) = &device {
         let kernels = compile_kernels(device, &arch).map_err(e)?;
         launch_section(
             &mut out,
@@ -193,14 +202,16 @@ fn run(opts: &Options) -> Result<String, String> {
             &plan,
             opts,
         )?;
-        event_section(&mut out, &mut verdicts, device, baseline.as_ref(), &plan)?;
-        overlap_section(&mut out, device, &kernels, baseline.as_ref(), &plan)?;
+        streams::event_section(&mut out, &mut verdicts, device, baseline.as_ref(), &plan)?;
+        streams::overlap_section(&mut out, device, &kernels, baseline.as_ref(), &plan)?;
         let (b, q) = (baseline.as_ref(), opts.quick);
         beyond::staged_copy_section(&mut out, &mut verdicts, device, b, q)?;
-        beyond::launch_batch_section(&mut out, &mut verdicts, device, &kernels, b, q)?;
-        beyond::graph_section(&mut out, device, &kernels, b, q)?;
+        launch_cost::section(&mut out, &mut verdicts, device, &kernels, b, q)?;
+        beyond::graph_section(&mut out, &mut verdicts, device, &kernels, b, q)?;
     }
-    compile_section(&mut out, &mut verdicts, baseline.as_ref(), &arch, &plan)?;
+    if !opts.launch_only {
+        compile_section(&mut out, &mut verdicts, baseline.as_ref(), &arch, &plan)?;
+    }
 
     writeln!(out, "## Targets\n").unwrap();
     for v in &verdicts {
@@ -234,7 +245,7 @@ fn compile_kernels(device: &Device, arch: &str) -> hip::Result<Kernels> {
 }
 
 /// Round-robin over contenders, rotating the order each round; returns each contender's samples.
-fn interleave<const N: usize>(
+pub fn interleave<const N: usize>(
     rounds: usize,
     mut run: impl FnMut(usize) -> Result<f64, String>,
     present: [bool; N],
@@ -513,115 +524,6 @@ fn size(bytes: usize) -> String {
         b if b >= 1 << 20 => format!("{} MiB", b >> 20),
         b => format!("{} KiB", b >> 10),
     }
-}
-
-fn event_section(
-    out: &mut String,
-    verdicts: &mut Vec<String>,
-    device: &Device,
-    baseline: Option<&Baseline>,
-    plan: &Plan,
-) -> Result<(), String> {
-    let e = |e: hip::Error| e.to_string();
-    let stream = Stream::new(device).map_err(e)?;
-    let reps = plan.event_reps;
-    let one = |c: usize| -> Result<f64, String> {
-        match c {
-            0 => streams::safe_events(device, &stream, reps).map_err(e),
-            1 => streams::raw_events(device, &stream, reps).map_err(e),
-            _ => streams::cpp_events(baseline.unwrap(), reps),
-        }
-    };
-    for c in 0..3 {
-        if c < 2 || baseline.is_some() {
-            one(c)?;
-        }
-    }
-    let s = interleave(plan.rounds, one, [true, true, baseline.is_some()])?;
-    let s = s.map(|s| s.map(|s| s.map(|ns| ns / reps as f64)));
-    let safe = s[0].clone().unwrap();
-    writeln!(out, "## Event record + query\n").unwrap();
-    writeln!(out, "`record` then `query` of one event (timing off) on an idle stream, {reps} pairs; ns per pair, median (min-max) of {} rounds.\n", plan.rounds).unwrap();
-    writeln!(out, "| contender | ns per record + query | / safe |").unwrap();
-    writeln!(out, "|---|---:|---:|").unwrap();
-    for (c, name) in ["hip (safe)", "hip-sys (raw Rust)", "C++ (raw HIP)"]
-        .iter()
-        .enumerate()
-    {
-        if let Some(x) = &s[c] {
-            writeln!(out, "| {name} | {} | {} |", x.show(0), ratio(x, &safe)).unwrap();
-            if c > 0 && beats_by_more_than_spread(x, &safe) {
-                verdicts.push(format!("MISS events: {name} beats the safe API by {:.0} ns, more than its spread {:.0} ns", safe.median() - x.median(), x.spread()));
-            }
-        }
-    }
-    writeln!(out).unwrap();
-    Ok(())
-}
-
-fn overlap_section(
-    out: &mut String,
-    device: &Device,
-    k: &Kernels,
-    baseline: Option<&Baseline>,
-    plan: &Plan,
-) -> Result<(), String> {
-    let e = |e: hip::Error| e.to_string();
-    let (n, chunks, iterations) = if plan.rounds < 5 {
-        (4usize << 20, 8, 1000)
-    } else {
-        (32usize << 20, 16, 4000)
-    };
-    let mut data = vec![0f32; n];
-    Rng::new(3).fill_f32(&mut data);
-    let mut p = streams::Pipeline::new(device, &data, chunks, iterations).map_err(e)?;
-    let one_stream = [Stream::non_blocking(device).map_err(e)?];
-    let two_streams = [
-        Stream::non_blocking(device).map_err(e)?,
-        Stream::non_blocking(device).map_err(e)?,
-    ];
-    let mut one = |c: usize| -> Result<f64, String> {
-        match c {
-            0 => streams::safe_pipeline(k, &mut p, &one_stream).map_err(e),
-            1 => streams::safe_pipeline(k, &mut p, &two_streams).map_err(e),
-            2 => streams::cpp_pipeline(baseline.unwrap(), k, &mut p, 1),
-            _ => streams::cpp_pipeline(baseline.unwrap(), k, &mut p, 2),
-        }
-    };
-    let have_cpp = baseline.is_some();
-    for c in 0..4 {
-        if c < 2 || have_cpp {
-            one(c)?;
-        }
-    }
-    let s = interleave(plan.rounds, &mut one, [true, true, have_cpp, have_cpp])?;
-    p.verify()?;
-    let ms = s.map(|s| s.map(|s| s.map(|ns| ns / 1e6)));
-    writeln!(out, "## Stream overlap\n").unwrap();
-    writeln!(out, "{} MiB of floats in {chunks} chunks: pinned copy in, a kernel of {iterations} dependent multiply-adds per element, copy out; chunks round-robin over 1 or 2 non-blocking streams. ms, median (min-max) of {} rounds; outputs checked against the host.\n", (n * 4) >> 20, plan.rounds).unwrap();
-    writeln!(
-        out,
-        "| contender | 1 stream, ms | 2 streams, ms | speed-up |"
-    )
-    .unwrap();
-    writeln!(out, "|---|---:|---:|---:|").unwrap();
-    for (name, a, b) in [
-        ("hip (safe)", &ms[0], &ms[1]),
-        ("C++ (raw HIP)", &ms[2], &ms[3]),
-    ] {
-        if let (Some(a), Some(b)) = (a, b) {
-            writeln!(
-                out,
-                "| {name} | {} | {} | {:.2}x |",
-                a.show(2),
-                b.show(2),
-                a.median() / b.median()
-            )
-            .unwrap();
-        }
-    }
-    writeln!(out).unwrap();
-    Ok(())
 }
 
 fn compile_section(

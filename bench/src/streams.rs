@@ -1,8 +1,10 @@
 //! Event record + query cost, and two streams overlapping copy-in / kernel / copy-out over chunks.
 use crate::baseline::{checked, Baseline};
-use crate::Kernels;
+use crate::stats::{beats_by_more_than_spread, ratio, Rng};
+use crate::{interleave, Kernels, Plan};
 use hip::prelude::*;
 use hip::sys;
+use std::fmt::Write as _;
 use std::time::Instant;
 
 /// `reps` pairs of record + query of one event (timing off) on an idle stream, safe API.
@@ -168,4 +170,113 @@ pub fn cpp_pipeline(
             p.iterations,
         )
     })
+}
+
+pub fn event_section(
+    out: &mut String,
+    verdicts: &mut Vec<String>,
+    device: &Device,
+    baseline: Option<&Baseline>,
+    plan: &Plan,
+) -> Result<(), String> {
+    let e = |e: hip::Error| e.to_string();
+    let stream = Stream::new(device).map_err(e)?;
+    let reps = plan.event_reps;
+    let one = |c: usize| -> Result<f64, String> {
+        match c {
+            0 => safe_events(device, &stream, reps).map_err(e),
+            1 => raw_events(device, &stream, reps).map_err(e),
+            _ => cpp_events(baseline.unwrap(), reps),
+        }
+    };
+    for c in 0..3 {
+        if c < 2 || baseline.is_some() {
+            one(c)?;
+        }
+    }
+    let s = interleave(plan.rounds, one, [true, true, baseline.is_some()])?;
+    let s = s.map(|s| s.map(|s| s.map(|ns| ns / reps as f64)));
+    let safe = s[0].clone().unwrap();
+    writeln!(out, "## Event record + query\n").unwrap();
+    writeln!(out, "`record` then `query` of one event (timing off) on an idle stream, {reps} pairs; ns per pair, median (min-max) of {} rounds.\n", plan.rounds).unwrap();
+    writeln!(out, "| contender | ns per record + query | / safe |").unwrap();
+    writeln!(out, "|---|---:|---:|").unwrap();
+    for (c, name) in ["hip (safe)", "hip-sys (raw Rust)", "C++ (raw HIP)"]
+        .iter()
+        .enumerate()
+    {
+        if let Some(x) = &s[c] {
+            writeln!(out, "| {name} | {} | {} |", x.show(0), ratio(x, &safe)).unwrap();
+            if c > 0 && beats_by_more_than_spread(x, &safe) {
+                verdicts.push(format!("MISS events: {name} beats the safe API by {:.0} ns, more than its spread {:.0} ns", safe.median() - x.median(), x.spread()));
+            }
+        }
+    }
+    writeln!(out).unwrap();
+    Ok(())
+}
+
+pub fn overlap_section(
+    out: &mut String,
+    device: &Device,
+    k: &Kernels,
+    baseline: Option<&Baseline>,
+    plan: &Plan,
+) -> Result<(), String> {
+    let e = |e: hip::Error| e.to_string();
+    let (n, chunks, iterations) = if plan.rounds < 5 {
+        (4usize << 20, 8, 1000)
+    } else {
+        (32usize << 20, 16, 4000)
+    };
+    let mut data = vec![0f32; n];
+    Rng::new(3).fill_f32(&mut data);
+    let mut p = Pipeline::new(device, &data, chunks, iterations).map_err(e)?;
+    let one_stream = [Stream::non_blocking(device).map_err(e)?];
+    let two_streams = [
+        Stream::non_blocking(device).map_err(e)?,
+        Stream::non_blocking(device).map_err(e)?,
+    ];
+    let mut one = |c: usize| -> Result<f64, String> {
+        match c {
+            0 => safe_pipeline(k, &mut p, &one_stream).map_err(e),
+            1 => safe_pipeline(k, &mut p, &two_streams).map_err(e),
+            2 => cpp_pipeline(baseline.unwrap(), k, &mut p, 1),
+            _ => cpp_pipeline(baseline.unwrap(), k, &mut p, 2),
+        }
+    };
+    let have_cpp = baseline.is_some();
+    for c in 0..4 {
+        if c < 2 || have_cpp {
+            one(c)?;
+        }
+    }
+    let s = interleave(plan.rounds, &mut one, [true, true, have_cpp, have_cpp])?;
+    p.verify()?;
+    let ms = s.map(|s| s.map(|s| s.map(|ns| ns / 1e6)));
+    writeln!(out, "## Stream overlap\n").unwrap();
+    writeln!(out, "{} MiB of floats in {chunks} chunks: pinned copy in, a kernel of {iterations} dependent multiply-adds per element, copy out; chunks round-robin over 1 or 2 non-blocking streams. ms, median (min-max) of {} rounds; outputs checked against the host.\n", (n * 4) >> 20, plan.rounds).unwrap();
+    writeln!(
+        out,
+        "| contender | 1 stream, ms | 2 streams, ms | speed-up |"
+    )
+    .unwrap();
+    writeln!(out, "|---|---:|---:|---:|").unwrap();
+    for (name, a, b) in [
+        ("hip (safe)", &ms[0], &ms[1]),
+        ("C++ (raw HIP)", &ms[2], &ms[3]),
+    ] {
+        if let (Some(a), Some(b)) = (a, b) {
+            writeln!(
+                out,
+                "| {name} | {} | {} | {:.2}x |",
+                a.show(2),
+                b.show(2),
+                a.median() / b.median()
+            )
+            .unwrap();
+        }
+    }
+    writeln!(out).unwrap();
+    Ok(())
 }
