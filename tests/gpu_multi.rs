@@ -127,3 +127,62 @@ fn managed_memory_dropped_while_another_device_writes_it_waits() {
     }
     s1.synchronize().unwrap();
 }
+
+/// `Device::bind` first compares the thread's current context with the one it saw after binding that
+/// device: whatever changed the current device in between (this crate, or raw hipSetDevice behind its
+/// back), on any thread, the device it binds must be current afterwards, and work lands there.
+#[test]
+fn binding_follows_every_change_of_the_current_device() {
+    let (d0, d1) = two();
+    let devices = [d0, d1];
+    std::thread::scope(|scope| {
+        for t in 0..4usize {
+            let devices = &devices;
+            scope.spawn(move || {
+                for round in 0..200usize {
+                    let d = &devices[(t + round) % 2];
+                    if round % 3 == 0 {
+                        // Behind the crate's back: the other device becomes current.
+                        let other = 1 - d.ordinal() as i32;
+                        assert_eq!(
+                            unsafe { hip::sys::hipSetDevice(other) },
+                            hip::sys::hipSuccess
+                        );
+                    }
+                    d.bind().unwrap();
+                    let mut current = -1;
+                    assert_eq!(
+                        unsafe { hip::sys::hipGetDevice(&mut current) },
+                        hip::sys::hipSuccess
+                    );
+                    assert_eq!(current, d.ordinal() as i32, "thread {t} round {round}");
+                }
+            });
+        }
+    });
+    // And work follows: allocate and fill on each device in turn after a raw switch to the other.
+    let modules = [spin_fill(&devices[0]), spin_fill(&devices[1])];
+    let n = 4096u32;
+    for round in 0..20u32 {
+        let i = (round % 2) as usize;
+        let d = &devices[i];
+        unsafe { hip::sys::hipSetDevice(1 - i as i32) };
+        let out = DeviceBuffer::<u32>::zeroed(d, n as usize).unwrap();
+        let s = Stream::new(d).unwrap();
+        let mut args = LaunchArgs::new();
+        args.arg(&out).arg(&round).arg(&n);
+        unsafe {
+            modules[i].function("fill").unwrap().launch(
+                &s,
+                &LaunchConfig::for_num_elems(n),
+                &mut args,
+            )
+        }
+        .unwrap();
+        s.synchronize().unwrap();
+        assert!(
+            out.to_vec().unwrap().iter().all(|&v| v == round),
+            "round {round}"
+        );
+    }
+}
