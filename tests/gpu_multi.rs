@@ -186,3 +186,43 @@ fn binding_follows_every_change_of_the_current_device() {
         );
     }
 }
+
+/// An executable graph of device 0 cannot take its parameters from a graph captured on device 1.
+#[test]
+fn a_graph_update_from_another_device_is_refused() {
+    let (d0, d1) = two();
+    let capture_fill = |d: &Device, m: &Module, out: &DeviceBuffer<u32>| {
+        let s = Stream::new(d).unwrap();
+        let n = out.len() as u32;
+        let value = 7u32;
+        let mut cap = s.begin_capture(hip::CaptureMode::ThreadLocal).unwrap();
+        let mut args = LaunchArgs::new();
+        args.arg(out).arg(&value).arg(&n);
+        unsafe {
+            cap.launch(
+                &m.function("fill").unwrap(),
+                &LaunchConfig::for_num_elems(n),
+                &mut args,
+            )
+        }
+        .unwrap();
+        (cap.end().unwrap(), s)
+    };
+    let (m0, m1) = (spin_fill(&d0), spin_fill(&d1));
+    let (b0, b1) = (
+        DeviceBuffer::<u32>::zeroed(&d0, 256).unwrap(),
+        DeviceBuffer::<u32>::zeroed(&d1, 256).unwrap(),
+    );
+    let (g0, s0) = capture_fill(&d0, &m0, &b0);
+    let (g1, _s1) = capture_fill(&d1, &m1, &b1);
+    let mut exec = g0.instantiate().unwrap();
+    let err = exec.update(&g1).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
+    assert!(
+        err.to_string().contains("device 1") && err.to_string().contains("device 0"),
+        "{err}"
+    );
+    exec.launch(&s0).unwrap();
+    s0.synchronize().unwrap();
+    assert!(b0.to_vec().unwrap().iter().all(|&v| v == 7));
+}

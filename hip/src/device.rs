@@ -95,10 +95,11 @@ impl Device {
 
     /// Make this device current on the calling thread. Every launch and synchronous copy binds its device,
     /// so the usual case is one cheap call: when the thread's current context (`hipCtxGetCurrent`; on
-    /// NVIDIA `cuCtxGetCurrent`, a thread-local read) is the one seen right after this device was last
-    /// bound, the device is current. Otherwise (another device, no context yet, a context the caller
-    /// pushed) `hipGetDevice`, and `hipSetDevice` when that says another device: on NVIDIA `hipSetDevice`
-    /// costs about 100 ns even when nothing changes, `hipGetDevice` about 30 ns (docs/BENCHMARKS.md).
+    /// NVIDIA `cuCtxGetCurrent`) is the one seen right after this device was last bound, the device is
+    /// current. Otherwise (another device, no context yet, a context the caller pushed) `hipGetDevice`, and
+    /// `hipSetDevice` when that says another device. Measured per launch on an H200 through HIP's NVIDIA
+    /// platform: `hipCtxGetCurrent` about 30 ns, `hipGetDevice` 30-100 ns, `hipSetDevice` about 100 ns
+    /// even when nothing changes (docs/BENCHMARKS.md).
     #[inline]
     pub fn bind(&self) -> Result<()> {
         let known = self.0.context.load(Ordering::Relaxed);

@@ -302,15 +302,18 @@ impl GraphExec {
     /// Launches already queued may still use what the old capture kept, so when this graph was launched
     /// since it was made or last updated, the update first waits for its device (as dropping it does):
     /// an update costs a synchronisation then, not an instantiation.
-    /// Errors: [`Error::DeviceMismatch`] for a graph of another device; HIP's refusal
+    /// Errors: [`Error::InvalidArgument`] for a graph of another device; HIP's refusal
     /// (`hipErrorGraphExecUpdateFailure`) with a message naming the update result (topology, node type,
     /// function or parameters changed); the executable graph is then unchanged and still usable.
     pub fn update(&mut self, graph: &Graph) -> Result<()> {
         if graph.device.ordinal() != self.device.ordinal() {
-            return Err(Error::DeviceMismatch {
-                what: "graph update",
-                stream: graph.device.ordinal(),
-                other: self.device.ordinal(),
+            return Err(Error::InvalidArgument {
+                what: "graph to update from",
+                value: format!("a graph captured on device {}", graph.device.ordinal()),
+                reason: format!(
+                    "this executable graph belongs to device {}",
+                    self.device.ordinal()
+                ),
             });
         }
         self.device.bind()?;
