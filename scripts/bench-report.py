@@ -94,15 +94,16 @@ This host was noisier: the same raw C++ launch took 4.0 us per launch here again
   Safe / raw C++ 1.108x empty and 1.058x with 8 arguments (MISS of the 1.03x target in this run; in the
   first run of the evening 1.005x / 1.038x). No contender beats the safe API by more than its own spread.
   The signature check alone: 14 ns per 8-argument launch.
-- Host time per launch (paired rounds on one stream, 95% intervals): the safe launch adds +74.7 +- 10.0 ns
-  over raw C++ at batches of 8 (+55 +- 32 at 1, +76 +- 10 at 32): the <= 50 ns target is MISSED by about
-  25 ns. Where it goes, from the same rounds: hip-sys called from Rust costs the same as C++ (+1 +- 15);
-  asking which context is current (`hipCtxGetCurrent`, the device binding's check now) adds 30 +- 13; the
-  rest, about 44 ns, is the crate's own layers (argument, configuration and signature checks, the
-  `Result` plumbing), not attributed further: the GPU machines expose no CPU counters (perf_event_open:
-  ENOENT in their VMs). The binding used to call `hipGetDevice`, which costs 99 +- 16 ns in the same run:
-  the new check saves about 69 ns per launch. An earlier pairing that put the C++ side on its own stream
-  showed +12 ns; the C++ stream was slower than the safe one, so that figure is not used.
+- Host time per launch (paired rounds on one stream, 95% intervals): in this run the safe launch adds
+  +74.7 +- 10.0 ns over raw C++ at batches of 8 (+55 +- 32 at 1, +76 +- 10 at 32). Two more runs of the same
+  code on another host ([bench-run/launch-cost-runs.md](bench-run/launch-cost-runs.md)): +28.1 +- 8.6 and
+  +53.4 +- 7.6. So the <= 50 ns target is met on one host and not on the others: not met reliably. Where
+  it goes, in every run: hip-sys called from Rust costs the same as C++; the device binding is one
+  context query (`hipCtxGetCurrent`, 12-31 ns); building and checking the arguments 6-12 ns; the rest of
+  `Function::launch` (configuration check, device comparison) 4-16 ns. The binding used to call
+  `hipGetDevice`, 44-99 ns in the same runs. The GPU machines expose no CPU counters (perf_event_open:
+  ENOENT in their VMs). An earlier pairing that put the C++ side on its own stream showed +12 ns; the C++
+  stream was slower, so that figure is not used.
 - Staged pageable copies (3 pinned buffers of 8 MiB, 4 copy threads, from 16 MiB): H2D 1.30x / 3.29x /
   4.31x and D2H 1.12x / 2.35x / 1.71x raw C++ at 64 MiB / 256 MiB / 1 GiB. At 64 MiB the targets (2x, 1.5x)
   were MISSED on this host, whose staged runs spread from 16 to 22 GB/s (H2D) and 6.5 to 21 GB/s (D2H); the

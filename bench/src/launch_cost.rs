@@ -30,15 +30,17 @@ struct Sides<'a> {
 
 /// The contenders, cheapest first: what each adds over the one before shows where the safe launch's
 /// cost goes.
-const CONTENDERS: [&str; 5] = [
+const CONTENDERS: [&str; 7] = [
     "raw C++",
     "hip-sys from Rust",
     "hip-sys + hipGetDevice",
     "hip-sys + hipCtxGetCurrent",
+    "hip-sys + Device::bind",
+    "hip-sys + bind + LaunchArgs check",
     "safe",
 ];
 const RAW: usize = 0;
-const SAFE: usize = 4;
+const SAFE: usize = 6;
 
 impl Sides<'_> {
     fn safe(&self, n: usize) -> Result<(), String> {
@@ -60,7 +62,8 @@ impl Sides<'_> {
 
     /// hip-sys's `hipModuleLaunchKernel` straight from Rust, optionally after asking which device
     /// (`hipGetDevice`, what the safe launch's device binding called before) or which context
-    /// (`hipCtxGetCurrent`, what it calls now) is current.
+    /// (`hipCtxGetCurrent`, what it calls now) is current, or after the safe launch's own steps taken
+    /// one by one through the public API (`Device::bind`; then `LaunchArgs::new` + `check_against`).
     fn sys(&self, n: usize, ask: usize) -> Result<(), String> {
         for _ in 0..n {
             // SAFETY: live function and stream of the current device; `empty` takes no parameters.
@@ -72,6 +75,13 @@ impl Sides<'_> {
                 };
                 if asked != sys::hipSuccess {
                     return Err(format!("asking for the current device failed: {asked:?}"));
+                }
+                if ask >= 3 {
+                    self.k.empty.module().device().bind().map_err(e)?;
+                }
+                if ask >= 4 {
+                    let args = LaunchArgs::new();
+                    args.check_against(&self.k.empty).map_err(e)?;
                 }
                 let code = sys::hipModuleLaunchKernel(
                     self.k.empty.raw(),
@@ -100,6 +110,8 @@ impl Sides<'_> {
             1 => self.sys(n, 0),
             2 => self.sys(n, 1),
             3 => self.sys(n, 2),
+            4 => self.sys(n, 3),
+            5 => self.sys(n, 4),
             _ => self.safe(n),
         }
     }
@@ -157,8 +169,9 @@ pub fn section(
          (not timed). The differences to raw C++ within each round are averaged: ns per launch, mean with its 95% \
          confidence interval. Contenders: raw C++ `hipModuleLaunchKernel`; hip-sys's binding called from \
          Rust; the same after `hipGetDevice` or after `hipCtxGetCurrent` (what the safe launch's device \
-         binding asked before, and asks now, when the device is already current); the safe \
-         `Function::launch` with its `LaunchArgs`.\n"
+         binding asked before, and asks now, when the device is already current); the same after \
+         `Device::bind`, then also after building `LaunchArgs` and checking them against the kernel's \
+         signature (the safe launch's steps through the public API); the safe `Function::launch`.\n"
     )
     .unwrap();
     writeln!(

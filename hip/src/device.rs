@@ -100,6 +100,10 @@ impl Device {
     /// `hipSetDevice` when that says another device. Measured per launch on an H200 through HIP's NVIDIA
     /// platform: `hipCtxGetCurrent` about 30 ns, `hipGetDevice` 30-100 ns, `hipSetDevice` about 100 ns
     /// even when nothing changes (docs/BENCHMARKS.md).
+    ///
+    /// The check relies on a device's context living as long as the process, as primary contexts do: a
+    /// context destroyed behind the crate's back (raw `hipDeviceReset`, `hipCtxDestroy`) invalidates every
+    /// object of that device anyway.
     #[inline]
     pub fn bind(&self) -> Result<()> {
         let known = self.0.context.load(Ordering::Relaxed);
