@@ -5,9 +5,7 @@ mod common;
 use hip::prelude::*;
 use hip::{Error, Global, Status};
 
-fn device() -> Device {
-    Device::get(0).expect("--features gpu needs a HIP device")
-}
+use common::device;
 
 fn vector_add_module(d: &Device) -> Module {
     let code = ProgramBuilder::new(common::VECTOR_ADD).compile().unwrap();

@@ -6,9 +6,7 @@ mod common;
 use hip::prelude::*;
 use hip::{Error, Status};
 
-fn device() -> Device {
-    Device::get(0).expect("--features gpu needs a HIP device")
-}
+use common::device;
 
 fn vector_add(d: &Device) -> Function {
     let code = ProgramBuilder::new(common::VECTOR_ADD).compile().unwrap();

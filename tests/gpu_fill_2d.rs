@@ -1,13 +1,12 @@
 //! Fills of 8/16/32-bit values, pitched 2-D copies, managed prefetch/advice on a real device. Compiled only
 //! with `--features gpu`.
 #![cfg(feature = "gpu")]
+mod common;
 
 use hip::prelude::*;
 use hip::{DeviceMemory, Error, MemAdvice};
 
-fn device() -> Device {
-    Device::get(0).expect("--features gpu needs a HIP device")
-}
+use common::device;
 
 #[test]
 fn fills_write_every_element_of_each_width() {

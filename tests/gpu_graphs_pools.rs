@@ -19,13 +19,10 @@ extern "C" __global__ void spin(long long cycles) {
 }
 "#;
 
-fn device() -> Device {
-    Device::get(0).expect("--features gpu needs a HIP device")
-}
+use common::device;
 
 fn kernels(d: &Device) -> Module {
-    let code = ProgramBuilder::new(KERNELS).compile().unwrap();
-    Module::load_data(d, code.code()).unwrap()
+    common::load(d, KERNELS)
 }
 
 struct Tracked(Arc<AtomicUsize>);

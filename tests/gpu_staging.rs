@@ -1,6 +1,7 @@
 //! The pageable-copy staging ring on a real device: results identical to raw copies at every size and
 //! setting. Compiled only with `--features gpu`.
 #![cfg(feature = "gpu")]
+mod common;
 
 use hip::memory::staging::{self, StagingConfig};
 use hip::prelude::*;
@@ -10,9 +11,7 @@ use std::sync::Mutex;
 /// The configuration is process-wide: tests that change it take turns.
 static CONFIG: Mutex<()> = Mutex::new(());
 
-fn device() -> Device {
-    Device::get(0).expect("--features gpu needs a HIP device")
-}
+use common::device;
 
 fn pattern(n: usize, seed: u32) -> Vec<u32> {
     (0..n as u32)

@@ -6,6 +6,17 @@ pub mod elf;
 pub mod rng;
 pub mod tempdir;
 
+/// Device 0, for the `--features gpu` tests.
+pub fn device() -> hip::Device {
+    hip::Device::get(0).expect("--features gpu needs a HIP device")
+}
+
+/// `source` compiled by HIPRTC for `device` and loaded.
+pub fn load(device: &hip::Device, source: &str) -> hip::Module {
+    let code = hip::rtc::ProgramBuilder::new(source).compile().unwrap();
+    hip::Module::load_data(device, code.code()).unwrap()
+}
+
 /// The vector-add kernel every test and example compiles.
 pub const VECTOR_ADD: &str = r#"
 extern "C" __global__ void vector_add(const float* a, const float* b, float* c, unsigned int n) {
