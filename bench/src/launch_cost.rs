@@ -2,11 +2,13 @@
 //!
 //! A launch's host time varies by hundreds of nanoseconds from batch to batch (the driver's queue, the
 //! CPU's frequency), far more than the wrapper adds, so two separate runs cannot resolve it. Here the
-//! contenders run in *rounds*: one small batch each (order rotating), all on the same stream, each timed the
-//! same way from Rust and followed by a synchronize (not timed), so the queue never fills. The per-pair differences cancel the slow drift; their mean comes with a 95%
-//! confidence interval. Two more contenders in each round (hip-sys from Rust, with and without
-//! `hipGetDevice`) show where the difference goes. Then the same batches under the CPU's own counters (`perf_event_open`: user-space
-//! instructions and cycles of this thread), which do not depend on timer noise at all.
+//! contenders run in *rounds*: one small batch each (order rotating), all on the same stream, each timed
+//! the same way from Rust and followed by a synchronize (not timed), so the queue never fills. The
+//! per-round differences to raw C++ cancel the slow drift; their mean comes with a 95% confidence
+//! interval. The contenders between raw C++ and the safe launch add its steps one at a time, so each
+//! step's cost shows. Then the same batches under the CPU's own counters (`perf_event_open`: user-space
+//! instructions and cycles of this thread), which do not depend on timer noise, where the machine has a
+//! PMU (the GPU machines' VMs have none: the section then says so).
 use crate::baseline::{checked, Baseline};
 use crate::Kernels;
 use hip::prelude::*;
@@ -20,7 +22,7 @@ fn e(e: hip::Error) -> String {
     e.to_string()
 }
 
-/// One side of a pair: `n` launches of the empty kernel, nothing else.
+/// What each contender needs: the kernel, the one stream they all use, the configuration, the C++ side.
 struct Sides<'a> {
     k: &'a Kernels,
     stream: Stream,
@@ -304,7 +306,7 @@ fn counters(
         "perf_event_open, user space only, this thread; {rounds} batches of {BATCH} per side, alternating, \
          counters enabled around the launch calls only{}.\n",
         if multiplexed {
-            " (the kernel multiplexed the counters: scaled figures)"
+            " (the kernel multiplexed the counters: the figures undercount)"
         } else {
             ""
         }
