@@ -9,7 +9,9 @@ cuda=${1:-target/cuda11}
 hdr=/usr/include/hip/nvidia_detail/nvidia_hip_runtime_api.h
 amd=hip-sys/src/prebuilt/hip_5_2_3.rs
 tmp=$(mktemp -d)
-grep -hoE "^#define (hip|HIP_)[A-Za-z0-9_]+[[:space:]]+[A-Za-z_][A-Za-z0-9_]*[[:space:]]*$" "$hdr" |
+# Macros continued on the next line (`#define name \` newline value) are joined first.
+sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$hdr" |
+    grep -hoE "^#define (hip|HIP_)[A-Za-z0-9_]+[[:space:]]+[A-Za-z_][A-Za-z0-9_]*[[:space:]]*$" |
     awk '{print $2}' | sort -u > "$tmp/candidates"
 : > "$tmp/values"
 while read -r name; do
