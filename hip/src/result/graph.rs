@@ -110,23 +110,39 @@ pub unsafe fn graph_exec_update(exec: sys::hipGraphExec_t, graph: sys::hipGraph_
         message.push_str(&format!(
             "; update result {}: {}",
             outcome as i64,
-            update_result_name(outcome as i64)
+            update_result_name(outcome)
         ));
     }
     Err(err)
 }
 
-/// What a `hipGraphExecUpdateResult` value means (the same values on AMD and NVIDIA).
-pub fn update_result_name(value: i64) -> &'static str {
+/// What a `hipGraphExecUpdateResult` means.
+pub fn update_result_name(value: sys::hipGraphExecUpdateResult) -> &'static str {
     match value {
-        0 => "success",
-        1 => "the update failed for a reason HIP does not name (hipGraphExecUpdateError)",
-        2 => "the graph's topology changed (hipGraphExecUpdateErrorTopologyChanged)",
-        3 => "a node's type changed (hipGraphExecUpdateErrorNodeTypeChanged)",
-        4 => "a kernel node's function changed (hipGraphExecUpdateErrorFunctionChanged)",
-        5 => "a node's parameters changed in a way HIP cannot update (hipGraphExecUpdateErrorParametersChanged)",
-        6 => "the update is not supported for a node (hipGraphExecUpdateErrorNotSupported)",
-        7 => "a kernel node's function changed in an unsupported way (hipGraphExecUpdateErrorUnsupportedFunctionChange)",
+        sys::hipGraphExecUpdateSuccess => "success",
+        sys::hipGraphExecUpdateError => {
+            "the update failed for a reason HIP does not name (hipGraphExecUpdateError)"
+        }
+        sys::hipGraphExecUpdateErrorTopologyChanged => {
+            "the graph's topology changed (hipGraphExecUpdateErrorTopologyChanged)"
+        }
+        sys::hipGraphExecUpdateErrorNodeTypeChanged => {
+            "a node's type changed (hipGraphExecUpdateErrorNodeTypeChanged)"
+        }
+        sys::hipGraphExecUpdateErrorFunctionChanged => {
+            "a kernel node's function changed (hipGraphExecUpdateErrorFunctionChanged)"
+        }
+        sys::hipGraphExecUpdateErrorParametersChanged => {
+            "a node's parameters changed in a way HIP cannot update \
+             (hipGraphExecUpdateErrorParametersChanged)"
+        }
+        sys::hipGraphExecUpdateErrorNotSupported => {
+            "the update is not supported for a node (hipGraphExecUpdateErrorNotSupported)"
+        }
+        sys::hipGraphExecUpdateErrorUnsupportedFunctionChange => {
+            "a kernel node's function changed in an unsupported way \
+             (hipGraphExecUpdateErrorUnsupportedFunctionChange)"
+        }
         _ => "an update result this crate does not know",
     }
 }
