@@ -2,17 +2,13 @@
 //! 100 small kernels (the launch's own host cost: launch_cost.rs).
 use crate::baseline::{checked, Baseline};
 use crate::stats::{ratio, Samples};
-use crate::Kernels;
+use crate::{e, Kernels};
 use hip::memory::staging::{self, StagingConfig};
 use hip::prelude::*;
 use hip::{CaptureMode, DeviceMemoryMut};
 use std::ffi::c_void;
 use std::fmt::Write as _;
 use std::time::Instant;
-
-fn e(e: hip::Error) -> String {
-    e.to_string()
-}
 
 /// Median of `rounds` runs of `f` (ns).
 fn samples(rounds: usize, mut f: impl FnMut() -> Result<f64, String>) -> Result<Samples, String> {

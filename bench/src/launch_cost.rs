@@ -10,17 +10,13 @@
 //! instructions and cycles of this thread), which do not depend on timer noise, where the machine has a
 //! PMU (the GPU machines' VMs have none: the section then says so).
 use crate::baseline::{checked, Baseline};
-use crate::Kernels;
+use crate::{e, Kernels};
 use hip::prelude::*;
 use hip::sys;
 use perf_event::events::Hardware;
 use perf_event::{Builder, Group};
 use std::fmt::Write as _;
 use std::time::Instant;
-
-fn e(e: hip::Error) -> String {
-    e.to_string()
-}
 
 /// What each contender needs: the kernel, the one stream they all use, the configuration, the C++ side.
 struct Sides<'a> {
@@ -109,12 +105,9 @@ impl Sides<'_> {
     fn run(&self, who: usize, n: usize) -> Result<(), String> {
         match who {
             RAW => self.raw(n),
-            1 => self.sys(n, 0),
-            2 => self.sys(n, 1),
-            3 => self.sys(n, 2),
-            4 => self.sys(n, 3),
-            5 => self.sys(n, 4),
-            _ => self.safe(n),
+            SAFE => self.safe(n),
+            // The hip-sys contenders, each one step further than the one before.
+            step => self.sys(n, step - 1),
         }
     }
 

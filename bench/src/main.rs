@@ -48,6 +48,11 @@ extern "C" __global__ void work(float* x, unsigned int n, unsigned int iteration
 const VECTOR_ADD: &str = include_str!("../kernels/vector_add.hip");
 const LARGE: &str = include_str!("../kernels/large.hip");
 
+/// A hip error as the benchmark's error text.
+pub fn e(e: hip::Error) -> String {
+    e.to_string()
+}
+
 pub struct Kernels {
     pub ptx_or_elf: Vec<u8>,
     pub empty: Function,
@@ -140,7 +145,6 @@ fn run(opts: &Options) -> Result<String, String> {
             event_reps: 100_000,
         }
     };
-    let e = |e: hip::Error| e.to_string();
     let baseline = opts.baseline.as_deref().map(Baseline::load).transpose()?;
     let mut out = String::new();
     let device = match Device::count() {
@@ -270,7 +274,6 @@ fn launch_section(
     baseline: Option<&Baseline>,
     plan: &Plan,
 ) -> Result<(), String> {
-    let e = |e: hip::Error| e.to_string();
     let stream = Stream::new(device).map_err(e)?;
     let mut rng = Rng::new(7);
     let mut host: [Vec<f32>; 3] = std::array::from_fn(|_| vec![0.0; launch::THREADS as usize]);
@@ -409,7 +412,6 @@ fn copy_section(
     opts: &Options,
 ) -> Result<(), String> {
     use copies::{Buffers, Kind};
-    let e = |e: hip::Error| e.to_string();
     let max = plan.max_copy_bytes;
     let mut pageable = vec![0u32; max / 4];
     Rng::new(11).fill_u32(&mut pageable);
@@ -533,7 +535,6 @@ fn compile_section(
     arch: &str,
     plan: &Plan,
 ) -> Result<(), String> {
-    let e = |e: hip::Error| e.to_string();
     writeln!(out, "## HIPRTC compile time\n").unwrap();
     writeln!(out, "One compile for `{arch}` (create, compile, get code, destroy; the safe API with its cache off), ms, median (min-max) of {} runs, interleaved; code sizes compared.\n", plan.compile_runs).unwrap();
     writeln!(out, "| kernel | lines | safe ms | C++ ms | safe / C++ |").unwrap();

@@ -1,7 +1,7 @@
 //! Event record + query cost, and two streams overlapping copy-in / kernel / copy-out over chunks.
 use crate::baseline::{checked, Baseline};
 use crate::stats::{beats_by_more_than_spread, ratio, Rng};
-use crate::{interleave, Kernels, Plan};
+use crate::{e, interleave, Kernels, Plan};
 use hip::prelude::*;
 use hip::sys;
 use std::fmt::Write as _;
@@ -179,7 +179,6 @@ pub fn event_section(
     baseline: Option<&Baseline>,
     plan: &Plan,
 ) -> Result<(), String> {
-    let e = |e: hip::Error| e.to_string();
     let stream = Stream::new(device).map_err(e)?;
     let reps = plan.event_reps;
     let one = |c: usize| -> Result<f64, String> {
@@ -223,7 +222,6 @@ pub fn overlap_section(
     baseline: Option<&Baseline>,
     plan: &Plan,
 ) -> Result<(), String> {
-    let e = |e: hip::Error| e.to_string();
     let (n, chunks, iterations) = if plan.rounds < 5 {
         (4usize << 20, 8, 1000)
     } else {
