@@ -6,7 +6,6 @@
 use super::check;
 use crate::error::{Error, Result};
 use hip_sys as sys;
-use hip_sys as api;
 
 /// `hipStreamBeginCapture`: work queued on `stream` from now on is recorded into a graph, not run.
 ///
@@ -18,7 +17,7 @@ pub unsafe fn stream_begin_capture(
 ) -> Result<()> {
     check(
         "hipStreamBeginCapture",
-        api::hipStreamBeginCapture(stream, mode),
+        sys::hipStreamBeginCapture(stream, mode),
     )
 }
 
@@ -31,7 +30,7 @@ pub unsafe fn stream_end_capture(stream: sys::hipStream_t) -> Result<sys::hipGra
     let mut g = std::ptr::null_mut();
     check(
         "hipStreamEndCapture",
-        api::hipStreamEndCapture(stream, &mut g),
+        sys::hipStreamEndCapture(stream, &mut g),
     )?;
     Ok(g)
 }
@@ -44,7 +43,7 @@ pub unsafe fn stream_is_capturing(stream: sys::hipStream_t) -> Result<sys::hipSt
     let mut status = std::mem::zeroed();
     check(
         "hipStreamIsCapturing",
-        api::hipStreamIsCapturing(stream, &mut status),
+        sys::hipStreamIsCapturing(stream, &mut status),
     )?;
     Ok(status)
 }
@@ -54,7 +53,7 @@ pub unsafe fn stream_is_capturing(stream: sys::hipStream_t) -> Result<sys::hipSt
 /// # Safety
 /// `graph` is live and not used afterwards (executable graphs made from it stay valid).
 pub unsafe fn graph_destroy(graph: sys::hipGraph_t) -> Result<()> {
-    check("hipGraphDestroy", api::hipGraphDestroy(graph))
+    check("hipGraphDestroy", sys::hipGraphDestroy(graph))
 }
 
 /// `hipGraphInstantiate` (no error node or log asked for).
@@ -65,7 +64,7 @@ pub unsafe fn graph_instantiate(graph: sys::hipGraph_t) -> Result<sys::hipGraphE
     let mut exec = std::ptr::null_mut();
     check(
         "hipGraphInstantiate",
-        api::hipGraphInstantiate(
+        sys::hipGraphInstantiate(
             &mut exec,
             graph,
             std::ptr::null_mut(),
@@ -81,7 +80,7 @@ pub unsafe fn graph_instantiate(graph: sys::hipGraph_t) -> Result<sys::hipGraphE
 /// # Safety
 /// Both handles are live, and all memory the graph's nodes touch stays valid until the launch completes.
 pub unsafe fn graph_launch(exec: sys::hipGraphExec_t, stream: sys::hipStream_t) -> Result<()> {
-    check("hipGraphLaunch", api::hipGraphLaunch(exec, stream))
+    check("hipGraphLaunch", sys::hipGraphLaunch(exec, stream))
 }
 
 /// `hipGraphExecDestroy`.
@@ -89,7 +88,7 @@ pub unsafe fn graph_launch(exec: sys::hipGraphExec_t, stream: sys::hipStream_t) 
 /// # Safety
 /// `exec` is live and not used afterwards. Launches already queued keep running.
 pub unsafe fn graph_exec_destroy(exec: sys::hipGraphExec_t) -> Result<()> {
-    check("hipGraphExecDestroy", api::hipGraphExecDestroy(exec))
+    check("hipGraphExecDestroy", sys::hipGraphExecDestroy(exec))
 }
 
 /// `hipGraphExecUpdate`: give `exec` the parameters of `graph`, which must have the same topology. On a
@@ -101,7 +100,7 @@ pub unsafe fn graph_exec_destroy(exec: sys::hipGraphExec_t) -> Result<()> {
 pub unsafe fn graph_exec_update(exec: sys::hipGraphExec_t, graph: sys::hipGraph_t) -> Result<()> {
     let mut error_node = std::ptr::null_mut();
     let mut outcome: sys::hipGraphExecUpdateResult = std::mem::zeroed();
-    let code = api::hipGraphExecUpdate(exec, graph, &mut error_node, &mut outcome);
+    let code = sys::hipGraphExecUpdate(exec, graph, &mut error_node, &mut outcome);
     if code == sys::hipSuccess {
         return Ok(());
     }
@@ -155,12 +154,12 @@ pub unsafe fn graph_nodes(graph: sys::hipGraph_t) -> Result<Vec<sys::hipGraphNod
     let mut count = 0usize;
     check(
         "hipGraphGetNodes",
-        api::hipGraphGetNodes(graph, std::ptr::null_mut(), &mut count),
+        sys::hipGraphGetNodes(graph, std::ptr::null_mut(), &mut count),
     )?;
     let mut nodes = vec![std::ptr::null_mut(); count];
     check(
         "hipGraphGetNodes",
-        api::hipGraphGetNodes(graph, nodes.as_mut_ptr(), &mut count),
+        sys::hipGraphGetNodes(graph, nodes.as_mut_ptr(), &mut count),
     )?;
     nodes.truncate(count);
     Ok(nodes)
@@ -174,7 +173,7 @@ pub unsafe fn graph_node_type(node: sys::hipGraphNode_t) -> Result<sys::hipGraph
     let mut t = std::mem::zeroed();
     check(
         "hipGraphNodeGetType",
-        api::hipGraphNodeGetType(node, &mut t),
+        sys::hipGraphNodeGetType(node, &mut t),
     )?;
     Ok(t)
 }
