@@ -135,6 +135,16 @@ int bl_launch_only(hipFunction_t f, int n, unsigned threads, hipStream_t stream)
     return 0;
 }
 
+// `n` launches of `f` with `params`, alternating between streams `a` and `b` (pass the same stream twice
+// for one stream), nothing else: the raw side of the memory model's cost (bench/src/ordering.rs).
+int bl_launch_args(hipFunction_t f, int n, unsigned threads, hipStream_t a, hipStream_t b, void** params) {
+    for (int i = 0; i < n; ++i) {
+        hipStream_t s = (i & 1) ? b : a;
+        if (hipModuleLaunchKernel(f, 1, 1, 1, threads, 1, 1, 0, s, params, nullptr) != hipSuccess) return -1;
+    }
+    return 0;
+}
+
 // `kernels` empty launches captured into one graph, replayed `replays` times (each replay synchronised).
 // Returns ns per replay; *one_by_one gets ns for the same launches made one by one (+ synchronise).
 // HIP 5.2.3's NVIDIA headers hide hipStreamBeginCapture/hipGraph* from non-nvcc compilers: use CUDA there.

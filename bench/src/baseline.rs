@@ -21,6 +21,14 @@ type Launch8 = unsafe extern "C" fn(
 type Copy = unsafe extern "C" fn(c_int, *mut c_void, *const c_void, usize, c_int) -> f64;
 type Events = unsafe extern "C" fn(c_int) -> f64;
 type LaunchOnly = unsafe extern "C" fn(hipFunction_t, c_int, u32, hipStream_t) -> c_int;
+type LaunchArgs = unsafe extern "C" fn(
+    hipFunction_t,
+    c_int,
+    u32,
+    hipStream_t,
+    hipStream_t,
+    *mut *mut c_void,
+) -> c_int;
 type GraphReplay = unsafe extern "C" fn(hipFunction_t, c_int, c_int, u32, *mut f64) -> f64;
 type Compile = unsafe extern "C" fn(*const c_char, *const c_char, *const c_char, *mut usize) -> f64;
 type Pipeline = unsafe extern "C" fn(
@@ -44,6 +52,7 @@ pub struct Baseline {
     pub pipeline: Pipeline,
     pub graph_replay: GraphReplay,
     pub launch_only: LaunchOnly,
+    pub launch_args: LaunchArgs,
     init: Init,
 }
 
@@ -82,6 +91,7 @@ impl Baseline {
                 pipeline: symbol(lib, path, c"bl_pipeline")?,
                 graph_replay: symbol(lib, path, c"bl_graph_replay")?,
                 launch_only: symbol(lib, path, c"bl_launch_only")?,
+                launch_args: symbol(lib, path, c"bl_launch_args")?,
                 init: symbol(lib, path, c"bl_init")?,
             })
         }

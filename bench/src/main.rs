@@ -17,6 +17,7 @@ mod copies;
 mod cudarc_side;
 mod launch;
 mod launch_cost;
+mod ordering;
 mod stats;
 mod streams;
 
@@ -29,6 +30,8 @@ use std::process::ExitCode;
 /// The kernels every contender launches, compiled once with HIPRTC for the device.
 const KERNELS: &str = r#"
 extern "C" __global__ void empty() {}
+
+extern "C" __global__ void two(const float* a, float* b) {}
 
 extern "C" __global__ void eight(const float* a, const float* b, const float* c, float* d,
                                  float alpha, float beta, unsigned int n, unsigned int stride) {
@@ -56,6 +59,7 @@ pub fn e(e: hip::Error) -> String {
 pub struct Kernels {
     pub ptx_or_elf: Vec<u8>,
     pub empty: Function,
+    pub two: Function,
     pub eight: Function,
     pub work: Function,
     _module: Module,
@@ -187,6 +191,7 @@ fn run(opts: &Options) -> Result<String, String> {
         let kernels = compile_kernels(device, &arch).map_err(e)?;
         let (b, q) = (baseline.as_ref(), opts.quick);
         launch_cost::section(&mut out, &mut verdicts, device, &kernels, b, q)?;
+        ordering::section(&mut out, &mut verdicts, device, &kernels, b, q)?;
         beyond::graph_section(&mut out, &mut verdicts, device, &kernels, b, q)?;
     } else if let Some(device) = &device {
         let kernels = compile_kernels(device, &arch).map_err(e)?;
@@ -211,6 +216,7 @@ fn run(opts: &Options) -> Result<String, String> {
         let (b, q) = (baseline.as_ref(), opts.quick);
         beyond::staged_copy_section(&mut out, &mut verdicts, device, b, q)?;
         launch_cost::section(&mut out, &mut verdicts, device, &kernels, b, q)?;
+        ordering::section(&mut out, &mut verdicts, device, &kernels, b, q)?;
         beyond::graph_section(&mut out, &mut verdicts, device, &kernels, b, q)?;
     }
     if !opts.launch_only {
@@ -241,6 +247,7 @@ fn compile_kernels(device: &Device, arch: &str) -> hip::Result<Kernels> {
     let module = Module::load_data(device, &code)?;
     Ok(Kernels {
         empty: module.function("empty")?,
+        two: module.function("two")?,
         eight: module.function("eight")?,
         work: module.function("work")?,
         ptx_or_elf: code,
@@ -465,6 +472,7 @@ fn copy_section(
     .unwrap();
     writeln!(out, "|---|---:|---:|---:|---:|---:|").unwrap();
     let mut worst_large: Option<(f64, String)> = None;
+    let mut worst_any: Option<(f64, String)> = None;
     let mut csv = String::from("kind,bytes,contender,median_gbps,min_gbps,max_gbps\n");
     for (kind, bytes, safe, cpp) in &rows {
         let frac = match (kind.crosses_host_link(), opts.link_gbps) {
@@ -497,6 +505,12 @@ fn copy_section(
                 .unwrap();
             }
         }
+        if let Some(c) = cpp {
+            let r = safe.median() / c.median();
+            if worst_any.as_ref().is_none_or(|w| r < w.0) {
+                worst_any = Some((r, format!("{} {}", kind.label(), size(*bytes))));
+            }
+        }
         if let (Some(c), true) = (cpp, *bytes >= 64 << 20) {
             let r = safe.median() / c.median();
             if worst_large.as_ref().is_none_or(|w| r < w.0) {
@@ -511,6 +525,13 @@ fn copy_section(
         verdicts.push(format!(
             "{} copies >= 64 MiB: lowest safe / raw C++ = {r:.3}x at {at} (target >= 0.98x)",
             if r >= 0.98 { "MET" } else { "MISS" }
+        ));
+    }
+    if let Some((r, at)) = worst_any {
+        verdicts.push(format!(
+            "{} synchronous copies at every size (4 KiB up): lowest safe / raw C++ = {r:.3}x at {at} \
+             (target >= 0.95x)",
+            if r >= 0.95 { "MET" } else { "MISS" }
         ));
     }
     if let Some(path) = &opts.csv {

@@ -2,11 +2,11 @@
 
 use crate::error::{Error, Result};
 use crate::result;
-use crate::stream::Stream;
+use crate::stream::{Stream, StreamHandle};
 use hip_sys as sys;
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The HIP runtime version (`hipRuntimeGetVersion`), e.g. `50221153` for 5.2.21153 on AMD.
 pub fn runtime_version() -> Result<i32> {
@@ -32,6 +32,8 @@ struct DeviceInner {
     /// The context (`hipCtx_t`) found current right after this device was bound on some thread; null
     /// until then. [`Device::bind`] compares the current context with it before anything else.
     context: AtomicPtr<c_void>,
+    /// The null stream's handle: one identity for the memory model's synchronous operations.
+    null_stream: OnceLock<Arc<StreamHandle>>,
 }
 
 /// What a launch may ask of this device, read once when the device is opened.
@@ -81,6 +83,7 @@ impl Device {
             ordinal,
             limits,
             context: AtomicPtr::new(std::ptr::null_mut()),
+            null_stream: OnceLock::new(),
         })))
     }
 
@@ -212,6 +215,24 @@ impl Device {
     /// The device's default (null) stream.
     pub fn default_stream(&self) -> Stream {
         Stream::default_for(self)
+    }
+
+    /// The handle of this device's null stream, one per ordinal in the process (every `Device` of an
+    /// ordinal shares it), so the memory model sees the synchronous operations of all of them as one
+    /// stream. Kept for the life of the process.
+    pub(crate) fn null_stream(&self) -> &Arc<StreamHandle> {
+        self.0.null_stream.get_or_init(|| {
+            static NULL: std::sync::Mutex<Vec<Option<Arc<StreamHandle>>>> =
+                std::sync::Mutex::new(Vec::new());
+            let mut table = crate::stream::lock(&NULL);
+            let i = self.ordinal();
+            if table.len() <= i {
+                table.resize(i + 1, None);
+            }
+            table[i]
+                .get_or_insert_with(|| StreamHandle::null(self))
+                .clone()
+        })
     }
 }
 

@@ -3,8 +3,9 @@
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::result;
-use crate::stream::Stream;
+use crate::stream::{lock, CaptureLog, Stream};
 use hip_sys as sys;
+use std::sync::{Arc, Mutex};
 
 /// A HIP event. Created without timing unless asked ([`Event::with_timing`]): timing events cost several
 /// times more to record.
@@ -16,6 +17,10 @@ pub struct Event {
     /// Whether `record` has succeeded once (HIP answers "invalid resource handle" for elapsed time of an
     /// event never recorded).
     recorded: std::sync::atomic::AtomicBool,
+    /// The capture this event was last recorded in, if it was recorded on a capturing stream: a stream
+    /// that waits for it joins that capture.
+    capture: Mutex<Option<Arc<CaptureLog>>>,
+    in_capture: std::sync::atomic::AtomicBool,
 }
 
 // SAFETY: a hipEvent_t is a handle to a runtime object that HIP synchronises internally.
@@ -42,6 +47,8 @@ impl Event {
             device: device.clone(),
             timing: flags & sys::hipEventDisableTiming == 0,
             recorded: std::sync::atomic::AtomicBool::new(false),
+            capture: Mutex::new(None),
+            in_capture: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -60,10 +67,28 @@ impl Event {
     pub fn record(&self, stream: &Stream) -> Result<()> {
         same_device("Event::record", stream.device(), &self.device)?;
         self.device.bind()?;
+        // SAFETY: this live event and a live stream of its device, which is current.
         unsafe { result::event_record(self.raw, stream.raw()) }?;
+        // Only a record on a capturing stream (or the first one after) touches the capture slot: plain
+        // records stay as cheap as HIP's.
+        let handle = stream.handle();
+        if handle.is_capturing() || self.in_capture.load(std::sync::atomic::Ordering::Relaxed) {
+            let log = handle.capture_log();
+            self.in_capture
+                .store(log.is_some(), std::sync::atomic::Ordering::Relaxed);
+            *lock(&self.capture) = log;
+        }
         self.recorded
             .store(true, std::sync::atomic::Ordering::Release);
         Ok(())
+    }
+
+    /// The capture this event was recorded in, if any.
+    pub(crate) fn capture_log(&self) -> Option<Arc<CaptureLog>> {
+        if !self.in_capture.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        lock(&self.capture).clone()
     }
 
     /// Whether the recorded work is done, without blocking. An event never recorded counts as done.

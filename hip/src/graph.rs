@@ -3,17 +3,24 @@
 //!
 //! # Soundness: what a graph refers to must outlive every launch
 //!
-//! A captured kernel keeps the raw device addresses and module function it was launched with; replaying
+//! A captured operation keeps the raw device addresses and module function it was queued with; replaying
 //! the graph after a buffer was freed or the module unloaded would use freed memory (the bug cudarc and
 //! candle users hit with replayed graphs). Here:
 //!
+//! - Every operation of this crate queued on a capturing stream (kernel launches, copies, memsets, fills,
+//!   peer copies, prefetches) records the allocations it touches, and how (read or write), in the capture
+//!   instead of ordering itself: nothing runs at capture time. The [`Graph`] and every [`GraphExec`] made
+//!   from it keep those allocations alive (the memory is freed only after the last of them is dropped and
+//!   its launches are done, whoever owned the buffer), and each [`GraphExec::launch`] is ordered by the
+//!   memory model like one operation making those accesses: after the other streams' conflicting work,
+//!   and before later work that conflicts with it, host accesses of a captured [`PinnedBuffer`]
+//!   (crate::PinnedBuffer) included.
 //! - Kernels are captured with [`Capture::launch`], which keeps a clone of the [`Function`] (so its module
-//!   stays loaded for the graph's life). It is `unsafe` like [`Function::launch`], with a stronger contract:
-//!   the memory the kernel touches must stay valid for every launch of every [`GraphExec`] made from the
-//!   capture. [`Capture::keep`] makes that easy: move an `Arc` of each buffer into the graph, and the graph
-//!   drops it only after its last launch is done.
-//! - A [`GraphExec`] holds everything the capture kept, and its `Drop` waits for the device before letting
-//!   go, so a kept buffer is never freed under a running launch.
+//!   stays loaded for the graph's life). It is `unsafe` like [`Function::launch`]; the crate's buffers it
+//!   is given are kept as above. [`Capture::keep`] keeps anything else alive (memory reached without this
+//!   crate's buffers), until the last launch is done.
+//! - Another stream joins a capture by waiting on an event recorded on a capturing stream
+//!   ([`Stream::wait_event`]); its operations are then recorded too, until the capture ends.
 //!
 //! # Changing what a graph does: [`GraphExec::update`]
 //!
@@ -35,13 +42,13 @@
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchArgs, LaunchConfig};
+use crate::memory::{Access, Allocation};
 use crate::module::Function;
 use crate::result;
-use crate::stream::Stream;
+use crate::stream::{lock, CaptureLog, Stream};
 use hip_sys as sys;
 use std::any::Any;
 use std::marker::PhantomData;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// Which other threads' work a capture refuses (`hipStreamCaptureMode`).
@@ -69,11 +76,31 @@ impl CaptureMode {
 
 type Kept = Vec<Arc<dyn Any + Send + Sync>>;
 
+/// The allocations a graph's operations touch, each once (a write where any operation writes it).
+type Uses = Vec<(Arc<Allocation>, Access)>;
+
+fn merge_uses(mut all: Uses) -> Uses {
+    all.sort_by_key(|(a, _)| Arc::as_ptr(a) as usize);
+    let mut merged: Uses = Vec::with_capacity(all.len());
+    for (alloc, access) in all {
+        match merged.last_mut() {
+            Some((last, a)) if Arc::ptr_eq(last, &alloc) => {
+                if access == Access::Write {
+                    *a = Access::Write;
+                }
+            }
+            _ => merged.push((alloc, access)),
+        }
+    }
+    merged
+}
+
 /// A capture under way on one stream. End it with [`Capture::end`]; dropping it ends the capture and
 /// throws the graph away, so the stream never stays in capture mode. Not `Send`: thread-local captures
 /// must end on the thread that began them.
 pub struct Capture<'s> {
     stream: &'s Stream,
+    log: Arc<CaptureLog>,
     kept: Kept,
     ended: bool,
     _not_send: PhantomData<*const ()>,
@@ -91,23 +118,22 @@ impl Stream {
                     .into(),
             });
         }
-        if self.capturing.swap(true, Ordering::AcqRel) {
+        if self.is_capturing() {
             return Err(Error::InvalidArgument {
                 what: "stream to capture",
                 value: format!("stream {}", self.id()),
                 reason: "it is already being captured".into(),
             });
         }
-        let begun = self
-            .device()
-            .bind()
-            .and_then(|()| unsafe { result::graph::stream_begin_capture(self.raw(), mode.raw()) });
-        if let Err(e) = begun {
-            self.capturing.store(false, Ordering::Release);
-            return Err(e);
-        }
+        let log = Arc::new(CaptureLog::default());
+        self.device().bind()?;
+        self.handle().enter_capture(&log, || {
+            // SAFETY: this live, non-null stream of the current device.
+            unsafe { result::graph::stream_begin_capture(self.raw(), mode.raw()) }
+        })?;
         Ok(Capture {
             stream: self,
+            log,
             kept: Vec::new(),
             ended: false,
             _not_send: PhantomData,
@@ -122,7 +148,8 @@ impl<'s> Capture<'s> {
     }
 
     /// Move an owner into the graph: it lives until the last [`GraphExec`] made from this capture is dropped
-    /// (and the device is done with it). Keep here every buffer a captured kernel or copy uses.
+    /// (and the device is done with it). This crate's buffers and views used by captured operations are
+    /// kept without it; keep here what a kernel reaches another way (a pointer inside a struct).
     pub fn keep<T: Any + Send + Sync>(&mut self, owner: Arc<T>) -> &mut Self {
         self.kept.push(owner);
         self
@@ -132,10 +159,10 @@ impl<'s> Capture<'s> {
     /// stays loaded).
     ///
     /// # Safety
-    /// As [`Function::launch`], and more: every buffer the kernel touches stays valid for every launch of
-    /// every [`GraphExec`] made from this capture (move it in with [`Capture::keep`], or make sure it
-    /// outlives them), and the arguments' device addresses are what each replay should use (a graph
-    /// replays the captured values).
+    /// As [`Function::launch`], and more: memory the kernel reaches other than through this crate's
+    /// buffers and views in `args` stays valid for every launch of every [`GraphExec`] made from this
+    /// capture (move it in with [`Capture::keep`], or make sure it outlives them), and the arguments'
+    /// device addresses are what each replay should use (a graph replays the captured values).
     pub unsafe fn launch(
         &mut self,
         function: &Function,
@@ -151,20 +178,24 @@ impl<'s> Capture<'s> {
     pub fn end(mut self) -> Result<Graph> {
         self.ended = true;
         let raw = finish(self.stream)?;
+        let uses = std::mem::take(&mut *lock(&self.log.uses));
         Ok(Graph {
             raw,
             device: self.stream.device().clone(),
             kept: Arc::new(std::mem::take(&mut self.kept)),
+            uses: Arc::new(merge_uses(uses)),
         })
     }
 }
 
+/// End the capture on `stream` (and on the streams that joined it).
 fn finish(stream: &Stream) -> Result<sys::hipGraph_t> {
     let r = stream
         .device()
         .bind()
+        // SAFETY: this stream is being captured (begin_capture succeeded and the capture has not ended).
         .and_then(|()| unsafe { result::graph::stream_end_capture(stream.raw()) });
-    stream.capturing.store(false, Ordering::Release);
+    stream.handle().exit_capture();
     r
 }
 
@@ -173,6 +204,7 @@ impl Drop for Capture<'_> {
         if !self.ended {
             if let Ok(g) = finish(self.stream) {
                 if !g.is_null() {
+                    // SAFETY: the graph the capture just produced, owned by nothing else.
                     let _ = unsafe { result::graph::graph_destroy(g) };
                 }
             }
@@ -185,6 +217,7 @@ pub struct Graph {
     raw: sys::hipGraph_t,
     device: Device,
     kept: Arc<Kept>,
+    uses: Arc<Uses>,
 }
 
 // SAFETY: a graph handle is a runtime object; this crate never mutates it after capture.
@@ -236,6 +269,7 @@ impl Graph {
             raw,
             device: self.device.clone(),
             kept: self.kept.clone(),
+            uses: self.uses.clone(),
             launched: false,
         })
     }
@@ -255,6 +289,7 @@ pub struct GraphExec {
     raw: sys::hipGraphExec_t,
     device: Device,
     kept: Arc<Kept>,
+    uses: Arc<Uses>,
     launched: bool,
 }
 
@@ -278,8 +313,10 @@ impl GraphExec {
         self.raw
     }
 
-    /// Queue one run of the whole graph on `stream` (`hipGraphLaunch`). The stream must belong to the
-    /// graph's device ([`Error::DeviceMismatch`]) and not be capturing.
+    /// Queue one run of the whole graph on `stream` (`hipGraphLaunch`), ordered by the memory model after
+    /// the other streams' work that conflicts with what the graph's operations read and write. The stream
+    /// must belong to the graph's device ([`Error::DeviceMismatch`]) and not be capturing
+    /// ([`Error::InvalidArgument`]: launching a graph into another capture is not supported).
     pub fn launch(&mut self, stream: &Stream) -> Result<()> {
         if stream.device().ordinal() != self.device.ordinal() {
             return Err(Error::DeviceMismatch {
@@ -288,10 +325,21 @@ impl GraphExec {
                 other: self.device.ordinal(),
             });
         }
+        if stream.is_capturing() {
+            return Err(Error::InvalidArgument {
+                what: "stream to launch a graph on",
+                value: format!("stream {}", stream.id()),
+                reason: "it is being captured; launch the graph on a stream that is not capturing"
+                    .into(),
+            });
+        }
+        for (alloc, access) in self.uses.iter() {
+            alloc.use_on(stream.handle(), *access)?;
+        }
         self.device.bind()?;
         self.launched = true;
-        // SAFETY: both handles are live; the memory the graph touches is kept alive by `self.kept` or by
-        // the promise made to Capture::launch.
+        // SAFETY: both handles are live; the memory the graph touches is kept alive by `self.uses` (this
+        // crate's allocations, ordered above), by `self.kept`, or by the promise made to Capture::launch.
         unsafe { result::graph::graph_launch(self.raw, stream.raw()) }
     }
 
@@ -326,6 +374,7 @@ impl GraphExec {
         // below) or by the promise made to Capture::launch.
         unsafe { result::graph::graph_exec_update(self.raw, graph.raw)? };
         self.kept = graph.kept.clone();
+        self.uses = graph.uses.clone();
         Ok(())
     }
 }

@@ -4,13 +4,14 @@ use crate::code_object::signature::ArgInfo;
 use crate::code_object::Signature;
 use crate::device::Limits;
 use crate::error::{Error, Result};
-use crate::memory::DeviceCopy;
+use crate::memory::{Access, Allocation, DeviceCopy};
 use crate::module::Function;
 use crate::result;
 use crate::stream::Stream;
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
+use std::sync::Arc;
 
 /// Grid or block extents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +100,14 @@ pub unsafe trait KernelArg {
     fn is_device_pointer(&self) -> bool {
         false
     }
+
+    /// The allocation the argument points into, which the memory model orders the launch by (this
+    /// crate's buffers and views); `None` for values. An implementation for a wrapper of this crate's
+    /// memory forwards the inner buffer's.
+    #[doc(hidden)]
+    fn allocation(&self) -> Option<&Arc<Allocation>> {
+        None
+    }
 }
 
 // SAFETY: plain data is passed by value: a pointer to it.
@@ -128,6 +137,11 @@ pub struct LaunchArgs<'a> {
     // without one) makes `len`. Left uninitialised: zeroing 512 bytes was a measurable part of a launch.
     params: [MaybeUninit<*mut c_void>; MAX_KERNEL_ARGS],
     info: [MaybeUninit<ArgInfo>; MAX_KERNEL_ARGS],
+    /// The tracked allocations among the arguments (entries `..uses`), each borrowed for `'a`; bit `i` of
+    /// `writes` says entry `i` is written.
+    tracked: [MaybeUninit<*const Arc<Allocation>>; MAX_KERNEL_ARGS],
+    uses: usize,
+    writes: u32,
     len: usize,
     overflow: bool,
     _borrows: PhantomData<&'a ()>,
@@ -145,14 +159,46 @@ impl<'a> LaunchArgs<'a> {
         LaunchArgs {
             params: [const { MaybeUninit::uninit() }; MAX_KERNEL_ARGS],
             info: [const { MaybeUninit::uninit() }; MAX_KERNEL_ARGS],
+            tracked: [const { MaybeUninit::uninit() }; MAX_KERNEL_ARGS],
+            uses: 0,
+            writes: 0,
             len: 0,
             overflow: false,
             _borrows: PhantomData,
         }
     }
 
-    /// Append an argument. Past [`MAX_KERNEL_ARGS`] the launch fails with [`Error::TooManyArguments`].
+    /// Append an argument the kernel only reads. A buffer or view is a read for the memory model: the
+    /// launch is ordered after the other streams' writes to it.
+    /// Past [`MAX_KERNEL_ARGS`] the launch fails with [`Error::TooManyArguments`].
     pub fn arg<A: KernelArg + ?Sized>(&mut self, value: &'a A) -> &mut Self {
+        self.push(value, value.allocation().map(|a| (a, Access::Read)))
+    }
+
+    /// Append an argument the kernel writes through (an output buffer). The exclusive borrow keeps the
+    /// host from reading or changing it while these arguments exist, and the launch is a write for the
+    /// memory model: ordered after the other streams' reads and writes of it.
+    pub fn arg_mut<A: KernelArg + ?Sized>(&mut self, value: &'a mut A) -> &mut Self {
+        let value = &*value;
+        self.push(value, value.allocation().map(|a| (a, Access::Write)))
+    }
+
+    /// Append an argument the memory model does not see: the launch is not ordered by it, and it is not
+    /// recorded as a user of its memory (nor kept alive by a graph that captures the launch).
+    ///
+    /// # Safety
+    /// The caller orders this launch against every other operation on the argument's memory that
+    /// conflicts with what the kernel does to it (events, one stream), and keeps the memory alive until
+    /// the kernel (and every replay of a graph that captured it) has finished.
+    pub unsafe fn arg_untracked<A: KernelArg + ?Sized>(&mut self, value: &'a A) -> &mut Self {
+        self.push(value, None)
+    }
+
+    fn push<A: KernelArg + ?Sized>(
+        &mut self,
+        value: &'a A,
+        used: Option<(&'a Arc<Allocation>, Access)>,
+    ) -> &mut Self {
         if self.len < MAX_KERNEL_ARGS {
             self.params[self.len].write(value.as_kernel_param());
             self.info[self.len].write(ArgInfo {
@@ -160,16 +206,32 @@ impl<'a> LaunchArgs<'a> {
                 pointer: value.is_device_pointer(),
             });
             self.len += 1;
+            if let Some((alloc, access)) = used {
+                // uses <= len - 1 < MAX_KERNEL_ARGS = 32: the index and the bit fit.
+                self.tracked[self.uses].write(alloc);
+                self.writes |= u32::from(access == Access::Write) << self.uses;
+                self.uses += 1;
+            }
         } else {
             self.overflow = true;
         }
         self
     }
 
-    /// Append an argument the kernel writes through (an output buffer). The exclusive borrow keeps the
-    /// host from reading or changing it while these arguments exist.
-    pub fn arg_mut<A: KernelArg + ?Sized>(&mut self, value: &'a mut A) -> &mut Self {
-        self.arg(&*value)
+    /// Order a launch on `stream` by the tracked arguments and record it as their user.
+    fn order_on(&self, stream: &Stream) -> Result<()> {
+        for i in 0..self.uses {
+            // SAFETY: entries `..uses` were written by `push` with references that live for 'a, which
+            // outlives `self`.
+            let alloc = unsafe { &*self.tracked[i].assume_init() };
+            let access = if self.writes >> i & 1 == 1 {
+                Access::Write
+            } else {
+                Access::Read
+            };
+            alloc.use_on(stream.handle(), access)?;
+        }
+        Ok(())
     }
 
     /// Number of arguments.
@@ -255,6 +317,7 @@ impl Function {
             self.static_shared_bytes(),
             self.name(),
         )?;
+        args.order_on(stream)?;
         device.bind()?;
         let (g, b) = (config.grid, config.block);
         result::module_launch_kernel(

@@ -310,10 +310,12 @@ unsafe impl<T: DeviceCopy> Send for Global<T> {}
 unsafe impl<T: DeviceCopy> Sync for Global<T> {}
 
 impl<T: DeviceCopy> Global<T> {
-    /// Copy the value to the host. Synchronous.
+    /// Copy the value to the host. Synchronous; it first waits for all work on the module's device:
+    /// kernels reach a global by name, not through their arguments, so the memory model cannot know which
+    /// work uses it.
     pub fn read(&self) -> Result<T> {
         let mut v = std::mem::MaybeUninit::<T>::uninit();
-        self.module.device().bind()?;
+        self.module.device().synchronize()?;
         unsafe {
             result::memcpy(
                 v.as_mut_ptr().cast(),
@@ -326,9 +328,10 @@ impl<T: DeviceCopy> Global<T> {
         }
     }
 
-    /// Copy `value` to the device. Synchronous: returns once the value is on the device.
+    /// Copy `value` to the device. Synchronous: waits for all work on the module's device first (as
+    /// [`Global::read`]), and returns once the value is on the device.
     pub fn write(&self, value: &T) -> Result<()> {
-        self.module.device().bind()?;
+        self.module.device().synchronize()?;
         unsafe {
             result::memcpy(
                 self.ptr,
@@ -337,7 +340,7 @@ impl<T: DeviceCopy> Global<T> {
                 sys::hipMemcpyHostToDevice,
             )?
         };
-        crate::memory::default_stream_done()
+        self.module.device().synchronize()
     }
 
     /// The device address.

@@ -3,24 +3,64 @@
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::event::Event;
+use crate::memory::{Access, Allocation};
 use crate::result;
 use hip_sys as sys;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The owner of a raw stream handle: destroys it (when owned) once the [`Stream`] and everything that
-/// queues work on it in its own `Drop` (see [`DeviceBuffer::alloc_async`](crate::DeviceBuffer::alloc_async))
-/// are gone.
-#[derive(Debug)]
+/// may still queue work on it are gone: a buffer freed in stream order
+/// ([`DeviceBuffer::alloc_async`](crate::DeviceBuffer::alloc_async)) and every allocation whose last use
+/// was on this stream (the memory model records a fence here at the next change of stream).
+///
+/// It also owns the stream's *fence*: one event, created on first need and recorded when another stream
+/// (or the host) must wait for the work queued here so far (see `docs/MEMORY_MODEL.md`).
 pub(crate) struct StreamHandle {
     pub(crate) raw: sys::hipStream_t,
     pub(crate) device: Device,
     owned: bool,
+    /// Unique for the life of the process, unlike `raw`: HIP reuses a destroyed stream's handle address for
+    /// the next stream, so an address cannot say which stream queued earlier work.
+    pub(crate) id: u64,
+    /// The fence event (null until first needed). The lock also orders a fence record against the start of
+    /// a capture, so a fence is never recorded into a graph.
+    fence: Mutex<RawEvent>,
+    /// Set while a capture made by this crate records this stream's work (its own, or joined through an
+    /// event): operations then go to `capture` instead of the memory model's live state.
+    capturing: AtomicBool,
+    capture: Mutex<Option<Arc<CaptureLog>>>,
 }
 
-// SAFETY: as for Stream below.
+/// A raw event handle owned by a [`StreamHandle`] (null: none yet).
+struct RawEvent(sys::hipEvent_t);
+
+// SAFETY: HIP handles are runtime objects the runtime synchronises internally; the crate only passes
+// them to HIP calls, from any thread.
+unsafe impl Send for RawEvent {}
+// SAFETY: as above.
 unsafe impl Send for StreamHandle {}
+// SAFETY: as above; the handle's mutable state is behind atomics and mutexes.
 unsafe impl Sync for StreamHandle {}
+
+impl std::fmt::Debug for StreamHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamHandle")
+            .field("raw", &self.raw)
+            .field("device", &self.device.ordinal())
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+/// What a capture recorded: every allocation an operation on a capturing stream touched and how (the
+/// graph keeps each alive and orders its launches by them), and the streams that joined the capture
+/// through an event (their capture state ends with the capture).
+#[derive(Default)]
+pub(crate) struct CaptureLog {
+    pub(crate) uses: Mutex<Vec<(Arc<Allocation>, Access)>>,
+    joined: Mutex<Vec<Arc<StreamHandle>>>,
+}
 
 impl StreamHandle {
     fn new(raw: sys::hipStream_t, device: &Device, owned: bool) -> Arc<StreamHandle> {
@@ -28,16 +68,133 @@ impl StreamHandle {
             raw,
             device: device.clone(),
             owned,
+            id: next_id(),
+            fence: Mutex::new(RawEvent(std::ptr::null_mut())),
+            capturing: AtomicBool::new(false),
+            capture: Mutex::new(None),
         })
     }
+
+    /// The handle of `device`'s null stream, for [`Device`]'s own cache.
+    pub(crate) fn null(device: &Device) -> Arc<StreamHandle> {
+        Self::new(std::ptr::null_mut(), device, false)
+    }
+
+    /// Whether a capture made by this crate records this stream now.
+    #[inline]
+    pub(crate) fn is_capturing(&self) -> bool {
+        self.capturing.load(Ordering::Acquire)
+    }
+
+    /// The capture recording this stream, if any.
+    pub(crate) fn capture_log(&self) -> Option<Arc<CaptureLog>> {
+        lock(&self.capture).clone()
+    }
+
+    /// An event that completes when the work queued on this stream so far has: the fence, recorded now.
+    /// While the stream is being captured the fence is not recorded again (it would become a graph node);
+    /// it then stands where it was recorded when the capture began, after all work queued outside it.
+    pub(crate) fn fence(&self) -> Result<sys::hipEvent_t> {
+        let mut fence = lock(&self.fence);
+        self.fence_locked(&mut fence)?;
+        Ok(fence.0)
+    }
+
+    fn fence_locked(&self, fence: &mut RawEvent) -> Result<()> {
+        self.device.bind()?;
+        if fence.0.is_null() {
+            fence.0 = result::event_create(sys::hipEventDisableTiming)?;
+        }
+        if !self.is_capturing() {
+            // SAFETY: a live event of this stream's device (created above, destroyed only in Drop), and
+            // this live stream; the device is current.
+            unsafe { result::event_record(fence.0, self.raw)? };
+        }
+        Ok(())
+    }
+
+    /// Start recording this stream into `log`: the fence is recorded first (it must cover everything
+    /// queued before the capture), then `begin` runs (`hipStreamBeginCapture`, or the wait on a captured
+    /// event that joins this stream to a capture), all under the fence's lock so no fence lands inside.
+    pub(crate) fn enter_capture(
+        self: &Arc<Self>,
+        log: &Arc<CaptureLog>,
+        begin: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let mut fence = lock(&self.fence);
+        self.fence_locked(&mut fence)?;
+        *lock(&self.capture) = Some(log.clone());
+        self.capturing.store(true, Ordering::Release);
+        if let Err(e) = begin() {
+            self.exit_capture();
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Join this stream to the capture recording `log` (a wait on an event recorded in it): its later
+    /// operations are recorded there, and its capture state ends with that capture.
+    pub(crate) fn join_capture(
+        self: &Arc<Self>,
+        log: &Arc<CaptureLog>,
+        wait: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        if self.capture_log().is_some_and(|l| Arc::ptr_eq(&l, log)) {
+            return wait();
+        }
+        self.enter_capture(log, wait)?;
+        lock(&log.joined).push(self.clone());
+        Ok(())
+    }
+
+    /// The capture ended (or failed to begin): later operations are live again, on this stream and on
+    /// every stream that joined it.
+    pub(crate) fn exit_capture(&self) {
+        let log = lock(&self.capture).take();
+        self.capturing.store(false, Ordering::Release);
+        if let Some(log) = log {
+            for joined in std::mem::take(&mut *lock(&log.joined)) {
+                if !std::ptr::eq(Arc::as_ptr(&joined), self) {
+                    joined.exit_capture();
+                }
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for CaptureLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CaptureLog")
+            .field("uses", &lock(&self.uses).len())
+            .finish()
+    }
+}
+
+impl CaptureLog {
+    /// Record that a captured operation makes `access` to `allocation`.
+    pub(crate) fn record(&self, allocation: &Arc<Allocation>, access: Access) {
+        lock(&self.uses).push((allocation.clone(), access));
+    }
+}
+
+/// Lock a mutex, taking the data even if a thread panicked while holding it (the data here stays valid).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Drop for StreamHandle {
     fn drop(&mut self) {
+        // Destroying a stream with queued work is allowed: HIP finishes the work first. An error here
+        // has nowhere to go and must not panic.
+        let _ = self.device.bind();
+        let fence = self.fence.get_mut().unwrap_or_else(|e| e.into_inner()).0;
+        if !fence.is_null() {
+            // SAFETY: the fence was created by this handle and is used by nothing else now: every user
+            // held an Arc of this handle.
+            let _ = unsafe { result::event_destroy(fence) };
+        }
         if self.owned {
-            // Destroying a stream with queued work is allowed: HIP finishes the work first. An error here
-            // has nowhere to go and must not panic.
-            let _ = self.device.bind();
+            // SAFETY: the stream was created by this crate and no Arc of its handle is left.
             let _ = unsafe { result::stream_destroy(self.raw) };
         }
     }
@@ -51,14 +208,9 @@ impl Drop for StreamHandle {
 pub struct Stream {
     raw: sys::hipStream_t,
     device: Device,
-    /// Shared with what must outlive the stream's handle (a buffer freed in stream order holds a clone):
-    /// the handle is destroyed when the last clone goes.
+    /// Shared with what must outlive the stream's handle (a buffer freed in stream order, an allocation
+    /// last used here): the handle is destroyed when the last clone goes.
     handle: Arc<StreamHandle>,
-    /// Set while a [`Capture`](crate::graph::Capture) records this stream's work.
-    pub(crate) capturing: AtomicBool,
-    /// Unique for the life of the process, unlike `raw`: HIP reuses a destroyed stream's handle address for
-    /// the next stream, so an address cannot say which stream queued earlier work.
-    id: u64,
 }
 
 /// A process-wide unique stream id (a u64 counter cannot wrap in practice: 2^64 creations).
@@ -70,6 +222,7 @@ fn next_id() -> u64 {
 // SAFETY: a hipStream_t is a handle to a runtime object that HIP synchronises internally; the API may be
 // called on one stream from several threads.
 unsafe impl Send for Stream {}
+// SAFETY: as above.
 unsafe impl Sync for Stream {}
 
 impl Stream {
@@ -119,32 +272,31 @@ impl Stream {
             raw,
             device: device.clone(),
             handle: StreamHandle::new(raw, device, true),
-            capturing: AtomicBool::new(false),
-            id: next_id(),
         })
     }
 
+    /// The device's null stream, sharing one handle (one identity for the memory model) per [`Device`].
     pub(crate) fn default_for(device: &Device) -> Stream {
         Stream {
             raw: std::ptr::null_mut(),
             device: device.clone(),
-            handle: StreamHandle::new(std::ptr::null_mut(), device, false),
-            capturing: AtomicBool::new(false),
-            id: next_id(),
+            handle: device.null_stream().clone(),
         }
     }
 
     /// Wrap a stream created elsewhere, without taking ownership: dropping the wrapper leaves it alone.
     ///
     /// # Safety
-    /// `raw` is a live stream of `device` (or null, the default stream) and outlives the wrapper.
+    /// `raw` is a live stream of `device` (or null, the default stream), and it stays live as long as the
+    /// wrapper and as long as any memory used through the wrapper is tracked with it as its last user:
+    /// the memory model may record an event on `raw` until that memory is used on another stream, waited
+    /// for by the host, or dropped (see `docs/MEMORY_MODEL.md`). It is not being captured by a capture made
+    /// outside this crate.
     pub unsafe fn from_raw(device: &Device, raw: sys::hipStream_t) -> Stream {
         Stream {
             raw,
             device: device.clone(),
             handle: StreamHandle::new(raw, device, false),
-            capturing: AtomicBool::new(false),
-            id: next_id(),
         }
     }
 
@@ -161,7 +313,7 @@ impl Stream {
     /// This wrapper's id, unique in the process: never shared with another `Stream`, even one that gets the
     /// same raw handle after this one is destroyed (two wrappers of one raw stream have two ids).
     pub fn id(&self) -> u64 {
-        self.id
+        self.handle.id
     }
 
     /// Whether this is the device's default (null) stream.
@@ -187,9 +339,18 @@ impl Stream {
 
     /// Make work queued on this stream from now on wait until `event` completes. The event may belong to
     /// another device; the stream's device is made current for the call.
+    ///
+    /// An event recorded on a stream being captured makes this stream join that capture (HIP's fork
+    /// pattern): its later work is recorded into the same graph until the capture ends, and must be joined
+    /// back (an event recorded here, waited for by the capturing stream) before [`Capture::end`](crate::Capture::end).
     pub fn wait_event(&self, event: &Event) -> Result<()> {
         self.device.bind()?;
-        unsafe { result::stream_wait_event(self.raw, event.raw()) }
+        // SAFETY: this live stream of the current device and a live event.
+        let wait = || unsafe { result::stream_wait_event(self.raw, event.raw()) };
+        match event.capture_log() {
+            Some(log) => self.handle.join_capture(&log, wait),
+            None => wait(),
+        }
     }
 
     /// Record a fresh event on this stream: it completes when the work queued so far does.
@@ -205,9 +366,10 @@ impl Stream {
         &self.handle
     }
 
-    /// Whether a [`Capture`](crate::graph::Capture) made by this crate is recording this stream now.
+    /// Whether a [`Capture`](crate::graph::Capture) made by this crate is recording this stream now (its
+    /// own, or one this stream joined by waiting on an event recorded in it).
     pub fn is_capturing(&self) -> bool {
-        self.capturing.load(Ordering::Acquire)
+        self.handle.is_capturing()
     }
 
     fn refuse_while_capturing(&self, op: &'static str) -> Result<()> {
@@ -218,7 +380,7 @@ impl Stream {
                 reason: format!(
                     "stream {} is being captured into a graph; a {op} cannot be captured (it would \
                      invalidate the capture): end the capture first",
-                    self.id
+                    self.id()
                 ),
             });
         }

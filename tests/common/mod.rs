@@ -46,3 +46,25 @@ extern "C" __global__ void fill(unsigned int* x, unsigned int value, unsigned in
 pub fn runtime_major() -> i32 {
     hip::runtime_version().expect("the runtime answers its version") / 10_000_000
 }
+
+/// Kernels for the ordering tests: `slow_fill` and `slow_copy` spin about `cycles` clock cycles in every
+/// thread before they write (so a conflicting operation on another stream would overtake them without
+/// ordering); `spin` only spins.
+pub const ORDERING_KERNELS: &str = r#"
+extern "C" __global__ void slow_fill(unsigned int* x, unsigned int value, unsigned int n, long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = value;
+}
+extern "C" __global__ void slow_copy(const unsigned int* src, unsigned int* dst, unsigned int n, long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = src[i];
+}
+extern "C" __global__ void spin(long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+}
+"#;

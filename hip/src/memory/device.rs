@@ -1,15 +1,16 @@
 //! Typed device allocations (`hipMalloc`) and views of them.
 
+use super::tracking::{Allocation, Release};
 use super::DevicePtr;
 use super::{DeviceCopy, DeviceMemoryMut};
 use crate::device::Device;
 use crate::error::Result;
 use crate::result;
-use crate::stream::StreamHandle;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// `len` values of `T` in device memory, freed on drop.
+/// `len` values of `T` in device memory, freed on drop (once no stream still uses it: see
+/// [`crate::memory`]).
 ///
 /// `ptr` is the first field a kernel argument points at: passing `&buffer` to a launch passes the device
 /// address.
@@ -17,21 +18,20 @@ use std::sync::Arc;
 pub struct DeviceBuffer<T: DeviceCopy> {
     ptr: DevicePtr,
     len: usize,
-    device: Device,
-    /// Set for stream-ordered allocations ([`DeviceBuffer::alloc_async`]): freed with `hipFreeAsync` on
-    /// this stream, which the buffer keeps alive.
-    pub(super) free_on: Option<Arc<StreamHandle>>,
+    alloc: Arc<Allocation>,
     _elem: PhantomData<T>,
 }
 
 // SAFETY: the buffer owns device memory; no host data is shared. Device memory may be read from several
-// threads (&self) and written through &mut only.
+// threads (&self) and written through &mut only, and the allocation's tracking is thread-safe.
 unsafe impl<T: DeviceCopy> Send for DeviceBuffer<T> {}
+// SAFETY: as above.
 unsafe impl<T: DeviceCopy> Sync for DeviceBuffer<T> {}
 
 impl<T: DeviceCopy> DeviceBuffer<T> {
     /// `len` zeroed elements (every `DeviceCopy` type is valid as zero bits).
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
+        // SAFETY: zeroed before it is returned, and the zeroing is ordered before every later use.
         let mut b = unsafe { Self::uninit(device, len)? };
         b.zero()?;
         Ok(b)
@@ -49,106 +49,111 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             device.bind()?;
             result::malloc(bytes)?
         };
-        Ok(DeviceBuffer {
-            ptr,
-            len,
-            device: device.clone(),
-            free_on: None,
-            _elem: PhantomData,
-        })
+        Ok(Self::from_parts(ptr, len, device, Release::Free))
     }
 
     /// A new buffer holding a copy of `src`.
     pub fn from_host(device: &Device, src: &[T]) -> Result<Self> {
+        // SAFETY: fully written by the copy before it is returned.
         let mut b = unsafe { Self::uninit(device, src.len())? };
         b.copy_from_host(src)?;
         Ok(b)
     }
 
-    /// A buffer over memory allocated elsewhere in this module (`free_on`: see the field).
+    /// A buffer over memory allocated elsewhere in this module, released as `release` says.
     pub(super) fn from_parts(
         ptr: DevicePtr,
         len: usize,
         device: &Device,
-        free_on: Option<Arc<StreamHandle>>,
+        release: Release,
     ) -> Self {
         DeviceBuffer {
             ptr,
             len,
-            device: device.clone(),
-            free_on,
+            alloc: Allocation::new(ptr, device, release),
             _elem: PhantomData,
         }
     }
 
     /// The whole buffer as an immutable view.
     pub fn as_slice(&self) -> DeviceSlice<'_, T> {
-        DeviceSlice::new(self.ptr, self.len, &self.device)
+        DeviceSlice::new(self.ptr, self.len, &self.alloc)
     }
 
     /// The whole buffer as a mutable view.
     pub fn as_slice_mut(&mut self) -> DeviceSliceMut<'_, T> {
-        DeviceSliceMut::new(self.ptr, self.len, &self.device)
+        DeviceSliceMut::new(self.ptr, self.len, &self.alloc)
+    }
+
+    /// Number of elements (also [`DeviceMemory::len`]).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Turn the memory model off (`true`) or back on for this buffer and its views: operations on it are
+    /// then neither ordered nor recorded. For experts who order every use themselves (events,
+    /// [`Stream::wait_event`](crate::Stream::wait_event), one stream).
+    ///
+    /// # Safety
+    /// While tracking is off, the caller orders every operation on this memory against every other one
+    /// that conflicts (read after write, write after read or write) on other streams and the host, and
+    /// keeps the memory alive until work on it has finished: the drop (and a graph's) then waits only as
+    /// raw `hipFree` does (the whole device, not other devices; `hipFreeAsync` only its stream). Uses
+    /// recorded before tracking was turned off are still waited for when it is turned back on.
+    pub unsafe fn set_untracked(&mut self, untracked: bool) {
+        self.alloc.set_untracked(untracked);
     }
 }
 
-impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
-    fn drop(&mut self) {
-        if !self.ptr.is_null() {
-            let _ = self.device.bind();
-            if let Some(stream) = &self.free_on {
-                // Freed in stream order: after the work queued on its stream so far.
-                if unsafe { result::pool::free_async(self.ptr, stream.raw) }.is_ok() {
-                    return;
-                }
-            }
-            // hipFree waits for queued work on the device, so nothing still uses the memory.
-            let _ = unsafe { result::free(self.ptr) };
-        }
-    }
-}
-
-/// An immutable view of device memory.
+/// An immutable view of device memory. Ordered with (and kept alive through) its parent's allocation.
 #[derive(Clone, Copy, Debug)]
 pub struct DeviceSlice<'a, T: DeviceCopy> {
     ptr: DevicePtr,
     len: usize,
-    device: &'a Device,
+    alloc: &'a Arc<Allocation>,
     _elem: PhantomData<&'a T>,
 }
 
-/// A mutable view of device memory.
+/// A mutable view of device memory. Ordered with its parent's allocation.
 #[derive(Debug)]
 pub struct DeviceSliceMut<'a, T: DeviceCopy> {
     ptr: DevicePtr,
     len: usize,
-    device: &'a Device,
+    alloc: &'a Arc<Allocation>,
     _elem: PhantomData<&'a mut T>,
 }
 
 // SAFETY: views are borrows of device memory, shareable as the buffers are.
 unsafe impl<T: DeviceCopy> Send for DeviceSlice<'_, T> {}
+// SAFETY: as above.
 unsafe impl<T: DeviceCopy> Sync for DeviceSlice<'_, T> {}
+// SAFETY: as above.
 unsafe impl<T: DeviceCopy> Send for DeviceSliceMut<'_, T> {}
+// SAFETY: as above.
 unsafe impl<T: DeviceCopy> Sync for DeviceSliceMut<'_, T> {}
 
 impl<'a, T: DeviceCopy> DeviceSlice<'a, T> {
-    pub(crate) fn new(ptr: DevicePtr, len: usize, device: &'a Device) -> Self {
+    pub(crate) fn new(ptr: DevicePtr, len: usize, alloc: &'a Arc<Allocation>) -> Self {
         DeviceSlice {
             ptr,
             len,
-            device,
+            alloc,
             _elem: PhantomData,
         }
     }
 }
 
 impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
-    pub(crate) fn new(ptr: DevicePtr, len: usize, device: &'a Device) -> Self {
+    pub(crate) fn new(ptr: DevicePtr, len: usize, alloc: &'a Arc<Allocation>) -> Self {
         DeviceSliceMut {
             ptr,
             len,
-            device,
+            alloc,
             _elem: PhantomData,
         }
     }

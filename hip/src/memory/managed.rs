@@ -1,30 +1,36 @@
 //! Managed (unified) memory: one address valid on the host and the device.
 
+use super::tracking::{Access, Allocation, Release};
 use super::DevicePtr;
-use super::{byte_size, DeviceCopy, DeviceMemoryMut};
+use super::{byte_size, DeviceCopy, DeviceMemory, DeviceMemoryMut};
 use crate::device::Device;
 use crate::error::Result;
 use crate::result;
 use hip_sys as sys;
+use std::sync::Arc;
 
-/// `len` values of `T` in managed memory (`hipMallocManaged`, attached globally), freed on drop.
+/// `len` values of `T` in managed memory (`hipMallocManaged`, attached globally), freed on drop (once no
+/// stream still uses it).
 ///
-/// Kernels and copies use it like device memory; the host reads and writes it through
-/// [`as_slice`](Self::as_slice) and [`as_mut_slice`](Self::as_mut_slice), which synchronise **every**
-/// device first ([`Device::synchronize_all`]): managed memory is valid on all of them, so a kernel on
-/// another device may be the one still writing it.
+/// Kernels and copies use it like device memory, ordered by the memory model like a [`DeviceBuffer`]
+/// (crate::DeviceBuffer). The host reads and writes it through [`as_slice`](Self::as_slice) and
+/// [`as_mut_slice`](Self::as_mut_slice), which wait for the conflicting work (a read for the last
+/// writer, a write for every user). On a device that cannot access managed memory while the host does
+/// (`hipDeviceAttributeConcurrentManagedAccess` = 0) they wait for every device instead
+/// ([`Device::synchronize_all`]): there any running kernel forbids host access.
 ///
 /// On NVIDIA GPUs never ask for more managed memory than the device has free.
 #[derive(Debug)]
 pub struct ManagedBuffer<T: DeviceCopy> {
     ptr: DevicePtr,
     len: usize,
-    device: Device,
+    alloc: Arc<Allocation>,
     _elem: std::marker::PhantomData<T>,
 }
 
-// SAFETY: as DeviceBuffer; host access goes through &self / &mut self after device synchronisation.
+// SAFETY: as DeviceBuffer; host access goes through &self / &mut self after the conflicting work is done.
 unsafe impl<T: DeviceCopy> Send for ManagedBuffer<T> {}
+// SAFETY: as above.
 unsafe impl<T: DeviceCopy> Sync for ManagedBuffer<T> {}
 
 impl<T: DeviceCopy> ManagedBuffer<T> {
@@ -43,27 +49,38 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
         Ok(ManagedBuffer {
             ptr,
             len,
-            device: device.clone(),
+            alloc: Allocation::new(ptr, device, Release::Free),
             _elem: std::marker::PhantomData,
         })
     }
 
-    /// The contents on the host, after waiting for all work on every device.
+    /// The contents on the host, once the work that writes them is done.
     pub fn as_slice(&self) -> Result<&[T]> {
-        Device::synchronize_all()?;
-        Ok(self.host_slice())
+        self.host_wait(Access::Read)?;
+        // SAFETY: `host_ptr` is valid for `len` T, and no queued work writes it (waited above; new work
+        // needs `&mut self` or a shared borrow that only reads).
+        Ok(unsafe { std::slice::from_raw_parts(self.host_ptr(), self.len) })
     }
 
-    /// The contents on the host for writing, after waiting for all work on every device.
+    /// The contents on the host for writing, once every queued use of them is done.
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
-        Device::synchronize_all()?;
-        // SAFETY: `host_ptr` is the allocation (or dangling when it holds no bytes), valid for `len` T.
+        self.host_wait(Access::Write)?;
+        // SAFETY: as in as_slice, and nothing queued reads it either.
         Ok(unsafe { std::slice::from_raw_parts_mut(self.host_ptr(), self.len) })
     }
 
-    fn host_slice(&self) -> &[T] {
-        // SAFETY: as in as_mut_slice.
-        unsafe { std::slice::from_raw_parts(self.host_ptr(), self.len) }
+    fn host_wait(&self, access: Access) -> Result<()> {
+        if self.ptr.is_null() {
+            return Ok(());
+        }
+        self.alloc.host_wait(access)?;
+        let concurrent = self
+            .device()
+            .attribute(sys::hipDeviceAttributeConcurrentManagedAccess)?;
+        if concurrent == 0 {
+            Device::synchronize_all()?;
+        }
+        Ok(())
     }
 
     /// The host address of the elements: the allocation, or a dangling (never null) pointer when nothing
@@ -73,18 +90,6 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
             std::ptr::NonNull::<T>::dangling().as_ptr()
         } else {
             self.ptr.cast()
-        }
-    }
-}
-
-impl<T: DeviceCopy> Drop for ManagedBuffer<T> {
-    /// `hipFree` waits for the owning device's work only, and managed memory may be in use by a kernel on
-    /// any device: every device is synchronised first, and if that fails the memory is leaked, never freed
-    /// under a running kernel.
-    fn drop(&mut self) {
-        if !self.ptr.is_null() && Device::synchronize_all().is_ok() {
-            let _ = self.device.bind();
-            let _ = unsafe { result::free(self.ptr) };
         }
     }
 }

@@ -1,26 +1,27 @@
 //! Memory: device buffers and views, pinned host buffers, managed buffers, and copies between them.
 //!
-//! # What keeps copies sound
+//! # What keeps memory sound and in program order
 //!
-//! - Synchronous copies and memsets (`copy_from_host`, `copy_from_device`, `memset_bytes`, `zero`,
-//!   `copy_to_host`, `to_vec`, and so `zeroed` and `from_host`) return only once the operation is complete
-//!   (HIP's own calls may return early: the crate waits for the default stream), so any host memory will
-//!   do, and work queued afterwards on any stream sees the result.
-//! - Synchronous operations on device memory first wait for all work queued on its device
-//!   (`hipDeviceSynchronize`): an async copy or memset queued on any stream holds no borrow once queued, so
-//!   without this a synchronous read could see a half-finished async write, or a synchronous write be
-//!   overwritten by a late async one. The cost is one device synchronise per synchronous operation; code
-//!   that needs to overlap work uses the async operations and events.
+//! Every allocation is tracked by the memory model ([`tracking`], `docs/MEMORY_MODEL.md`): it knows the
+//! last stream that wrote it and the streams that read it since. Every safe operation that touches memory
+//! on a stream first orders that stream after the conflicting work of other streams (read after write,
+//! write after read, write after write), so safe code sees program order on any number of streams. While
+//! memory stays on one stream this costs two atomic loads and nothing is recorded.
+//!
+//! - Synchronous operations (`copy_from_host`, `copy_from_device`, `memset_bytes`, `zero`,
+//!   `copy_to_host`, `to_vec`, and so `zeroed` and `from_host`) are queued on the device's null stream,
+//!   ordered like any other stream's work, and wait for nothing else: see each one's rustdoc for what it
+//!   guarantees on return.
 //! - Asynchronous copies ([`Stream::copy_to_device_async`](crate::Stream::copy_to_device_async) and
-//!   friends) take host memory only as a [`PinnedBuffer`]. The buffer records an event on each stream that
-//!   uses it and waits for those events before the host can see or change its contents
-//!   ([`PinnedBuffer::as_slice`], [`PinnedBuffer::as_mut_slice`]) and before it is freed. So neither
-//!   dropping nor `mem::forget`-ing anything lets the host memory go away or change under a copy.
-//! - Device memory is freed with `hipFree`, which waits for the device's queued work first, so dropping a
-//!   buffer never frees memory a queued copy or kernel may still use.
+//!   friends) take host memory only as a [`PinnedBuffer`], tracked the same way: the host sees or changes
+//!   its contents ([`PinnedBuffer::as_slice`], [`PinnedBuffer::as_mut_slice`]) only after the copies that
+//!   conflict have completed, and neither dropping nor `mem::forget`-ing anything frees it under a copy.
+//! - Memory is freed when its owner and every graph that captured work on it are gone, and only after
+//!   every stream still using it is done (a stream-ordered buffer: its stream waits for them first).
 //! - Device buffers are zero-initialised unless allocated with the `unsafe` `*_uninit` functions.
 
-/// `DeviceMemory` and `KernelArg` for a type holding `ptr: DevicePtr`, `len` and `device`.
+/// `DeviceMemory` and `KernelArg` for a type holding `ptr: DevicePtr`, `len` and `alloc` (an
+/// `Arc<Allocation>` or a reference to one).
 macro_rules! device_memory {
     ($ty:ident $(<$lt:lifetime>)?) => {
         impl<$($lt,)? T: $crate::memory::DeviceCopy> $crate::memory::sealed::Sealed for $ty<$($lt,)? T> {}
@@ -32,10 +33,14 @@ macro_rules! device_memory {
                 self.len
             }
             fn device(&self) -> &$crate::Device {
-                &self.device
+                self.alloc.device()
+            }
+            fn allocation(&self) -> &std::sync::Arc<$crate::memory::Allocation> {
+                &self.alloc
             }
         }
-        // SAFETY: `ptr` is a device address, the value a kernel's pointer parameter takes.
+        // SAFETY: `ptr` is a device address, the value a kernel's pointer parameter takes, and it lives in
+        // `self`, so the pointer stays valid while `self` is borrowed.
         unsafe impl<$($lt,)? T: $crate::memory::DeviceCopy> crate::launch::KernelArg for $ty<$($lt,)? T> {
             fn as_kernel_param(&self) -> *mut std::ffi::c_void {
                 std::ptr::addr_of!(self.ptr) as *mut std::ffi::c_void
@@ -45,6 +50,9 @@ macro_rules! device_memory {
             }
             fn is_device_pointer(&self) -> bool {
                 true
+            }
+            fn allocation(&self) -> Option<&std::sync::Arc<$crate::memory::Allocation>> {
+                Some(&self.alloc)
             }
         }
     };
@@ -57,19 +65,23 @@ mod peer;
 mod pinned;
 mod pool;
 pub mod staging;
+pub(crate) mod tracking;
 
 pub use device::{DeviceBuffer, DeviceSlice, DeviceSliceMut};
 pub use managed::ManagedBuffer;
 pub use ops::MemAdvice;
 pub use pinned::PinnedBuffer;
 pub use pool::MemPool;
+pub use tracking::{Access, Allocation};
 
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::result;
+use crate::stream::Stream;
 use hip_sys as sys;
 use std::ffi::c_void;
 use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
 
 /// A device address. HIP's `hipDeviceptr_t` is `void*` on AMD but `CUdeviceptr` (an integer) on NVIDIA;
 /// `hipMalloc` and the copy functions take `void*` on both, so this crate holds addresses as that.
@@ -78,19 +90,25 @@ pub type DevicePtr = *mut c_void;
 /// Plain data that may be copied to and from a device byte for byte.
 ///
 /// # Safety
-/// The type is `Copy`, holds no references or host pointers that a kernel could not use, and **every bit
-/// pattern is a valid value**: a kernel can write any bits, and copying them back must never produce an
-/// invalid value. This is why every `DeviceCopy` type is also valid as all-zero bits, and why zero-filled
-/// allocation is offered for all of them. `bool`, `char` and most enums are therefore not `DeviceCopy`.
+/// The type is `Copy`, holds no references or host pointers that a kernel could not use, **has no padding
+/// bytes** (every byte of a value is initialised, so the crate may read a value as plain bytes: a fill
+/// value, a kernel argument), and **every bit pattern is a valid value**: a kernel can write any bits,
+/// and copying them back must never produce an invalid value. This is why every `DeviceCopy` type is also
+/// valid as all-zero bits, and why zero-filled allocation is offered for all of them. `bool`, `char` and
+/// most enums are therefore not `DeviceCopy`; a `#[repr(C)]` struct is only if its fields leave no gap
+/// (`#[repr(C)] struct { a: u8, b: u16 }` has one padding byte and must not implement it).
 pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {}
 
 macro_rules! device_copy {
+    // SAFETY: primitive integers and floats: no padding, every bit pattern a value.
     ($($t:ty),*) => { $(unsafe impl DeviceCopy for $t {})* };
 }
 device_copy!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
 // 16-bit floats (the `half` crate, with the `rccl` feature): every bit pattern is a value.
 #[cfg(feature = "rccl")]
 device_copy!(half::f16, half::bf16);
+// SAFETY: an array of a DeviceCopy type has no padding between elements (size is a multiple of the
+// alignment) and every bit pattern of each element is valid.
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 
 mod sealed {
@@ -107,6 +125,9 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
     fn len(&self) -> usize;
     /// The device the memory lives on.
     fn device(&self) -> &Device;
+    /// The allocation this memory belongs to (a view's is its parent's).
+    #[doc(hidden)]
+    fn allocation(&self) -> &Arc<Allocation>;
 
     /// Whether there are no elements.
     fn is_empty(&self) -> bool {
@@ -118,40 +139,27 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
         self.len() * std::mem::size_of::<T>()
     }
 
-    /// Copy everything into `dst`, whose length must match. Synchronous.
-    fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
-        check_len("copy_to_host", self.len(), dst.len())?;
-        if self.byte_len() == 0 {
-            return Ok(());
-        }
-        self.device().synchronize()?; // async work still using this memory finishes first
-        let (d, n) = (dst.as_mut_ptr().cast::<u8>(), self.byte_len());
-        if let Some(r) = unsafe { staging::to_host(self.device(), d, self.device_ptr(), n) } {
-            return r;
-        }
-        unsafe {
-            result::memcpy(
-                dst.as_mut_ptr().cast(),
-                self.device_ptr(),
-                self.byte_len(),
-                sys::hipMemcpyDeviceToHost,
-            )
-        }
+    /// Order work about to be queued on `stream` outside this crate (a raw `hip-sys` call, another
+    /// library) that makes `access` to this memory: `stream` waits for the conflicting work of other
+    /// streams, and later operations of this crate are ordered after it. This is the rule for raw calls:
+    /// call this before queueing them. Work on the default stream of another device is allowed (peer
+    /// access). See `docs/MEMORY_MODEL.md`.
+    fn track_use(&self, stream: &Stream, access: Access) -> Result<()> {
+        self.allocation().use_on(stream.handle(), access)
     }
 
-    /// Copy everything into a new `Vec`. Synchronous.
+    /// Copy everything into `dst`, whose length must match. Synchronous: queued on the device's null
+    /// stream after the work of other streams that writes this memory, and returns once `dst` holds the
+    /// data. It does not wait for unrelated work.
+    fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
+        check_len("copy_to_host", self.len(), dst.len())?;
+        read_to_host(self, dst.as_mut_ptr().cast())
+    }
+
+    /// Copy everything into a new `Vec`. Synchronous, like [`copy_to_host`](Self::copy_to_host).
     fn to_vec(&self) -> Result<Vec<T>> {
         let mut v = Vec::<T>::with_capacity(self.len());
-        if self.byte_len() != 0 {
-            self.device().synchronize()?; // async work still using this memory finishes first
-            let (d, n) = (v.as_mut_ptr().cast::<u8>(), self.byte_len());
-            match unsafe { staging::to_host(self.device(), d, self.device_ptr(), n) } {
-                Some(r) => r?,
-                None => unsafe {
-                    result::memcpy(d.cast(), self.device_ptr(), n, sys::hipMemcpyDeviceToHost)?;
-                },
-            }
-        }
+        read_to_host(self, v.as_mut_ptr().cast())?;
         // SAFETY: the copy wrote all len() elements (or they are zero-sized), and any bits are a valid T
         // (DeviceCopy).
         unsafe { v.set_len(self.len()) };
@@ -167,73 +175,101 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
         Ok(DeviceSlice::new(
             offset(self.device_ptr(), element_offset::<T>(start)),
             end - start,
-            self.device(),
+            self.allocation(),
         ))
     }
+}
+
+/// The synchronous device-to-host read behind `copy_to_host` and `to_vec`: `dst` is valid for
+/// `m.byte_len()` bytes.
+fn read_to_host<T: DeviceCopy, M: DeviceMemory<T> + ?Sized>(m: &M, dst: *mut u8) -> Result<()> {
+    let n = m.byte_len();
+    if n == 0 {
+        return Ok(());
+    }
+    // SAFETY (both calls): the memory holds `n` bytes on its device; the caller gives `dst` for `n`
+    // bytes; the staging ring and the null stream are ordered after this memory's writers.
+    if let Some(r) = unsafe { staging::to_host(m.allocation(), dst, m.device_ptr(), n) } {
+        return r;
+    }
+    let device = m.device();
+    m.allocation().use_on(device.null_stream(), Access::Read)?;
+    device.bind()?;
+    // SAFETY: see above; hipMemcpy to the host returns once the copy is done.
+    unsafe { result::memcpy(dst.cast(), m.device_ptr(), n, sys::hipMemcpyDeviceToHost) }
 }
 
 /// Device memory that may be written: owned buffers and mutable views.
 ///
 /// Copies and memsets with no bytes to move (no elements, or zero-sized ones) return `Ok` without calling
 /// HIP: a zero-sized buffer of `usize::MAX` elements has no allocation to point at.
+///
+/// The synchronous operations here are queued on the device's null stream, ordered after the work of
+/// other streams that conflicts with them (and before later work that conflicts with them), without
+/// waiting for anything else. What "synchronous" guarantees differs by direction, exactly as for raw
+/// `hipMemcpy`: see each method.
 pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
-    /// Copy `src`, whose length must match, into this memory. Synchronous.
+    /// Copy `src`, whose length must match, into this memory. On return `src` may be changed or freed;
+    /// the data may still be landing (from pageable memory HIP returns once it is staged), but every later
+    /// operation of this crate on this memory, on any stream or the host, sees it.
     fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
         check_len("copy_from_host", self.len(), src.len())?;
-        if self.byte_len() == 0 {
+        let n = self.byte_len();
+        if n == 0 {
             return Ok(());
         }
-        self.device().synchronize()?; // async work still using this memory finishes first
-        let (s, n) = (src.as_ptr().cast::<u8>(), self.byte_len());
-        if let Some(r) = unsafe { staging::to_device(self.device(), self.device_ptr(), s, n) } {
+        let (s, p) = (src.as_ptr().cast::<u8>(), self.device_ptr());
+        // SAFETY (both calls): `src` is valid for `n` bytes, the memory holds `n` bytes on its device,
+        // and the ring or the null stream is ordered after every other use of it.
+        if let Some(r) = unsafe { staging::to_device(self.allocation(), p, s, n) } {
             return r;
         }
-        unsafe {
-            result::memcpy(
-                self.device_ptr(),
-                src.as_ptr().cast(),
-                self.byte_len(),
-                sys::hipMemcpyHostToDevice,
-            )?
-        };
-        // From pageable memory the call may return once the data is staged, before it lands.
-        default_stream_done()
+        let device = self.device();
+        self.allocation()
+            .use_on(device.null_stream(), Access::Write)?;
+        device.bind()?;
+        unsafe { result::memcpy(p, s.cast(), n, sys::hipMemcpyHostToDevice) }
     }
 
-    /// Copy device memory of the same length into this memory. Waits for work queued on both memories'
-    /// devices first, and returns once the copy is done (HIP's device-to-device copy alone does not wait).
+    /// Copy device memory of the same length (on this device or a peer) into this memory. It blocks the
+    /// host no more than raw `hipMemcpy` does (device to device: not at all on most platforms): the result
+    /// can only be observed through later operations, which are ordered after it.
     fn copy_from_device(&mut self, src: &impl DeviceMemory<T>) -> Result<()>
     where
         Self: Sized,
     {
         check_len("copy_from_device", self.len(), src.len())?;
-        if self.byte_len() == 0 {
+        let n = self.byte_len();
+        if n == 0 {
             return Ok(());
         }
-        if src.device().ordinal() != self.device().ordinal() {
-            src.device().synchronize()?; // a peer source: its device's queued writes finish first
-        }
-        self.device().synchronize()?; // async work still using this memory finishes first
+        let null = self.device().null_stream();
+        src.allocation().use_on(null, Access::Read)?;
+        self.allocation().use_on(null, Access::Write)?;
+        self.device().bind()?;
+        // SAFETY: both hold `n` bytes; the null stream is ordered after their conflicting users.
         unsafe {
             result::memcpy(
                 self.device_ptr(),
                 src.device_ptr(),
-                self.byte_len(),
+                n,
                 sys::hipMemcpyDeviceToDevice,
-            )?
-        };
-        default_stream_done()
+            )
+        }
     }
 
-    /// Set every byte to `value` (`hipMemset`). Synchronous: returns once the memory is set.
+    /// Set every byte to `value` (`hipMemset`). Like [`copy_from_device`](Self::copy_from_device), it
+    /// may return before the memory is set; every later operation sees it set.
     fn memset_bytes(&mut self, value: u8) -> Result<()> {
-        if self.byte_len() == 0 {
+        let n = self.byte_len();
+        if n == 0 {
             return Ok(());
         }
-        self.device().synchronize()?; // async work still using this memory finishes first
-        unsafe { result::memset(self.device_ptr(), value, self.byte_len())? };
-        // hipMemset on device memory may return before the memset ran.
-        default_stream_done()
+        self.allocation()
+            .use_on(self.device().null_stream(), Access::Write)?;
+        self.device().bind()?;
+        // SAFETY: the memory holds `n` bytes; the null stream is ordered after its users.
+        unsafe { result::memset(self.device_ptr(), value, n) }
     }
 
     /// Set every element to zero.
@@ -247,22 +283,9 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
         Self: Sized,
     {
         let (start, end) = bounds(range, self.len())?;
-        Ok(DeviceSliceMut::new(
-            offset(self.device_ptr(), element_offset::<T>(start)),
-            end - start,
-            self.device(),
-        ))
+        let ptr = offset(self.device_ptr(), element_offset::<T>(start));
+        Ok(DeviceSliceMut::new(ptr, end - start, self.allocation()))
     }
-}
-
-/// Wait for the current device's default (null) stream: synchronous HIP calls that may return early
-/// (`hipMemset`, host-to-device from pageable memory, device-to-device) queue there. Without this, work on
-/// a non-blocking stream, which is not ordered after the default stream, could run before a "synchronous"
-/// zeroing or upload landed (`DeviceBuffer::zeroed` then an async copy into it, overwritten by the late
-/// memset).
-pub(crate) fn default_stream_done() -> Result<()> {
-    // SAFETY: the null stream always exists.
-    unsafe { result::stream_synchronize(std::ptr::null_mut()) }
 }
 
 /// Bytes for `len` elements of `T`, or an error if that overflows.

@@ -1,6 +1,6 @@
 //! Fills of 8/16/32-bit values, pitched 2-D copies, and prefetch / advice for managed memory.
 
-use super::{default_stream_done, DeviceBuffer, DeviceCopy, DeviceMemory, ManagedBuffer};
+use super::{Access, DeviceBuffer, DeviceCopy, DeviceMemory, ManagedBuffer};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::result;
@@ -40,10 +40,25 @@ pub(crate) fn check_2d(
     Ok(())
 }
 
+/// The bits of a 1-, 2- or 4-byte fill value, as the `hipMemsetD*` calls take them.
+pub(crate) fn fill_bits<T: DeviceCopy>(value: &T) -> Option<u32> {
+    let p = (value as *const T).cast::<u8>();
+    // SAFETY: `T` has exactly the size read and no padding (DeviceCopy), so every byte is initialised;
+    // unaligned reads make the alignment of `T` (1 for `[u8; 4]`) irrelevant.
+    unsafe {
+        match std::mem::size_of::<T>() {
+            1 => Some(u32::from(p.read())),
+            2 => Some(u32::from(p.cast::<u16>().read_unaligned())),
+            4 => Some(p.cast::<u32>().read_unaligned()),
+            _ => None,
+        }
+    }
+}
+
 impl<T: DeviceCopy> DeviceBuffer<T> {
     /// Queue a fill of every element with `value` on `stream` (`hipMemsetAsync`, `hipMemsetD16Async` or
-    /// `hipMemsetD32Async` by the size of `T`). `T` of another size than 1, 2 or 4 bytes is
-    /// [`Error::InvalidArgument`].
+    /// `hipMemsetD32Async` by the size of `T`), ordered after the other streams' work on the buffer. `T` of
+    /// another size than 1, 2 or 4 bytes is [`Error::InvalidArgument`].
     pub fn fill_async(&mut self, value: T, stream: &Stream) -> Result<()> {
         if stream.device().ordinal() != self.device().ordinal() {
             return Err(Error::DeviceMismatch {
@@ -53,33 +68,34 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             });
         }
         let size = std::mem::size_of::<T>();
-        if !matches!(size, 1 | 2 | 4) {
+        let Some(bits) = fill_bits(&value) else {
             return Err(Error::InvalidArgument {
                 what: "fill element size",
                 value: format!("{size} bytes"),
                 reason: "fills take 1-, 2- or 4-byte elements".into(),
             });
-        }
+        };
         if self.is_empty() {
             return Ok(());
         }
+        self.allocation().use_on(stream.handle(), Access::Write)?;
         self.device().bind()?;
         let (p, n, s) = (self.device_ptr(), self.len(), stream.raw());
-        // SAFETY: the buffer holds n elements of `size` bytes; `&mut self` keeps host views away, and the
-        // buffer's drop waits for queued work. The value is read as its plain bits (DeviceCopy).
+        // SAFETY: the buffer holds n elements of `size` bytes; `&mut self` keeps host views away, the
+        // stream is ordered after the buffer's other users, and the buffer is freed only after it.
         unsafe {
-            let v = &value as *const T;
             match size {
-                1 => result::memset_async(p, *(v as *const u8), n, s),
-                2 => result::memory::memset_d16_async(p, *(v as *const u16), n, s),
-                _ => result::memory::memset_d32_async(p, *(v as *const u32), n, s),
+                1 => result::memset_async(p, bits as u8, n, s),
+                2 => result::memory::memset_d16_async(p, bits as u16, n, s),
+                _ => result::memory::memset_d32_async(p, bits, n, s),
             }
         }
     }
 
     /// Copy `height` rows of `width` elements from `src` (rows `src_pitch` elements apart) into this buffer
-    /// (rows `dst_pitch` elements apart) with `hipMemcpy2DAsync`. Synchronous. Extents that do not fit
-    /// either side are [`Error::InvalidArgument`].
+    /// (rows `dst_pitch` elements apart). Synchronous like
+    /// [`copy_from_host`](crate::DeviceMemoryMut::copy_from_host): `src` may change on return, and later
+    /// operations see the data. Extents that do not fit either side are [`Error::InvalidArgument`].
     pub fn copy_2d_from_host(
         &mut self,
         dst_pitch: usize,
@@ -94,9 +110,14 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         if width == 0 || height == 0 || e == 0 {
             return Ok(());
         }
-        self.device().synchronize()?; // queued work using this memory finishes first
+        let null = self.device().null_stream();
+        self.allocation().use_on(null, Access::Write)?;
+        self.device().bind()?;
+        // SAFETY: check_2d proved both extents fit (so the byte products below cannot overflow: they are
+        // at most the buffers' byte sizes); the null stream is ordered after the buffer's users, and a
+        // synchronous hipMemcpy2D has read `src` on return.
         unsafe {
-            result::memory::memcpy_2d_async(
+            result::memory::memcpy_2d(
                 self.device_ptr(),
                 dst_pitch * e,
                 src.as_ptr().cast(),
@@ -104,14 +125,13 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 width * e,
                 height,
                 sys::hipMemcpyHostToDevice,
-                std::ptr::null_mut(),
-            )?;
+            )
         }
-        default_stream_done()
     }
 
     /// Copy `height` rows of `width` elements from this buffer (rows `src_pitch` elements apart) into
-    /// `dst` (rows `dst_pitch` elements apart). Synchronous; extents are checked as above.
+    /// `dst` (rows `dst_pitch` elements apart). Synchronous: returns once `dst` holds the data; extents
+    /// are checked as above.
     pub fn copy_2d_to_host(
         &self,
         src_pitch: usize,
@@ -126,9 +146,12 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         if width == 0 || height == 0 || e == 0 {
             return Ok(());
         }
-        self.device().synchronize()?;
+        let null = self.device().null_stream();
+        self.allocation().use_on(null, Access::Read)?;
+        self.device().bind()?;
+        // SAFETY: as in copy_2d_from_host; a synchronous hipMemcpy2D to the host returns once done.
         unsafe {
-            result::memory::memcpy_2d_async(
+            result::memory::memcpy_2d(
                 dst.as_mut_ptr().cast(),
                 dst_pitch * e,
                 self.device_ptr(),
@@ -136,10 +159,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 width * e,
                 height,
                 sys::hipMemcpyDeviceToHost,
-                std::ptr::null_mut(),
-            )?;
+            )
         }
-        default_stream_done()
     }
 }
 
@@ -195,14 +216,17 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
     /// Queue a migration of the whole buffer to `to` (a device, or `None` for the host) on `stream`
     /// (`hipMemPrefetchAsync`). [`Error::NotSupported`] where the device cannot access managed memory
     /// concurrently with the host.
+    ///
+    /// Ordered like a read: after the work of other streams that writes the buffer, before later writes.
     pub fn prefetch_async(&self, to: Option<&Device>, stream: &Stream) -> Result<()> {
         managed_supported(self.device())?;
         if self.is_empty() {
             return Ok(());
         }
+        self.allocation().use_on(stream.handle(), Access::Read)?;
         self.device().bind()?;
         // SAFETY: the buffer is managed memory of byte_len() bytes, kept alive by &self and freed only
-        // after a device synchronisation.
+        // after every stream using it (this one included) is done.
         unsafe {
             result::memory::mem_prefetch_async(
                 self.device_ptr(),

@@ -1,8 +1,8 @@
 //! Copies between devices (`hipMemcpyPeerAsync`).
 
-use super::{check_len, DeviceCopy, DeviceMemory, DeviceMemoryMut};
+use super::{check_len, Access, DeviceCopy, DeviceMemory, DeviceMemoryMut};
 use crate::error::{Error, Result};
-use crate::event::{same_device, Event};
+use crate::event::same_device;
 use crate::result;
 use crate::stream::Stream;
 
@@ -20,9 +20,9 @@ impl Stream {
     /// to `src`'s.
     ///
     /// Checked first: the lengths ([`Error::LengthMismatch`]) and that `dst` is on the stream's device
-    /// ([`Error::DeviceMismatch`]). When `src` is on another device, that device's default stream is made to
-    /// wait for the copy (an event), so synchronous operations on `src` and freeing it wait for the copy as
-    /// they wait for the source device's own work.
+    /// ([`Error::DeviceMismatch`]). Both sides are ordered by the memory model across devices: the copy
+    /// waits for the source's writers on any device, and later work on either side (freeing included)
+    /// waits for the copy.
     pub fn copy_peer_async<T: DeviceCopy>(
         &self,
         src: &impl DeviceMemory<T>,
@@ -37,9 +37,11 @@ impl Stream {
             ordinal(dst.device().ordinal())?,
             ordinal(src.device().ordinal())?,
         );
+        src.allocation().use_on(self.handle(), Access::Read)?;
+        dst.allocation().use_on(self.handle(), Access::Write)?;
         self.device().bind()?;
-        // SAFETY: both are device memory of `byte_len` bytes on the named devices; they outlive the copy:
-        // `dst`'s device runs it, and `src`'s device waits for it below.
+        // SAFETY: both are device memory of `byte_len` bytes on the named devices; the stream is ordered
+        // after their conflicting users, and both are freed only after this stream is done with them.
         unsafe {
             result::memcpy_peer_async(
                 dst.device_ptr(),
@@ -48,22 +50,7 @@ impl Stream {
                 src_dev,
                 dst.byte_len(),
                 self.raw(),
-            )?
-        };
-        source_waits(self, src.device())
+            )
+        }
     }
-}
-
-/// When `src_device` is not `stream`'s, make `src_device`'s default stream wait for the work just queued on
-/// `stream`: freeing memory of `src_device` and its synchronous operations wait for that device's queued
-/// work, and so now for this copy too.
-pub(super) fn source_waits(stream: &Stream, src_device: &crate::Device) -> Result<()> {
-    if src_device.ordinal() == stream.device().ordinal() {
-        return Ok(());
-    }
-    let done = Event::new(stream.device())?;
-    done.record(stream)?;
-    src_device.bind()?;
-    // SAFETY: the null stream of the current (source) device and a recorded event.
-    unsafe { result::stream_wait_event(std::ptr::null_mut(), done.raw()) }
 }

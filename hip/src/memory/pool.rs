@@ -8,7 +8,8 @@
 //! memory to the OS even below the threshold: [`MemPool::trim_to`] asks explicitly, and
 //! `docs/GRAPHS_POOLS.md` records what was measured.
 
-use super::{byte_size, DeviceBuffer, DeviceCopy, DeviceMemory};
+use super::tracking::Release;
+use super::{byte_size, Access, DeviceBuffer, DeviceCopy, DeviceMemory};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::result;
@@ -22,42 +23,46 @@ pub(crate) fn pools_supported(device: &Device) -> Result<bool> {
 
 impl<T: DeviceCopy> DeviceBuffer<T> {
     /// `len` elements allocated in `stream`'s order (`hipMallocAsync`) where the device supports memory
-    /// pools, freed on drop in the same stream's order (`hipFreeAsync`; the buffer keeps the stream's handle
-    /// alive until then). On a device without pools this is a plain `hipMalloc`, freed with `hipFree`.
+    /// pools, freed on drop in the same stream's order (`hipFreeAsync`) after that stream waited for every
+    /// other stream still using the buffer (the buffer keeps the stream's handle alive until then). On a
+    /// device without pools, or for the default stream, this is a plain `hipMalloc`, freed with `hipFree`.
     ///
-    /// Use the buffer on `stream` (or on streams ordered after it with events): work queued on another
-    /// stream that is not ordered before the drop may outlive the memory.
+    /// The allocation counts as a write on `stream`: work on other streams is ordered after it by the
+    /// memory model like any other use.
     ///
     /// # Safety
-    /// The contents are uninitialised: write them before reading; and the rule above about other streams.
+    /// The contents are uninitialised: write them before reading.
     pub unsafe fn alloc_async(stream: &Stream, len: usize) -> Result<Self> {
         let bytes = byte_size::<T>(len)?;
         let device = stream.device();
         if bytes == 0 {
-            return Ok(Self::from_parts(std::ptr::null_mut(), 0, device, None));
+            return Ok(Self::from_parts(
+                std::ptr::null_mut(),
+                0,
+                device,
+                Release::Nothing,
+            ));
         }
         device.bind()?;
-        if pools_supported(device)? && !stream.is_default() {
+        let b = if pools_supported(device)? && !stream.is_default() {
             let ptr = result::pool::malloc_async(bytes, stream.raw())?;
-            Ok(Self::from_parts(
-                ptr,
-                len,
-                device,
-                Some(stream.handle().clone()),
-            ))
+            let release = Release::FreeAsync(stream.handle().clone());
+            Self::from_parts(ptr, len, device, release)
         } else {
-            Ok(Self::from_parts(result::malloc(bytes)?, len, device, None))
-        }
+            Self::from_parts(result::malloc(bytes)?, len, device, Release::Free)
+        };
+        b.allocation().use_on(stream.handle(), Access::Write)?;
+        Ok(b)
     }
 
     /// `len` zeroed elements in `stream`'s order: [`DeviceBuffer::alloc_async`] and a memset queued on
-    /// `stream` (synchronise or order later work after `stream` before reading it elsewhere).
+    /// `stream`. Later operations on any stream are ordered after the zeroing.
     pub fn zeroed_async(stream: &Stream, len: usize) -> Result<Self> {
-        // SAFETY: zeroed below before anything can read it in stream order.
+        // SAFETY: zeroed below, in stream order, before anything else can read it.
         let b = unsafe { Self::alloc_async(stream, len)? };
         if !b.device_ptr().is_null() {
             let bytes = byte_size::<T>(len)?;
-            // SAFETY: the memory is ours and valid for `bytes` until the drop, which comes later in order.
+            // SAFETY: the memory is ours and valid for `bytes`; `stream` is its only user so far.
             unsafe { result::memset_async(b.device_ptr(), 0, bytes, stream.raw())? };
         }
         Ok(b)
@@ -65,7 +70,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// Whether this buffer is freed in stream order (it came from a memory pool).
     pub fn is_stream_ordered(&self) -> bool {
-        self.free_on.is_some()
+        self.allocation().is_stream_ordered()
     }
 }
 

@@ -10,6 +10,7 @@
 //! A copy that finds the ring busy (another thread is copying) goes the raw way rather than waiting, and so
 //! does a copy whose host side is pinned already (`hipHostGetFlags` answers for it).
 
+use super::tracking::{Access, Allocation};
 use crate::device::Device;
 use crate::error::Result;
 use crate::event::Event;
@@ -201,35 +202,46 @@ struct Ring {
 unsafe impl Send for Ring {}
 
 impl Ring {
+    /// A ring for `device`. Each piece is owned by the ring as soon as it is made, so a failure part-way
+    /// frees what was already allocated (through `Drop`).
     fn new(device: &Device, cfg: &StagingConfig) -> Result<Ring> {
         device.bind()?;
-        let stream = Stream::non_blocking(device)?;
-        let mut buffers = Vec::with_capacity(cfg.buffers);
+        let mut ring = Ring {
+            device: device.ordinal(),
+            chunk: cfg.chunk_bytes,
+            buffers: Vec::with_capacity(cfg.buffers),
+            stream: Stream::non_blocking(device)?,
+            pool: Pool::new(0),
+            threads: cfg.threads,
+        };
         for _ in 0..cfg.buffers {
             let event = Event::new(device)?;
             let p = result::host_malloc(cfg.chunk_bytes, sys::hipHostMallocDefault)?;
-            buffers.push((p as *mut u8, event));
+            ring.buffers.push((p as *mut u8, event));
         }
-        Ok(Ring {
-            device: device.ordinal(),
-            chunk: cfg.chunk_bytes,
-            buffers,
-            stream,
-            pool: Pool::new(cfg.threads - 1),
-            threads: cfg.threads,
-        })
+        ring.pool = Pool::new(cfg.threads - 1);
+        Ok(ring)
     }
 
     fn fits(&self, device: &Device, cfg: &StagingConfig) -> bool {
         self.device == device.ordinal()
+            && self.buffers.len() == cfg.buffers
             && self.chunk == cfg.chunk_bytes
             && self.buffers.len() == cfg.buffers
             && self.threads == cfg.threads
     }
 
-    /// Host (pageable) -> device through the ring. Returns once the data has landed.
-    unsafe fn to_device(&self, dst: *mut c_void, src: *const u8, len: usize) -> Result<()> {
+    /// Host (pageable) -> device through the ring, ordered after the other users of `alloc` (which `dst`
+    /// belongs to). Returns once the data has landed.
+    unsafe fn to_device(
+        &self,
+        alloc: &Arc<Allocation>,
+        dst: *mut c_void,
+        src: *const u8,
+        len: usize,
+    ) -> Result<()> {
         self.stream.synchronize()?; // nothing left from a copy that failed midway
+        alloc.use_on(self.stream.handle(), Access::Write)?;
         for (i, (off, n)) in chunks(len, self.chunk).enumerate() {
             let (buf, event) = &self.buffers[i % self.buffers.len()];
             if i >= self.buffers.len() {
@@ -248,9 +260,17 @@ impl Ring {
         self.stream.synchronize()
     }
 
-    /// Device -> host (pageable) through the ring. Returns once `dst` holds the data.
-    unsafe fn to_host(&self, dst: *mut u8, src: *const c_void, len: usize) -> Result<()> {
+    /// Device -> host (pageable) through the ring, ordered after the writers of `alloc` (which `src`
+    /// belongs to). Returns once `dst` holds the data.
+    unsafe fn to_host(
+        &self,
+        alloc: &Arc<Allocation>,
+        dst: *mut u8,
+        src: *const c_void,
+        len: usize,
+    ) -> Result<()> {
         self.stream.synchronize()?; // nothing left from a copy that failed midway
+        alloc.use_on(self.stream.handle(), Access::Read)?;
         let all: Vec<_> = chunks(len, self.chunk).collect();
         let k = self.buffers.len();
         let issue = |i: usize| -> Result<()> {
@@ -282,16 +302,32 @@ impl Ring {
 
 impl Drop for Ring {
     fn drop(&mut self) {
-        // Nothing is in flight: every staged copy waits for its stream before returning.
+        // A copy that failed part-way may have left DMA in flight: wait for it, and if even that fails,
+        // leak the buffers rather than free them under the DMA.
+        if self.stream.synchronize().is_err() {
+            return;
+        }
         for (p, _) in &self.buffers {
+            // SAFETY: allocated by hipHostMalloc in Ring::new; the stream that used it is idle.
             let _ = unsafe { result::host_free(p.cast()) };
         }
     }
 }
 
-fn ring_cell() -> &'static Mutex<Option<Ring>> {
-    static RING: OnceLock<Mutex<Option<Ring>>> = OnceLock::new();
-    RING.get_or_init(|| Mutex::new(None))
+/// The ring, or the last failure to build one (not retried for the same device and configuration: a
+/// failure, say pinned memory refused, would otherwise repeat on every staged copy).
+enum Slot {
+    Empty,
+    Ready(Ring),
+    Failed {
+        device: usize,
+        config: StagingConfig,
+    },
+}
+
+fn ring_cell() -> &'static Mutex<Slot> {
+    static RING: OnceLock<Mutex<Slot>> = OnceLock::new();
+    RING.get_or_init(|| Mutex::new(Slot::Empty))
 }
 
 /// Run `f` with a ring fitting `device` and the configuration, or return `None` when the ring is busy or
@@ -299,11 +335,26 @@ fn ring_cell() -> &'static Mutex<Option<Ring>> {
 fn with_ring<R>(device: &Device, f: impl FnOnce(&Ring) -> Result<R>) -> Option<Result<R>> {
     let cfg = config();
     let mut slot = ring_cell().try_lock().ok()?;
-    if !slot.as_ref().is_some_and(|r| r.fits(device, &cfg)) {
-        *slot = None; // free the old one first
-        *slot = Some(Ring::new(device, &cfg).ok()?);
+    match &*slot {
+        Slot::Ready(r) if r.fits(device, &cfg) => {}
+        Slot::Failed { device: d, config } if *d == device.ordinal() && *config == cfg => {
+            return None
+        }
+        _ => {
+            *slot = Slot::Empty; // free the old one first
+            *slot = match Ring::new(device, &cfg) {
+                Ok(r) => Slot::Ready(r),
+                Err(_) => Slot::Failed {
+                    device: device.ordinal(),
+                    config: cfg,
+                },
+            };
+        }
     }
-    slot.as_ref().map(f)
+    match &*slot {
+        Slot::Ready(r) => Some(f(r)),
+        _ => None,
+    }
 }
 
 /// Whether `host` is pinned memory already (a `PinnedBuffer`'s slice): staging it would only add a copy.
@@ -315,10 +366,10 @@ fn is_pinned(host: *const u8) -> bool {
 /// Stage a pageable host -> device copy if the configuration says so; `None` means "copy it raw".
 ///
 /// # Safety
-/// `dst` is device memory of `device` valid for `len` bytes, and no queued work uses it; `src` is host
-/// memory valid for reading `len` bytes.
+/// `dst` is device memory of `alloc` valid for `len` bytes; `src` is host memory valid for reading `len`
+/// bytes.
 pub(crate) unsafe fn to_device(
-    device: &Device,
+    alloc: &Arc<Allocation>,
     dst: *mut c_void,
     src: *const u8,
     len: usize,
@@ -326,16 +377,16 @@ pub(crate) unsafe fn to_device(
     if !should_stage(&config(), len) || is_pinned(src) {
         return None;
     }
-    with_ring(device, |r| r.to_device(dst, src, len))
+    with_ring(alloc.device(), |r| r.to_device(alloc, dst, src, len))
 }
 
 /// Stage a device -> pageable host copy if the configuration says so; `None` means "copy it raw".
 ///
 /// # Safety
-/// `src` is device memory of `device` valid for `len` bytes, and no queued work writes it; `dst` is host
-/// memory valid for writing `len` bytes.
+/// `src` is device memory of `alloc` valid for `len` bytes; `dst` is host memory valid for writing `len`
+/// bytes.
 pub(crate) unsafe fn to_host(
-    device: &Device,
+    alloc: &Arc<Allocation>,
     dst: *mut u8,
     src: *const c_void,
     len: usize,
@@ -343,7 +394,7 @@ pub(crate) unsafe fn to_host(
     if !should_stage(&config(), len) || is_pinned(dst) {
         return None;
     }
-    with_ring(device, |r| r.to_host(dst, src, len))
+    with_ring(alloc.device(), |r| r.to_host(alloc, dst, src, len))
 }
 
 #[cfg(test)]

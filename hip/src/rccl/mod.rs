@@ -55,9 +55,10 @@ pub use self::result::version as raw_version;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::event::same_device;
-use crate::memory::{check_len, DeviceCopy, DeviceMemory, DeviceMemoryMut};
+use crate::memory::{check_len, Access, Allocation, DeviceCopy, DeviceMemory, DeviceMemoryMut};
 use crate::stream::Stream;
 use rccl_sys as sys;
+use std::sync::Arc;
 
 /// The `half` crate, whose [`half::f16`] and [`half::bf16`] are the 16-bit float element types.
 pub use half;
@@ -310,13 +311,18 @@ impl Comm {
         r
     }
 
+    /// The call's common arguments, after ordering `stream` by the memory model for each of `uses`.
     fn call<T: NcclType>(
         &self,
         what: &'static str,
         count: usize,
         stream: &Stream,
+        uses: &[(&Arc<Allocation>, Access)],
     ) -> Result<result::Call> {
         same_device(what, stream.device(), &self.device)?;
+        for (alloc, access) in uses {
+            alloc.use_on(stream.handle(), *access)?;
+        }
         self.device.bind()?;
         Ok(result::Call {
             count,
@@ -366,7 +372,15 @@ impl Comm {
         self.on_device("all_reduce", send)?;
         self.on_device("all_reduce", recv)?;
         check_len("all_reduce", send.len(), recv.len())?;
-        let c = self.call::<T>("all_reduce", send.len(), stream)?;
+        let c = self.call::<T>(
+            "all_reduce",
+            send.len(),
+            stream,
+            &[
+                (send.allocation(), Access::Read),
+                (recv.allocation(), Access::Write),
+            ],
+        )?;
         // SAFETY: both buffers are device memory of `count` elements on this device (checked above).
         unsafe { result::all_reduce(send.device_ptr(), recv.device_ptr(), op.raw(), c) }
     }
@@ -379,7 +393,12 @@ impl Comm {
         stream: &Stream,
     ) -> Result<()> {
         self.on_device("all_reduce_in_place", buf)?;
-        let c = self.call::<T>("all_reduce_in_place", buf.len(), stream)?;
+        let c = self.call::<T>(
+            "all_reduce_in_place",
+            buf.len(),
+            stream,
+            &[(buf.allocation(), Access::Write)],
+        )?;
         // SAFETY: as all_reduce; NCCL allows send == recv.
         unsafe { result::all_reduce(buf.device_ptr(), buf.device_ptr(), op.raw(), c) }
     }
@@ -394,7 +413,12 @@ impl Comm {
     ) -> Result<()> {
         self.on_device("broadcast", buf)?;
         let root = self.check_rank("broadcast root", root)?;
-        let c = self.call::<T>("broadcast", buf.len(), stream)?;
+        let c = self.call::<T>(
+            "broadcast",
+            buf.len(),
+            stream,
+            &[(buf.allocation(), Access::Write)],
+        )?;
         // SAFETY: device memory of `count` elements on this device.
         unsafe { result::broadcast(buf.device_ptr(), buf.device_ptr(), root, c) }
     }
@@ -413,7 +437,15 @@ impl Comm {
         self.on_device("reduce", recv)?;
         check_len("reduce", send.len(), recv.len())?;
         let root = self.check_rank("reduce root", root)?;
-        let c = self.call::<T>("reduce", send.len(), stream)?;
+        let c = self.call::<T>(
+            "reduce",
+            send.len(),
+            stream,
+            &[
+                (send.allocation(), Access::Read),
+                (recv.allocation(), Access::Write),
+            ],
+        )?;
         // SAFETY: as all_reduce.
         unsafe { result::reduce(send.device_ptr(), recv.device_ptr(), op.raw(), root, c) }
     }
@@ -433,7 +465,15 @@ impl Comm {
             send.len().saturating_mul(self.nranks),
             recv.len(),
         )?;
-        let c = self.call::<T>("all_gather", send.len(), stream)?;
+        let c = self.call::<T>(
+            "all_gather",
+            send.len(),
+            stream,
+            &[
+                (send.allocation(), Access::Read),
+                (recv.allocation(), Access::Write),
+            ],
+        )?;
         // SAFETY: send holds count and recv count * nranks elements on this device (checked above).
         unsafe { result::all_gather(send.device_ptr(), recv.device_ptr(), c) }
     }
@@ -454,7 +494,15 @@ impl Comm {
             recv.len().saturating_mul(self.nranks),
             send.len(),
         )?;
-        let c = self.call::<T>("reduce_scatter", recv.len(), stream)?;
+        let c = self.call::<T>(
+            "reduce_scatter",
+            recv.len(),
+            stream,
+            &[
+                (send.allocation(), Access::Read),
+                (recv.allocation(), Access::Write),
+            ],
+        )?;
         // SAFETY: recv holds count and send count * nranks elements on this device (checked above).
         unsafe { result::reduce_scatter(send.device_ptr(), recv.device_ptr(), op.raw(), c) }
     }
@@ -469,7 +517,12 @@ impl Comm {
     ) -> Result<()> {
         self.on_device("send", buf)?;
         let peer = self.check_rank("send peer", peer)?;
-        let c = self.call::<T>("send", buf.len(), stream)?;
+        let c = self.call::<T>(
+            "send",
+            buf.len(),
+            stream,
+            &[(buf.allocation(), Access::Read)],
+        )?;
         // SAFETY: device memory of `count` elements on this device.
         unsafe { result::send(buf.device_ptr(), peer, c) }
     }
@@ -483,7 +536,12 @@ impl Comm {
     ) -> Result<()> {
         self.on_device("recv", buf)?;
         let peer = self.check_rank("recv peer", peer)?;
-        let c = self.call::<T>("recv", buf.len(), stream)?;
+        let c = self.call::<T>(
+            "recv",
+            buf.len(),
+            stream,
+            &[(buf.allocation(), Access::Write)],
+        )?;
         // SAFETY: device memory of `count` elements on this device.
         unsafe { result::recv(buf.device_ptr(), peer, c) }
     }

@@ -6,6 +6,27 @@ use crate::error::Result;
 use hip_sys as sys;
 use std::ffi::c_void;
 
+/// `hipMemcpy2D`: `height` rows of `width` bytes, rows `src_pitch` / `dst_pitch` bytes apart, on the
+/// current device's null stream; synchronous as `hipMemcpy` is.
+///
+/// # Safety
+/// Both pointers are valid for `(height - 1) * pitch + width` bytes in the spaces `kind` names, until the
+/// copy completes (device memory: until the null stream's work so far is done).
+pub unsafe fn memcpy_2d(
+    dst: *mut c_void,
+    dst_pitch: usize,
+    src: *const c_void,
+    src_pitch: usize,
+    width: usize,
+    height: usize,
+    kind: sys::hipMemcpyKind,
+) -> Result<()> {
+    check(
+        "hipMemcpy2D",
+        sys::hipMemcpy2D(dst, dst_pitch, src, src_pitch, width, height, kind),
+    )
+}
+
 /// `hipMemcpy2DAsync`: `height` rows of `width` bytes, rows `src_pitch` / `dst_pitch` bytes apart.
 ///
 /// # Safety

@@ -1,0 +1,246 @@
+//! What the memory model costs a launch: the `two` kernel (one buffer argument read, one written), on one
+//! stream and alternating two streams, paired round by round with raw C++ making the same launches (no
+//! ordering at all) and, with the `cudarc` feature, with cudarc's event-tracked launch. Same method as
+//! `launch_cost.rs`: one batch per contender per round, order rotating, only the launch calls timed, a
+//! synchronise after each batch (not timed); per-round differences averaged with 95% intervals.
+use crate::baseline::{checked, Baseline};
+use crate::{e, Kernels};
+use hip::prelude::*;
+use std::ffi::c_void;
+use std::fmt::Write as _;
+use std::time::Instant;
+
+const BATCH: usize = 8;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Who {
+    Raw {
+        alternate: bool,
+    },
+    Safe {
+        alternate: bool,
+    },
+    #[cfg(feature = "cudarc")]
+    Cudarc {
+        alternate: bool,
+    },
+}
+
+impl Who {
+    fn label(self) -> &'static str {
+        match self {
+            Who::Raw { alternate: false } => "raw C++, one stream",
+            Who::Raw { alternate: true } => "raw C++, alternating",
+            Who::Safe { alternate: false } => "safe, one stream",
+            Who::Safe { alternate: true } => "safe, alternating",
+            #[cfg(feature = "cudarc")]
+            Who::Cudarc { alternate: false } => "cudarc tracked, one stream",
+            #[cfg(feature = "cudarc")]
+            Who::Cudarc { alternate: true } => "cudarc tracked, alternating",
+        }
+    }
+
+    fn alternate(self) -> bool {
+        match self {
+            Who::Raw { alternate } | Who::Safe { alternate } => alternate,
+            #[cfg(feature = "cudarc")]
+            Who::Cudarc { alternate } => alternate,
+        }
+    }
+}
+
+struct Sides<'a> {
+    two: &'a Function,
+    streams: [Stream; 2],
+    a: DeviceBuffer<f32>,
+    b: DeviceBuffer<f32>,
+    raw_ptrs: [hip::DevicePtr; 2],
+    baseline: &'a Baseline,
+    #[cfg(feature = "cudarc")]
+    cudarc: crate::cudarc_side::Tracked,
+}
+
+impl Sides<'_> {
+    fn run(&mut self, who: Who, n: usize) -> Result<(), String> {
+        let cfg = LaunchConfig::new(1, 64);
+        match who {
+            Who::Raw { alternate } => {
+                let [s0, s1] = [
+                    self.streams[0].raw(),
+                    self.streams[usize::from(alternate)].raw(),
+                ];
+                let mut params = self.raw_ptrs.map(|p| p as *mut c_void);
+                let mut params = [
+                    std::ptr::addr_of_mut!(params[0]).cast::<c_void>(),
+                    std::ptr::addr_of_mut!(params[1]).cast::<c_void>(),
+                ];
+                // SAFETY: `two` takes two pointers, given as pointers to the device addresses.
+                let rc = unsafe {
+                    (self.baseline.launch_args)(
+                        self.two.raw(),
+                        n as i32,
+                        64,
+                        s0,
+                        s1,
+                        params.as_mut_ptr(),
+                    )
+                };
+                checked("launch_args", rc as f64)?;
+            }
+            Who::Safe { alternate } => {
+                for i in 0..n {
+                    let s = &self.streams[if alternate { i & 1 } else { 0 }];
+                    let mut args = LaunchArgs::new();
+                    args.arg(&self.a).arg_mut(&mut self.b);
+                    // SAFETY: `two(const float*, float*)` touches nothing.
+                    unsafe { self.two.launch(s, &cfg, &mut args) }.map_err(e)?;
+                }
+            }
+            #[cfg(feature = "cudarc")]
+            Who::Cudarc { alternate } => self.cudarc.launch(n, alternate)?,
+        }
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<(), String> {
+        for s in &self.streams {
+            s.synchronize().map_err(e)?;
+        }
+        #[cfg(feature = "cudarc")]
+        self.cudarc.sync()?;
+        Ok(())
+    }
+}
+
+fn mean_ci(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, 1.96 * (var / n).sqrt())
+}
+
+pub fn section(
+    out: &mut String,
+    verdicts: &mut Vec<String>,
+    device: &Device,
+    k: &Kernels,
+    baseline: Option<&Baseline>,
+    quick: bool,
+) -> Result<(), String> {
+    writeln!(out, "## The memory model's cost per launch\n").unwrap();
+    let Some(baseline) = baseline else {
+        writeln!(
+            out,
+            "Needs the C++ baseline (scripts/bench.sh builds it).\n"
+        )
+        .unwrap();
+        return Ok(());
+    };
+    let a = DeviceBuffer::<f32>::zeroed(device, 64).map_err(e)?;
+    let b = DeviceBuffer::<f32>::zeroed(device, 64).map_err(e)?;
+    let mut sides = Sides {
+        two: &k.two,
+        streams: [
+            Stream::non_blocking(device).map_err(e)?,
+            Stream::non_blocking(device).map_err(e)?,
+        ],
+        raw_ptrs: [a.device_ptr(), b.device_ptr()],
+        a,
+        b,
+        baseline,
+        #[cfg(feature = "cudarc")]
+        cudarc: crate::cudarc_side::Tracked::new(
+            device.ordinal(),
+            String::from_utf8_lossy(&k.ptx_or_elf).into_owned(),
+        )?,
+    };
+    #[cfg_attr(not(feature = "cudarc"), allow(unused_mut))]
+    let mut who = vec![
+        Who::Raw { alternate: false },
+        Who::Safe { alternate: false },
+        Who::Raw { alternate: true },
+        Who::Safe { alternate: true },
+    ];
+    #[cfg(feature = "cudarc")]
+    who.extend([
+        Who::Cudarc { alternate: false },
+        Who::Cudarc { alternate: true },
+    ]);
+    for &w in &who {
+        sides.run(w, 200)?;
+        sides.sync()?;
+    }
+    let rounds = if quick { 300 } else { 20_000 };
+    let mut diffs = vec![Vec::with_capacity(rounds); who.len()];
+    let mut raw_ns = [Vec::with_capacity(rounds), Vec::with_capacity(rounds)];
+    for i in 0..rounds {
+        let mut ns = vec![0.0f64; who.len()];
+        for turn in 0..who.len() {
+            let w = (i + turn) % who.len();
+            let t = Instant::now();
+            sides.run(who[w], BATCH)?;
+            ns[w] = t.elapsed().as_nanos() as f64 / BATCH as f64;
+            sides.sync()?;
+        }
+        // Each contender against raw C++ making the same launches on the same streams (one or two).
+        for (w, &c) in who.iter().enumerate() {
+            let raw = if c.alternate() { 2 } else { 0 };
+            diffs[w].push(ns[w] - ns[raw]);
+        }
+        raw_ns[0].push(ns[0]);
+        raw_ns[1].push(ns[2]);
+    }
+    writeln!(
+        out,
+        "Kernel `two(const float* a, float* b)` (one block of 64 threads; `a` passed with `arg`, `b` with \
+         `arg_mut`), batches of {BATCH}, {rounds} rounds, two non-blocking streams. Alternating, every launch \
+         changes the stream of both buffers: the safe launch then orders itself after the other stream \
+         (one fence event recorded there and one `hipStreamWaitEvent`) for `b`; `a` is only read and needs \
+         nothing once both streams read it. Raw C++ orders nothing. ns per launch over raw C++ on the same \
+         streams, mean ± 95% interval:\n"
+    )
+    .unwrap();
+    writeln!(out, "| contender | ns per launch over raw C++ |").unwrap();
+    writeln!(out, "|---|---:|").unwrap();
+    let mean_of = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    writeln!(
+        out,
+        "| raw C++, one stream (absolute) | {:.0} |",
+        mean_of(&raw_ns[0])
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "| raw C++, alternating (absolute) | {:.0} |",
+        mean_of(&raw_ns[1])
+    )
+    .unwrap();
+    for (w, &c) in who.iter().enumerate() {
+        if matches!(c, Who::Raw { .. }) {
+            continue;
+        }
+        let (m, ci) = mean_ci(&diffs[w]);
+        writeln!(out, "| {} | {m:+.1} ± {ci:.1} |", c.label()).unwrap();
+        match c {
+            Who::Safe { alternate: false } => {
+                let verdict = if m + ci <= 50.0 { "met" } else if m - ci > 50.0 { "MISSED" } else { "not resolved" };
+                verdicts.push(format!(
+                    "safe launch with two buffer arguments on one stream adds <= 50 ns over raw C++: \
+                     {m:+.1} ± {ci:.1} ns ({verdict})"
+                ));
+            }
+            Who::Safe { alternate: true } => verdicts.push(format!(
+                "memory model, alternating two streams: {m:+.1} ± {ci:.1} ns per launch over raw C++ \
+                 (one fence record + one stream wait per change of stream)"
+            )),
+            #[cfg(feature = "cudarc")]
+            Who::Cudarc { alternate } => verdicts.push(format!(
+                "cudarc 0.19 with event tracking, {}: {m:+.1} ± {ci:.1} ns per launch over raw C++",
+                if alternate { "alternating two streams" } else { "one stream" }
+            )),
+            Who::Raw { .. } => {}
+        }
+    }
+    writeln!(out).unwrap();
+    Ok(())
+}
