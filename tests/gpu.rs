@@ -376,21 +376,21 @@ fn managed_memory_is_visible_to_host_after_a_kernel() {
     let n = 4096u32;
     let mut a = ManagedBuffer::<f32>::zeroed(&d, n as usize).unwrap();
     let mut b = ManagedBuffer::<f32>::zeroed(&d, n as usize).unwrap();
-    let c = ManagedBuffer::<f32>::zeroed(&d, n as usize).unwrap();
+    let mut c = ManagedBuffer::<f32>::zeroed(&d, n as usize).unwrap();
     for (i, v) in a.as_mut_slice().unwrap().iter_mut().enumerate() {
         *v = i as f32;
     }
     b.as_mut_slice().unwrap().fill(0.5);
     let s = Stream::new(&d).unwrap();
     let mut args = LaunchArgs::new();
-    args.arg(&a).arg(&b).arg(&c).arg(&n);
+    args.arg(&a).arg(&b).arg_mut(&mut c).arg(&n); // the kernel writes c: arg_mut
     unsafe {
         m.function("vector_add")
             .unwrap()
             .launch(&s, &LaunchConfig::for_num_elems(n), &mut args)
             .unwrap()
     };
-    let out = c.as_slice().unwrap(); // synchronises the device first
+    let out = c.as_slice().unwrap(); // waits for the kernel that writes c
     assert!(out.iter().enumerate().all(|(i, &v)| v == i as f32 + 0.5));
     assert_eq!(c.to_vec().unwrap(), out);
 }

@@ -323,11 +323,11 @@ fn static_plus_dynamic_shared_memory_over_the_limit_is_refused_before_hip() {
     let m = Module::load_data(&d, code.code()).unwrap();
     let f = m.function("k").unwrap();
     assert_eq!(f.static_shared_bytes(), 16384);
-    let out = DeviceBuffer::<i32>::zeroed(&d, 64).unwrap();
+    let mut out = DeviceBuffer::<i32>::zeroed(&d, 64).unwrap();
     let s = Stream::new(&d).unwrap();
     let dynamic = (limit - 16384) as u32 + 1;
     let mut args = LaunchArgs::new();
-    args.arg(&out);
+    args.arg_mut(&mut out);
     let cfg = LaunchConfig {
         shared_mem_bytes: dynamic,
         ..LaunchConfig::new(1, 64)
@@ -342,7 +342,7 @@ fn static_plus_dynamic_shared_memory_over_the_limit_is_refused_before_hip() {
         ..LaunchConfig::new(1, 64)
     };
     let mut args = LaunchArgs::new();
-    args.arg(&out);
+    args.arg_mut(&mut out);
     unsafe { f.launch(&s, &cfg, &mut args) }.unwrap();
     s.synchronize().unwrap();
     assert_eq!(out.to_vec().unwrap()[0], 1);

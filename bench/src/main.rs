@@ -56,6 +56,18 @@ pub fn e(e: hip::Error) -> String {
     e.to_string()
 }
 
+impl Kernels {
+    /// The compiled kernels as PTX text for cudarc: HIPRTC's PTX ends in a NUL, which cudarc adds itself.
+    #[cfg(feature = "cudarc")]
+    pub fn ptx_text(&self) -> Result<String, String> {
+        let text = self
+            .ptx_or_elf
+            .strip_suffix(&[0])
+            .unwrap_or(&self.ptx_or_elf);
+        String::from_utf8(text.to_vec()).map_err(|_| "cudarc needs PTX (NVIDIA)".to_string())
+    }
+}
+
 pub struct Kernels {
     pub ptx_or_elf: Vec<u8>,
     pub empty: Function,
@@ -292,14 +304,7 @@ fn launch_section(
     #[cfg(feature = "cudarc")]
     let mut cudarc = Some(cudarc_side::Cudarc::new(
         device.ordinal(),
-        // HIPRTC's PTX ends in a NUL, which cudarc adds itself.
-        String::from_utf8(
-            k.ptx_or_elf
-                .strip_suffix(&[0])
-                .unwrap_or(&k.ptx_or_elf)
-                .to_vec(),
-        )
-        .map_err(|_| "cudarc needs PTX (NVIDIA)".to_string())?,
+        k.ptx_text()?,
         host_refs,
         (eight.alpha, eight.beta, eight.n, eight.stride),
     )?);

@@ -13,8 +13,8 @@
 //!   from it keep those allocations alive (the memory is freed only after the last of them is dropped and
 //!   its launches are done, whoever owned the buffer), and each [`GraphExec::launch`] is ordered by the
 //!   memory model like one operation making those accesses: after the other streams' conflicting work,
-//!   and before later work that conflicts with it, host accesses of a captured [`PinnedBuffer`]
-//!   (crate::PinnedBuffer) included.
+//!   and before later work that conflicts with it, host accesses of a captured
+//!   [`PinnedBuffer`](crate::PinnedBuffer) included.
 //! - Kernels are captured with [`Capture::launch`], which keeps a clone of the [`Function`] (so its module
 //!   stays loaded for the graph's life). It is `unsafe` like [`Function::launch`]; the crate's buffers it
 //!   is given are kept as above. [`Capture::keep`] keeps anything else alive (memory reached without this

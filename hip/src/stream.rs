@@ -153,7 +153,10 @@ impl StreamHandle {
         let log = lock(&self.capture).take();
         self.capturing.store(false, Ordering::Release);
         if let Some(log) = log {
-            for joined in std::mem::take(&mut *lock(&log.joined)) {
+            // Taken out first: a `for` over the guard's temporary would hold the lock through the loop,
+            // and each joined stream's exit takes it again.
+            let joined = std::mem::take(&mut *lock(&log.joined));
+            for joined in joined {
                 if !std::ptr::eq(Arc::as_ptr(&joined), self) {
                     joined.exit_capture();
                 }

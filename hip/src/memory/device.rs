@@ -85,7 +85,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         DeviceSliceMut::new(self.ptr, self.len, &self.alloc)
     }
 
-    /// Number of elements (also [`DeviceMemory::len`]).
+    /// Number of elements (also [`DeviceMemory::len`](super::DeviceMemory::len)).
     pub fn len(&self) -> usize {
         self.len
     }

@@ -12,8 +12,8 @@ use std::sync::Arc;
 /// `len` values of `T` in managed memory (`hipMallocManaged`, attached globally), freed on drop (once no
 /// stream still uses it).
 ///
-/// Kernels and copies use it like device memory, ordered by the memory model like a [`DeviceBuffer`]
-/// (crate::DeviceBuffer). The host reads and writes it through [`as_slice`](Self::as_slice) and
+/// Kernels and copies use it like device memory, ordered by the memory model like a [`DeviceBuffer`](crate::DeviceBuffer)
+///. The host reads and writes it through [`as_slice`](Self::as_slice) and
 /// [`as_mut_slice`](Self::as_mut_slice), which wait for the conflicting work (a read for the last
 /// writer, a write for every user). On a device that cannot access managed memory while the host does
 /// (`hipDeviceAttributeConcurrentManagedAccess` = 0) they wait for every device instead

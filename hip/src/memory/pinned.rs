@@ -103,7 +103,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
 /// Asynchronous copies. Each returns once the copy is queued on the stream.
 impl Stream {
     /// Queue a copy of `src` (pinned host memory) into device memory of the same length. The stream, the
-    /// pinned buffer and the device memory must be on one device ([`Error::DeviceMismatch`]).
+    /// pinned buffer and the device memory must be on one device ([`Error::DeviceMismatch`](crate::Error::DeviceMismatch)).
     pub fn copy_to_device_async<T: DeviceCopy>(
         &self,
         src: &PinnedBuffer<T>,
@@ -132,7 +132,7 @@ impl Stream {
     }
 
     /// Queue a copy of device memory into `dst` (pinned host memory) of the same length, all three on one
-    /// device ([`Error::DeviceMismatch`] otherwise). Read the result
+    /// device ([`Error::DeviceMismatch`](crate::Error::DeviceMismatch) otherwise). Read the result
     /// with [`PinnedBuffer::as_slice`], which waits for the copy.
     pub fn copy_to_host_async<T: DeviceCopy>(
         &self,
