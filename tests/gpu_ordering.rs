@@ -399,3 +399,17 @@ fn a_capture_over_two_streams_records_both_and_keeps_their_buffers() {
     origin.synchronize().unwrap();
     assert_eq!(wrong(&fresh.to_vec().unwrap(), 42), 0);
 }
+
+#[test]
+fn a_stream_ordered_allocation_on_a_capturing_stream_is_refused() {
+    let f = fixture();
+    let s = Stream::non_blocking(&f.device).unwrap();
+    let capture = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    let err = DeviceBuffer::<u32>::zeroed_async(capture.stream(), 64).unwrap_err();
+    assert!(
+        matches!(&err, hip::Error::InvalidArgument { reason, .. } if reason.contains("being captured")),
+        "{err}"
+    );
+    // The capture is still usable and ends empty.
+    assert_eq!(capture.end().unwrap().node_count().unwrap(), 0);
+}

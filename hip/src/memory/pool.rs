@@ -30,9 +30,19 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// The allocation counts as a write on `stream`: work on other streams is ordered after it by the
     /// memory model like any other use.
     ///
+    /// A stream being captured is refused ([`Error::InvalidArgument`]): HIP would record the allocation
+    /// into the graph, and the address would exist only while a replay runs.
+    ///
     /// # Safety
     /// The contents are uninitialised: write them before reading.
     pub unsafe fn alloc_async(stream: &Stream, len: usize) -> Result<Self> {
+        if stream.is_capturing() {
+            return Err(Error::InvalidArgument {
+                what: "stream for a stream-ordered allocation",
+                value: format!("stream {}", stream.id()),
+                reason: "it is being captured: allocate before the capture begins".into(),
+            });
+        }
         let bytes = byte_size::<T>(len)?;
         let device = stream.device();
         if bytes == 0 {
