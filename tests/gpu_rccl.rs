@@ -554,3 +554,57 @@ fn peer_copies_move_random_data_with_and_without_peer_access() {
         );
     }
 }
+
+/// The memory model orders collectives: a slow kernel writes each rank's send buffer on another stream of
+/// its device, the all-reduce on the rank's stream must see it; a fill on that other stream afterwards must
+/// wait for the all-reduce that reads it (write after read). Every element, every round.
+#[test]
+fn collectives_are_ordered_after_and_before_other_streams() {
+    let t = two();
+    let n = 1 << 20;
+    let spin: i64 = 2_000_000;
+    let modules: Vec<Module> = t
+        .devices
+        .iter()
+        .map(|d| common::load(d, common::ORDERING_KERNELS))
+        .collect();
+    let others: Vec<Stream> = t
+        .devices
+        .iter()
+        .map(|d| Stream::non_blocking(d).unwrap())
+        .collect();
+    for round in 0..10u32 {
+        let mut send: Vec<DeviceBuffer<u32>> =
+            upload(&t, &[vec![0xdead_beef; n], vec![0xdead_beef; n]]);
+        let mut recv: Vec<DeviceBuffer<u32>> = upload(&t, &[vec![7; n], vec![7; n]]);
+        for r in 0..2 {
+            let v = round + r as u32 + 1;
+            let (k, count) = (modules[r].function("slow_fill").unwrap(), n as u32);
+            let mut args = LaunchArgs::new();
+            args.arg_mut(&mut send[r]).arg(&v).arg(&count).arg(&spin);
+            // SAFETY: slow_fill(unsigned*, unsigned, unsigned, long long) writes send[r][..n].
+            unsafe { k.launch(&others[r], &LaunchConfig::for_num_elems(count), &mut args) }
+                .unwrap();
+        }
+        group(|| {
+            for r in 0..2 {
+                t.comms[r].all_reduce(&send[r], &mut recv[r], ReduceOp::Sum, &t.streams[r])?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        for r in 0..2 {
+            send[r].fill_async(0, &others[r]).unwrap();
+        }
+        let want = 2 * round + 3; // (round + 1) + (round + 2)
+        for r in 0..2 {
+            let got = recv[r].to_vec().unwrap();
+            let wrong = got.iter().filter(|&&x| x != want).count();
+            assert_eq!(
+                wrong, 0,
+                "round {round}, rank {r}: {wrong} elements not {want}"
+            );
+            assert!(send[r].to_vec().unwrap().iter().all(|&x| x == 0));
+        }
+    }
+}

@@ -65,23 +65,47 @@ impl<S> Default for Users<S> {
 }
 
 impl<S: StreamKey> Users<S> {
-    /// The streams that stream `s` must wait for before an `access`, each once.
-    pub(crate) fn conflicts(&self, s: u64, access: Access) -> Vec<S> {
-        let writer = self.writer.iter().filter(|w| w.key() != s);
+    /// Call `wait` once for each stream that stream `s` must wait for before an `access`, without
+    /// allocating (the change-of-stream path). Stops at the first error.
+    pub(crate) fn for_each_conflict(
+        &self,
+        s: u64,
+        access: Access,
+        mut wait: impl FnMut(&S) -> Result<()>,
+    ) -> Result<()> {
+        let writer = self.writer.as_ref().filter(|w| w.key() != s);
         match access {
-            Access::Read if self.readers.iter().any(|r| r.key() == s) => Vec::new(),
-            Access::Read => writer.cloned().collect(),
+            Access::Read => {
+                if self.readers.iter().any(|r| r.key() == s) {
+                    return Ok(());
+                }
+                writer.map_or(Ok(()), wait)
+            }
             Access::Write => {
-                let readers = self.readers.iter().filter(|r| r.key() != s);
-                let mut all: Vec<S> = Vec::new();
-                for c in writer.chain(readers) {
-                    if !all.iter().any(|a| a.key() == c.key()) {
-                        all.push(c.clone());
+                if let Some(w) = writer {
+                    wait(w)?;
+                }
+                // `record` keeps the readers distinct and never lists the writer among them.
+                let writer_key = self.writer.as_ref().map(|w| w.key());
+                for r in &self.readers {
+                    if r.key() != s && Some(r.key()) != writer_key {
+                        wait(r)?;
                     }
                 }
-                all
+                Ok(())
             }
         }
+    }
+
+    /// The streams that stream `s` must wait for before an `access`, each once.
+    #[cfg(test)]
+    pub(crate) fn conflicts(&self, s: u64, access: Access) -> Vec<S> {
+        let mut all = Vec::new();
+        let _ = self.for_each_conflict(s, access, |c| {
+            all.push(c.clone());
+            Ok(())
+        });
+        all
     }
 
     /// Record that `s`, now ordered after its conflicts, makes `access`.
@@ -240,13 +264,13 @@ impl Allocation {
     #[cold]
     fn use_on_slow(&self, handle: &Arc<StreamHandle>, access: Access) -> Result<()> {
         let mut users = lock(&self.users);
-        for other in users.conflicts(handle.id, access) {
+        users.for_each_conflict(handle.id, access, |other| {
             let fence = other.fence()?;
             handle.device.bind()?;
             // SAFETY: a live stream (its handle is held) of the current device, and a live event (owned
             // by `other`, which is held).
-            unsafe { result::stream_wait_event(handle.raw, fence)? };
-        }
+            unsafe { result::stream_wait_event(handle.raw, fence) }
+        })?;
         users.record(handle, access);
         self.sole.store(users.sole(), Ordering::Release);
         Ok(())
