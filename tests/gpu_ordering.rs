@@ -413,3 +413,23 @@ fn a_stream_ordered_allocation_on_a_capturing_stream_is_refused() {
     // The capture is still usable and ends empty.
     assert_eq!(capture.end().unwrap().node_count().unwrap(), 0);
 }
+
+#[test]
+fn a_graph_launch_on_a_capturing_stream_is_refused() {
+    let f = fixture();
+    let s = Stream::non_blocking(&f.device).unwrap();
+    let mut x = buffer(&f, 7);
+    let capture = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    x.fill_async(1, capture.stream()).unwrap();
+    let mut exec = capture.end().unwrap().instantiate().unwrap();
+    let other = Stream::non_blocking(&f.device).unwrap();
+    let capturing = other.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    let err = exec.launch(capturing.stream()).unwrap_err();
+    assert!(
+        matches!(&err, hip::Error::InvalidArgument { reason, .. } if reason.contains("being captured")),
+        "{err}"
+    );
+    drop(capturing);
+    exec.launch(&s).unwrap();
+    assert_eq!(wrong(&x.to_vec().unwrap(), 1), 0);
+}
