@@ -211,18 +211,10 @@ fn bundle(image: &[u8]) -> Result<CodeObject> {
         version: None,
     };
     // `check` has verified every descriptor and entry lies inside the image.
-    let entries = u64_at(image, BUNDLE_MAGIC.len());
-    let mut at = BUNDLE_MAGIC.len() + 8;
-    for _ in 0..entries {
-        let (offset, size, id_len) = (
-            u64_at(image, at) as usize,
-            u64_at(image, at + 8) as usize,
-            u64_at(image, at + 16) as usize,
-        );
-        let id = String::from_utf8_lossy(&image[at + 24..at + 24 + id_len]).into_owned();
-        at += 24 + id_len;
-        let entry = &image[offset..offset + size];
-        if size == 0 || !entry.starts_with(ELF_MAGIC) {
+    for d in super::descriptors(image)? {
+        let id = String::from_utf8_lossy(d.id).into_owned();
+        let entry = &image[d.offset as usize..(d.offset + d.size) as usize];
+        if d.size == 0 || !entry.starts_with(ELF_MAGIC) {
             continue; // the empty host entry
         }
         let inner = elf(entry, &id).map_err(|e| bad(format!("offload bundle entry {id}: {e}")))?;
