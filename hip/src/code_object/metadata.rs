@@ -213,7 +213,16 @@ fn bundle(image: &[u8]) -> Result<CodeObject> {
     // `check` has verified every descriptor and entry lies inside the image.
     for d in super::descriptors(image)? {
         let id = String::from_utf8_lossy(d.id).into_owned();
-        let entry = &image[d.offset as usize..(d.offset + d.size) as usize];
+        let end = d
+            .offset
+            .checked_add(d.size)
+            .filter(|&e| e <= image.len() as u64);
+        let Some(end) = end else {
+            return Err(bad(format!(
+                "offload bundle entry {id} lies past the image"
+            )));
+        };
+        let entry = &image[d.offset as usize..end as usize];
         if d.size == 0 || !entry.starts_with(ELF_MAGIC) {
             continue; // the empty host entry
         }
@@ -233,19 +242,24 @@ fn note_iter(mut b: &[u8]) -> Result<Vec<Note<'_>>> {
     let pad = |n: usize| n.checked_add(3).map(|v| v & !3);
     while b.len() >= 12 {
         let (namesz, descsz, kind) = (u32_at(b, 0) as usize, u32_at(b, 4) as usize, u32_at(b, 8));
+        // Every end is computed checked: a u32 size plus 12 overflows a 32-bit usize.
         let name_end = pad(namesz).and_then(|n| n.checked_add(12));
         let desc_end = name_end.and_then(|e| pad(descsz).and_then(|d| e.checked_add(d)));
-        let (Some(name_end), Some(desc_end)) = (name_end, desc_end) else {
+        let name_bytes_end = namesz.checked_add(12);
+        let desc_bytes_end = name_end.and_then(|e| e.checked_add(descsz));
+        let (Some(name_end), Some(desc_end), Some(name_bytes_end), Some(desc_bytes_end)) =
+            (name_end, desc_end, name_bytes_end, desc_bytes_end)
+        else {
             return Err(bad("note size overflows".into()));
         };
-        if 12 + namesz > b.len() || name_end + descsz > b.len() {
+        if name_bytes_end > b.len() || desc_bytes_end > b.len() {
             return Err(bad(format!(
                 "note of {namesz}-byte name and {descsz}-byte descriptor lies past its section"
             )));
         }
-        let name = &b[12..12 + namesz];
+        let name = &b[12..name_bytes_end];
         let name = name.strip_suffix(b"\0").unwrap_or(name);
-        notes.push((name, kind, &b[name_end..name_end + descsz]));
+        notes.push((name, kind, &b[name_end..desc_bytes_end]));
         b = &b[desc_end.min(b.len())..];
     }
     Ok(notes)
@@ -256,11 +270,22 @@ fn metadata(desc: &[u8], target_prefix: &str) -> Result<(Option<u32>, Vec<Kernel
     let mut rd = desc;
     let root = rmpv::decode::read_value_with_max_depth(&mut rd, 16)
         .map_err(|e| err(format!("not valid MessagePack ({e})")))?;
+    // [1, 1] is v4, [1, 2] v5, [1, 3] v6: the version is the minor word + 3, which must fit a u32.
     let version = get(&root, "amdhsa.version")
         .and_then(Value::as_array)
         .and_then(|v| v.get(1))
         .and_then(Value::as_u64)
-        .map(|minor| minor as u32 + 3); // [1, 1] is v4, [1, 2] v5, [1, 3] v6
+        .map(|minor| {
+            u32::try_from(minor)
+                .ok()
+                .and_then(|m| m.checked_add(3))
+                .ok_or_else(|| {
+                    err(format!(
+                        "amdhsa.version minor word {minor} is not a code object version"
+                    ))
+                })
+        })
+        .transpose()?;
     let target = match get(&root, "amdhsa.target").and_then(Value::as_str) {
         Some(t) => t.to_string(),
         None => target_prefix.to_string(),

@@ -2,7 +2,10 @@
 //! Miri (`scripts/miri.sh`). The tests against real HIPRTC output are in the workspace's
 //! `tests/code_object*.rs`.
 
+mod arithmetic;
 mod helpers;
+
+use rmpv::Value;
 
 /// A little-endian ELF64 for `machine`: the 64-byte header, each section's bytes in turn, then one 64-byte
 /// section header per section (no null section), so the runtime's size is exactly the image's length.
@@ -35,6 +38,58 @@ pub(super) fn section_header(kind: u32, offset: u64, size: u64) -> [u8; 64] {
     sh[0x18..0x20].copy_from_slice(&offset.to_le_bytes());
     sh[0x20..0x28].copy_from_slice(&size.to_le_bytes());
     sh
+}
+
+pub(super) const SHT_NOTE: u32 = 7;
+
+/// An ELF note (`namesz, descsz, type`, the name and the descriptor, each padded to 4 bytes).
+pub(super) fn note(name: &[u8], kind: u32, desc: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(desc.len() as u32).to_le_bytes());
+    out.extend_from_slice(&kind.to_le_bytes());
+    for part in [name, desc] {
+        out.extend_from_slice(part);
+        out.resize(out.len().next_multiple_of(4), 0);
+    }
+    out
+}
+
+/// MessagePack of `value`.
+pub(super) fn msgpack(value: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    rmpv::encode::write_value(&mut out, value).unwrap();
+    out
+}
+
+/// A string-keyed MessagePack map.
+pub(super) fn map(entries: Vec<(&str, Value)>) -> Value {
+    Value::Map(entries.into_iter().map(|(k, v)| (k.into(), v)).collect())
+}
+
+/// An AMD GPU code object whose only section is an `NT_AMDGPU_METADATA` note holding `metadata`.
+pub(super) fn amd_object(metadata: &Value) -> Vec<u8> {
+    let note = note(b"AMDGPU\0", 32, &msgpack(metadata));
+    elf(super::EM_AMDGPU, &[(SHT_NOTE, &note)])
+}
+
+/// Metadata of one kernel `k` with one `global_buffer` argument, for `target`.
+pub(super) fn one_kernel(target: &str) -> Value {
+    let arg = map(vec![
+        (".offset", 0.into()),
+        (".size", 8.into()),
+        (".value_kind", "global_buffer".into()),
+    ]);
+    let kernel = map(vec![
+        (".name", "k".into()),
+        (".symbol", "k.kd".into()),
+        (".args", Value::Array(vec![arg])),
+    ]);
+    map(vec![
+        ("amdhsa.version", Value::Array(vec![1.into(), 1.into()])),
+        ("amdhsa.target", target.into()),
+        ("amdhsa.kernels", Value::Array(vec![kernel])),
+    ])
 }
 
 /// An uncompressed offload bundle: each entry's descriptor `(id, offset, size)` as given, then `body`
