@@ -4,6 +4,7 @@
 
 mod arithmetic;
 mod helpers;
+mod linear;
 
 use rmpv::Value;
 
