@@ -107,6 +107,11 @@ pub struct CodeObject {
     version: Option<u32>,
 }
 
+/// The longest target a kernel may carry (a target id such as `amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`
+/// is under 50 bytes). Every kernel holds its own copy, so an unbounded target would make parsing take
+/// time kernels x target length: quadratic in the image.
+pub(crate) const MAX_TARGET_LEN: usize = 256;
+
 const NT_AMDGPU_METADATA: u32 = 32;
 const SHT_NOTE: u32 = 7;
 
@@ -115,6 +120,11 @@ impl CodeObject {
     ///
     /// An ELF without an `NT_AMDGPU_METADATA` note (a cubin, an older code object) parses with no kernels
     /// and [`has_metadata`](Self::has_metadata) false: nothing is guessed.
+    ///
+    /// Time and memory O(`image.len()`): [`check`](super::check) bounds the bundle entries read to the
+    /// image's length in total, the note sections read are bounded the same way, MessagePack is decoded
+    /// in one pass, each kernel's keys are looked up a fixed number of times, and every kernel's copy of
+    /// its target is at most [`MAX_TARGET_LEN`] bytes.
     pub fn parse(image: &[u8]) -> Result<CodeObject> {
         if image.starts_with(ELF_MAGIC) || image.starts_with(BUNDLE_MAGIC) {
             match super::check(image)? {
@@ -180,12 +190,26 @@ fn elf(image: &[u8], target_prefix: &str) -> Result<CodeObject> {
     // `check` has verified that the section headers lie inside the image.
     let shoff = u64_at(image, 0x28);
     let shnum = u64::from(u16_at(image, 0x3C));
+    // Bytes of note sections read so far: at most the image's length, so that notes are read in time
+    // linear in the image (65,535 note sections over the same megabyte would otherwise read it 65,535
+    // times). Sections of a real object do not overlap, so they always fit.
+    let mut note_bytes = 0u64;
     for i in 0..shnum {
         let sh = (shoff + i * SHDR) as usize;
         if u32_at(image, sh + 4) != SHT_NOTE {
             continue;
         }
         let (offset, size) = (u64_at(image, sh + 0x18), u64_at(image, sh + 0x20));
+        note_bytes = note_bytes
+            .checked_add(size)
+            .filter(|&n| n <= image.len() as u64)
+            .ok_or_else(|| {
+                bad(format!(
+                    "note sections add up to more than the image's {} bytes (section {i}): they \
+                     overlap",
+                    image.len()
+                ))
+            })?;
         let notes = offset
             .checked_add(size)
             .filter(|&end| end <= image.len() as u64)
@@ -290,6 +314,13 @@ fn metadata(desc: &[u8], target_prefix: &str) -> Result<(Option<u32>, Vec<Kernel
         Some(t) => t.to_string(),
         None => target_prefix.to_string(),
     };
+    if target.len() > MAX_TARGET_LEN {
+        return Err(err(format!(
+            "the target (amdhsa.target, or the bundle entry id) is {} bytes long; no target id is \
+             longer than {MAX_TARGET_LEN}",
+            target.len()
+        )));
+    }
     let list = get(&root, "amdhsa.kernels")
         .ok_or_else(|| err("no amdhsa.kernels".into()))?
         .as_array()

@@ -26,7 +26,9 @@
 //!
 //! [`check`] accepts an image only if every byte the runtime reads in those steps lies inside the slice,
 //! no step's arithmetic overflows (the C code would wrap or be undefined), and, for a bundle, every
-//! non-empty entry is itself an ELF that passes the same check inside its own bytes.
+//! non-empty entry is itself an ELF that passes the same check inside its own bytes. It also refuses a
+//! bundle whose non-empty entries add up to more bytes than the image (entries sharing bytes, which no
+//! bundler writes): checking each one on its own would otherwise take time quadratic in the image.
 
 use crate::error::{Error, Result};
 
@@ -57,6 +59,10 @@ const SHDR: u64 = 64;
 const SHT_NOBITS: u32 = 8;
 
 /// Check that the runtime, loading `image` without its length, reads nothing past its end.
+///
+/// Time O(`image.len()`): one pass over an ELF's section headers (at most `len / 64` of them), or over a
+/// bundle's descriptors (at least 24 bytes each) plus each entry's ELF, whose sizes add up to at most
+/// `len`.
 pub fn check(image: &[u8]) -> Result<Kind> {
     if image.starts_with(ELF_MAGIC) {
         elf_size(image)?;
@@ -72,6 +78,8 @@ pub fn check(image: &[u8]) -> Result<Kind> {
 }
 
 /// The number of bytes HIP's loader takes as the size of the bare ELF `image`, checked to lie inside it.
+///
+/// Time O(`image.len()`): one pass over the section headers, which must lie inside the image.
 pub fn elf_size(image: &[u8]) -> Result<u64> {
     let len = image.len() as u64;
     if len < EHDR {
@@ -210,6 +218,12 @@ pub(crate) fn descriptors(image: &[u8]) -> Result<Vec<Descriptor<'_>>> {
 fn bundle(image: &[u8]) -> Result<Kind> {
     let len = image.len() as u64;
     let descriptors = descriptors(image)?;
+    // Bytes of the entries checked so far. Each entry is an ELF checked on its own, in time up to its
+    // size; entries of a real bundle lie one after another, so their sizes add up to at most the image's
+    // length. Entries that share bytes could make the check re-read the same section headers once per
+    // entry (16,000 entries over one ELF of 65,535 sections: a billion header reads), so they are
+    // refused once their sizes add up to more than the image.
+    let mut entry_bytes = 0u64;
     for (i, d) in descriptors.iter().enumerate() {
         let id = String::from_utf8_lossy(d.id);
         let end = d.offset.checked_add(d.size).ok_or_else(|| {
@@ -226,6 +240,15 @@ fn bundle(image: &[u8]) -> Result<Kind> {
         let kind = d.id.split(|&b| b == b'-').next().unwrap_or_default();
         let reads_header = d.size > 0 || kind == b"hip" || kind == b"hcc";
         if reads_header {
+            entry_bytes = entry_bytes
+                .checked_add(d.size)
+                .filter(|&n| n <= len)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "offload bundle entries add up to more than the image's {len} bytes (entry \
+                         {i}, {id}): entries that share bytes are refused"
+                    ))
+                })?;
             let entry = &image[d.offset as usize..end as usize];
             if !entry.starts_with(ELF_MAGIC) {
                 return Err(bad(format!(

@@ -7,13 +7,14 @@
 //! size), as the PTX ABI lays out the parameter buffer.
 
 use super::bad;
-use super::metadata::{Kernel, Param, ParamKind};
+use super::metadata::{Kernel, Param, ParamKind, MAX_TARGET_LEN};
 use crate::error::Result;
 
 /// The kernels of PTX `text`.
 ///
 /// Time and memory O(`text.len()`): comments are stripped in one pass, every `.entry`'s head (name,
-/// parameter list, directives up to its `{`) is scanned a bounded number of times.
+/// parameter list, directives up to its `{`) is scanned a bounded number of times, and the `.target` that
+/// every kernel gets a copy of is at most [`MAX_TARGET_LEN`] bytes.
 pub(crate) fn parse(text: &[u8]) -> Result<Vec<Kernel>> {
     let text = text.strip_suffix(b"\0").unwrap_or(text);
     let text = std::str::from_utf8(text).map_err(|_| not_a_code_object())?;
@@ -23,6 +24,12 @@ pub(crate) fn parse(text: &[u8]) -> Result<Vec<Kernel>> {
         return Err(not_a_code_object());
     }
     let target = directive_arg(&text, ".target").unwrap_or_default();
+    if target.len() > MAX_TARGET_LEN {
+        return Err(bad(format!(
+            "PTX: the `.target` value is {} bytes long; no target is longer than {MAX_TARGET_LEN}",
+            target.len()
+        )));
+    }
     let mut kernels = Vec::new();
     let mut rest = text.as_str();
     while let Some(at) = find_word(rest, ".entry") {
