@@ -86,7 +86,9 @@ impl Module {
         }
         let c = path_cstring(path).map_err(named)?;
         device.bind()?;
-        let raw = result::module_load(&c).map_err(named)?;
+        // SAFETY: only reached on HIP's NVIDIA platform (on AMD the branch above returned), where
+        // hipModuleLoad is cuModuleLoad: the driver reads the file knowing its length and checks it.
+        let raw = unsafe { result::module_load(&c) }.map_err(named)?;
         // The driver read the file; read it again for the signatures (none if that fails).
         let code = std::fs::read(path)
             .ok()
