@@ -286,4 +286,4 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -10,7 +10,7 @@ use rmpv::Value;
 
 /// A little-endian ELF64 for `machine`: the 64-byte header, each section's bytes in turn, then one 64-byte
 /// section header per section (no null section), so the runtime's size is exactly the image's length.
-pub(super) fn elf(machine: u16, sections: &[(u32, &[u8])]) -> Vec<u8> {
+pub(crate) fn elf(machine: u16, sections: &[(u32, &[u8])]) -> Vec<u8> {
     let mut out = vec![0u8; 64];
     out[..4].copy_from_slice(b"\x7fELF");
     out[4] = 2; // ELFCLASS64
@@ -33,7 +33,7 @@ pub(super) fn elf(machine: u16, sections: &[(u32, &[u8])]) -> Vec<u8> {
 }
 
 /// One ELF64 section header of type `kind` whose bytes are `size` at `offset`.
-pub(super) fn section_header(kind: u32, offset: u64, size: u64) -> [u8; 64] {
+pub(crate) fn section_header(kind: u32, offset: u64, size: u64) -> [u8; 64] {
     let mut sh = [0u8; 64];
     sh[4..8].copy_from_slice(&kind.to_le_bytes());
     sh[0x18..0x20].copy_from_slice(&offset.to_le_bytes());
@@ -41,10 +41,10 @@ pub(super) fn section_header(kind: u32, offset: u64, size: u64) -> [u8; 64] {
     sh
 }
 
-pub(super) const SHT_NOTE: u32 = 7;
+pub(crate) const SHT_NOTE: u32 = 7;
 
 /// An ELF note (`namesz, descsz, type`, the name and the descriptor, each padded to 4 bytes).
-pub(super) fn note(name: &[u8], kind: u32, desc: &[u8]) -> Vec<u8> {
+pub(crate) fn note(name: &[u8], kind: u32, desc: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&(name.len() as u32).to_le_bytes());
     out.extend_from_slice(&(desc.len() as u32).to_le_bytes());
@@ -57,25 +57,25 @@ pub(super) fn note(name: &[u8], kind: u32, desc: &[u8]) -> Vec<u8> {
 }
 
 /// MessagePack of `value`.
-pub(super) fn msgpack(value: &Value) -> Vec<u8> {
+pub(crate) fn msgpack(value: &Value) -> Vec<u8> {
     let mut out = Vec::new();
     rmpv::encode::write_value(&mut out, value).unwrap();
     out
 }
 
 /// A string-keyed MessagePack map.
-pub(super) fn map(entries: Vec<(&str, Value)>) -> Value {
+pub(crate) fn map(entries: Vec<(&str, Value)>) -> Value {
     Value::Map(entries.into_iter().map(|(k, v)| (k.into(), v)).collect())
 }
 
 /// An AMD GPU code object whose only section is an `NT_AMDGPU_METADATA` note holding `metadata`.
-pub(super) fn amd_object(metadata: &Value) -> Vec<u8> {
+pub(crate) fn amd_object(metadata: &Value) -> Vec<u8> {
     let note = note(b"AMDGPU\0", 32, &msgpack(metadata));
     elf(super::EM_AMDGPU, &[(SHT_NOTE, &note)])
 }
 
 /// Metadata of one kernel `k` with one `global_buffer` argument, for `target`.
-pub(super) fn one_kernel(target: &str) -> Value {
+pub(crate) fn one_kernel(target: &str) -> Value {
     let arg = map(vec![
         (".offset", 0.into()),
         (".size", 8.into()),
@@ -95,7 +95,7 @@ pub(super) fn one_kernel(target: &str) -> Value {
 
 /// An uncompressed offload bundle: each entry's descriptor `(id, offset, size)` as given, then `body`
 /// placed right after the descriptors (offsets count from the image's start).
-pub(super) fn bundle_raw(descriptors: &[(&str, u64, u64)], body: &[u8]) -> Vec<u8> {
+pub(crate) fn bundle_raw(descriptors: &[(&str, u64, u64)], body: &[u8]) -> Vec<u8> {
     let mut out = super::BUNDLE_MAGIC.to_vec();
     out.extend_from_slice(&(descriptors.len() as u64).to_le_bytes());
     for (id, offset, size) in descriptors {
@@ -109,13 +109,13 @@ pub(super) fn bundle_raw(descriptors: &[(&str, u64, u64)], body: &[u8]) -> Vec<u
 }
 
 /// The length of the descriptors `bundle_raw` writes for `ids`: where its body starts.
-pub(super) fn descriptors_len(ids: &[&str]) -> u64 {
+pub(crate) fn descriptors_len(ids: &[&str]) -> u64 {
     32 + ids.iter().map(|id| 24 + id.len() as u64).sum::<u64>()
 }
 
 /// A bundle of `(id, code object)` entries laid out one after another, as clang-offload-bundler does
 /// (an empty entry gets offset 0).
-pub(super) fn bundle(entries: &[(&str, &[u8])]) -> Vec<u8> {
+pub(crate) fn bundle(entries: &[(&str, &[u8])]) -> Vec<u8> {
     let ids: Vec<&str> = entries.iter().map(|(id, _)| *id).collect();
     let mut at = descriptors_len(&ids);
     let mut descriptors = Vec::new();
@@ -130,7 +130,7 @@ pub(super) fn bundle(entries: &[(&str, &[u8])]) -> Vec<u8> {
 }
 
 /// The message of an `InvalidCodeObject` error, or a panic naming what came instead.
-pub(super) fn invalid<T: std::fmt::Debug>(r: crate::Result<T>) -> String {
+pub(crate) fn invalid<T: std::fmt::Debug>(r: crate::Result<T>) -> String {
     match r {
         Err(crate::Error::InvalidCodeObject(m)) => m,
         other => panic!("expected an invalid-code-object error, got {other:?}"),
