@@ -124,7 +124,7 @@ impl CodeObject {
     /// Time and memory O(`image.len()`): [`check`](super::check) bounds the bundle entries read to the
     /// image's length in total, the note sections read are bounded the same way, MessagePack is decoded
     /// in one pass, each kernel's keys are looked up a fixed number of times, and every kernel's copy of
-    /// its target is at most [`MAX_TARGET_LEN`] bytes.
+    /// its target is at most 256 bytes (longer targets are refused).
     pub fn parse(image: &[u8]) -> Result<CodeObject> {
         if image.starts_with(ELF_MAGIC) || image.starts_with(BUNDLE_MAGIC) {
             match super::check(image)? {

@@ -14,7 +14,7 @@ use crate::error::Result;
 ///
 /// Time and memory O(`text.len()`): comments are stripped in one pass, every `.entry`'s head (name,
 /// parameter list, directives up to its `{`) is scanned a bounded number of times, and the `.target` that
-/// every kernel gets a copy of is at most [`MAX_TARGET_LEN`] bytes.
+/// every kernel gets a copy of is at most `MAX_TARGET_LEN` (256) bytes.
 pub(crate) fn parse(text: &[u8]) -> Result<Vec<Kernel>> {
     let text = text.strip_suffix(b"\0").unwrap_or(text);
     let text = std::str::from_utf8(text).map_err(|_| not_a_code_object())?;
