@@ -95,7 +95,9 @@ fn non_bitcode_is_an_error_not_a_panic() {
 
 #[test]
 fn every_truncation_and_mutation_of_real_bitcode_is_an_answer_not_a_panic() {
-    for len in 0..GFX90A.len() {
+    // Under Miri (about a second a parse) a sample of the cuts and mutations.
+    let step = if cfg!(miri) { 97 } else { 1 };
+    for len in (0..GFX90A.len()).step_by(step) {
         let _ = target(&GFX90A[..len]);
     }
     let mut state = 0x5eed_u64;
@@ -105,7 +107,7 @@ fn every_truncation_and_mutation_of_real_bitcode_is_an_answer_not_a_panic() {
             .wrapping_add(1442695040888963407);
         (state >> 33) as usize
     };
-    let cases = if cfg!(miri) { 50 } else { 3000 };
+    let cases = if cfg!(miri) { 20 } else { 3000 };
     let mut errors = 0;
     for _ in 0..cases {
         let mut m = GFX90A.to_vec();
