@@ -410,7 +410,7 @@ fn a_bundle_without_the_devices_code_object_is_refused_before_hip_aborts() {
     ]);
     code_object::bundle_for_device(&good, device).unwrap();
     assert_eq!(
-        code_object::bundle_ids(&good),
+        code_object::bundle_ids(&good).unwrap(),
         [
             "host-x86_64-unknown-linux",
             "hipv4-amdgcn-amd-amdhsa--gfx90a"

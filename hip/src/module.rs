@@ -47,15 +47,21 @@ impl Module {
     /// HIP is not told the image's size, so the image is checked first ([`crate::code_object`]): a
     /// truncated or malformed ELF or bundle is refused here rather than letting the runtime read past the
     /// slice. On AMD a bundle must also hold a code object for this device: HIP 5 aborts the process when
-    /// it does not.
+    /// it does not. The kernels' signatures are parsed before HIP sees the image too, and an ELF or bundle
+    /// whose metadata cannot be parsed is refused: nothing that can fail is left until after the module
+    /// is loaded, so a failure never leaks a loaded module.
     pub fn load_data(device: &Device, image: &[u8]) -> Result<Module> {
-        let image = checked_image(device, image)?;
+        let (image, code) = checked_image(image, || device.arch_name())?;
         device.bind()?;
+        // SAFETY: `checked_image` accepted these bytes (a slice that lives until after the call, or its
+        // NUL-terminated copy): on AMD an EM_AMDGPU ELF or a bundle holding this device's code object,
+        // which code_object::check found HIP reads nothing past; on NVIDIA a checked cubin or PTX text
+        // ending in a NUL.
         let raw = unsafe { result::module_load_data(image.as_ptr().cast()) }?;
         Ok(Module(Arc::new(ModuleInner {
             raw,
             device: device.clone(),
-            code: CodeObject::parse(&image).ok(),
+            code,
         })))
     }
 
@@ -85,12 +91,15 @@ impl Module {
             return Self::load_data(device, &image).map_err(named);
         }
         let c = path_cstring(path).map_err(named)?;
-        device.bind()?;
-        let raw = result::module_load(&c).map_err(named)?;
-        // The driver read the file; read it again for the signatures (none if that fails).
+        // The driver reads the file itself; read it here first for the signatures (none if that fails),
+        // so that nothing is left to do once the module is loaded.
         let code = std::fs::read(path)
             .ok()
             .and_then(|b| CodeObject::parse(&b).ok());
+        device.bind()?;
+        // SAFETY: only reached on HIP's NVIDIA platform (on AMD the branch above returned), where
+        // hipModuleLoad is cuModuleLoad: the driver reads the file knowing its length and checks it.
+        let raw = unsafe { result::module_load(&c) }.map_err(named)?;
         Ok(Module(Arc::new(ModuleInner {
             raw,
             device: device.clone(),
@@ -350,9 +359,16 @@ impl<T: DeviceCopy> Global<T> {
 }
 
 /// Check that an image is complete before HIP, which is not given its length, parses it (see
-/// [`crate::code_object`]). Returns the bytes HIP may read: the image itself, or for PTX a NUL-terminated
-/// copy.
-fn checked_image<'a>(device: &Device, image: &'a [u8]) -> Result<std::borrow::Cow<'a, [u8]>> {
+/// [`crate::code_object`]), and parse its kernels' signatures. Returns the bytes HIP may read (the image
+/// itself, or for PTX a NUL-terminated copy) and the signatures. `device_arch` gives the device's target,
+/// asked only for a bundle.
+///
+/// An ELF or bundle whose signatures cannot be parsed is refused: HIP's loader reads the same metadata.
+/// PTX the parser cannot read loads without signatures (the driver checks PTX itself).
+fn checked_image(
+    image: &[u8],
+    device_arch: impl FnOnce() -> Result<String>,
+) -> Result<(std::borrow::Cow<'_, [u8]>, Option<CodeObject>)> {
     let body = &image[..image.len().saturating_sub(1)];
     let ptx = !image.starts_with(b"\x7fELF") && !image.is_empty() && !body.contains(&0);
     if cfg!(hip_platform = "nvidia") && ptx {
@@ -361,7 +377,8 @@ fn checked_image<'a>(device: &Device, image: &'a [u8]) -> Result<std::borrow::Co
         if text.last() != Some(&0) {
             text.push(0);
         }
-        return Ok(text.into());
+        let code = CodeObject::parse(&text).ok();
+        return Ok((text.into(), code));
     }
     let kind = crate::code_object::check(image)?;
     if cfg!(hip_platform = "amd") {
@@ -370,9 +387,57 @@ fn checked_image<'a>(device: &Device, image: &'a [u8]) -> Result<std::borrow::Co
                 crate::code_object::expect_machine(image, crate::code_object::EM_AMDGPU)?
             }
             crate::code_object::Kind::Bundle { .. } => {
-                crate::code_object::bundle_for_device(image, &device.arch_name()?)?
+                crate::code_object::bundle_for_device(image, &device_arch()?)?
             }
         }
     }
-    Ok(image.into())
+    let code = CodeObject::parse(image)?;
+    Ok((image.into(), Some(code)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::checked_image;
+    use crate::code_object::tests::{amd_object, bundle, map, one_kernel};
+    use crate::Error;
+    use rmpv::Value;
+
+    fn no_device() -> crate::Result<String> {
+        panic!("the device's target is asked for only for a bundle")
+    }
+
+    #[test]
+    fn an_image_whose_metadata_does_not_parse_is_refused_before_hip_sees_it() {
+        // Passes the image checks; only the metadata parser finds the version word out of range (it
+        // used to be parsed after hipModuleLoadData, and its panic leaked the loaded module).
+        let hostile = amd_object(&map(vec![
+            (
+                "amdhsa.version",
+                Value::Array(vec![1.into(), 0xFFFF_FFFFu32.into()]),
+            ),
+            ("amdhsa.kernels", Value::Array(vec![])),
+        ]));
+        crate::code_object::check(&hostile).unwrap();
+        match checked_image(&hostile, no_device) {
+            Err(Error::InvalidCodeObject(m)) => assert!(m.contains("amdhsa.version"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        let in_bundle = bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx90a", &hostile)]);
+        match checked_image(&in_bundle, || Ok("gfx90a".into())) {
+            Err(Error::InvalidCodeObject(m)) => assert!(m.contains("amdhsa.version"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_good_image_comes_back_with_its_signatures() {
+        let image = amd_object(&one_kernel("amdgcn-amd-amdhsa--gfx90a"));
+        let (bytes, code) = checked_image(&image, no_device).unwrap();
+        assert_eq!(&bytes[..], &image[..]);
+        let code = code.unwrap();
+        assert_eq!(code.kernel("k", None).unwrap().params.len(), 1);
+        let image = bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx90a", &image)]);
+        let (_, code) = checked_image(&image, || Ok("gfx90a:xnack-".into())).unwrap();
+        assert!(code.unwrap().kernel("k", Some("gfx90a:xnack-")).is_some());
+    }
 }

@@ -350,19 +350,41 @@ pub unsafe fn event_elapsed_time(start: sys::hipEvent_t, end: sys::hipEvent_t) -
 /// `hipModuleLoadData`.
 ///
 /// # Safety
-/// `image` points to a complete code object (its size is not passed to HIP).
+/// HIP is not given the image's length: it reads as far as the image's own headers say. So `image` points
+/// into one allocation, valid and unchanged for the call, whose bytes from `image` on are a code object
+/// HIP reads nothing past:
+/// - on AMD, an ELF or offload bundle that [`crate::code_object::check`] accepts over those bytes, whose
+///   ELF is for `EM_AMDGPU` ([`crate::code_object::expect_machine`]), and, for a bundle, one that holds a
+///   code object for the current device ([`crate::code_object::bundle_for_device`]: HIP 5 aborts the
+///   process on a bundle that does not);
+/// - on NVIDIA, a cubin or fatbinary the driver can size from its headers, or PTX text ending in a NUL.
 pub unsafe fn module_load_data(image: *const c_void) -> Result<sys::hipModule_t> {
     let mut m = std::ptr::null_mut();
     check("hipModuleLoadData", sys::hipModuleLoadData(&mut m, image))?;
     Ok(m)
 }
 
-/// `hipModuleLoad`.
-pub fn module_load(path: &CStr) -> Result<sys::hipModule_t> {
+/// `hipModuleLoad`: load the code object in the file at `path`.
+///
+/// # Safety
+/// The runtime trusts the file's contents:
+/// - on AMD, HIP maps the file and sizes its code object from the image's own headers, not from
+///   the file's length, exactly as [`module_load_data`] does, and aborts the process on an offload bundle
+///   without a code object for the current device. So the file's contents, from the time they are checked
+///   until this call returns, meet [`module_load_data`]'s conditions: nothing else may change the file in
+///   between. ([`Module::load_file`](crate::Module::load_file) reads the file and loads the bytes it
+///   checked with `hipModuleLoadData` instead.)
+/// - on NVIDIA, the driver (`cuModuleLoad`) reads the file, knowing its length, and checks it itself:
+///   nothing more is required.
+///
+/// Calling it needs `unsafe`:
+///
+/// ```compile_fail,E0133
+/// let _ = hip::result::module_load(c"/tmp/kernel.co");
+/// ```
+pub unsafe fn module_load(path: &CStr) -> Result<sys::hipModule_t> {
     let mut m = std::ptr::null_mut();
-    check("hipModuleLoad", unsafe {
-        sys::hipModuleLoad(&mut m, path.as_ptr())
-    })?;
+    check("hipModuleLoad", sys::hipModuleLoad(&mut m, path.as_ptr()))?;
     Ok(m)
 }
 

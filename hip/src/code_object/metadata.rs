@@ -107,6 +107,11 @@ pub struct CodeObject {
     version: Option<u32>,
 }
 
+/// The longest target a kernel may carry (a target id such as `amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`
+/// is under 50 bytes). Every kernel holds its own copy, so an unbounded target would make parsing take
+/// time kernels x target length: quadratic in the image.
+pub(crate) const MAX_TARGET_LEN: usize = 256;
+
 const NT_AMDGPU_METADATA: u32 = 32;
 const SHT_NOTE: u32 = 7;
 
@@ -115,6 +120,11 @@ impl CodeObject {
     ///
     /// An ELF without an `NT_AMDGPU_METADATA` note (a cubin, an older code object) parses with no kernels
     /// and [`has_metadata`](Self::has_metadata) false: nothing is guessed.
+    ///
+    /// Time and memory O(`image.len()`): [`check`](super::check) bounds the bundle entries read to the
+    /// image's length in total, the note sections read are bounded the same way, MessagePack is decoded
+    /// in one pass, each kernel's keys are looked up a fixed number of times, and every kernel's copy of
+    /// its target is at most 256 bytes (longer targets are refused).
     pub fn parse(image: &[u8]) -> Result<CodeObject> {
         if image.starts_with(ELF_MAGIC) || image.starts_with(BUNDLE_MAGIC) {
             match super::check(image)? {
@@ -180,12 +190,26 @@ fn elf(image: &[u8], target_prefix: &str) -> Result<CodeObject> {
     // `check` has verified that the section headers lie inside the image.
     let shoff = u64_at(image, 0x28);
     let shnum = u64::from(u16_at(image, 0x3C));
+    // Bytes of note sections read so far: at most the image's length, so that notes are read in time
+    // linear in the image (65,535 note sections over the same megabyte would otherwise read it 65,535
+    // times). Sections of a real object do not overlap, so they always fit.
+    let mut note_bytes = 0u64;
     for i in 0..shnum {
         let sh = (shoff + i * SHDR) as usize;
         if u32_at(image, sh + 4) != SHT_NOTE {
             continue;
         }
         let (offset, size) = (u64_at(image, sh + 0x18), u64_at(image, sh + 0x20));
+        note_bytes = note_bytes
+            .checked_add(size)
+            .filter(|&n| n <= image.len() as u64)
+            .ok_or_else(|| {
+                bad(format!(
+                    "note sections add up to more than the image's {} bytes (section {i}): they \
+                     overlap",
+                    image.len()
+                ))
+            })?;
         let notes = offset
             .checked_add(size)
             .filter(|&end| end <= image.len() as u64)
@@ -211,18 +235,19 @@ fn bundle(image: &[u8]) -> Result<CodeObject> {
         version: None,
     };
     // `check` has verified every descriptor and entry lies inside the image.
-    let entries = u64_at(image, BUNDLE_MAGIC.len());
-    let mut at = BUNDLE_MAGIC.len() + 8;
-    for _ in 0..entries {
-        let (offset, size, id_len) = (
-            u64_at(image, at) as usize,
-            u64_at(image, at + 8) as usize,
-            u64_at(image, at + 16) as usize,
-        );
-        let id = String::from_utf8_lossy(&image[at + 24..at + 24 + id_len]).into_owned();
-        at += 24 + id_len;
-        let entry = &image[offset..offset + size];
-        if size == 0 || !entry.starts_with(ELF_MAGIC) {
+    for d in super::descriptors(image)? {
+        let id = String::from_utf8_lossy(d.id).into_owned();
+        let end = d
+            .offset
+            .checked_add(d.size)
+            .filter(|&e| e <= image.len() as u64);
+        let Some(end) = end else {
+            return Err(bad(format!(
+                "offload bundle entry {id} lies past the image"
+            )));
+        };
+        let entry = &image[d.offset as usize..end as usize];
+        if d.size == 0 || !entry.starts_with(ELF_MAGIC) {
             continue; // the empty host entry
         }
         let inner = elf(entry, &id).map_err(|e| bad(format!("offload bundle entry {id}: {e}")))?;
@@ -241,19 +266,24 @@ fn note_iter(mut b: &[u8]) -> Result<Vec<Note<'_>>> {
     let pad = |n: usize| n.checked_add(3).map(|v| v & !3);
     while b.len() >= 12 {
         let (namesz, descsz, kind) = (u32_at(b, 0) as usize, u32_at(b, 4) as usize, u32_at(b, 8));
+        // Every end is computed checked: a u32 size plus 12 overflows a 32-bit usize.
         let name_end = pad(namesz).and_then(|n| n.checked_add(12));
         let desc_end = name_end.and_then(|e| pad(descsz).and_then(|d| e.checked_add(d)));
-        let (Some(name_end), Some(desc_end)) = (name_end, desc_end) else {
+        let name_bytes_end = namesz.checked_add(12);
+        let desc_bytes_end = name_end.and_then(|e| e.checked_add(descsz));
+        let (Some(name_end), Some(desc_end), Some(name_bytes_end), Some(desc_bytes_end)) =
+            (name_end, desc_end, name_bytes_end, desc_bytes_end)
+        else {
             return Err(bad("note size overflows".into()));
         };
-        if 12 + namesz > b.len() || name_end + descsz > b.len() {
+        if name_bytes_end > b.len() || desc_bytes_end > b.len() {
             return Err(bad(format!(
                 "note of {namesz}-byte name and {descsz}-byte descriptor lies past its section"
             )));
         }
-        let name = &b[12..12 + namesz];
+        let name = &b[12..name_bytes_end];
         let name = name.strip_suffix(b"\0").unwrap_or(name);
-        notes.push((name, kind, &b[name_end..name_end + descsz]));
+        notes.push((name, kind, &b[name_end..desc_bytes_end]));
         b = &b[desc_end.min(b.len())..];
     }
     Ok(notes)
@@ -264,15 +294,33 @@ fn metadata(desc: &[u8], target_prefix: &str) -> Result<(Option<u32>, Vec<Kernel
     let mut rd = desc;
     let root = rmpv::decode::read_value_with_max_depth(&mut rd, 16)
         .map_err(|e| err(format!("not valid MessagePack ({e})")))?;
+    // [1, 1] is v4, [1, 2] v5, [1, 3] v6: the version is the minor word + 3, which must fit a u32.
     let version = get(&root, "amdhsa.version")
         .and_then(Value::as_array)
         .and_then(|v| v.get(1))
         .and_then(Value::as_u64)
-        .map(|minor| minor as u32 + 3); // [1, 1] is v4, [1, 2] v5, [1, 3] v6
+        .map(|minor| {
+            u32::try_from(minor)
+                .ok()
+                .and_then(|m| m.checked_add(3))
+                .ok_or_else(|| {
+                    err(format!(
+                        "amdhsa.version minor word {minor} is not a code object version"
+                    ))
+                })
+        })
+        .transpose()?;
     let target = match get(&root, "amdhsa.target").and_then(Value::as_str) {
         Some(t) => t.to_string(),
         None => target_prefix.to_string(),
     };
+    if target.len() > MAX_TARGET_LEN {
+        return Err(err(format!(
+            "the target (amdhsa.target, or the bundle entry id) is {} bytes long; no target id is \
+             longer than {MAX_TARGET_LEN}",
+            target.len()
+        )));
+    }
     let list = get(&root, "amdhsa.kernels")
         .ok_or_else(|| err("no amdhsa.kernels".into()))?
         .as_array()

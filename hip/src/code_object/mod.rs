@@ -26,7 +26,9 @@
 //!
 //! [`check`] accepts an image only if every byte the runtime reads in those steps lies inside the slice,
 //! no step's arithmetic overflows (the C code would wrap or be undefined), and, for a bundle, every
-//! non-empty entry is itself an ELF that passes the same check inside its own bytes.
+//! non-empty entry is itself an ELF that passes the same check inside its own bytes. It also refuses a
+//! bundle whose non-empty entries add up to more bytes than the image (entries sharing bytes, which no
+//! bundler writes): checking each one on its own would otherwise take time quadratic in the image.
 
 use crate::error::{Error, Result};
 
@@ -57,6 +59,10 @@ const SHDR: u64 = 64;
 const SHT_NOBITS: u32 = 8;
 
 /// Check that the runtime, loading `image` without its length, reads nothing past its end.
+///
+/// Time O(`image.len()`): one pass over an ELF's section headers (at most `len / 64` of them), or over a
+/// bundle's descriptors (at least 24 bytes each) plus each entry's ELF, whose sizes add up to at most
+/// `len`.
 pub fn check(image: &[u8]) -> Result<Kind> {
     if image.starts_with(ELF_MAGIC) {
         elf_size(image)?;
@@ -72,6 +78,8 @@ pub fn check(image: &[u8]) -> Result<Kind> {
 }
 
 /// The number of bytes HIP's loader takes as the size of the bare ELF `image`, checked to lie inside it.
+///
+/// Time O(`image.len()`): one pass over the section headers, which must lie inside the image.
 pub fn elf_size(image: &[u8]) -> Result<u64> {
     let len = image.len() as u64;
     if len < EHDR {
@@ -132,9 +140,18 @@ pub fn elf_size(image: &[u8]) -> Result<u64> {
 /// `e_machine` of an AMD GPU code object.
 pub const EM_AMDGPU: u16 = 224;
 
-/// Refuse a bare ELF (already accepted by [`check`]) built for another machine than `machine` (an x86
-/// shared object or a cubin handed to the AMD loader), naming both.
+/// Refuse a bare ELF built for another machine than `machine` (an x86 shared object or a cubin handed to the
+/// AMD loader), naming both. An image too short for an ELF header, or not an ELF, is an error too.
 pub fn expect_machine(image: &[u8], machine: u16) -> Result<()> {
+    if !image.starts_with(ELF_MAGIC) {
+        return Err(bad("not an ELF file".into()));
+    }
+    if (image.len() as u64) < EHDR {
+        return Err(bad(format!(
+            "ELF header truncated ({} bytes, the header is 64)",
+            image.len()
+        )));
+    }
     let found = u16_at(image, 0x12);
     if found == machine {
         Ok(())
@@ -146,23 +163,35 @@ pub fn expect_machine(image: &[u8], machine: u16) -> Result<()> {
     }
 }
 
-fn bundle(image: &[u8]) -> Result<Kind> {
+/// One offload bundle descriptor: where its entry lies (not yet checked) and its id.
+pub(crate) struct Descriptor<'a> {
+    pub(crate) offset: u64,
+    pub(crate) size: u64,
+    pub(crate) id: &'a [u8],
+}
+
+/// The descriptors of the bundle `image`, each (with its id) checked to lie inside the image; the entries
+/// they point at are not checked here.
+///
+/// Time and memory are O(`image.len()`): every descriptor takes at least 24 bytes of the image, so a count
+/// larger than the image holds fails at the first descriptor past its end.
+pub(crate) fn descriptors(image: &[u8]) -> Result<Vec<Descriptor<'_>>> {
+    if !image.starts_with(BUNDLE_MAGIC) {
+        return Err(bad(
+            "not an offload bundle (no __CLANG_OFFLOAD_BUNDLE__ magic)".into(),
+        ));
+    }
     let len = image.len() as u64;
-    let at_least = |end: u64, what: &str| {
-        if end <= len {
-            Ok(())
-        } else {
-            Err(bad(format!(
-                "offload bundle {what} ends at byte {end}, past the image's {len} bytes"
-            )))
-        }
-    };
     let header = BUNDLE_MAGIC.len() as u64 + 8;
-    at_least(header, "header")?;
+    if len < header {
+        return Err(bad(format!(
+            "offload bundle header truncated ({len} bytes, the header is {header})"
+        )));
+    }
     let entries = u64_at(image, BUNDLE_MAGIC.len());
+    let mut out = Vec::new();
     let mut at = header;
     for i in 0..entries {
-        // Each descriptor is at least 24 bytes, so a count larger than the image fails here in time.
         let fields_end = at.checked_add(24).filter(|&e| e <= len);
         let Some(fields_end) = fields_end else {
             return Err(bad(format!("offload bundle entry {i} truncated")));
@@ -176,35 +205,67 @@ fn bundle(image: &[u8]) -> Result<Kind> {
             .checked_add(id_len)
             .filter(|&e| e <= len)
             .ok_or_else(|| bad(format!("offload bundle entry {i}'s id lies past the image")))?;
-        let id = &image[fields_end as usize..id_end as usize];
-        let end = offset.checked_add(size).ok_or_else(|| {
+        out.push(Descriptor {
+            offset,
+            size,
+            id: &image[fields_end as usize..id_end as usize],
+        });
+        at = id_end;
+    }
+    Ok(out)
+}
+
+fn bundle(image: &[u8]) -> Result<Kind> {
+    let len = image.len() as u64;
+    let descriptors = descriptors(image)?;
+    // Bytes of the entries checked so far. Each entry is an ELF checked on its own, in time up to its
+    // size; entries of a real bundle lie one after another, so their sizes add up to at most the image's
+    // length. Entries that share bytes could make the check re-read the same section headers once per
+    // entry (16,000 entries over one ELF of 65,535 sections: a billion header reads), so they are
+    // refused once their sizes add up to more than the image.
+    let mut entry_bytes = 0u64;
+    for (i, d) in descriptors.iter().enumerate() {
+        let id = String::from_utf8_lossy(d.id);
+        let end = d.offset.checked_add(d.size).ok_or_else(|| {
             bad(format!(
                 "offload bundle entry {i}'s offset + size overflows"
             ))
         })?;
-        at_least(end, &format!("entry {i}"))?;
+        if end > len {
+            return Err(bad(format!(
+                "offload bundle entry {i} ends at byte {end}, past the image's {len} bytes"
+            )));
+        }
         // The offload kind is the id up to its first '-' (all of it when there is none).
-        let kind = id.split(|&b| b == b'-').next().unwrap_or_default();
-        let reads_header = size > 0 || kind == b"hip" || kind == b"hcc";
+        let kind = d.id.split(|&b| b == b'-').next().unwrap_or_default();
+        let reads_header = d.size > 0 || kind == b"hip" || kind == b"hcc";
         if reads_header {
-            let entry = &image[offset as usize..end as usize];
+            entry_bytes = entry_bytes
+                .checked_add(d.size)
+                .filter(|&n| n <= len)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "offload bundle entries add up to more than the image's {len} bytes (entry \
+                         {i}, {id}): entries that share bytes are refused"
+                    ))
+                })?;
+            let entry = &image[d.offset as usize..end as usize];
             if !entry.starts_with(ELF_MAGIC) {
                 return Err(bad(format!(
-                    "offload bundle entry {i} ({}) is not an ELF code object",
-                    String::from_utf8_lossy(id)
+                    "offload bundle entry {i} ({id}) is not an ELF code object"
                 )));
             }
             elf_size(entry).map_err(|e| {
                 bad(format!(
-                    "offload bundle entry {i} ({}): {}",
-                    String::from_utf8_lossy(id),
+                    "offload bundle entry {i} ({id}): {}",
                     e.to_string().trim_start_matches("invalid code object: ")
                 ))
             })?;
         }
-        at = id_end;
     }
-    Ok(Kind::Bundle { entries })
+    Ok(Kind::Bundle {
+        entries: descriptors.len() as u64,
+    })
 }
 
 fn bad(why: String) -> Error {
@@ -223,3 +284,6 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     v.copy_from_slice(&b[at..at + 8]);
     u64::from_le_bytes(v)
 }
+
+#[cfg(test)]
+pub(crate) mod tests;

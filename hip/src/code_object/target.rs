@@ -13,7 +13,7 @@
 //! - pre-v4 (`hip`, `hcc`) entries carry their target in ELF flags that this crate does not decode: a bundle
 //!   with no matching v4 entry but some pre-v4 one is refused rather than risk the abort.
 
-use super::{bad, u64_at, BUNDLE_MAGIC};
+use super::bad;
 use crate::error::Result;
 
 const TRIPLE: &str = "amdgcn-amd-amdhsa-";
@@ -97,24 +97,25 @@ pub fn compatible(co: &str, agent: &str) -> bool {
     compatible_or_abort(co, agent) == Ok(true)
 }
 
-/// The entry ids of a bundle that [`super::check`] accepted.
-pub fn bundle_ids(image: &[u8]) -> Vec<String> {
-    let mut ids = Vec::new();
-    let entries = u64_at(image, BUNDLE_MAGIC.len());
-    let mut at = BUNDLE_MAGIC.len() + 8;
-    for _ in 0..entries {
-        let id_len = u64_at(image, at + 16) as usize;
-        ids.push(String::from_utf8_lossy(&image[at + 24..at + 24 + id_len]).into_owned());
-        at += 24 + id_len;
-    }
-    ids
+/// The entry ids of the offload bundle `image`, in order; an error where its descriptor table does not
+/// lie whole inside the image (the entries themselves are not checked: that is [`super::check`]).
+///
+/// Time O(`image.len()`).
+pub fn bundle_ids(image: &[u8]) -> Result<Vec<String>> {
+    Ok(super::descriptors(image)?
+        .iter()
+        .map(|d| String::from_utf8_lossy(d.id).into_owned())
+        .collect())
 }
 
-/// Refuse a bundle (already accepted by [`super::check`]) that holds no code object HIP would pick for a
-/// device whose ISA is `device_target` (`gfx90a:sramecc+:xnack-`, the device's `gcnArchName`).
+/// Refuse a bundle that holds no code object HIP would pick for a device whose ISA is `device_target`
+/// (`gfx90a:sramecc+:xnack-`, the device's `gcnArchName`); a bundle whose descriptor table does not lie
+/// inside the image is an error too (the entries are [`super::check`]'s to check).
+///
+/// Time O(`image.len()`).
 pub fn bundle_for_device(image: &[u8], device_target: &str) -> Result<()> {
     let agent = format!("{TRIPLE}-{device_target}");
-    let ids = bundle_ids(image);
+    let ids = bundle_ids(image)?;
     let mut pre_v4 = false;
     // In HIP's order: it stops at the first entry that matches, and parses every one before it.
     for (i, id) in ids.iter().enumerate() {

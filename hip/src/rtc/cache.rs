@@ -200,7 +200,7 @@ impl CompileCache {
         let entries = self.entries()?;
         Ok(CacheUsage {
             entries: entries.len(),
-            bytes: entries.iter().map(|e| e.len).sum(),
+            bytes: u64::try_from(total_len(&entries)).unwrap_or(u64::MAX),
         })
     }
 
@@ -300,14 +300,14 @@ impl CompileCache {
             }
         }
         let mut entries = self.entries()?;
-        let mut total: u64 = entries.iter().map(|e| e.len).sum();
+        let mut total = total_len(&entries);
         entries.sort_by_key(|e| e.modified);
         for e in entries {
-            if total <= self.max_bytes {
+            if total <= u128::from(self.max_bytes) {
                 break;
             }
             if remove_if_present(&e.path).is_ok() {
-                total -= e.len;
+                total -= u128::from(e.len);
             }
         }
         Ok(())
@@ -412,6 +412,13 @@ struct EntryFile {
     path: PathBuf,
     len: u64,
     modified: SystemTime,
+}
+
+/// The entries' total size, exact: each size comes from the file system (a sparse file on XFS or btrfs
+/// can claim 2^63 bytes), so a `u64` sum could overflow (a panic in a debug build, a wrapped total that
+/// evicts nothing in release). No `u128` sum of `u64`s from a `Vec` can overflow.
+fn total_len(entries: &[EntryFile]) -> u128 {
+    entries.iter().map(|e| u128::from(e.len)).sum()
 }
 
 fn read_dir_if_present(

@@ -346,12 +346,11 @@ impl ProgramBuilder {
             .collect::<Result<Vec<_>>>()?;
 
         let _serialised = hiprtc_lock();
-        let prog = RawProgram(result::create_program(
-            &src,
-            &name,
-            &ptrs(&header_bodies),
-            &ptrs(&header_names),
-        )?);
+        // SAFETY: the pointers are those of `header_bodies` and `header_names`, CStrings (NUL-terminated)
+        // owned by this function and not touched until after the call.
+        let prog = RawProgram(unsafe {
+            result::create_program(&src, &name, &ptrs(&header_bodies), &ptrs(&header_names))
+        }?);
         // Each expression once: HIPRTC 5.2 fails the whole compile when one is added twice.
         for (i, e) in exprs.iter().enumerate() {
             if exprs[..i].contains(e) {
@@ -359,6 +358,8 @@ impl ProgramBuilder {
             }
             unsafe { result::add_name_expression(prog.0, e)? };
         }
+        // SAFETY: `prog` was created above, no other thread has it, and it is destroyed only when this
+        // function returns; the option pointers are those of `opts`, CStrings owned by this function.
         let rc = unsafe { result::compile_program(prog.0, &ptrs(&opts)) }?;
         let log = unsafe { result::program_log(prog.0) }.unwrap_or_default();
         if rc != hiprtc_sys::HIPRTC_SUCCESS {

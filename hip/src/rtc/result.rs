@@ -26,7 +26,13 @@ pub fn version() -> Result<(i32, i32)> {
 ///
 /// HIPRTC 7.0 declares the header arrays (and `hiprtcCompileProgram`'s options) `const char* const*`, older
 /// versions `const char**`: the `as _` casts fit both, and HIPRTC only reads them.
-pub fn create_program(
+///
+/// # Safety
+/// Every pointer in `headers` and `include_names` points to a NUL-terminated string that stays valid, and
+/// is not written to, for the duration of the call (HIPRTC reads each one up to its NUL and keeps its
+/// own copy). HIPRTC cannot tell a dangling or unterminated pointer from a string, so this function is
+/// `unsafe`: a safe signature would let safe code hand it `std::ptr::dangling()`.
+pub unsafe fn create_program(
     src: &CStr,
     name: &CStr,
     headers: &[*const c_char],
@@ -41,7 +47,8 @@ pub fn create_program(
             actual: include_names.len(),
         });
     }
-    check("hiprtcCreateProgram", unsafe {
+    check(
+        "hiprtcCreateProgram",
         sys::hiprtcCreateProgram(
             &mut p,
             src.as_ptr(),
@@ -49,8 +56,8 @@ pub fn create_program(
             count,
             headers.as_ptr() as _,
             include_names.as_ptr() as _,
-        )
-    })?;
+        ),
+    )?;
     Ok(p)
 }
 
@@ -77,7 +84,8 @@ pub unsafe fn add_name_expression(prog: sys::hiprtcProgram, expr: &CStr) -> Resu
 /// an `int` counts is an error before HIPRTC is called.
 ///
 /// # Safety
-/// `prog` is live.
+/// `prog` is live, no other thread uses it during the call, and every pointer in `options` points to a
+/// NUL-terminated string that stays valid, and is not written to, for the duration of the call.
 pub unsafe fn compile_program(
     prog: sys::hiprtcProgram,
     options: &[*const c_char],

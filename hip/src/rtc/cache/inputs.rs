@@ -15,6 +15,7 @@
 //!   `#include <name>` of a header given to the builder by exactly that name.
 
 use super::Request;
+use std::collections::HashSet;
 
 /// Environment variables through which newer HIPRTCs (rocclr flags) add compiler options the key does not
 /// see.
@@ -33,7 +34,8 @@ pub(crate) fn reads_outside_files(request: &Request<'_>) -> Option<String> {
             "option `{o}` may make the compiler read files the cache cannot key on"
         ));
     }
-    let given: Vec<&str> = request.headers.iter().map(|(n, _)| n.as_str()).collect();
+    // A set: every include is looked up, so a list would make the scan quadratic.
+    let given: HashSet<&str> = request.headers.iter().map(|(n, _)| n.as_str()).collect();
     let texts = std::iter::once((request.name, request.source)).chain(
         request
             .headers
@@ -104,7 +106,11 @@ fn option_reads_no_file(o: &str) -> bool {
 }
 
 /// The first include-like word in `text` that is not an `#include` of a given header.
-fn outside_include(text: &str, given: &[&str]) -> Option<String> {
+///
+/// Time O(`text.len()`): each word is searched for once, front to back; checking an include reads the
+/// blanks before it and its name up to the closing quote, and only the first include that is not a given
+/// header's (which ends the scan) can read past its own line.
+fn outside_include(text: &str, given: &HashSet<&str>) -> Option<String> {
     // Join backslash-continued lines and drop comments, as the preprocessor does before directives.
     let joined = text.replace("\\\r\n", "").replace("\\\n", "");
     let joined = without_comments(&joined);
@@ -177,7 +183,7 @@ fn without_comments(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// Whether the `include` at byte `at` is `#include "name"` / `#include <name>` of a given header, with only
 /// blanks around the `#` and before the name.
-fn is_given_include(text: &str, at: usize, given: &[&str]) -> bool {
+fn is_given_include(text: &str, at: usize, given: &HashSet<&str>) -> bool {
     let before = text[..at].trim_end_matches([' ', '\t']);
     let Some(before_hash) = before.strip_suffix('#') else {
         return false;
@@ -196,7 +202,7 @@ fn is_given_include(text: &str, at: usize, given: &[&str]) -> bool {
         return false;
     };
     let name = &rest[..end];
-    given.contains(&name) && !name.contains('\n')
+    !name.contains('\n') && given.contains(name)
 }
 
 #[cfg(test)]
@@ -334,5 +340,27 @@ mod tests {
             let r = reason("", &[], &[o]);
             assert!(r.as_deref().is_some_and(|r| r.contains(o)), "{o}: {r:?}");
         }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "megabyte inputs")]
+    fn many_headers_each_included_are_checked_in_linear_time() {
+        // 20,000 given headers, each included once: looking every include up in a list of the given
+        // names was quadratic.
+        let n = 20_000;
+        let names: Vec<String> = (0..n).map(|i| format!("dir/header_{i}.h")).collect();
+        let headers: Vec<(&str, &str)> = names.iter().map(|h| (h.as_str(), "")).collect();
+        let mut src: String = names
+            .iter()
+            .map(|h| format!("#include \"{h}\"\n"))
+            .collect();
+        let start = std::time::Instant::now();
+        let verdict = reason(&src, &headers, &[]);
+        let took = start.elapsed();
+        assert!(took < std::time::Duration::from_secs(1), "took {took:?}");
+        assert_eq!(verdict, None);
+        src.push_str("#include \"dir/header_20000.h\"\n");
+        let verdict = reason(&src, &headers, &[]).unwrap();
+        assert!(verdict.contains("header_20000.h"), "{verdict}");
     }
 }

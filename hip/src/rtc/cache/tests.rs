@@ -155,3 +155,15 @@ fn the_hash_spreads_single_changes() {
     assert_ne!(hash64(&data, 2), base);
     assert_ne!(hash64(b"", 1), hash64(&[0], 1));
 }
+
+#[test]
+fn entry_sizes_from_the_file_system_are_summed_without_overflow() {
+    let entry = |len| EntryFile {
+        path: PathBuf::new(),
+        len,
+        modified: SystemTime::UNIX_EPOCH,
+    };
+    let huge = [entry(u64::MAX), entry(u64::MAX), entry(2)];
+    assert_eq!(total_len(&huge), 2 * u128::from(u64::MAX) + 2);
+    assert_eq!(total_len(&[]), 0);
+}
