@@ -86,3 +86,24 @@ fn managed_prefetch_and_advice_where_supported() {
     assert!(m.as_slice().unwrap().iter().all(|&v| v == 7));
     assert_eq!(m.len(), 1 << 20);
 }
+
+#[test]
+fn byte_array_fills_and_a_one_row_pitch_overflowing_in_bytes() {
+    let d = common::device();
+    let s = Stream::new(&d).unwrap();
+    // [u8; 4] has alignment 1: its fill value is read unaligned, byte for byte.
+    let mut quad = DeviceBuffer::<[u8; 4]>::from_host(&d, &[[9u8; 4]; 256]).unwrap();
+    quad.fill_async([1, 2, 3, 4], &s).unwrap();
+    assert!(quad.to_vec().unwrap().iter().all(|v| *v == [1, 2, 3, 4]));
+    // One row with a pitch of usize::MAX elements fits check by rows, but not in bytes.
+    let mut dst = DeviceBuffer::<u32>::from_host(&d, &[5u32; 16]).unwrap();
+    let err = dst
+        .copy_2d_from_host(usize::MAX, &[1u32; 16], 16, 4, 1)
+        .unwrap_err();
+    assert!(err.to_string().contains("overflows"), "{err}");
+    let mut host = [6u32; 16];
+    let err = dst.copy_2d_to_host(16, &mut host, usize::MAX, 4, 1).unwrap_err();
+    assert!(err.to_string().contains("overflows"), "{err}");
+    assert_eq!(dst.to_vec().unwrap(), [5u32; 16], "nothing written");
+    assert_eq!(host, [6u32; 16], "nothing written");
+}

@@ -40,6 +40,18 @@ pub(crate) fn check_2d(
     Ok(())
 }
 
+/// `pitch` elements of `elem` bytes as bytes: a pitch is not bounded by the memory's size when only one row
+/// is copied, so the product can overflow ([`Error::InvalidArgument`] naming it).
+fn byte_pitch(what: &'static str, pitch: usize, elem: usize) -> Result<usize> {
+    pitch
+        .checked_mul(elem)
+        .ok_or_else(|| Error::InvalidArgument {
+            what,
+            value: format!("{pitch} elements of {elem} bytes"),
+            reason: "the pitch in bytes overflows usize".into(),
+        })
+}
+
 /// The bits of a 1-, 2- or 4-byte fill value, as the `hipMemsetD*` calls take them.
 pub(crate) fn fill_bits<T: DeviceCopy>(value: &T) -> Option<u32> {
     let p = (value as *const T).cast::<u8>();
@@ -110,18 +122,20 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         if width == 0 || height == 0 || e == 0 {
             return Ok(());
         }
+        let dst_bytes = byte_pitch("2-D copy destination pitch", dst_pitch, e)?;
+        let src_bytes = byte_pitch("2-D copy source pitch", src_pitch, e)?;
         let null = self.device().null_stream();
         self.allocation().use_on(null, Access::Write)?;
         self.device().bind()?;
-        // SAFETY: check_2d proved both extents fit (so the byte products below cannot overflow: they are
-        // at most the buffers' byte sizes); the null stream is ordered after the buffer's users, and a
-        // synchronous hipMemcpy2D has read `src` on return.
+        // SAFETY: check_2d proved both extents fit the memories (so `width * e` is at most a buffer's byte
+        // size); the null stream is ordered after the buffer's users, and a synchronous hipMemcpy2D has
+        // read `src` on return.
         unsafe {
             result::memory::memcpy_2d(
                 self.device_ptr(),
-                dst_pitch * e,
+                dst_bytes,
                 src.as_ptr().cast(),
-                src_pitch * e,
+                src_bytes,
                 width * e,
                 height,
                 sys::hipMemcpyHostToDevice,
@@ -146,6 +160,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         if width == 0 || height == 0 || e == 0 {
             return Ok(());
         }
+        let dst_bytes = byte_pitch("2-D copy destination pitch", dst_pitch, e)?;
+        let src_bytes = byte_pitch("2-D copy source pitch", src_pitch, e)?;
         let null = self.device().null_stream();
         self.allocation().use_on(null, Access::Read)?;
         self.device().bind()?;
@@ -153,9 +169,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         unsafe {
             result::memory::memcpy_2d(
                 dst.as_mut_ptr().cast(),
-                dst_pitch * e,
+                dst_bytes,
                 self.device_ptr(),
-                src_pitch * e,
+                src_bytes,
                 width * e,
                 height,
                 sys::hipMemcpyDeviceToHost,
@@ -276,6 +292,35 @@ mod tests {
         assert!(check_2d("x", 0, 5, 0, 7).is_ok());
         let e = check_2d("x", usize::MAX, usize::MAX, 1, 3).unwrap_err();
         assert!(e.to_string().contains("overflows"), "{e}");
+    }
+
+    #[test]
+    fn a_one_row_pitch_that_overflows_in_bytes_is_an_error() {
+        // One row: check_2d accepts any pitch >= width, so the byte pitch must be checked on its own.
+        assert!(check_2d("x", 1, usize::MAX, 1, 1).is_ok());
+        let e = byte_pitch("2-D copy source pitch", usize::MAX, 4).unwrap_err();
+        assert!(e.to_string().contains("overflows"), "{e}");
+        assert_eq!(
+            byte_pitch("p", usize::MAX / 4, 4).unwrap(),
+            usize::MAX / 4 * 4
+        );
+    }
+
+    #[test]
+    fn fill_values_are_read_as_their_bits_whatever_their_alignment() {
+        assert_eq!(
+            fill_bits(&[1u8, 2, 3, 4]),
+            Some(u32::from_ne_bytes([1, 2, 3, 4]))
+        );
+        assert_eq!(
+            fill_bits(&[0xabu8, 0xcd]),
+            Some(u32::from(u16::from_ne_bytes([0xab, 0xcd])))
+        );
+        assert_eq!(fill_bits(&0x1234u16), Some(0x1234));
+        assert_eq!(fill_bits(&7u8), Some(7));
+        assert_eq!(fill_bits(&-1.5f32), Some((-1.5f32).to_bits()));
+        assert_eq!(fill_bits(&1u64), None);
+        assert_eq!(fill_bits(&[0u8; 3]), None);
     }
 
     #[test]
