@@ -84,43 +84,37 @@ The run's raw output is kept in [bench-run/](bench-run/).
 
 ## Reading the numbers
 
-This run (2026-11-21, late, NVIDIA H200: graphs on NVIDIA, `GraphExec::update`, the cheaper device
-binding). Earlier runs' raw output: [bench-run/earlier/](bench-run/earlier/), including the first run of
-the same evening on another H200 host ([bench-2026-11-21-late-first.md](bench-run/earlier/bench-2026-11-21-late-first.md)).
-This host was noisier: the same raw C++ launch took 4.0 us per launch here against 3.0 us there.
+This run (2026-11-23, NVIDIA H100, the memory model: program order across streams). Earlier runs' raw
+output: [bench-run/earlier/](bench-run/earlier/) (the last H200 run before the memory model:
+[bench-2026-11-21-h200-latest.md](bench-run/earlier/bench-2026-11-21-h200-latest.md)). The old code and the
+new one were also run back to back in the same device call with the launch sections only:
+[bench-run/memory-model-old-vs-new.md](bench-run/memory-model-old-vs-new.md).
 
-- Launch throughput (100 000 launches, then one synchronise): every contender waits for the GPU to retire
-  empty kernels, so this is the stack's sustained rate, 3.0-3.6 us per launch with 300-800 ns spread.
-  Safe / raw C++ 1.108x empty and 1.058x with 8 arguments (MISS of the 1.03x target in this run; in the
-  first run of the evening 1.005x / 1.038x). No contender beats the safe API by more than its own spread.
-  The signature check alone: 14 ns per 8-argument launch.
-- Host time per launch (paired rounds on one stream, 95% intervals): in this run the safe launch adds
-  +74.7 +- 10.0 ns over raw C++ at batches of 8 (+55 +- 32 at 1, +76 +- 10 at 32). Two more runs of the same
-  code on another host ([bench-run/launch-cost-runs.md](bench-run/launch-cost-runs.md)): +28.1 +- 8.6 and
-  +53.4 +- 7.6. So the <= 50 ns target is met on one host and not on the others: not met reliably. Where
-  it goes, in every run: hip-sys called from Rust costs the same as C++; the device binding is one
-  context query (`hipCtxGetCurrent`, 12-31 ns); building and checking the arguments 6-12 ns; the rest of
-  `Function::launch` (configuration check, device comparison) 4-16 ns. The binding used to call
-  `hipGetDevice`, 44-99 ns in the same runs. The GPU machines expose no CPU counters (perf_event_open:
-  ENOENT in their VMs). An earlier pairing that put the C++ side on its own stream showed +12 ns; the C++
-  stream was slower, so that figure is not used.
-- Staged pageable copies (3 pinned buffers of 8 MiB, 4 copy threads, from 16 MiB): H2D 1.30x / 3.29x /
-  4.31x and D2H 1.12x / 2.35x / 1.71x raw C++ at 64 MiB / 256 MiB / 1 GiB. At 64 MiB the targets (2x, 1.5x)
-  were MISSED on this host, whose staged runs spread from 16 to 22 GB/s (H2D) and 6.5 to 21 GB/s (D2H); the
-  first run of the evening measured 2.26x / 2.26x at 64 MiB, and the run before that 2.23x / 2.68x. Never
-  slower than raw at any size. The ceiling is the pinned rate (55 GB/s).
-- Graph replay: the safe graph API now runs on NVIDIA. 100 small kernels replay at 738 ns per kernel
-  against 3126 one by one (4.2x); raw C++ with CUDA's graph API 736 ns: safe / raw 1.004x. Changing
-  the arguments by a new capture and `GraphExec::update`: 8.7 us against 75.0 us for a new instantiation.
-- Synchronous device-to-device copies are slower than raw `hipMemcpy` up to 256 MiB (0.37x at 1 MiB, 0.83x
-  at 64 MiB, 0.98x at 1 GiB): the safe copy waits for all work queued on the device before it starts and
-  for the copy to land before it returns (an async write on another stream must not race it). Raw
-  `hipMemcpy` D2D does neither. Per-buffer event tracking (as cudarc does) would let it wait only for work
-  on the buffers involved: not built yet.
-- Events: safe record + query 486 ns against 443 in C++ (0.91x; 0.85x before the cheaper binding).
-- Copies: pinned transfers reach 88% of the PCIe 5.0 x16 link's 63 GB/s per direction, safe / C++ 1.000x
-  at 1 GiB. Device-to-device counts bytes copied (each read and written once).
-- The pipeline (two streams) hides the copies behind the kernels of other chunks: 1.87x with either
-  contender.
+- Synchronous copies now run at raw speed: they are queued on the null stream and ordered by the memory
+  model instead of waiting for the whole device before and after. Device to device, paired rounds
+  (section above): 0.969x-0.999x of raw C++ from 4 KiB to 16 MiB with 95% intervals within +-0.018, where
+  the old code measured 0.41x in the same call (and 0.35x-0.83x up to 64 MiB in the H200 run). The median
+  sweep's lowest points (0.92x-0.95x at D2D 4 MiB, H2D pinned 4 KiB) have spreads wider than the gap and
+  move between runs; the paired figures are the ones to read there.
+- The memory model on one stream costs nothing measurable: two buffer arguments, +116 +- 14 ns over raw
+  C++ with the memory model against +122 +- 10 ns with the old code, back to back (the empty launch:
+  +70 +- 15 against +92 +- 11). The <= 50 ns target over raw C++ is still missed, with or without it:
+  the device binding and the launch checks, as before.
+- At a change of stream the launch records one fence event on the old stream and waits on it on the new
+  one: +1.16 to +1.20 us per launch over raw C++ when every launch alternates between two streams (raw
+  C++ then orders nothing and can give wrong answers), against +1.63 to +2.20 us for cudarc 0.19's event
+  tracking, which pays that on one stream too (+1.75 to +2.19 us).
+- Launch throughput (100 000 launches, then one synchronise): safe / raw C++ 1.014x empty, 1.050x with 8
+  arguments (4 tracked buffers), about the 1.04x-1.11x of earlier runs.
+- Staged pageable copies (3 pinned buffers of 8 MiB, 4 copy threads, from 16 MiB) stay 2.0x-3.3x (H2D)
+  and 1.6x-2.3x (D2H) faster than raw `hipMemcpy` from the same memory at 64 MiB to 1 GiB.
+- Graph replay: 100 small kernels at 1030 ns per kernel against 3649 one by one (3.5x), safe / raw C++
+  0.997x (the graph's buffers are ordered once per replay, not per node).
+- Events: safe record + query 811 ns against 698 in C++ (0.86x, spreads 658-986 and 581-908 ns; earlier
+  runs 0.85x-0.91x): the device binding. A record now also checks whether its stream is being captured
+  (two atomic loads); the memory model records no event while a buffer stays on one stream.
+- Copies: pinned transfers reach 86-88% of the PCIe 5.0 x16 link's 63 GB/s per direction, safe / C++
+  0.99x-1.00x at >= 16 MiB. Device-to-device counts bytes copied (each read and written once).
+
 {kept}""")
 print(f"wrote {docs / 'BENCHMARKS.md'} and {docs / 'bench-bandwidth.png'}")
