@@ -32,6 +32,9 @@ impl Affine {
 #[cfg(feature = "hip")]
 unsafe impl hip::DeviceCopy for Affine {}
 
+// No padding, as DeviceCopy requires: the fields' sizes add up to the struct's.
+const _: () = assert!(core::mem::size_of::<Affine>() == 4 + 4 + 4);
+
 #[cfg(test)]
 mod tests {
     use super::*;
