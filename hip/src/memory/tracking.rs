@@ -188,7 +188,7 @@ pub(crate) enum Release {
 pub struct Allocation {
     ptr: *mut c_void,
     device: Device,
-    /// The id of the stream that is the only user (writer and readers), 0 if none or several.
+    /// [`Users::sole`] as of the last change: the stream whose uses need no wait and change nothing.
     sole: AtomicU64,
     /// Set by [`DeviceBuffer::set_untracked`](crate::DeviceBuffer::set_untracked): the caller orders
     /// every use.
@@ -469,7 +469,9 @@ mod tests {
             rng
         };
         let mut fast = 0;
-        for _ in 0..200 {
+        // Miri interprets every step: fewer sequences there, the same checks.
+        let runs = if cfg!(miri) { 20 } else { 200 };
+        for _ in 0..runs {
             let mut u = Users::default();
             for _ in 0..50 {
                 let r = next();
@@ -490,7 +492,7 @@ mod tests {
                 }
             }
         }
-        assert!(fast > 1000, "the fast path was taken {fast} times");
+        assert!(fast > runs * 5, "the fast path was taken {fast} times");
     }
 
     #[test]
