@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the two-GPU tests (`--features gpu-multi,rccl`: tests/gpu_rccl.rs, tests/gpu_multi.rs), the
+# Build the two-GPU tests (`--features gpu-multi,rccl`: tests/gpu_rccl.rs, gpu_multi.rs, gpu_multi_ordering.rs), the
 # all-reduce / peer-copy benchmark (bench/src/bin/rccl.rs) and its raw C baseline (bench/baseline/
 # nccl_bench.c, gcc against nccl.h) for HIP's NVIDIA platform on a machine without a GPU, and pack them with
 # the run-time libraries (libcudart 11.8; NVRTC 11.8 and NCCL 2.21.5, xz-compressed) into one folder
@@ -18,7 +18,7 @@ export CARGO_TARGET_DIR=target/nvidia CARGO_PROFILE_DEV_DEBUG=0
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
 cargo build -q --release -p hip-rs-bench --features rccl --bin rccl
 cp "$CARGO_TARGET_DIR/release/rccl" "$out/bin/bench-rccl"
-for t in gpu_rccl gpu_multi; do
+for t in gpu_rccl gpu_multi gpu_multi_ordering; do
     exe=$(cargo test -q --features gpu-multi,rccl --test "$t" --no-run --message-format=json 2>/dev/null |
         python3 -c 'import json,sys
 for l in sys.stdin:
