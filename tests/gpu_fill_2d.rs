@@ -102,7 +102,9 @@ fn byte_array_fills_and_a_one_row_pitch_overflowing_in_bytes() {
         .unwrap_err();
     assert!(err.to_string().contains("overflows"), "{err}");
     let mut host = [6u32; 16];
-    let err = dst.copy_2d_to_host(16, &mut host, usize::MAX, 4, 1).unwrap_err();
+    let err = dst
+        .copy_2d_to_host(16, &mut host, usize::MAX, 4, 1)
+        .unwrap_err();
     assert!(err.to_string().contains("overflows"), "{err}");
     assert_eq!(dst.to_vec().unwrap(), [5u32; 16], "nothing written");
     assert_eq!(host, [6u32; 16], "nothing written");
