@@ -30,6 +30,7 @@ pub fn check(call: &'static str, code: sys::hipError_t) -> Result<()> {
 /// `hipRuntimeGetVersion`.
 pub fn runtime_version() -> Result<i32> {
     let mut v = 0;
+    // SAFETY: the only argument is an out-pointer to a live local `i32`.
     check("hipRuntimeGetVersion", unsafe {
         sys::hipRuntimeGetVersion(&mut v)
     })?;
@@ -39,6 +40,7 @@ pub fn runtime_version() -> Result<i32> {
 /// `hipDriverGetVersion`.
 pub fn driver_version() -> Result<i32> {
     let mut v = 0;
+    // SAFETY: the only argument is an out-pointer to a live local `i32`.
     check("hipDriverGetVersion", unsafe {
         sys::hipDriverGetVersion(&mut v)
     })?;
@@ -48,6 +50,7 @@ pub fn driver_version() -> Result<i32> {
 /// `hipGetDeviceCount`: `hipErrorNoDevice` where there is none.
 pub fn device_count() -> Result<i32> {
     let mut n = 0;
+    // SAFETY: the only argument is an out-pointer to a live local `i32`.
     check("hipGetDeviceCount", unsafe {
         sys::hipGetDeviceCount(&mut n)
     })?;
@@ -57,6 +60,7 @@ pub fn device_count() -> Result<i32> {
 /// `hipSetDevice`.
 #[inline]
 pub fn set_device(ordinal: i32) -> Result<()> {
+    // SAFETY: takes a plain integer; an ordinal out of range is an error code, not undefined behaviour.
     check("hipSetDevice", unsafe { sys::hipSetDevice(ordinal) })
 }
 
@@ -64,6 +68,7 @@ pub fn set_device(ordinal: i32) -> Result<()> {
 #[inline]
 pub fn ctx_get_current() -> Result<sys::hipCtx_t> {
     let mut c = std::ptr::null_mut();
+    // SAFETY: the only argument is an out-pointer to a live local handle.
     check("hipCtxGetCurrent", unsafe { sys::hipCtxGetCurrent(&mut c) })?;
     Ok(c)
 }
@@ -71,6 +76,7 @@ pub fn ctx_get_current() -> Result<sys::hipCtx_t> {
 /// `hipGetDevice`.
 pub fn get_device() -> Result<i32> {
     let mut d = 0;
+    // SAFETY: the only argument is an out-pointer to a live local `i32`.
     check("hipGetDevice", unsafe { sys::hipGetDevice(&mut d) })?;
     Ok(d)
 }
@@ -78,16 +84,21 @@ pub fn get_device() -> Result<i32> {
 /// `hipGetDeviceProperties`.
 pub fn device_properties(ordinal: i32) -> Result<sys::hipDeviceProp_t> {
     let mut p = MaybeUninit::<sys::hipDeviceProp_t>::zeroed();
+    // SAFETY: `p` is a live, writable `hipDeviceProp_t` of the layout the bindings were generated from
+    // (and, with `dynamic-loading`, the symbol of that layout is the one looked up: hip-sys's loader);
+    // an ordinal out of range is an error code.
     check("hipGetDeviceProperties", unsafe {
         sys::hipGetDeviceProperties(p.as_mut_ptr(), ordinal)
     })?;
-    // SAFETY: plain C data, zero-initialised and then filled by the runtime.
+    // SAFETY: `hipDeviceProp_t` is plain C data (integers, floats and char arrays) for which all-zero
+    // bits are a valid value, and `p` was zero-initialised above (then filled by the runtime).
     Ok(unsafe { p.assume_init() })
 }
 
 /// `hipDeviceGetAttribute`.
 pub fn device_attribute(attr: sys::hipDeviceAttribute_t, ordinal: i32) -> Result<i32> {
     let mut v = 0;
+    // SAFETY: an out-pointer to a live local `i32`; an unknown attribute or ordinal is an error code.
     check("hipDeviceGetAttribute", unsafe {
         sys::hipDeviceGetAttribute(&mut v, attr, ordinal)
     })?;
@@ -96,6 +107,7 @@ pub fn device_attribute(attr: sys::hipDeviceAttribute_t, ordinal: i32) -> Result
 
 /// `hipDeviceSynchronize` on the current device.
 pub fn device_synchronize() -> Result<()> {
+    // SAFETY: no arguments; it only blocks the calling thread.
     check("hipDeviceSynchronize", unsafe {
         sys::hipDeviceSynchronize()
     })
@@ -104,6 +116,7 @@ pub fn device_synchronize() -> Result<()> {
 /// `hipMemGetInfo` on the current device: `(free, total)` bytes.
 pub fn mem_get_info() -> Result<(usize, usize)> {
     let (mut free, mut total) = (0, 0);
+    // SAFETY: two out-pointers to live local `usize`s.
     check("hipMemGetInfo", unsafe {
         sys::hipMemGetInfo(&mut free, &mut total)
     })?;
@@ -113,6 +126,7 @@ pub fn mem_get_info() -> Result<(usize, usize)> {
 /// `hipDeviceCanAccessPeer`.
 pub fn can_access_peer(device: i32, peer: i32) -> Result<bool> {
     let mut v = 0;
+    // SAFETY: an out-pointer to a live local `i32` and two integers (bad ordinals are an error code).
     check("hipDeviceCanAccessPeer", unsafe {
         sys::hipDeviceCanAccessPeer(&mut v, device, peer)
     })?;
@@ -121,6 +135,7 @@ pub fn can_access_peer(device: i32, peer: i32) -> Result<bool> {
 
 /// `hipDeviceEnablePeerAccess` from the current device to `peer`.
 pub fn enable_peer_access(peer: i32) -> Result<()> {
+    // SAFETY: plain integers only (the peer's ordinal, and flags 0, the only value HIP accepts).
     check("hipDeviceEnablePeerAccess", unsafe {
         sys::hipDeviceEnablePeerAccess(peer, 0)
     })
@@ -129,6 +144,7 @@ pub fn enable_peer_access(peer: i32) -> Result<()> {
 /// `hipMalloc`.
 pub fn malloc(bytes: usize) -> Result<*mut c_void> {
     let mut p = std::ptr::null_mut();
+    // SAFETY: an out-pointer to a live local; a size HIP cannot serve is an error code.
     check("hipMalloc", unsafe { sys::hipMalloc(&mut p, bytes) })?;
     Ok(p)
 }
@@ -144,6 +160,7 @@ pub unsafe fn free(ptr: *mut c_void) -> Result<()> {
 /// `hipHostMalloc` (pinned, page-locked host memory).
 pub fn host_malloc(bytes: usize, flags: u32) -> Result<*mut c_void> {
     let mut p = std::ptr::null_mut();
+    // SAFETY: an out-pointer to a live local; bad flags or sizes are an error code.
     check("hipHostMalloc", unsafe {
         sys::hipHostMalloc(&mut p, bytes, flags)
     })?;
@@ -161,6 +178,7 @@ pub unsafe fn host_free(ptr: *mut c_void) -> Result<()> {
 /// `hipMallocManaged`.
 pub fn malloc_managed(bytes: usize, flags: u32) -> Result<*mut c_void> {
     let mut p = std::ptr::null_mut();
+    // SAFETY: an out-pointer to a live local; bad flags or sizes are an error code.
     check("hipMallocManaged", unsafe {
         sys::hipMallocManaged(&mut p, bytes, flags)
     })?;
@@ -243,6 +261,7 @@ pub unsafe fn memset_async(
 /// `hipStreamCreateWithPriority`.
 pub fn stream_create(flags: u32, priority: i32) -> Result<sys::hipStream_t> {
     let mut s = std::ptr::null_mut();
+    // SAFETY: an out-pointer to a live local handle; flags and priority are plain integers.
     check("hipStreamCreateWithPriority", unsafe {
         sys::hipStreamCreateWithPriority(&mut s, flags, priority)
     })?;
@@ -260,6 +279,7 @@ pub unsafe fn stream_destroy(stream: sys::hipStream_t) -> Result<()> {
 /// `hipDeviceGetStreamPriorityRange` on the current device: `(least, greatest)`.
 pub fn stream_priority_range() -> Result<(i32, i32)> {
     let (mut least, mut greatest) = (0, 0);
+    // SAFETY: two out-pointers to live local `i32`s.
     check("hipDeviceGetStreamPriorityRange", unsafe {
         sys::hipDeviceGetStreamPriorityRange(&mut least, &mut greatest)
     })?;
@@ -296,6 +316,7 @@ pub unsafe fn stream_wait_event(stream: sys::hipStream_t, event: sys::hipEvent_t
 /// `hipEventCreateWithFlags`.
 pub fn event_create(flags: u32) -> Result<sys::hipEvent_t> {
     let mut e = std::ptr::null_mut();
+    // SAFETY: an out-pointer to a live local handle; bad flags are an error code.
     check("hipEventCreateWithFlags", unsafe {
         sys::hipEventCreateWithFlags(&mut e, flags)
     })?;

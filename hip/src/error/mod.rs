@@ -389,11 +389,14 @@ impl Error {
         if let Some(e) = not_loaded(call, code.0) {
             return e;
         }
-        // SAFETY: hipGetErrorString takes any value and returns a static C string (or null).
+        // SAFETY: hipGetErrorString takes any value and returns a static C string, or null (an unknown
+        // code on some runtimes, and with `dynamic-loading` when no runtime could be loaded).
         let ptr = unsafe { hip_sys::hipGetErrorString(code) };
         let runtime = if ptr.is_null() {
             String::new()
         } else {
+            // SAFETY: non-null (checked), and a NUL-terminated string the runtime keeps for the life of
+            // the process; it is copied out at once.
             unsafe { CStr::from_ptr(ptr) }
                 .to_string_lossy()
                 .into_owned()

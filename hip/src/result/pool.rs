@@ -27,6 +27,7 @@ pub unsafe fn free_async(ptr: *mut c_void, stream: sys::hipStream_t) -> Result<(
 /// `hipDeviceGetDefaultMemPool`.
 pub fn device_default_mem_pool(ordinal: i32) -> Result<sys::hipMemPool_t> {
     let mut pool = std::ptr::null_mut();
+    // SAFETY: an out-pointer to a live local handle; an ordinal out of range is an error code.
     check("hipDeviceGetDefaultMemPool", unsafe {
         sys::hipDeviceGetDefaultMemPool(&mut pool, ordinal)
     })?;

@@ -16,6 +16,7 @@ pub fn check(call: &'static str, code: sys::hiprtcResult) -> Result<()> {
 /// `hiprtcVersion`.
 pub fn version() -> Result<(i32, i32)> {
     let (mut major, mut minor) = (0, 0);
+    // SAFETY: two out-pointers to live local `i32`s.
     check("hiprtcVersion", unsafe {
         sys::hiprtcVersion(&mut major, &mut minor)
     })?;
