@@ -45,7 +45,8 @@ pub(crate) struct Limits {
     pub max_shared_mem_per_block: usize,
 }
 
-// SAFETY: a Device is an ordinal and plain numbers; HIP device calls are thread-safe.
+// Checked at compile time: `Device` is Send + Sync by its fields alone (an ordinal, plain limits, an
+// atomic and a `OnceLock` of an `Arc<StreamHandle>`), with no `unsafe impl`.
 const _: () = {
     const fn send_sync<T: Send + Sync>() {}
     send_sync::<Device>();
@@ -70,6 +71,7 @@ impl Device {
         result::set_device(ordinal)?;
         // On CUDA-backed HIP the primary context is created lazily: force it now, or a module load right
         // after set-device fails (709). hipFree(NULL) is the documented no-op that initialises it.
+        // SAFETY: hipFree(NULL) frees nothing: it is defined as a no-op that returns success.
         result::check("hipFree", unsafe { sys::hipFree(std::ptr::null_mut()) })?;
         let p = result::device_properties(ordinal)?;
         let dim = |a: [i32; 3]| a.map(|v| v.max(0) as u32);

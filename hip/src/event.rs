@@ -23,8 +23,11 @@ pub struct Event {
     in_capture: std::sync::atomic::AtomicBool,
 }
 
-// SAFETY: a hipEvent_t is a handle to a runtime object that HIP synchronises internally.
+// SAFETY: a hipEvent_t is a handle to a runtime object that HIP synchronises internally, usable from any
+// thread; the other fields are `Device`, plain data, atomics and a mutex.
 unsafe impl Send for Event {}
+// SAFETY: as for Send: `&Event` passes the handle to HIP calls (record, query, synchronize, waits) that
+// HIP allows concurrently, and its own state is atomics and a mutex.
 unsafe impl Sync for Event {}
 
 impl Event {
@@ -67,7 +70,9 @@ impl Event {
     pub fn record(&self, stream: &Stream) -> Result<()> {
         same_device("Event::record", stream.device(), &self.device)?;
         self.device.bind()?;
-        // SAFETY: this live event and a live stream of its device, which is current.
+        // SAFETY: `self.raw` is live until Drop; `stream.raw()` is live while `stream` is borrowed (or null,
+        // the device's default stream); both belong to the event's device (checked above), which `bind`
+        // made current.
         unsafe { result::event_record(self.raw, stream.raw()) }?;
         // Only a record on a capturing stream (or the first one after) touches the capture slot: plain
         // records stay as cheap as HIP's.
@@ -93,11 +98,13 @@ impl Event {
 
     /// Whether the recorded work is done, without blocking. An event never recorded counts as done.
     pub fn query(&self) -> Result<bool> {
+        // SAFETY: `self.raw` is live until Drop (created in `with_flags`, destroyed only there).
         unsafe { result::event_query(self.raw) }
     }
 
     /// Block until the recorded work is done.
     pub fn synchronize(&self) -> Result<()> {
+        // SAFETY: as in `query`.
         unsafe { result::event_synchronize(self.raw) }
     }
 
@@ -113,6 +120,7 @@ impl Event {
                 return Err(Error::EventNotRecorded { which });
             }
         }
+        // SAFETY: both handles are live until their events drop, and both borrows outlive the call.
         unsafe { result::event_elapsed_time(self.raw, end.raw) }
     }
 }
@@ -120,6 +128,9 @@ impl Event {
 impl Drop for Event {
     fn drop(&mut self) {
         let _ = self.device.bind();
+        // SAFETY: the event was created in `with_flags` and is destroyed only here, once, so `self.raw` is
+        // live and this crate never uses it again. Waits queued on it may still be pending: HIP allows
+        // destroying such an event (it is released once they complete).
         let _ = unsafe { result::event_destroy(self.raw) };
     }
 }

@@ -35,12 +35,15 @@ pub(crate) struct StreamHandle {
 /// A raw event handle owned by a [`StreamHandle`] (null: none yet).
 struct RawEvent(sys::hipEvent_t);
 
-// SAFETY: HIP handles are runtime objects the runtime synchronises internally; the crate only passes
-// them to HIP calls, from any thread.
+// SAFETY: the event handle is only passed to HIP event calls, which the runtime allows from any thread;
+// `StreamHandle` keeps it behind a mutex, so only one thread at a time records it or swaps it in.
 unsafe impl Send for RawEvent {}
-// SAFETY: as above.
+// SAFETY: `raw` is a stream handle, passed only to HIP calls, which accept a stream from any thread (HIP
+// synchronises its stream objects internally); the rest is `Device` (Send + Sync), plain integers, and a
+// fence event behind a mutex.
 unsafe impl Send for StreamHandle {}
-// SAFETY: as above; the handle's mutable state is behind atomics and mutexes.
+// SAFETY: as for Send: shared access only reads `raw`, `device` and `id`, or goes through the
+// `capturing` atomic and the `fence` / `capture` mutexes.
 unsafe impl Sync for StreamHandle {}
 
 impl std::fmt::Debug for StreamHandle {
@@ -106,8 +109,11 @@ impl StreamHandle {
             fence.0 = result::event_create(sys::hipEventDisableTiming)?;
         }
         if !self.is_capturing() {
-            // SAFETY: a live event of this stream's device (created above, destroyed only in Drop), and
-            // this live stream; the device is current.
+            // SAFETY: `fence.0` is a live event created on this stream's device (above, or by an earlier
+            // call; destroyed only in Drop), `self.raw` is this live stream (owned, or kept live by
+            // `from_raw`'s contract), and `bind` made their device current, as HIP requires of a record.
+            // Not capturing (a crate capture sets the flag under this same lock), so the record is not
+            // made a graph node.
             unsafe { result::event_record(fence.0, self.raw)? };
         }
         Ok(())
@@ -192,12 +198,16 @@ impl Drop for StreamHandle {
         let _ = self.device.bind();
         let fence = self.fence.get_mut().unwrap_or_else(|e| e.into_inner()).0;
         if !fence.is_null() {
-            // SAFETY: the fence was created by this handle and is used by nothing else now: every user
-            // held an Arc of this handle.
+            // SAFETY: the fence was created by this handle and no Rust code can reach it any more (every
+            // caller of `fence()` held an Arc of this handle). Waits other streams queued on it may still
+            // be pending: HIP (like CUDA) allows destroying an event with pending work and releases it
+            // once that completes.
             let _ = unsafe { result::event_destroy(fence) };
         }
         if self.owned {
-            // SAFETY: the stream was created by this crate and no Arc of its handle is left.
+            // SAFETY: the stream was created by `Stream::create` and destroyed only here, once; no Arc of
+            // its handle is left, so nothing can queue on it again. Work still queued on it completes
+            // (hipStreamDestroy does not cancel it).
             let _ = unsafe { result::stream_destroy(self.raw) };
         }
     }
@@ -222,10 +232,11 @@ fn next_id() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
-// SAFETY: a hipStream_t is a handle to a runtime object that HIP synchronises internally; the API may be
-// called on one stream from several threads.
+// SAFETY: a hipStream_t is a handle to a runtime object that HIP synchronises internally: the API may be
+// called on one stream from several threads. The other fields are `Device` and `Arc<StreamHandle>`, both
+// Send + Sync.
 unsafe impl Send for Stream {}
-// SAFETY: as above.
+// SAFETY: as for Send; `&Stream` exposes only the handle value and HIP calls on it.
 unsafe impl Sync for Stream {}
 
 impl Stream {
@@ -329,6 +340,8 @@ impl Stream {
     pub fn synchronize(&self) -> Result<()> {
         self.refuse_while_capturing("synchronize")?;
         self.device.bind()?;
+        // SAFETY: `self.raw` is live while `self` is (owned through `handle`, or kept live by
+        // `from_raw`'s contract), or null for the default stream; its device is current.
         unsafe { result::stream_synchronize(self.raw) }
     }
 
@@ -337,6 +350,7 @@ impl Stream {
     pub fn query(&self) -> Result<bool> {
         self.refuse_while_capturing("query")?;
         self.device.bind()?;
+        // SAFETY: as in `synchronize`.
         unsafe { result::stream_query(self.raw) }
     }
 
@@ -348,7 +362,8 @@ impl Stream {
     /// back (an event recorded here, waited for by the capturing stream) before [`Capture::end`](crate::Capture::end).
     pub fn wait_event(&self, event: &Event) -> Result<()> {
         self.device.bind()?;
-        // SAFETY: this live stream of the current device and a live event.
+        // SAFETY: this live stream (as in `synchronize`) of the current device, and `event`, live while
+        // borrowed; HIP accepts an event of another device.
         let wait = || unsafe { result::stream_wait_event(self.raw, event.raw()) };
         match event.capture_log() {
             Some(log) => self.handle.join_capture(&log, wait),
