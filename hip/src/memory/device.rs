@@ -22,16 +22,19 @@ pub struct DeviceBuffer<T: DeviceCopy> {
     _elem: PhantomData<T>,
 }
 
-// SAFETY: the buffer owns device memory; no host data is shared. Device memory may be read from several
-// threads (&self) and written through &mut only, and the allocation's tracking is thread-safe.
+// SAFETY: `ptr` is a device address the host never dereferences (only HIP calls take it), and HIP
+// accepts it from any thread; the allocation (`Arc<Allocation>`) is Send + Sync. T is DeviceCopy (Send).
 unsafe impl<T: DeviceCopy> Send for DeviceBuffer<T> {}
-// SAFETY: as above.
+// SAFETY: as for Send: `&DeviceBuffer` only queues reads of the memory, each ordered by the thread-safe
+// tracking of the allocation.
 unsafe impl<T: DeviceCopy> Sync for DeviceBuffer<T> {}
 
 impl<T: DeviceCopy> DeviceBuffer<T> {
     /// `len` zeroed elements (every `DeviceCopy` type is valid as zero bits).
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
-        // SAFETY: zeroed before it is returned, and the zeroing is ordered before every later use.
+        // SAFETY: `uninit` asks that the contents be written before they are read: `zero()` below writes
+        // every byte (through the null stream, recorded as the writer, so every later use is ordered after
+        // it), and on its failure the buffer is dropped unread.
         let mut b = unsafe { Self::uninit(device, len)? };
         b.zero()?;
         Ok(b)
@@ -54,7 +57,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// A new buffer holding a copy of `src`.
     pub fn from_host(device: &Device, src: &[T]) -> Result<Self> {
-        // SAFETY: fully written by the copy before it is returned.
+        // SAFETY: as in `zeroed`: `copy_from_host` writes all len() elements (recorded as a write, so
+        // later uses are ordered after it), and on failure the buffer is dropped unread.
         let mut b = unsafe { Self::uninit(device, src.len())? };
         b.copy_from_host(src)?;
         Ok(b)
@@ -128,13 +132,14 @@ pub struct DeviceSliceMut<'a, T: DeviceCopy> {
     _elem: PhantomData<&'a mut T>,
 }
 
-// SAFETY: views are borrows of device memory, shareable as the buffers are.
+// SAFETY: a view is a device address (never dereferenced by the host) and a borrow of its parent's
+// `Arc<Allocation>` (Sync), so it may move between threads as the buffer may.
 unsafe impl<T: DeviceCopy> Send for DeviceSlice<'_, T> {}
-// SAFETY: as above.
+// SAFETY: as for Send; `&DeviceSlice` only queues reads.
 unsafe impl<T: DeviceCopy> Sync for DeviceSlice<'_, T> {}
-// SAFETY: as above.
+// SAFETY: as for DeviceSlice; the exclusive borrow of the parent travels with the view.
 unsafe impl<T: DeviceCopy> Send for DeviceSliceMut<'_, T> {}
-// SAFETY: as above.
+// SAFETY: `&DeviceSliceMut` only queues reads (writes need `&mut`), as for DeviceSlice.
 unsafe impl<T: DeviceCopy> Sync for DeviceSliceMut<'_, T> {}
 
 impl<'a, T: DeviceCopy> DeviceSlice<'a, T> {

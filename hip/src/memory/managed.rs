@@ -28,9 +28,10 @@ pub struct ManagedBuffer<T: DeviceCopy> {
     _elem: std::marker::PhantomData<T>,
 }
 
-// SAFETY: as DeviceBuffer; host access goes through &self / &mut self after the conflicting work is done.
+// SAFETY: as DeviceBuffer: the buffer owns the allocation (Send + Sync) and T is DeviceCopy (Send + Sync).
 unsafe impl<T: DeviceCopy> Send for ManagedBuffer<T> {}
-// SAFETY: as above.
+// SAFETY: `&ManagedBuffer` gives host reads of Sync data (`as_slice`, after the writers are done) and
+// queues work that only reads; host writes and device writes need `&mut`.
 unsafe impl<T: DeviceCopy> Sync for ManagedBuffer<T> {}
 
 impl<T: DeviceCopy> ManagedBuffer<T> {
@@ -42,7 +43,10 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
         } else {
             device.bind()?;
             let p = result::malloc_managed(bytes, sys::hipMemAttachGlobal)?;
-            // SAFETY: fresh allocation of `bytes`, valid on the host; zero bits are a valid T.
+            // SAFETY: `p` is a fresh hipMallocManaged allocation of `bytes` bytes, attached globally so the
+            // host may write it, and no work uses it yet; zero bits are a valid T. (On a device without
+            // concurrent managed access the host may touch managed memory only while the device is idle:
+            // work on other buffers running now is not waited for here.)
             unsafe { p.cast::<u8>().write_bytes(0, bytes) };
             p
         };
@@ -57,15 +61,20 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
     /// The contents on the host, once the work that writes them is done.
     pub fn as_slice(&self) -> Result<&[T]> {
         self.host_wait(Access::Read)?;
-        // SAFETY: `host_ptr` is valid for `len` T, and no queued work writes it (waited above; new work
-        // needs `&mut self` or a shared borrow that only reads).
+        // SAFETY: `host_ptr` is aligned and valid on the host for `len` initialised T (zeroed at
+        // allocation; or dangling with no bytes), alive while `self` is borrowed. Every write queued
+        // before was waited for above (and, without concurrent managed access, the whole device); a new
+        // device write needs `&mut self`, which the returned borrow excludes, a graph replaying a captured
+        // write aside (see the `memory` module doc). Without concurrent managed access the slice is only
+        // valid while the device stays idle, which is not enforced after this returns.
         Ok(unsafe { std::slice::from_raw_parts(self.host_ptr(), self.len) })
     }
 
     /// The contents on the host for writing, once every queued use of them is done.
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
         self.host_wait(Access::Write)?;
-        // SAFETY: as in as_slice, and nothing queued reads it either.
+        // SAFETY: as in as_slice, for writing: every use queued before (reads too) was waited for, no
+        // other borrow of the buffer exists, and the same two exceptions apply.
         Ok(unsafe { std::slice::from_raw_parts_mut(self.host_ptr(), self.len) })
     }
 

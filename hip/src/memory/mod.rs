@@ -15,10 +15,18 @@
 //! - Asynchronous copies ([`Stream::copy_to_device_async`](crate::Stream::copy_to_device_async) and
 //!   friends) take host memory only as a [`PinnedBuffer`], tracked the same way: the host sees or changes
 //!   its contents ([`PinnedBuffer::as_slice`], [`PinnedBuffer::as_mut_slice`]) only after the copies that
-//!   conflict have completed, and neither dropping nor `mem::forget`-ing anything frees it under a copy.
+//!   conflict and were queued before the call have completed, and neither dropping nor `mem::forget`-ing
+//!   anything frees it under a copy. A slice already borrowed does not stop work queued later without a
+//!   borrow of the buffer: a [`GraphExec::launch`](crate::GraphExec::launch) replaying a captured copy
+//!   into (or out of) the buffer is ordered after the slice was taken, not after it is released.
 //! - Memory is freed when its owner and every graph that captured work on it are gone, and only after
-//!   every stream still using it is done (a stream-ordered buffer: its stream waits for them first).
-//! - Device buffers are zero-initialised unless allocated with the `unsafe` `*_uninit` functions.
+//!   every stream recorded as still using it is done (a stream-ordered buffer: its stream waits for them
+//!   first). Work this crate cannot see is not waited for: uses made untracked
+//!   ([`DeviceBuffer::set_untracked`], [`LaunchArgs::arg_untracked`](crate::LaunchArgs::arg_untracked),
+//!   both `unsafe`), and, with the `rccl` feature, collectives called inside `rccl::group`, which RCCL /
+//!   NCCL queue only when the group ends, after a buffer dropped inside the group was already freed.
+//! - Device buffers are zero-initialised unless allocated with the `unsafe` [`DeviceBuffer::uninit`] or
+//!   [`DeviceBuffer::alloc_async`].
 
 /// `DeviceMemory` and `KernelArg` for a type holding `ptr: DevicePtr`, `len` and `alloc` (an
 /// `Arc<Allocation>` or a reference to one).
@@ -39,8 +47,9 @@ macro_rules! device_memory {
                 &self.alloc
             }
         }
-        // SAFETY: `ptr` is a device address, the value a kernel's pointer parameter takes, and it lives in
-        // `self`, so the pointer stays valid while `self` is borrowed.
+        // SAFETY: `as_kernel_param` points at the `ptr` field, a device address (the value a kernel's
+        // pointer parameter takes) of `kernel_param_size()` = size_of::<DevicePtr>() bytes, stored in `self`:
+        // valid as long as `self` is borrowed, as the trait asks.
         unsafe impl<$($lt,)? T: $crate::memory::DeviceCopy> crate::launch::KernelArg for $ty<$($lt,)? T> {
             fn as_kernel_param(&self) -> *mut std::ffi::c_void {
                 std::ptr::addr_of!(self.ptr) as *mut std::ffi::c_void
@@ -100,15 +109,20 @@ pub type DevicePtr = *mut c_void;
 pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {}
 
 macro_rules! device_copy {
-    // SAFETY: primitive integers and floats: no padding, every bit pattern a value.
-    ($($t:ty),*) => { $(unsafe impl DeviceCopy for $t {})* };
+    ($($t:ty),*) => { $(
+        // SAFETY: primitive integers and floats (and `half`'s 16-bit floats, plain `u16` wrappers): Copy,
+        // Send, Sync and 'static, no padding, no pointers, and every bit pattern is a value (a float's
+        // NaNs included).
+        unsafe impl DeviceCopy for $t {}
+    )* };
 }
 device_copy!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
 // 16-bit floats (the `half` crate, with the `rccl` feature): every bit pattern is a value.
 #[cfg(feature = "rccl")]
 device_copy!(half::f16, half::bf16);
-// SAFETY: an array of a DeviceCopy type has no padding between elements (size is a multiple of the
-// alignment) and every bit pattern of each element is valid.
+// SAFETY: an array of a DeviceCopy type has no padding between elements (an element's size is a multiple
+// of its alignment, and the array adds nothing) and every bit pattern of each element is valid; it is
+// Copy, Send, Sync and 'static as its element is.
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 
 mod sealed {
@@ -160,8 +174,9 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
     fn to_vec(&self) -> Result<Vec<T>> {
         let mut v = Vec::<T>::with_capacity(self.len());
         read_to_host(self, v.as_mut_ptr().cast())?;
-        // SAFETY: the copy wrote all len() elements (or they are zero-sized), and any bits are a valid T
-        // (DeviceCopy).
+        // SAFETY: `v` has capacity for len() elements; `read_to_host` returned Ok, so it wrote all
+        // byte_len() = len() * size_of::<T>() bytes of them (none when T is zero-sized), and any bits are a
+        // valid T (DeviceCopy).
         unsafe { v.set_len(self.len()) };
         Ok(v)
     }
@@ -187,15 +202,19 @@ fn read_to_host<T: DeviceCopy, M: DeviceMemory<T> + ?Sized>(m: &M, dst: *mut u8)
     if n == 0 {
         return Ok(());
     }
-    // SAFETY (both calls): the memory holds `n` bytes on its device; the caller gives `dst` for `n`
-    // bytes; the staging ring and the null stream are ordered after this memory's writers.
+    // SAFETY: `m` (borrowed for the call) is `n` bytes of device memory of its allocation (DeviceMemory is
+    // sealed: pointer and length are this crate's), and the caller gives `dst` valid for writing `n`
+    // bytes (a slice of len() elements, or a Vec's spare capacity). The ring orders its stream after the
+    // memory's writers and returns once `dst` holds the data.
     if let Some(r) = unsafe { staging::to_host(m.allocation(), dst, m.device_ptr(), n) } {
         return r;
     }
     let device = m.device();
     m.allocation().use_on(device.null_stream(), Access::Read)?;
     device.bind()?;
-    // SAFETY: see above; hipMemcpy to the host returns once the copy is done.
+    // SAFETY: pointers and size as above. The null stream of the memory's device (current) was ordered
+    // after its writers, and hipMemcpy to the host returns only once the copy is done, so `dst` is not
+    // written after the call and `m` is not read after its borrow ends.
     unsafe { result::memcpy(dst.cast(), m.device_ptr(), n, sys::hipMemcpyDeviceToHost) }
 }
 
@@ -219,8 +238,9 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
             return Ok(());
         }
         let (s, p) = (src.as_ptr().cast::<u8>(), self.device_ptr());
-        // SAFETY (both calls): `src` is valid for `n` bytes, the memory holds `n` bytes on its device,
-        // and the ring or the null stream is ordered after every other use of it.
+        // SAFETY: `src` is a live slice of len() elements, valid for reading `n` bytes; this memory is
+        // `n` bytes of device memory of its allocation (sealed trait). The ring orders its stream after
+        // every other use of the memory and returns once `src` has been read.
         if let Some(r) = unsafe { staging::to_device(self.allocation(), p, s, n) } {
             return r;
         }
@@ -228,6 +248,10 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
         self.allocation()
             .use_on(device.null_stream(), Access::Write)?;
         device.bind()?;
+        // SAFETY: pointers and size as above; the device's null stream (current) was ordered after every
+        // other use of the memory. hipMemcpy from pageable memory returns once `src` has been read
+        // (staged), so `src` may change after the call; the memory is freed only after the null stream's
+        // work, which it is now recorded to have.
         unsafe { result::memcpy(p, s.cast(), n, sys::hipMemcpyHostToDevice) }
     }
 
@@ -247,7 +271,10 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
         src.allocation().use_on(null, Access::Read)?;
         self.allocation().use_on(null, Access::Write)?;
         self.device().bind()?;
-        // SAFETY: both hold `n` bytes; the null stream is ordered after their conflicting users.
+        // SAFETY: both are `n` bytes of device memory (equal lengths checked; sealed trait), alive for the
+        // call. The null stream of this memory's device (current) was ordered after the source's writers
+        // and this memory's users, on any device, and is recorded as a user of both, so neither is freed
+        // or conflictingly used before the copy, which may still run after the call, is done.
         unsafe {
             result::memcpy(
                 self.device_ptr(),
@@ -268,7 +295,9 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
         self.allocation()
             .use_on(self.device().null_stream(), Access::Write)?;
         self.device().bind()?;
-        // SAFETY: the memory holds `n` bytes; the null stream is ordered after its users.
+        // SAFETY: `n` bytes of device memory (sealed trait); the device's null stream (current) was
+        // ordered after the memory's users and is recorded as its writer, so the memset, which may still
+        // run after the call, is done before the memory is freed or used elsewhere.
         unsafe { result::memset(self.device_ptr(), value, n) }
     }
 

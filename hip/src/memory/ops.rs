@@ -55,8 +55,9 @@ fn byte_pitch(what: &'static str, pitch: usize, elem: usize) -> Result<usize> {
 /// The bits of a 1-, 2- or 4-byte fill value, as the `hipMemsetD*` calls take them.
 pub(crate) fn fill_bits<T: DeviceCopy>(value: &T) -> Option<u32> {
     let p = (value as *const T).cast::<u8>();
-    // SAFETY: `T` has exactly the size read and no padding (DeviceCopy), so every byte is initialised;
-    // unaligned reads make the alignment of `T` (1 for `[u8; 4]`) irrelevant.
+    // SAFETY: `p` points at a live `T`, borrowed for the call; each arm reads exactly size_of::<T>()
+    // bytes, all initialised because DeviceCopy types have no padding, and `read_unaligned` (a `u8` read
+    // needs no alignment) makes T's alignment (1 for `[u8; 4]`) irrelevant.
     unsafe {
         match std::mem::size_of::<T>() {
             1 => Some(u32::from(p.read())),
@@ -93,8 +94,11 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         self.allocation().use_on(stream.handle(), Access::Write)?;
         self.device().bind()?;
         let (p, n, s) = (self.device_ptr(), self.len(), stream.raw());
-        // SAFETY: the buffer holds n elements of `size` bytes; `&mut self` keeps host views away, the
-        // stream is ordered after the buffer's other users, and the buffer is freed only after it.
+        // SAFETY: the buffer is `n` elements of `size` bytes (1, 2 or 4: `fill_bits` returned Some) of device
+        // memory on the stream's device (checked, current), and each call counts in units of that size. The
+        // stream now waits for the buffer's other users and is recorded as its writer, so the buffer is not
+        // freed or used in conflict before the fill is done. (On a capturing stream the use goes to the
+        // capture instead: its graphs keep the memory alive and order their launches.)
         unsafe {
             match size {
                 1 => result::memset_async(p, bits as u8, n, s),
@@ -127,9 +131,11 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         let null = self.device().null_stream();
         self.allocation().use_on(null, Access::Write)?;
         self.device().bind()?;
-        // SAFETY: check_2d proved both extents fit the memories (so `width * e` is at most a buffer's byte
-        // size); the null stream is ordered after the buffer's users, and a synchronous hipMemcpy2D has
-        // read `src` on return.
+        // SAFETY: check_2d proved `(height - 1) * pitch + width` elements fit each side, so in bytes
+        // (`* e`, pitches checked by byte_pitch) both pointers are valid for what hipMemcpy2D touches, and
+        // `width * e` is at most a buffer's byte size. The device's null stream (current) was ordered
+        // after the buffer's users and recorded as its writer; a synchronous hipMemcpy2D from the host
+        // has read `src` on return.
         unsafe {
             result::memory::memcpy_2d(
                 self.device_ptr(),
@@ -165,7 +171,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         let null = self.device().null_stream();
         self.allocation().use_on(null, Access::Read)?;
         self.device().bind()?;
-        // SAFETY: as in copy_2d_from_host; a synchronous hipMemcpy2D to the host returns once done.
+        // SAFETY: extents as in copy_2d_from_host; the null stream was ordered after the buffer's writers
+        // and recorded as a reader; a synchronous hipMemcpy2D to the host returns once `dst` holds the
+        // data, so nothing writes `dst` after its borrow ends.
         unsafe {
             result::memory::memcpy_2d(
                 dst.as_mut_ptr().cast(),
@@ -241,8 +249,10 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
         }
         self.allocation().use_on(stream.handle(), Access::Read)?;
         self.device().bind()?;
-        // SAFETY: the buffer is managed memory of byte_len() bytes, kept alive by &self and freed only
-        // after every stream using it (this one included) is done.
+        // SAFETY: managed memory of byte_len() bytes (a ManagedBuffer, non-empty), alive while `&self` is;
+        // the stream is recorded as a (read) user, so the memory is freed only after the prefetch is done.
+        // (On a capturing stream the use goes to the capture instead: its graphs keep the
+        // memory alive and order their launches.)
         unsafe {
             result::memory::mem_prefetch_async(
                 self.device_ptr(),
@@ -261,7 +271,8 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
             return Ok(());
         }
         self.device().bind()?;
-        // SAFETY: as above.
+        // SAFETY: managed memory of byte_len() bytes, alive for the call (`&self`); advice changes where
+        // pages live, never their contents, and queues nothing.
         unsafe {
             result::memory::mem_advise(
                 self.device_ptr(),

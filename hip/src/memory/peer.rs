@@ -40,8 +40,12 @@ impl Stream {
         src.allocation().use_on(self.handle(), Access::Read)?;
         dst.allocation().use_on(self.handle(), Access::Write)?;
         self.device().bind()?;
-        // SAFETY: both are device memory of `byte_len` bytes on the named devices; the stream is ordered
-        // after their conflicting users, and both are freed only after this stream is done with them.
+        // SAFETY: both are device memory of `byte_len()` bytes (equal lengths checked; sealed trait) on the
+        // devices whose ordinals are passed; `dst`'s device (the stream's, checked) is current. This stream
+        // now waits for the source's writers and the destination's users on any device (HIP waits on
+        // another device's event), and is recorded as a user of both, so neither is freed, nor used in
+        // conflict by later work, before the copy is done. (On a capturing stream the uses go to the
+        // capture instead: its graphs keep both alive and order their launches.)
         unsafe {
             result::memcpy_peer_async(
                 dst.device_ptr(),

@@ -27,10 +27,11 @@ pub struct PinnedBuffer<T: DeviceCopy> {
     alloc: Arc<Allocation>,
 }
 
-// SAFETY: the buffer owns its memory; host access goes through &self / &mut self after the conflicting
-// copies completed, and the tracking is thread-safe.
+// SAFETY: the buffer owns its pinned memory (T is DeviceCopy: Send + Sync plain data), so moving it moves
+// that ownership; the allocation is Send + Sync.
 unsafe impl<T: DeviceCopy> Send for PinnedBuffer<T> {}
-// SAFETY: as above.
+// SAFETY: `&PinnedBuffer` gives host reads (`as_slice`, of Sync data) and queues copies that only read
+// the memory; host writes and copies into it need `&mut`.
 unsafe impl<T: DeviceCopy> Sync for PinnedBuffer<T> {}
 
 impl<T: DeviceCopy> PinnedBuffer<T> {
@@ -45,7 +46,9 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
         } else {
             device.bind()?;
             let p = result::host_malloc(bytes, sys::hipHostMallocDefault)?.cast::<T>();
-            // SAFETY: fresh allocation of `bytes`; zero bits are a valid T (DeviceCopy).
+            // SAFETY: `p` is a fresh hipHostMalloc allocation of `bytes` = len * size_of::<T>() bytes,
+            // suitably aligned for any type (as the runtime's allocations are), host-writable, and used by
+            // nothing yet; zero bits are a valid T (DeviceCopy).
             unsafe { p.write_bytes(0, len) };
             (p, Release::HostFree)
         };
@@ -82,15 +85,20 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// read it may still run).
     pub fn as_slice(&self) -> Result<&[T]> {
         self.alloc.host_wait(Access::Read)?;
-        // SAFETY: `ptr` is valid for `len` T (or dangling with no bytes); no queued copy writes it
-        // (waited above, and queueing a new one needs `&mut self`).
+        // SAFETY: `ptr` is aligned and valid for `len` initialised T (zeroed at allocation), or dangling
+        // and non-null with no bytes; the allocation lives while `self` is borrowed. Every copy writing it
+        // that was queued before was waited for above, and queueing another needs `&mut self`, which the
+        // returned borrow excludes; a graph replaying a captured write needs no borrow of this buffer and
+        // is the exception (see the module doc).
         Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.len) })
     }
 
     /// The contents for writing, once every asynchronous copy using the buffer has completed.
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
         self.alloc.host_wait(Access::Write)?;
-        // SAFETY: as in as_slice, and no queued copy reads it either.
+        // SAFETY: as in as_slice, for writing: every copy reading or writing it that was queued before was
+        // waited for above, `&mut self` excludes queueing another while the slice lives (a graph replay
+        // aside, as in as_slice), and no other slice of it exists.
         Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) })
     }
 
@@ -118,8 +126,12 @@ impl Stream {
         src.alloc.use_on(self.handle(), Access::Read)?;
         dst.allocation().use_on(self.handle(), Access::Write)?;
         self.device().bind()?;
-        // SAFETY: both hold byte_len() bytes; the stream is ordered after their conflicting users, and
-        // both are freed only after this stream is done with them.
+        // SAFETY: `src` is pinned host memory and `dst` device memory, both of byte_len() bytes (equal
+        // lengths checked), on the stream's device (checked, and current). The stream now waits for the
+        // pinned buffer's writers and the destination's users, and is recorded as a user of both: neither is
+        // freed, nor written by the host (`as_mut_slice` waits), before the copy is done. (On a capturing
+        // stream the uses go to the capture instead: its graphs keep the memory alive and order their
+        // launches.)
         unsafe {
             result::memcpy_async(
                 dst.device_ptr(),
@@ -148,7 +160,9 @@ impl Stream {
         src.allocation().use_on(self.handle(), Access::Read)?;
         dst.alloc.use_on(self.handle(), Access::Write)?;
         self.device().bind()?;
-        // SAFETY: as in copy_to_device_async.
+        // SAFETY: as in copy_to_device_async, the other way: `dst` is pinned memory of byte_len() bytes,
+        // which the host reads (`as_slice`) or writes only after this copy, recorded as its writer, is
+        // done.
         unsafe {
             result::memcpy_async(
                 dst.ptr.cast(),
@@ -176,7 +190,11 @@ impl Stream {
         src.allocation().use_on(self.handle(), Access::Read)?;
         dst.allocation().use_on(self.handle(), Access::Write)?;
         self.device().bind()?;
-        // SAFETY: as in copy_to_device_async.
+        // SAFETY: both are device memory of byte_len() bytes (equal lengths checked); `dst` is on the
+        // stream's device (current), `src` on it or a peer. The stream now waits for the source's writers and
+        // the destination's users on any device and is recorded as a user of both, so neither is freed or
+        // used in conflict before the copy is done. (On a capturing stream the uses go to the capture
+        // instead: its graphs keep the memory alive and order their launches.)
         unsafe {
             result::memcpy_async(
                 dst.device_ptr(),
@@ -200,7 +218,10 @@ impl Stream {
         }
         dst.allocation().use_on(self.handle(), Access::Write)?;
         self.device().bind()?;
-        // SAFETY: dst holds byte_len() bytes; the stream is ordered after its users.
+        // SAFETY: `dst` is byte_len() bytes of device memory on the stream's device (checked, current); the
+        // stream now waits for its users and is recorded as its writer, so it is not freed or used in
+        // conflict before the memset is done. (On a capturing stream the uses go to the capture instead: its
+        // graphs keep the memory alive and order their launches.)
         unsafe { result::memset_async(dst.device_ptr(), value, dst.byte_len(), self.raw()) }
     }
 }

@@ -68,11 +68,16 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// `len` zeroed elements in `stream`'s order: [`DeviceBuffer::alloc_async`] and a memset queued on
     /// `stream`. Later operations on any stream are ordered after the zeroing.
     pub fn zeroed_async(stream: &Stream, len: usize) -> Result<Self> {
-        // SAFETY: zeroed below, in stream order, before anything else can read it.
+        // SAFETY: `alloc_async` asks that the contents be written before they are read: the memset below
+        // writes every byte on `stream`, which `alloc_async` recorded as the buffer's writer, so every
+        // later use is ordered after it; on failure the buffer is dropped unread.
         let b = unsafe { Self::alloc_async(stream, len)? };
         if !b.device_ptr().is_null() {
             let bytes = byte_size::<T>(len)?;
-            // SAFETY: the memory is ours and valid for `bytes`; `stream` is its only user so far.
+            // SAFETY: `b` is `bytes` of device memory on `stream`'s device (current since alloc_async),
+            // allocated in `stream`'s order just before; `stream` is its only recorded user, and the buffer
+            // is freed only after `stream`'s work. (alloc_async refused a capturing stream; a capture
+            // another thread begins on `stream` in between would record this memset without the buffer.)
             unsafe { result::memset_async(b.device_ptr(), 0, bytes, stream.raw())? };
         }
         Ok(b)
@@ -92,8 +97,10 @@ pub struct MemPool {
     device: Device,
 }
 
-// SAFETY: a pool handle is a runtime object HIP synchronises internally.
+// SAFETY: a pool handle is a runtime object HIP synchronises internally (its calls lock the pool), usable
+// from any thread; the device's default pool lives as long as the process.
 unsafe impl Send for MemPool {}
+// SAFETY: as for Send; `&MemPool` only passes the handle to those calls.
 unsafe impl Sync for MemPool {}
 
 impl MemPool {
@@ -122,6 +129,8 @@ impl MemPool {
     /// (`hipMemPoolAttrReleaseThreshold`).
     pub fn release_threshold(&self) -> Result<u64> {
         self.device.bind()?;
+        // SAFETY: `self.raw` is the device's default pool, never destroyed; the release threshold is a
+        // 64-bit attribute (uint64_t / cuuint64_t on both platforms).
         unsafe { result::pool::mem_pool_get_u64(self.raw, result::pool::RELEASE_THRESHOLD) }
     }
 
@@ -130,12 +139,15 @@ impl MemPool {
     /// allocations are live.
     pub fn set_release_threshold(&self, bytes: u64) -> Result<()> {
         self.device.bind()?;
+        // SAFETY: as in release_threshold.
         unsafe { result::pool::mem_pool_set_u64(self.raw, result::pool::RELEASE_THRESHOLD, bytes) }
     }
 
     /// Release unused reserved memory until at most `keep_bytes` stay reserved (`hipMemPoolTrimTo`).
     pub fn trim_to(&self, keep_bytes: usize) -> Result<()> {
         self.device.bind()?;
+        // SAFETY: a live pool, as in release_threshold. Trimming releases only memory freed back to the
+        // pool, and this crate frees pool memory (hipFreeAsync) only after every recorded user is done.
         unsafe { result::pool::mem_pool_trim_to(self.raw, keep_bytes) }
     }
 }

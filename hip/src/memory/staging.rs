@@ -133,8 +133,10 @@ impl Pool {
                     .name(format!("hip-rs-staging-{i}"))
                     .spawn(move || {
                         for (dst, src, n, latch) in rx {
-                            // SAFETY: the caller of `copy` keeps both ranges valid and disjoint until the
-                            // latch opens, which is after this copy.
+                            // SAFETY: `Pool::copy` sent a piece `(off, n)` of its own ranges, which its
+                            // caller keeps valid (and not overlapping) for reading / writing, and it
+                            // returns only after the latch opens, which is after this copy; the pieces
+                            // are disjoint, so no other thread touches these bytes meanwhile.
                             unsafe {
                                 std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n)
                             };
@@ -198,7 +200,9 @@ struct Ring {
     threads: usize,
 }
 
-// SAFETY: the pinned pointers are owned by the ring and used only under the ring's mutex.
+// SAFETY: the raw pointers are the ring's own pinned buffers, freed only in its Drop; the ring lives in
+// the `ring_cell` mutex and is only used (or dropped) by the thread holding it, so moving it between
+// threads moves that exclusive ownership. The other fields (Stream, Event, Sender) are Send.
 unsafe impl Send for Ring {}
 
 impl Ring {
@@ -308,7 +312,10 @@ impl Drop for Ring {
             return;
         }
         for (p, _) in &self.buffers {
-            // SAFETY: allocated by hipHostMalloc in Ring::new; the stream that used it is idle.
+            // SAFETY: allocated by hipHostMalloc in Ring::new and freed only here, once. Only the ring's
+            // own stream ever copied to or from it, and that stream is idle (synchronized just above, so
+            // even a copy that failed part-way has no DMA left); the host side copies ran on the caller's
+            // thread and the pool, and finished before `to_device` / `to_host` returned.
             let _ = unsafe { result::host_free(p.cast()) };
         }
     }
@@ -359,7 +366,8 @@ fn with_ring<R>(device: &Device, f: impl FnOnce(&Ring) -> Result<R>) -> Option<R
 
 /// Whether `host` is pinned memory already (a `PinnedBuffer`'s slice): staging it would only add a copy.
 fn is_pinned(host: *const u8) -> bool {
-    // SAFETY: hipHostGetFlags only looks the address up; pageable memory answers an error.
+    // SAFETY: hipHostGetFlags only looks the address up in the runtime's tables (it dereferences nothing
+    // at it); pageable memory answers an error.
     unsafe { result::memory::host_get_flags(host.cast()) }.is_ok()
 }
 
@@ -452,12 +460,14 @@ mod tests {
         for len in [0usize, 1, 63, 64, 65, 1000, (3 << 20) + 17] {
             let src: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
             let mut dst = vec![0u8; len];
+            // SAFETY: `src` and `dst` are two live Vecs of `len` bytes: valid and not overlapping.
             unsafe { pool.copy(dst.as_mut_ptr(), src.as_ptr(), len) };
             assert_eq!(dst, src, "len {len}");
         }
         let none = Pool::new(0);
         let src = vec![7u8; 4096];
         let mut dst = vec![0u8; 4096];
+        // SAFETY: as above, 4096 bytes each.
         unsafe { none.copy(dst.as_mut_ptr(), src.as_ptr(), 4096) };
         assert_eq!(dst, src);
     }

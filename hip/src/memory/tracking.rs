@@ -197,9 +197,11 @@ pub struct Allocation {
     release: Release,
 }
 
-// SAFETY: the address is only passed to HIP calls; the mutable state is behind atomics and a mutex.
+// SAFETY: `ptr` is never dereferenced here, only passed to HIP calls (and the owner's own accessors),
+// which accept it from any thread; the other fields are Send + Sync (`Device`, atomics, a mutex, and
+// `Release`'s `Arc<StreamHandle>`).
 unsafe impl Send for Allocation {}
-// SAFETY: as above.
+// SAFETY: as for Send: shared access reads `ptr` and `device`, or goes through the atomics and the mutex.
 unsafe impl Sync for Allocation {}
 
 impl std::fmt::Debug for Allocation {
@@ -267,8 +269,9 @@ impl Allocation {
         users.for_each_conflict(handle.id, access, |other| {
             let fence = other.fence()?;
             handle.device.bind()?;
-            // SAFETY: a live stream (its handle is held) of the current device, and a live event (owned
-            // by `other`, which is held).
+            // SAFETY: `handle.raw` is live while its `Arc<StreamHandle>` is held (by the caller), and `bind`
+            // made its device current; `fence` is a live event owned by `other`, held in `users` (HIP
+            // accepts an event of another device, as for a peer copy).
             unsafe { result::stream_wait_event(handle.raw, fence) }
         })?;
         users.record(handle, access);
@@ -285,7 +288,8 @@ impl Allocation {
         let mut users = lock(&self.users);
         for other in users.host_conflicts(access) {
             let fence = other.fence()?;
-            // SAFETY: a live event (owned by `other`, which is held).
+            // SAFETY: `fence` is a live event owned by `other`, whose handle `users` holds (and the lock
+            // keeps it there) through the call.
             unsafe { result::event_synchronize(fence)? };
         }
         users.host_done(access);
@@ -312,10 +316,11 @@ impl Allocation {
                 Some(f) => {
                     let fence = other.fence()?;
                     f.device.bind()?;
-                    // SAFETY: live stream and event, as in use_on_slow.
+                    // SAFETY: as in use_on_slow: `f` (the free stream, held by `release`) is live and its
+                    // device current; `fence` is owned by `other`, held in this local list.
                     unsafe { result::stream_wait_event(f.raw, fence)? };
                 }
-                // SAFETY: a live event.
+                // SAFETY: the fence is a live event owned by `other`, held in this local list.
                 None => unsafe { result::event_synchronize(other.fence()?)? },
             }
         }
@@ -331,13 +336,19 @@ impl Drop for Allocation {
             Release::Nothing => {}
             Release::Free => {
                 if self.wait_for_all_users(None).is_ok() && self.device.bind().is_ok() {
-                    // SAFETY: hipMalloc'd (or hipMallocManaged) memory, no longer used by any stream.
+                    // SAFETY: memory from hipMalloc or hipMallocManaged (the only allocations made with
+                    // `Release::Free`), freed once (`release` is `Nothing` from now on). The host waited for
+                    // every stream recorded as a user, and the last owner is gone, so no new use can be
+                    // queued; uses made while untracked are the caller's to have ordered
+                    // (`set_untracked`'s contract), and hipFree waits for the device's work as well.
                     let _ = unsafe { result::free(self.ptr) };
                 }
             }
             Release::HostFree => {
                 if self.wait_for_all_users(None).is_ok() && self.device.bind().is_ok() {
-                    // SAFETY: hipHostMalloc'd memory, no longer used by any stream.
+                    // SAFETY: memory from hipHostMalloc (`PinnedBuffer`, the only `Release::HostFree`), freed
+                    // once; the host waited for every stream recorded as a user and the last owner (with
+                    // every host slice borrowed from it) is gone.
                     let _ = unsafe { result::host_free(self.ptr) };
                 }
             }
@@ -347,18 +358,25 @@ impl Drop for Allocation {
                 if !stream.is_capturing()
                     && self.wait_for_all_users(Some(&stream)).is_ok()
                     && stream.device.bind().is_ok()
-                    // SAFETY: pool memory; `stream` now waits for every other stream using it, and its
-                    // own work is ordered before the free.
+                    // SAFETY: memory from hipMallocAsync on `stream` (the only `Release::FreeAsync`), freed
+                    // once; `stream` (live: held by `release`, its device current) now waits for every
+                    // other stream recorded as a user and runs its own earlier work first, and with the last
+                    // owner gone nothing can be queued after the free. It was not capturing, so the free is
+                    // not recorded into a graph.
                     && unsafe { result::pool::free_async(self.ptr, stream.raw) }.is_ok()
                 {
                     return;
                 }
                 let idle = self.wait_for_all_users(None).and_then(|()| {
-                    // SAFETY: a live event of the held stream.
+                    // SAFETY: the fence is a live event owned by `stream`, which `release` held.
                     unsafe { result::event_synchronize(stream.fence()?) }
                 });
                 if idle.is_ok() && stream.device.bind().is_ok() {
-                    // SAFETY: pool memory no stream uses any more; hipFree accepts it.
+                    // SAFETY: the host waited for every user and for `stream` itself, so no queued work uses
+                    // the memory, and it is freed once. `result::free` asks for memory from hipMalloc and
+                    // this came from hipMallocAsync: HIP 5.2.3 (AMD) frees it (after waiting for the
+                    // device) without taking it off the pool's list of live allocations, so this fallback
+                    // relies on the pool never touching that entry again (see hip_mempool_impl.cpp).
                     let _ = unsafe { result::free(self.ptr) };
                 }
             }
