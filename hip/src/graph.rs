@@ -181,6 +181,7 @@ impl<'s> Capture<'s> {
         let uses = std::mem::take(&mut *lock(&self.log.uses));
         Ok(Graph {
             raw,
+            calls: std::sync::Mutex::new(()),
             device: self.stream.device().clone(),
             kept: Arc::new(std::mem::take(&mut self.kept)),
             uses: Arc::new(merge_uses(uses)),
@@ -215,6 +216,10 @@ impl Drop for Capture<'_> {
 /// A captured graph (`hipGraph_t`), destroyed on drop. Instantiate it to launch it.
 pub struct Graph {
     raw: sys::hipGraph_t,
+    /// Held across every HIP call on `raw`: graph objects are not internally synchronised, and even
+    /// seemingly read-only calls (`hipGraphInstantiate`, `hipGraphGetNodes`) on one graph must not run
+    /// concurrently (CUDA's "graph object thread safety"; HIP makes no stronger promise).
+    calls: std::sync::Mutex<()>,
     device: Device,
     kept: Arc<Kept>,
     uses: Arc<Uses>,
@@ -243,6 +248,7 @@ impl Graph {
     /// The number of nodes (`hipGraphGetNodes`): one per captured kernel, copy, memset, host function, ...
     pub fn node_count(&self) -> Result<usize> {
         self.device.bind()?;
+        let _serialised = lock(&self.calls);
         // SAFETY: the graph is live.
         Ok(unsafe { result::graph::graph_nodes(self.raw)? }.len())
     }
@@ -250,6 +256,7 @@ impl Graph {
     /// How many nodes are kernel launches (`hipGraphNodeGetType`).
     pub fn kernel_node_count(&self) -> Result<usize> {
         self.device.bind()?;
+        let _serialised = lock(&self.calls);
         // SAFETY: the graph and its nodes are live.
         let nodes = unsafe { result::graph::graph_nodes(self.raw)? };
         let mut kernels = 0;
@@ -264,6 +271,7 @@ impl Graph {
     /// Make an executable graph (`hipGraphInstantiate`); it shares what the capture kept.
     pub fn instantiate(&self) -> Result<GraphExec> {
         self.device.bind()?;
+        let _serialised = lock(&self.calls);
         let raw = unsafe { result::graph::graph_instantiate(self.raw)? };
         Ok(GraphExec {
             raw,
@@ -370,9 +378,11 @@ impl GraphExec {
             result::device_synchronize()?;
             self.launched = false;
         }
+        let serialised = lock(&graph.calls);
         // SAFETY: both handles are live; what the new graph's nodes touch is kept by `graph.kept` (taken
         // below) or by the promise made to Capture::launch.
         unsafe { result::graph::graph_exec_update(self.raw, graph.raw)? };
+        drop(serialised);
         self.kept = graph.kept.clone();
         self.uses = graph.uses.clone();
         Ok(())
