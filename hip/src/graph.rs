@@ -15,10 +15,11 @@
 //!   memory model like one operation making those accesses: after the other streams' conflicting work,
 //!   and before later work that conflicts with it, host accesses of a captured
 //!   [`PinnedBuffer`](crate::PinnedBuffer) included.
-//! - Kernels are captured with [`Capture::launch`], which keeps a clone of the [`Function`] (so its module
-//!   stays loaded for the graph's life). It is `unsafe` like [`Function::launch`]; the crate's buffers it
-//!   is given are kept as above. [`Capture::keep`] keeps anything else alive (memory reached without this
-//!   crate's buffers), until the last launch is done.
+//! - Kernels are captured with [`Capture::launch`], or with [`Function::launch`] on a stream the capture
+//!   records (a joined one): either way the capture keeps a clone of the [`Function`] (so its module stays
+//!   loaded for the graph's life). Both are `unsafe`; the crate's buffers they are given are kept as
+//!   above. [`Capture::keep`] keeps anything else alive (memory reached without this crate's buffers),
+//!   until the last launch is done.
 //! - Another stream joins a capture by waiting on an event recorded on a capturing stream
 //!   ([`Stream::wait_event`]); its operations are then recorded too, until the capture ends.
 //!
@@ -169,9 +170,8 @@ impl<'s> Capture<'s> {
         config: &LaunchConfig,
         args: &mut LaunchArgs<'_>,
     ) -> Result<()> {
-        function.launch(self.stream, config, args)?;
-        self.kept.push(Arc::new(function.clone()));
-        Ok(())
+        // `Function::launch` on a capturing stream records the function in the capture (and so the graph).
+        function.launch(self.stream, config, args)
     }
 
     /// End the capture (`hipStreamEndCapture`) and return the graph, holding what was kept.
@@ -179,6 +179,12 @@ impl<'s> Capture<'s> {
         self.ended = true;
         let raw = finish(self.stream)?;
         let uses = std::mem::take(&mut *lock(&self.log.uses));
+        let functions = std::mem::take(&mut *lock(&self.log.functions));
+        self.kept.extend(
+            functions
+                .into_iter()
+                .map(|f| Arc::new(f) as Arc<dyn Any + Send + Sync>),
+        );
         Ok(Graph {
             raw,
             calls: std::sync::Mutex::new(()),

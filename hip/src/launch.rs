@@ -288,7 +288,10 @@ impl Function {
     /// skips it, and no code object says what memory a pointer may reach. The caller guarantees that
     /// `args` matches the kernel's parameters in number, order and type, that the kernel stays inside the
     /// memory it is given, and that memory it writes is not read or written by the host (or by other
-    /// work) until the kernel completes.
+    /// work) until the kernel completes. On a stream being captured the launch is recorded, not run: these
+    /// conditions then hold for every launch of every [`GraphExec`](crate::GraphExec) made from the
+    /// capture, as [`Capture::launch`](crate::Capture::launch) states (the capture keeps this function,
+    /// and the crate's buffers in `args`, alive itself).
     pub unsafe fn launch(
         &self,
         stream: &Stream,
@@ -318,6 +321,12 @@ impl Function {
             self.name(),
         )?;
         args.order_on(stream)?;
+        if stream.is_capturing() {
+            // The kernel node refers to the module's code: the graph must keep the module loaded.
+            if let Some(log) = stream.handle().capture_log() {
+                crate::stream::lock(&log.functions).push(self.clone());
+            }
+        }
         device.bind()?;
         let (g, b) = (config.grid, config.block);
         result::module_launch_kernel(

@@ -4,6 +4,7 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::memory::{Access, Allocation};
+use crate::module::Function;
 use crate::result;
 use hip_sys as sys;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,11 +58,13 @@ impl std::fmt::Debug for StreamHandle {
 }
 
 /// What a capture recorded: every allocation an operation on a capturing stream touched and how (the
-/// graph keeps each alive and orders its launches by them), and the streams that joined the capture
-/// through an event (their capture state ends with the capture).
+/// graph keeps each alive and orders its launches by them), every kernel launched on a capturing stream
+/// (the graph keeps its module loaded), and the streams that joined the capture through an event (their
+/// capture state ends with the capture).
 #[derive(Default)]
 pub(crate) struct CaptureLog {
     pub(crate) uses: Mutex<Vec<(Arc<Allocation>, Access)>>,
+    pub(crate) functions: Mutex<Vec<Function>>,
     joined: Mutex<Vec<Arc<StreamHandle>>>,
 }
 
