@@ -129,7 +129,8 @@ impl Stream {
         let log = Arc::new(CaptureLog::default());
         self.device().bind()?;
         self.handle().enter_capture(&log, || {
-            // SAFETY: this live, non-null stream of the current device.
+            // SAFETY: `self.raw()` is live while `self` is borrowed and is not the null stream (refused
+            // above); its device is current. It is not being captured already (checked above).
             unsafe { result::graph::stream_begin_capture(self.raw(), mode.raw()) }
         })?;
         Ok(Capture {
@@ -200,7 +201,8 @@ fn finish(stream: &Stream) -> Result<sys::hipGraph_t> {
     let r = stream
         .device()
         .bind()
-        // SAFETY: this stream is being captured (begin_capture succeeded and the capture has not ended).
+        // SAFETY: `stream` is live (borrowed by the Capture) and being captured: `finish` runs once per
+        // Capture, from `end` or from Drop (`ended` says which), after begin_capture succeeded.
         .and_then(|()| unsafe { result::graph::stream_end_capture(stream.raw()) });
     stream.handle().exit_capture();
     r
@@ -211,7 +213,8 @@ impl Drop for Capture<'_> {
         if !self.ended {
             if let Ok(g) = finish(self.stream) {
                 if !g.is_null() {
-                    // SAFETY: the graph the capture just produced, owned by nothing else.
+                    // SAFETY: the graph hipStreamEndCapture just returned, live and owned by nothing else;
+                    // destroyed once.
                     let _ = unsafe { result::graph::graph_destroy(g) };
                 }
             }
@@ -231,8 +234,10 @@ pub struct Graph {
     uses: Arc<Uses>,
 }
 
-// SAFETY: a graph handle is a runtime object; this crate never mutates it after capture.
+// SAFETY: a graph handle may be used from any thread as long as calls on it do not overlap; every call on
+// `raw` holds `calls` (Drop has `&mut self`). The other fields are Send + Sync.
 unsafe impl Send for Graph {}
+// SAFETY: as for Send: the HIP calls `&Graph` makes are serialised by `calls`.
 unsafe impl Sync for Graph {}
 
 impl std::fmt::Debug for Graph {
@@ -255,7 +260,7 @@ impl Graph {
     pub fn node_count(&self) -> Result<usize> {
         self.device.bind()?;
         let _serialised = lock(&self.calls);
-        // SAFETY: the graph is live.
+        // SAFETY: `self.raw` is live until Drop, and `calls` is held.
         Ok(unsafe { result::graph::graph_nodes(self.raw)? }.len())
     }
 
@@ -263,10 +268,12 @@ impl Graph {
     pub fn kernel_node_count(&self) -> Result<usize> {
         self.device.bind()?;
         let _serialised = lock(&self.calls);
-        // SAFETY: the graph and its nodes are live.
+        // SAFETY: as in node_count.
         let nodes = unsafe { result::graph::graph_nodes(self.raw)? };
         let mut kernels = 0;
         for node in nodes {
+            // SAFETY: `node` was just returned by hipGraphGetNodes for this live graph, which nothing
+            // changes while `calls` is held.
             if unsafe { result::graph::graph_node_type(node)? } == sys::hipGraphNodeTypeKernel {
                 kernels += 1;
             }
@@ -278,6 +285,8 @@ impl Graph {
     pub fn instantiate(&self) -> Result<GraphExec> {
         self.device.bind()?;
         let _serialised = lock(&self.calls);
+        // SAFETY: `self.raw` is live until Drop and `calls` is held; the executable graph is a copy
+        // (it stays valid after the graph is destroyed) and gets the kept owners and uses below.
         let raw = unsafe { result::graph::graph_instantiate(self.raw)? };
         Ok(GraphExec {
             raw,
@@ -293,6 +302,8 @@ impl Drop for Graph {
     fn drop(&mut self) {
         // Executable graphs made from it stay valid (HIP copies the graph at instantiation).
         let _ = self.device.bind();
+        // SAFETY: `self.raw` came from hipStreamEndCapture and is destroyed only here, once; executable
+        // graphs made from it are copies and stay valid.
         let _ = unsafe { result::graph::graph_destroy(self.raw) };
     }
 }
@@ -307,8 +318,10 @@ pub struct GraphExec {
     launched: bool,
 }
 
-// SAFETY: as for Graph; launching from several threads is allowed by HIP.
+// SAFETY: an executable graph handle may be used from any thread; the calls on it (launch, update) take
+// `&mut self`, so they never overlap. The other fields are Send + Sync.
 unsafe impl Send for GraphExec {}
+// SAFETY: `&GraphExec` makes no HIP call (only `raw()` and Debug read the handle value).
 unsafe impl Sync for GraphExec {}
 
 impl std::fmt::Debug for GraphExec {
@@ -352,8 +365,14 @@ impl GraphExec {
         }
         self.device.bind()?;
         self.launched = true;
-        // SAFETY: both handles are live; the memory the graph touches is kept alive by `self.uses` (this
-        // crate's allocations, ordered above), by `self.kept`, or by the promise made to Capture::launch.
+        // SAFETY: `self.raw` is live until Drop; `stream` is live while borrowed, on the graph's device
+        // (checked, current) and not capturing (checked). What the nodes touch outlives the launch: this
+        // crate's allocations are held by `self.uses`, and the stream now waits for their conflicting users
+        // and is recorded as a user of each, so none is freed before the launch is done; every captured
+        // kernel's Function (its module) is in `self.kept`; anything else a kernel reaches is kept by
+        // `self.kept` or was promised by the unsafe launch that captured it (Capture::launch,
+        // Function::launch on a capturing stream). Not covered: a host slice of captured pinned or
+        // managed memory borrowed before this call (see the `memory` module doc).
         unsafe { result::graph::graph_launch(self.raw, stream.raw()) }
     }
 
@@ -385,8 +404,11 @@ impl GraphExec {
             self.launched = false;
         }
         let serialised = lock(&graph.calls);
-        // SAFETY: both handles are live; what the new graph's nodes touch is kept by `graph.kept` (taken
-        // below) or by the promise made to Capture::launch.
+        // SAFETY: both handles are live (each until its owner drops), on one device (checked, current),
+        // and `graph.calls` is held. Launches queued with the old parameters finished (synchronised above
+        // when there were any), so what the old capture kept may go; what the new nodes touch is kept by
+        // `graph.kept` and `graph.uses`, taken below, or was promised by the unsafe launch that captured
+        // it.
         unsafe { result::graph::graph_exec_update(self.raw, graph.raw)? };
         drop(serialised);
         self.kept = graph.kept.clone();
@@ -402,6 +424,8 @@ impl Drop for GraphExec {
             // A launch may still run: let it finish before the kept buffers can be freed.
             let _ = result::device_synchronize();
         }
+        // SAFETY: `self.raw` came from hipGraphInstantiate and is destroyed only here, once; a launch
+        // still queued keeps running (HIP allows destroying an executable graph with launches pending).
         let _ = unsafe { result::graph::graph_exec_destroy(self.raw) };
     }
 }
