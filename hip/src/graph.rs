@@ -419,10 +419,14 @@ impl GraphExec {
 
 impl Drop for GraphExec {
     fn drop(&mut self) {
-        let _ = self.device.bind();
+        let bound = self.device.bind().is_ok();
         if self.launched {
-            // A launch may still run: let it finish before the kept buffers can be freed.
-            let _ = result::device_synchronize();
+            // A launch may still run: let it finish before the kept buffers can be freed. If the device
+            // cannot say it finished (a broken device), what the capture kept is leaked, never released
+            // under a launch that may still use it (allocations in `uses` wait for their streams anyway).
+            if !(bound && result::device_synchronize().is_ok()) {
+                std::mem::forget(self.kept.clone());
+            }
         }
         // SAFETY: `self.raw` came from hipGraphInstantiate and is destroyed only here, once; a launch
         // still queued keeps running (HIP allows destroying an executable graph with launches pending).
