@@ -131,11 +131,17 @@ impl Stream {
     pub fn launch_host_fn<F: FnOnce() + Send + 'static>(&self, f: F) -> Result<HostFnHandle> {
         self.device().bind()?;
         let (p, handle) = into_raw(f);
-        // SAFETY: the stream is live; `callback` runs the payload at most once, never unwinds, makes no HIP
-        // call.
+        // SAFETY: `self.raw()` is live while `self` is borrowed (its device current). `callback` may run on
+        // another thread: the payload is Send (`F: Send`, the state an Arc<Mutex>), and HIP calls it at
+        // most once (run_raw then frees it). It never unwinds: the closure runs under catch_unwind, and
+        // dropping a panic payload is caught too. The closure is the caller's safe code and may call HIP
+        // against the rule `launch_host_fn` states: CUDA answers such a call with an error and HIP
+        // documents a possible deadlock, neither of them memory unsafety. If the call fails, HIP never
+        // calls `callback` (handled below).
         let queued = unsafe { result::host_fn::stream_add_callback(self.raw(), callback, p) };
         if let Err(e) = queued {
-            // SAFETY: HIP refused it, so it will never run: ours to free, once.
+            // SAFETY: `p` came from `into_raw` above; HIP refused the callback, so it never runs it and
+            // `p` is neither run nor reclaimed yet: freed here, once.
             unsafe { reclaim(p) };
             return Err(e);
         }
@@ -167,6 +173,7 @@ mod tests {
         });
         assert_eq!(handle.state(), HostFnState::Pending);
         assert_eq!(drops.load(Ordering::SeqCst), 0);
+        // SAFETY: `p` came from `into_raw` and is run once, here.
         unsafe { run_raw(p) };
         assert_eq!(runs.load(Ordering::SeqCst), 1);
         assert_eq!(drops.load(Ordering::SeqCst), 1);
@@ -182,10 +189,12 @@ mod tests {
             let _keep = &t;
             panic!("boom {}", 7);
         });
+        // SAFETY: `p` came from `into_raw` and is run once, here.
         unsafe { run_raw(p) }; // must return normally
         assert_eq!(drops.load(Ordering::SeqCst), 1);
         assert_eq!(handle.state(), HostFnState::Panicked("boom 7".into()));
         let (p, handle) = into_raw(|| std::panic::panic_any(5u8));
+        // SAFETY: a new `p` from `into_raw`, run once, here.
         unsafe { run_raw(p) };
         assert_eq!(
             handle.panic_message().as_deref(),
@@ -202,6 +211,7 @@ mod tests {
             let _keep = &t;
             r.fetch_add(1, Ordering::SeqCst);
         });
+        // SAFETY: `p` came from `into_raw`, was never run, and is reclaimed once, here.
         unsafe { reclaim(p) };
         assert_eq!(runs.load(Ordering::SeqCst), 0);
         assert_eq!(drops.load(Ordering::SeqCst), 1);
@@ -212,9 +222,13 @@ mod tests {
     fn runs_on_another_thread_like_hip() {
         let (p, handle) = into_raw(|| ());
         let p = p as usize; // raw pointers are not Send; HIP hands it to its own thread the same way
-        std::thread::spawn(move || unsafe { run_raw(p as *mut c_void) })
-            .join()
-            .unwrap();
+        std::thread::spawn(move || {
+            // SAFETY: `p` came from `into_raw` and is run once, here on another thread (the payload is
+            // Send).
+            unsafe { run_raw(p as *mut c_void) }
+        })
+        .join()
+        .unwrap();
         assert_eq!(handle.state(), HostFnState::Done);
     }
 }

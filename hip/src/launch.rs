@@ -110,7 +110,9 @@ pub unsafe trait KernelArg {
     }
 }
 
-// SAFETY: plain data is passed by value: a pointer to it.
+// SAFETY: `as_kernel_param` points at `self`, a DeviceCopy value whose size_of::<T>() bytes (the default
+// `kernel_param_size`) are all initialised (no padding), valid as long as `self` is borrowed; it is a
+// value, not a device pointer, and has no allocation, as the other defaults say.
 unsafe impl<T: DeviceCopy> KernelArg for T {
     fn as_kernel_param(&self) -> *mut c_void {
         self as *const T as *mut c_void
@@ -221,8 +223,8 @@ impl<'a> LaunchArgs<'a> {
     /// Order a launch on `stream` by the tracked arguments and record it as their user.
     fn order_on(&self, stream: &Stream) -> Result<()> {
         for i in 0..self.uses {
-            // SAFETY: entries `..uses` were written by `push` with references that live for 'a, which
-            // outlives `self`.
+            // SAFETY: `push` wrote entries `..uses` (uses <= MAX_KERNEL_ARGS) from `&'a Arc<Allocation>`
+            // references; 'a outlives `&self`, so the entry is initialised and points at a live Arc.
             let alloc = unsafe { &*self.tracked[i].assume_init() };
             let access = if self.writes >> i & 1 == 1 {
                 Access::Write
@@ -262,8 +264,9 @@ impl<'a> LaunchArgs<'a> {
 
     /// What each argument is (size, pointer or value).
     fn infos(&self) -> &[ArgInfo] {
-        // SAFETY: `arg` initialised entries `..len` (len <= MAX_KERNEL_ARGS), and MaybeUninit<T> has T's
-        // layout.
+        // SAFETY: `push` initialised entries `..len` (len <= MAX_KERNEL_ARGS, the array's length), and
+        // MaybeUninit<ArgInfo> has ArgInfo's layout, so the first `len` entries are `len` valid ArgInfo,
+        // borrowed with `self`.
         unsafe { std::slice::from_raw_parts(self.info.as_ptr().cast::<ArgInfo>(), self.len) }
     }
 
