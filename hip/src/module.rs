@@ -26,8 +26,10 @@ struct ModuleInner {
     code: Option<CodeObject>,
 }
 
-// SAFETY: a hipModule_t is an immutable loaded image; HIP allows using it from any thread.
+// SAFETY: a hipModule_t is a loaded image that nothing changes after the load; HIP allows its calls
+// (function and global lookups, unload) from any thread. The other fields are Send + Sync.
 unsafe impl Send for ModuleInner {}
+// SAFETY: as for Send: `&ModuleInner` only looks names up in the image.
 unsafe impl Sync for ModuleInner {}
 
 impl Drop for ModuleInner {
@@ -36,6 +38,10 @@ impl Drop for ModuleInner {
     /// synchronised first; if that fails the module is leaked, never unloaded under a running kernel.
     fn drop(&mut self) {
         if self.device.synchronize().is_ok() {
+            // SAFETY: `self.raw` was loaded by `load_data` / `load_file` and is unloaded only here, once.
+            // The last Module, Function and Global are gone (each holds an Arc of this), graphs keep the
+            // Functions of the kernels they captured, and every kernel queued from it on this device (the
+            // only one its functions launch on) has finished: synchronised just above.
             let _ = unsafe { result::module_unload(self.raw) };
         }
     }
@@ -128,12 +134,15 @@ impl Module {
     pub fn function(&self, name: &str) -> Result<Function> {
         let c = cstring("kernel name", name)?;
         self.0.device.bind()?;
+        // SAFETY: the module is live while `self` is; `c` is a NUL-terminated name, borrowed for the call.
         let raw = unsafe { result::module_get_function(self.0.raw, &c) }
             .map_err(|e| unknown("kernel", name, e))?;
+        // SAFETY: `raw` was just returned for this live module.
         let max_threads = unsafe {
             result::func_get_attribute(sys::HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, raw)
         }
         .unwrap_or(0);
+        // SAFETY: as above.
         let static_shared =
             unsafe { result::func_get_attribute(sys::HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, raw) }
                 .unwrap_or(0);
@@ -175,6 +184,7 @@ impl Module {
     pub fn global<T: DeviceCopy>(&self, name: &str) -> Result<Global<T>> {
         let c = cstring("global name", name)?;
         self.0.device.bind()?;
+        // SAFETY: the module is live while `self` is; `c` is a NUL-terminated name, borrowed for the call.
         let (ptr, bytes) = unsafe { result::module_get_global(self.0.raw, &c) }
             .map_err(|e| unknown("global", name, e))?;
         if bytes != std::mem::size_of::<T>() {
@@ -243,8 +253,10 @@ pub struct Function {
     signature: Option<Arc<Signature>>,
 }
 
-// SAFETY: a hipFunction_t is an immutable handle into a loaded module, usable from any thread.
+// SAFETY: a hipFunction_t is a handle into a loaded module that nothing changes, usable from any thread;
+// the Function holds its Module, so the handle stays valid. The other fields are Send + Sync.
 unsafe impl Send for Function {}
+// SAFETY: as for Send: `&Function` only reads the handle (attributes, launches HIP allows concurrently).
 unsafe impl Sync for Function {}
 
 impl Function {
@@ -265,6 +277,7 @@ impl Function {
 
     /// One attribute (`hipFuncGetAttribute`), e.g. `hip_sys::HIP_FUNC_ATTRIBUTE_NUM_REGS`.
     pub fn attribute(&self, attr: sys::hipFunction_attribute) -> Result<i32> {
+        // SAFETY: `self.raw` is live: `self.module` keeps its module loaded.
         unsafe { result::func_get_attribute(attr, self.raw) }
     }
 
@@ -314,8 +327,10 @@ pub struct Global<T: DeviceCopy> {
     _elem: PhantomData<T>,
 }
 
-// SAFETY: a device address in a loaded module; reads and writes are HIP copies.
+// SAFETY: `ptr` is a device address in a module the Global keeps loaded; the host never dereferences it
+// (reads and writes are HIP copies, callable from any thread), and T is DeviceCopy (Send + Sync).
 unsafe impl<T: DeviceCopy> Send for Global<T> {}
+// SAFETY: as for Send.
 unsafe impl<T: DeviceCopy> Sync for Global<T> {}
 
 impl<T: DeviceCopy> Global<T> {
@@ -325,6 +340,11 @@ impl<T: DeviceCopy> Global<T> {
     pub fn read(&self) -> Result<T> {
         let mut v = std::mem::MaybeUninit::<T>::uninit();
         self.module.device().synchronize()?;
+        // SAFETY: `self.ptr` is the global's device address, size_of::<T>() bytes (checked at lookup),
+        // in a module `self.module` keeps loaded; `v` is a live local of that size. The device is current
+        // (`synchronize` bound it) and hipMemcpy to the host returns once `v` is written. A kernel
+        // queued on another stream after the wait may write the global meanwhile: the value is then
+        // torn, but any bits are a valid T.
         unsafe {
             result::memcpy(
                 v.as_mut_ptr().cast(),
@@ -332,7 +352,8 @@ impl<T: DeviceCopy> Global<T> {
                 std::mem::size_of::<T>(),
                 sys::hipMemcpyDeviceToHost,
             )?;
-            // SAFETY: fully written, and any bits are a valid T (DeviceCopy).
+            // SAFETY: hipMemcpy returned success, so all size_of::<T>() bytes of `v` were written, and any
+            // bits are a valid T (DeviceCopy).
             Ok(v.assume_init())
         }
     }
@@ -341,6 +362,8 @@ impl<T: DeviceCopy> Global<T> {
     /// [`Global::read`]), and returns once the value is on the device.
     pub fn write(&self, value: &T) -> Result<()> {
         self.module.device().synchronize()?;
+        // SAFETY: as in `read`, the other way: `value` is a live T of size_of::<T>() bytes, all
+        // initialised (DeviceCopy), and hipMemcpy from the host has read it on return.
         unsafe {
             result::memcpy(
                 self.ptr,

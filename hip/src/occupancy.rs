@@ -18,7 +18,8 @@ impl Function {
     ) -> Result<u32> {
         let block = checked_block_size(block_size)?;
         self.module().device().bind()?;
-        // SAFETY: the function is live while its module is, and `self` holds the module.
+        // SAFETY: `self.raw()` is live (`self` holds its module), and the module's device is current, as
+        // the call asks.
         let n = unsafe {
             result::occupancy::max_active_blocks_per_multiprocessor(
                 self.raw(),
@@ -43,7 +44,7 @@ impl Function {
             reason: format!("at most {}", i32::MAX),
         })?;
         self.module().device().bind()?;
-        // SAFETY: as above.
+        // SAFETY: as in max_active_blocks_per_multiprocessor.
         let (grid, block) = unsafe {
             result::occupancy::max_potential_block_size(self.raw(), dynamic_shared_bytes, limit)?
         };
