@@ -160,7 +160,9 @@ fn comgr_accepts(arch: &str) -> bool {
     let mut node = sys::amd_comgr_metadata_node_t { handle: 0 };
     // comgr is the library HIPRTC compiles with: no call into it overlaps a compile.
     let _serialised = super::hiprtc_lock();
-    // SAFETY: a NUL-terminated name and an out-pointer; the node is destroyed once read.
+    // SAFETY: `full` is a NUL-terminated CString alive for the call and `node` a live local; the node
+    // comgr creates on success is destroyed once, and only then. Both functions have these signatures in
+    // every interface version (`any()` may have opened another version than the bindings').
     unsafe {
         if meta(full.as_ptr(), &mut node) != sys::AMD_COMGR_STATUS_SUCCESS {
             return false;
@@ -181,7 +183,10 @@ fn comgr_isas() -> Option<&'static Vec<Isa>> {
         // As in comgr_accepts: never while another thread's HIPRTC compile runs in comgr.
         let _serialised = super::hiprtc_lock();
         let mut n = 0;
-        // SAFETY: comgr's documented signatures; every node obtained is destroyed.
+        // SAFETY: the calls have these signatures in every interface version: `n` and `p` are live
+        // locals, and `i` < the count comgr gave. On success `p` is a NUL-terminated ISA name owned by
+        // comgr, which stays loaded for the process (`any()` keeps it in a static), so the CStr is
+        // valid; `isa_features` only needs a loaded comgr, and destroys every node it obtains.
         unsafe {
             if count(&mut n) != sys::AMD_COMGR_STATUS_SUCCESS {
                 return None;

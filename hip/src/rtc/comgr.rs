@@ -56,7 +56,9 @@ pub(crate) fn lib() -> Result<&'static Comgr> {
 fn open() -> std::result::Result<Comgr, Vec<String>> {
     let mut tried = Vec::new();
     for name in candidates() {
-        // SAFETY: comgr's initialisers have no preconditions; the symbols are typed from its header.
+        // SAFETY: opening the library runs comgr's initialisers, which have no preconditions; its symbols
+        // are typed from the header of the interface major version checked just below before any other
+        // function is called.
         let lib = match unsafe { sys::Comgr::new(&name) } {
             Ok(lib) => lib,
             Err(e) => {
@@ -69,7 +71,8 @@ fn open() -> std::result::Result<Comgr, Vec<String>> {
             continue;
         };
         let (mut major, mut minor) = (0, 0);
-        // SAFETY: two valid out-pointers.
+        // SAFETY: two out-pointers to live local `usize`s (`size_t`), the signature of every interface
+        // version.
         unsafe { get_version(&mut major, &mut minor) };
         if major != sys::AMD_COMGR_INTERFACE_VERSION_MAJOR as usize {
             tried.push(format!(
@@ -90,11 +93,16 @@ fn open() -> std::result::Result<Comgr, Vec<String>> {
 
 /// The file holding the code at `addr`, as the dynamic loader reports it.
 fn loaded_from(addr: *const libc::c_void) -> Option<PathBuf> {
+    // SAFETY: `Dl_info` is a C struct of pointers and integers, for which all-zero bits (null pointers)
+    // are a valid value.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: dladdr only reads the address and fills `info`.
+    // SAFETY: dladdr only looks `addr` up (it dereferences nothing there) and fills `info`, a live local.
     if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
         return None;
     }
+    // SAFETY: non-null (checked): dladdr pointed it at the loaded object's NUL-terminated path name,
+    // owned by the dynamic loader while that object stays loaded, as it does here (the caller holds the
+    // library open); it is copied out below.
     let name = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy();
     std::fs::canonicalize(name.as_ref()).ok()
 }
@@ -148,6 +156,7 @@ pub(crate) fn any() -> Option<&'static Comgr> {
                 continue;
             };
             let (mut major, mut minor) = (0, 0);
+            // SAFETY: as in `open`: two out-pointers to live locals, the signature of every version.
             unsafe { get_version(&mut major, &mut minor) };
             let path = loaded_from(*get_version as *const libc::c_void);
             return Some(Comgr {
@@ -185,11 +194,14 @@ impl Comgr {
         }
         let mut text: *const c_char = std::ptr::null();
         let message = match self.lib.amd_comgr_status_string.as_ref() {
-            // SAFETY: comgr returns a static string for any status, or an error.
             Ok(f)
+                // SAFETY: a status value and an out-pointer to a live local; comgr answers any status
+                // with a static string, or an error for one it does not know.
                 if unsafe { f(status, &mut text) } == sys::AMD_COMGR_STATUS_SUCCESS
                     && !text.is_null() =>
             {
+                // SAFETY: non-null (checked) and set by comgr on success to a static NUL-terminated
+                // string; copied out at once.
                 unsafe { CStr::from_ptr(text) }
                     .to_string_lossy()
                     .into_owned()
@@ -228,10 +240,13 @@ impl<'c> Data<'c> {
         })?;
         let mut raw = sys::amd_comgr_data_t::default();
         let create = func(&comgr.lib.amd_comgr_create_data, "amd_comgr_create_data")?;
+        // SAFETY: a data kind and an out-pointer to a live local handle. (The functions are those of
+        // `comgr`; only `lib()`'s, whose interface version matches the header, creates data objects.)
         comgr.check("amd_comgr_create_data", unsafe { create(kind, &mut raw) })?;
         let data = Data { comgr, raw };
         let set = func(&comgr.lib.amd_comgr_set_data, "amd_comgr_set_data")?;
-        // SAFETY: comgr copies `bytes.len()` bytes from a live slice.
+        // SAFETY: `raw` is the data object created above (owned by `data`); comgr copies `bytes.len()`
+        // bytes from the live slice during the call.
         comgr.check("amd_comgr_set_data", unsafe {
             set(raw, bytes.len(), bytes.as_ptr() as *const c_char)
         })?;
@@ -239,6 +254,8 @@ impl<'c> Data<'c> {
             &comgr.lib.amd_comgr_set_data_name,
             "amd_comgr_set_data_name",
         )?;
+        // SAFETY: `raw` is live (owned by `data`); `name` is a NUL-terminated CString that outlives the
+        // call, and comgr keeps its own copy of the string.
         comgr.check("amd_comgr_set_data_name", unsafe {
             set_name(raw, name.as_ptr())
         })?;
@@ -249,10 +266,14 @@ impl<'c> Data<'c> {
     pub(crate) fn bytes(&self) -> Result<Vec<u8>> {
         let get = func(&self.comgr.lib.amd_comgr_get_data, "amd_comgr_get_data")?;
         let mut size = 0usize;
+        // SAFETY: `self.raw` is live (released only in Drop); with a null buffer comgr only writes the
+        // size to `size`, a live local.
         self.comgr.check("amd_comgr_get_data", unsafe {
             get(self.raw, &mut size, std::ptr::null_mut())
         })?;
         let mut buf = vec![0u8; size];
+        // SAFETY: `buf` is a live buffer of `size` bytes, the size comgr just gave, and comgr writes at
+        // most `size` bytes to it.
         self.comgr.check("amd_comgr_get_data", unsafe {
             get(self.raw, &mut size, buf.as_mut_ptr() as *mut c_char)
         })?;
@@ -264,6 +285,8 @@ impl<'c> Data<'c> {
 impl Drop for Data<'_> {
     fn drop(&mut self) {
         if let Ok(release) = self.comgr.lib.amd_comgr_release_data.as_ref() {
+            // SAFETY: this `Data` owns one reference to `self.raw` (from amd_comgr_create_data, or
+            // amd_comgr_action_data_get_data, which adds one), released once, here.
             let _ = unsafe { release(self.raw) };
         }
     }
@@ -283,6 +306,7 @@ impl<'c> DataSet<'c> {
             "amd_comgr_create_data_set",
         )?;
         let mut raw = sys::amd_comgr_data_set_t::default();
+        // SAFETY: an out-pointer to a live local handle.
         comgr.check("amd_comgr_create_data_set", unsafe { create(&mut raw) })?;
         Ok(DataSet { comgr, raw })
     }
@@ -294,6 +318,8 @@ impl<'c> DataSet<'c> {
             "amd_comgr_data_set_add",
         )?;
         self.comgr
+            // SAFETY: both handles are live (each until its owner drops); the set takes its own reference
+            // to the data object.
             .check("amd_comgr_data_set_add", unsafe { add(self.raw, data.raw) })
     }
 
@@ -308,12 +334,15 @@ impl<'c> DataSet<'c> {
             "amd_comgr_action_data_get_data",
         )?;
         let mut n = 0usize;
+        // SAFETY: `self.raw` is live, `kind` a data kind, `n` a live local.
         self.comgr.check("amd_comgr_action_data_count", unsafe {
             count(self.raw, kind, &mut n)
         })?;
         (0..n)
             .map(|i| {
                 let mut raw = sys::amd_comgr_data_t::default();
+                // SAFETY: `self.raw` is live, `i` < the count just read, `raw` a live local; the
+                // returned data object carries a new reference, which the `Data` below releases.
                 self.comgr.check("amd_comgr_action_data_get_data", unsafe {
                     get(self.raw, kind, i, &mut raw)
                 })?;
@@ -343,6 +372,8 @@ impl<'c> DataSet<'c> {
 impl Drop for DataSet<'_> {
     fn drop(&mut self) {
         if let Ok(destroy) = self.comgr.lib.amd_comgr_destroy_data_set.as_ref() {
+            // SAFETY: the set was created by `DataSet::new` (or handed to `run` as its output) and is
+            // destroyed only here, once; data objects taken from it hold their own references.
             let _ = unsafe { destroy(self.raw) };
         }
     }
@@ -362,6 +393,7 @@ impl<'c> ActionInfo<'c> {
             "amd_comgr_create_action_info",
         )?;
         let mut raw = sys::amd_comgr_action_info_t::default();
+        // SAFETY: an out-pointer to a live local handle.
         comgr.check("amd_comgr_create_action_info", unsafe { create(&mut raw) })?;
         let info = ActionInfo { comgr, raw };
         let isa = CString::new(isa).map_err(|_| Error::InteriorNul {
@@ -372,6 +404,8 @@ impl<'c> ActionInfo<'c> {
             &comgr.lib.amd_comgr_action_info_set_isa_name,
             "amd_comgr_action_info_set_isa_name",
         )?;
+        // SAFETY: `raw` is live (owned by `info`); `isa` is a NUL-terminated CString that outlives the
+        // call, and comgr keeps its own copy.
         comgr.check("amd_comgr_action_info_set_isa_name", unsafe {
             set_isa(raw, isa.as_ptr())
         })?;
@@ -379,6 +413,7 @@ impl<'c> ActionInfo<'c> {
             &comgr.lib.amd_comgr_action_info_set_language,
             "amd_comgr_action_info_set_language",
         )?;
+        // SAFETY: `raw` is live; the language is a value of the header's enum.
         comgr.check("amd_comgr_action_info_set_language", unsafe {
             set_lang(raw, sys::AMD_COMGR_LANGUAGE_HIP)
         })?;
@@ -386,6 +421,7 @@ impl<'c> ActionInfo<'c> {
             &comgr.lib.amd_comgr_action_info_set_logging,
             "amd_comgr_action_info_set_logging",
         )?;
+        // SAFETY: `raw` is live; a plain bool.
         comgr.check("amd_comgr_action_info_set_logging", unsafe {
             set_logging(raw, true)
         })?;
@@ -400,6 +436,8 @@ impl<'c> ActionInfo<'c> {
         )?;
         let mut ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
         self.comgr
+            // SAFETY: `self.raw` is live; `ptrs` holds `ptrs.len()` pointers to NUL-terminated strings
+            // (`options`, borrowed for the call), and comgr keeps its own copies of them.
             .check("amd_comgr_action_info_set_option_list", unsafe {
                 set(self.raw, ptrs.as_mut_ptr(), ptrs.len())
             })
@@ -414,6 +452,8 @@ impl<'c> ActionInfo<'c> {
     ) -> Result<DataSet<'c>> {
         let run = func(&self.comgr.lib.amd_comgr_do_action, "amd_comgr_do_action")?;
         let output = DataSet::new(self.comgr)?;
+        // SAFETY: the action info, the input set and the new output set are live handles (each until its
+        // owner drops); comgr only reads the first two and adds results to the output.
         let status = unsafe { run(action, self.raw, input.raw, output.raw) };
         match self.comgr.check(call, status) {
             Ok(()) => Ok(output),
@@ -436,6 +476,7 @@ impl<'c> ActionInfo<'c> {
 impl Drop for ActionInfo<'_> {
     fn drop(&mut self) {
         if let Ok(destroy) = self.comgr.lib.amd_comgr_destroy_action_info.as_ref() {
+            // SAFETY: the action info was created by `ActionInfo::new` and is destroyed only here, once.
             let _ = unsafe { destroy(self.raw) };
         }
     }

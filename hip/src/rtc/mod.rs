@@ -132,6 +132,9 @@ struct RawProgram(hiprtc_sys::hiprtcProgram);
 
 impl Drop for RawProgram {
     fn drop(&mut self) {
+        // SAFETY: `self.0` was created by hiprtcCreateProgram in `compile_with`, the only place a
+        // RawProgram is made, and is destroyed only here, once; on AMD the HIPRTC lock is still held
+        // (`_serialised` is declared before the program there, so it drops after it).
         let _ = unsafe { result::destroy_program(self.0) };
     }
 }
@@ -224,6 +227,8 @@ impl ProgramBuilder {
     /// Compile. A compile error is [`Error::Rtc`] with `HIPRTC_ERROR_COMPILATION` and the full log.
     pub fn compile(&self) -> Result<CompiledProgram> {
         let options = self.resolved_options()?;
+        // SAFETY: `compile_with` calls this only with its live program, once hiprtcCompileProgram
+        // succeeded.
         self.compile_cached("code", &options, |prog| unsafe { result::code(prog) })
     }
 
@@ -234,6 +239,7 @@ impl ProgramBuilder {
         {
             let mut options = self.resolved_options()?;
             options.push("-fgpu-rdc".into());
+            // SAFETY: as in `compile`; the options carry the `-fgpu-rdc` pushed just above.
             self.compile_cached("bitcode", &options, |prog| unsafe { result::bitcode(prog) })
         }
         #[cfg(not(hiprtc_linker))]
@@ -356,11 +362,14 @@ impl ProgramBuilder {
             if exprs[..i].contains(e) {
                 continue;
             }
+            // SAFETY: `prog` is live (created above, destroyed when this function returns) and not yet
+            // compiled; `e` is a NUL-terminated CString borrowed for the call.
             unsafe { result::add_name_expression(prog.0, e)? };
         }
         // SAFETY: `prog` was created above, no other thread has it, and it is destroyed only when this
         // function returns; the option pointers are those of `opts`, CStrings owned by this function.
         let rc = unsafe { result::compile_program(prog.0, &ptrs(&opts)) }?;
+        // SAFETY: `prog` is live, as above.
         let log = unsafe { result::program_log(prog.0) }.unwrap_or_default();
         if rc != hiprtc_sys::HIPRTC_SUCCESS {
             return Err(Error::from_rtc("hiprtcCompileProgram", rc, Some(log)));
@@ -370,6 +379,8 @@ impl ProgramBuilder {
             .name_expressions
             .iter()
             .zip(&exprs)
+            // SAFETY: `prog` is live and compiled successfully (checked above); `c` is a NUL-terminated
+            // expression added before the compile.
             .map(|(e, c)| Ok((e.clone(), unsafe { result::lowered_name(prog.0, c)? })))
             .collect::<Result<Vec<_>>>()?;
         Ok(CompiledProgram {
