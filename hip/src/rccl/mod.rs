@@ -40,10 +40,16 @@
 //! are ranks of the communicator ([`Error::InvalidArgument`]). Every `ncclResult_t` other than success is an
 //! [`Error::Nccl`] keeping the raw code, with DTL status `nccl_error` (540).
 //!
-//! Collectives are queued on a [`Stream`] and return at once. They take device memory only, which stays
-//! safe while queued work uses it for the reasons the [`memory`](crate::memory) module gives: synchronous
-//! operations on a buffer first wait for all work queued on its device, and freeing a buffer waits for that
-//! work too. Read results with [`Stream::synchronize`] or after any synchronous copy.
+//! Collectives are queued on a [`Stream`] and return at once. They take device memory only, ordered by the
+//! memory model like every other operation of this crate (see the [`memory`](crate::memory) module): the
+//! stream first waits for the other streams' conflicting work on the buffers, later operations on them
+//! (synchronous ones and the host included) wait for the collective, and a buffer is freed only after the
+//! stream is done with it. Read results with [`Stream::synchronize`] or any later operation on the buffer.
+//!
+//! Inside [`group`] that ordering is recorded when each call is made, but RCCL / NCCL queue the calls
+//! only when the group ends. Until [`group`] returns, do not drop a buffer a call in the group used, nor
+//! use it in another operation: this is not enforced, and a buffer dropped inside the group is freed
+//! before the collective that uses it is queued.
 //!
 //! A collective completes only when every rank has queued its part: in one process driving several
 //! devices, queue the parts inside [`group`] (otherwise the first call may wait forever for the others).
@@ -81,7 +87,8 @@ pub unsafe trait NcclType: DeviceCopy {
 macro_rules! nccl_type {
     ($($t:ty => $v:ident),* $(,)?) => {
         $(
-            // SAFETY: the NCCL type of the same width and representation.
+            // SAFETY: each `ncclDataType_t` named below is the element type of the same width and
+            // representation (two's-complement integers, IEEE binary32/64, binary16, bfloat16).
             unsafe impl NcclType for $t { const DATA_TYPE: sys::ncclDataType_t = sys::$v; }
         )*
     };
@@ -174,7 +181,8 @@ pub struct Comm {
     nranks: usize,
 }
 
-// SAFETY: a communicator may be used from any thread, one at a time (&mut or a single owner); not Sync.
+// SAFETY: NCCL lets a communicator be used from any thread as long as calls on it do not overlap; Comm is
+// not Sync, so all calls on one go through its single owner's thread. `Device` is Send.
 unsafe impl Send for Comm {}
 
 fn rank_i32(what: &'static str, v: usize) -> Result<i32> {
@@ -238,7 +246,9 @@ impl Comm {
     }
 
     /// Rank `rank` of `nranks` on `device`, joining the clique of `id` (`ncclCommInitRank`). Blocks until
-    /// every rank has joined: in one process creating several ranks, call it inside [`group`].
+    /// every rank has joined: in one process creating several ranks, call it inside [`group`] (NCCL and
+    /// RCCL from 2.14 only: older ones write the new handle when the group ends, after this returned, so
+    /// with them create each rank on its own thread instead).
     pub fn new(device: &Device, id: &UniqueId, rank: usize, nranks: usize) -> Result<Comm> {
         if nranks == 0 || rank >= nranks {
             return Err(Error::InvalidArgument {
@@ -287,7 +297,7 @@ impl Comm {
     /// happened (or an operation is still in progress), else the error, e.g. a peer that went away. After an
     /// error, [`Comm::abort`] the communicator.
     pub fn async_error(&self) -> Result<()> {
-        // SAFETY: self.raw is live.
+        // SAFETY: `self.raw` is live until Drop or `abort` (which consumes `self`).
         let state = unsafe { result::comm_get_async_error(self.raw)? };
         if state == sys::ncclResult_t::ncclSuccess || state == sys::ncclResult_t::ncclInProgress {
             Ok(())
@@ -304,9 +314,10 @@ impl Comm {
     /// [`async_error`](Self::async_error) or when a peer hangs.
     pub fn abort(self) -> Result<()> {
         let this = std::mem::ManuallyDrop::new(self);
-        // SAFETY: the communicator is live and, with Drop suppressed, never used again.
+        // SAFETY: the communicator is live (`self` owned it) and, with Drop suppressed, never used again.
         let r = unsafe { result::comm_abort(this.raw) };
-        // SAFETY: the device handle is moved out exactly once and `this` is not used again.
+        // SAFETY: `this.device` is initialised and read out exactly once; `this` is ManuallyDrop and not
+        // used again, so the Device is dropped once, here (the other fields need no drop).
         drop(unsafe { std::ptr::read(&this.device) });
         r
     }
@@ -381,7 +392,13 @@ impl Comm {
                 (recv.allocation(), Access::Write),
             ],
         )?;
-        // SAFETY: both buffers are device memory of `count` elements on this device (checked above).
+        // SAFETY: both buffers are device memory of `count` elements (lengths checked; sealed trait) on the
+        // communicator's device (checked), which `call` made current; `c.comm` is live until Drop and
+        // `c.stream` while borrowed, on that device (checked). NCCL touches this rank's buffers only
+        // within that count. `call` made the stream wait for the buffers' conflicting users and recorded
+        // it as their user, so neither is freed before the collective is done, as long as it is queued
+        // now: inside `group` NCCL queues it at the group's end, and a buffer dropped before that is not
+        // waited for (see the module doc).
         unsafe { result::all_reduce(send.device_ptr(), recv.device_ptr(), op.raw(), c) }
     }
 
@@ -399,7 +416,8 @@ impl Comm {
             stream,
             &[(buf.allocation(), Access::Write)],
         )?;
-        // SAFETY: as all_reduce; NCCL allows send == recv.
+        // SAFETY: as in all_reduce, with one buffer of `count` elements as both sides (NCCL allows
+        // send == recv: in place).
         unsafe { result::all_reduce(buf.device_ptr(), buf.device_ptr(), op.raw(), c) }
     }
 
@@ -419,7 +437,8 @@ impl Comm {
             stream,
             &[(buf.allocation(), Access::Write)],
         )?;
-        // SAFETY: device memory of `count` elements on this device.
+        // SAFETY: as in all_reduce, with one buffer of `count` elements as both sides (in place); `root`
+        // is a rank of the communicator (checked).
         unsafe { result::broadcast(buf.device_ptr(), buf.device_ptr(), root, c) }
     }
 
@@ -446,7 +465,7 @@ impl Comm {
                 (recv.allocation(), Access::Write),
             ],
         )?;
-        // SAFETY: as all_reduce.
+        // SAFETY: as in all_reduce (equal lengths checked); `root` is a rank of the communicator (checked).
         unsafe { result::reduce(send.device_ptr(), recv.device_ptr(), op.raw(), root, c) }
     }
 
@@ -474,7 +493,8 @@ impl Comm {
                 (recv.allocation(), Access::Write),
             ],
         )?;
-        // SAFETY: send holds count and recv count * nranks elements on this device (checked above).
+        // SAFETY: as in all_reduce, with `send` of `count` and `recv` of `count * nranks` elements (checked
+        // above: the product saturates, so an overflowing one cannot equal a real length).
         unsafe { result::all_gather(send.device_ptr(), recv.device_ptr(), c) }
     }
 
@@ -503,7 +523,8 @@ impl Comm {
                 (recv.allocation(), Access::Write),
             ],
         )?;
-        // SAFETY: recv holds count and send count * nranks elements on this device (checked above).
+        // SAFETY: as in all_reduce, with `recv` of `count` and `send` of `count * nranks` elements
+        // (checked above, the product saturating).
         unsafe { result::reduce_scatter(send.device_ptr(), recv.device_ptr(), op.raw(), c) }
     }
 
@@ -523,7 +544,8 @@ impl Comm {
             stream,
             &[(buf.allocation(), Access::Read)],
         )?;
-        // SAFETY: device memory of `count` elements on this device.
+        // SAFETY: as in all_reduce, for one buffer of `count` elements that NCCL only reads; `peer` is a
+        // rank of the communicator (checked).
         unsafe { result::send(buf.device_ptr(), peer, c) }
     }
 
@@ -542,7 +564,8 @@ impl Comm {
             stream,
             &[(buf.allocation(), Access::Write)],
         )?;
-        // SAFETY: device memory of `count` elements on this device.
+        // SAFETY: as in all_reduce, for one buffer of `count` elements that NCCL writes; `peer` is a rank
+        // of the communicator (checked).
         unsafe { result::recv(buf.device_ptr(), peer, c) }
     }
 }
@@ -550,15 +573,20 @@ impl Comm {
 impl Drop for Comm {
     fn drop(&mut self) {
         let _ = self.device.bind();
-        // SAFETY: self.raw is live and never used again.
+        // SAFETY: `self.raw` is live (`abort` consumes `self` without running this) and is destroyed
+        // only here, once.
         let _ = unsafe { result::comm_destroy(self.raw) };
     }
 }
 
 /// Run `f` between `ncclGroupStart` and `ncclGroupEnd`: the calls it queues are launched together when it
 /// returns. Needed when one thread queues the parts of a collective for several devices, for matching
-/// sends and receives, and for [`Comm::new`] of several ranks in one thread. `ncclGroupEnd` runs even if
-/// `f` fails; `f`'s error comes first.
+/// sends and receives, and for [`Comm::new`] of several ranks in one thread (NCCL / RCCL >= 2.14: see
+/// there). `ncclGroupEnd` runs even if `f` fails; `f`'s error comes first.
+///
+/// The calls are queued on their streams only when `f` has returned, but ordered by the memory model when
+/// they are made: inside `f`, do not drop a buffer a call used, nor use it in another operation (see the
+/// module doc). This is not enforced.
 pub fn group<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
     result::group_start()?;
     let r = f();

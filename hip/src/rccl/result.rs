@@ -9,16 +9,19 @@ use std::ffi::{c_void, CStr};
 /// The error for `code` returned by `call`, with the library's message (and the communicator's last error
 /// detail where `comm` is given).
 pub(crate) fn error(call: &'static str, code: sys::ncclResult_t, comm: sys::ncclComm_t) -> Error {
-    // SAFETY: ncclGetErrorString takes any value and returns a static string (or null).
     let text = |p: *const std::ffi::c_char| {
         if p.is_null() {
             String::new()
         } else {
+            // SAFETY: non-null (checked); both callers below pass a NUL-terminated string the library
+            // keeps at least until its next call on this thread, and it is copied out at once.
             unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
         }
     };
+    // SAFETY: ncclGetErrorString takes any value and returns a static string (or null).
     let mut message = text(unsafe { sys::ncclGetErrorString(code) });
-    // SAFETY: ncclGetLastError accepts a null communicator and returns a string it owns (or null).
+    // SAFETY: ncclGetLastError accepts a null communicator (callers pass null or a live one) and returns
+    // a string it owns (or null).
     let last = text(unsafe { sys::ncclGetLastError(comm) });
     if !last.is_empty() && !message.contains(&last) {
         message = format!("{message} ({last})");
@@ -45,6 +48,7 @@ fn check_comm(call: &'static str, code: sys::ncclResult_t, comm: sys::ncclComm_t
 /// `ncclGetVersion`: the library's version as `major * 10000 + minor * 100 + patch` (NCCL >= 2.9).
 pub fn version() -> Result<i32> {
     let mut v = 0;
+    // SAFETY: an out-pointer to a live local `i32`.
     check("ncclGetVersion", unsafe { sys::ncclGetVersion(&mut v) })?;
     Ok(v)
 }
@@ -52,6 +56,7 @@ pub fn version() -> Result<i32> {
 /// `ncclGetUniqueId`: a fresh id for a new clique (call on rank 0 only).
 pub fn get_unique_id() -> Result<sys::ncclUniqueId> {
     let mut id = sys::ncclUniqueId::default();
+    // SAFETY: an out-pointer to a live local `ncclUniqueId`, which NCCL fills.
     check("ncclGetUniqueId", unsafe { sys::ncclGetUniqueId(&mut id) })?;
     Ok(id)
 }
@@ -64,6 +69,10 @@ pub fn comm_init_all(devices: &[i32]) -> Result<Vec<sys::ncclComm_t>> {
         value: devices.len().to_string(),
         reason: "more devices than an int holds".into(),
     })?;
+    // SAFETY: `comms` has `n` writable slots and `devices` `n` ordinals, both live for the call. NCCL
+    // >= 2.14 writes every slot before returning. Older NCCL and RCCL, when this runs inside an
+    // ncclGroupStart/End of the caller, write the slots only at that group's end, after this Vec was
+    // handed back and consumed: `Comm::init_all` must not be called inside `rccl::group` with them.
     check("ncclCommInitAll", unsafe {
         sys::ncclCommInitAll(comms.as_mut_ptr(), n, devices.as_ptr())
     })?;
@@ -73,6 +82,10 @@ pub fn comm_init_all(devices: &[i32]) -> Result<Vec<sys::ncclComm_t>> {
 /// `ncclCommInitRank` on the current device.
 pub fn comm_init_rank(nranks: i32, id: sys::ncclUniqueId, rank: i32) -> Result<sys::ncclComm_t> {
     let mut comm = std::ptr::null_mut();
+    // SAFETY: an out-pointer to a live local handle and plain values. NCCL >= 2.14 writes it before
+    // returning, also inside a group. Older NCCL and RCCL, inside ncclGroupStart/End, keep the pointer
+    // and write it at ncclGroupEnd, after this frame is gone (and return null here): `Comm::new` must not
+    // be called inside `rccl::group` with them.
     check("ncclCommInitRank", unsafe {
         sys::ncclCommInitRank(&mut comm, nranks, id, rank)
     })?;
@@ -84,6 +97,7 @@ pub fn comm_init_rank(nranks: i32, id: sys::ncclUniqueId, rank: i32) -> Result<s
 /// # Safety
 /// `comm` is a live communicator, not used again.
 pub unsafe fn comm_destroy(comm: sys::ncclComm_t) -> Result<()> {
+    // SAFETY: the caller's contract: `comm` is live and not used again.
     check("ncclCommDestroy", unsafe { sys::ncclCommDestroy(comm) })
 }
 
@@ -92,6 +106,7 @@ pub unsafe fn comm_destroy(comm: sys::ncclComm_t) -> Result<()> {
 /// # Safety
 /// `comm` is a live communicator, not used again.
 pub unsafe fn comm_abort(comm: sys::ncclComm_t) -> Result<()> {
+    // SAFETY: the caller's contract: `comm` is live and not used again.
     check("ncclCommAbort", unsafe { sys::ncclCommAbort(comm) })
 }
 
@@ -103,6 +118,7 @@ pub unsafe fn comm_get_async_error(comm: sys::ncclComm_t) -> Result<sys::ncclRes
     let mut state = sys::ncclResult_t::ncclSuccess;
     check_comm(
         "ncclCommGetAsyncError",
+        // SAFETY: `comm` is live (the caller's contract); `state` is a live local.
         unsafe { sys::ncclCommGetAsyncError(comm, &mut state) },
         comm,
     )?;
@@ -111,11 +127,14 @@ pub unsafe fn comm_get_async_error(comm: sys::ncclComm_t) -> Result<sys::ncclRes
 
 /// `ncclGroupStart`.
 pub fn group_start() -> Result<()> {
+    // SAFETY: no arguments; it only opens a group on this thread.
     check("ncclGroupStart", unsafe { sys::ncclGroupStart() })
 }
 
 /// `ncclGroupEnd`.
 pub fn group_end() -> Result<()> {
+    // SAFETY: no arguments. It queues the calls made since the matching ncclGroupStart, with the pointers
+    // they were given: those must still be valid now (see `rccl::group`).
     check("ncclGroupEnd", unsafe { sys::ncclGroupEnd() })
 }
 
@@ -136,7 +155,8 @@ pub struct Call {
 ///
 /// # Safety
 /// `send` and `recv` are device memory of `c.count` elements on the communicator's device, live until the
-/// work queued on `c.stream` is done; `c.comm` and `c.stream` are live.
+/// work queued on `c.stream` is done (inside ncclGroupStart/End it is queued at ncclGroupEnd); `c.comm`
+/// and `c.stream` are live.
 pub unsafe fn all_reduce(
     send: *const c_void,
     recv: *mut c_void,
@@ -145,6 +165,8 @@ pub unsafe fn all_reduce(
 ) -> Result<()> {
     check_comm(
         "ncclAllReduce",
+        // SAFETY: the caller's contract is ncclAllReduce's: both buffers hold `c.count` elements of
+        // `c.dtype` on the communicator's device and stay valid until the queued work is done.
         unsafe { sys::ncclAllReduce(send, recv, c.count, c.dtype, op, c.comm, c.stream) },
         c.comm,
     )
@@ -157,6 +179,7 @@ pub unsafe fn all_reduce(
 pub unsafe fn broadcast(send: *const c_void, recv: *mut c_void, root: i32, c: Call) -> Result<()> {
     check_comm(
         "ncclBroadcast",
+        // SAFETY: the caller's contract, as in all_reduce.
         unsafe { sys::ncclBroadcast(send, recv, c.count, c.dtype, root, c.comm, c.stream) },
         c.comm,
     )
@@ -175,6 +198,7 @@ pub unsafe fn reduce(
 ) -> Result<()> {
     check_comm(
         "ncclReduce",
+        // SAFETY: the caller's contract, as in all_reduce.
         unsafe { sys::ncclReduce(send, recv, c.count, c.dtype, op, root, c.comm, c.stream) },
         c.comm,
     )
@@ -187,6 +211,8 @@ pub unsafe fn reduce(
 pub unsafe fn all_gather(send: *const c_void, recv: *mut c_void, c: Call) -> Result<()> {
     check_comm(
         "ncclAllGather",
+        // SAFETY: the caller's contract: `recv` holds `c.count * nranks` elements, the rest as in
+        // all_reduce.
         unsafe { sys::ncclAllGather(send, recv, c.count, c.dtype, c.comm, c.stream) },
         c.comm,
     )
@@ -204,6 +230,8 @@ pub unsafe fn reduce_scatter(
 ) -> Result<()> {
     check_comm(
         "ncclReduceScatter",
+        // SAFETY: the caller's contract: `send` holds `c.count * nranks` elements, the rest as in
+        // all_reduce.
         unsafe { sys::ncclReduceScatter(send, recv, c.count, c.dtype, op, c.comm, c.stream) },
         c.comm,
     )
@@ -216,6 +244,7 @@ pub unsafe fn reduce_scatter(
 pub unsafe fn send(buf: *const c_void, peer: i32, c: Call) -> Result<()> {
     check_comm(
         "ncclSend",
+        // SAFETY: the caller's contract, as in all_reduce, for `buf`.
         unsafe { sys::ncclSend(buf, c.count, c.dtype, peer, c.comm, c.stream) },
         c.comm,
     )
@@ -228,6 +257,7 @@ pub unsafe fn send(buf: *const c_void, peer: i32, c: Call) -> Result<()> {
 pub unsafe fn recv(buf: *mut c_void, peer: i32, c: Call) -> Result<()> {
     check_comm(
         "ncclRecv",
+        // SAFETY: the caller's contract, as in all_reduce, for `buf`.
         unsafe { sys::ncclRecv(buf, c.count, c.dtype, peer, c.comm, c.stream) },
         c.comm,
     )
