@@ -46,6 +46,7 @@
 //! Every failure is an [`Error`] that keeps the raw `hipError_t` / `hiprtcResult` (unknown values
 //! included) and answers [`Error::status`] with a DTL-style [`Status`]; see [`error`] for the table.
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod code_object;
 pub mod device;
