@@ -13,8 +13,9 @@
 //!   from it keep those allocations alive (the memory is freed only after the last of them is dropped and
 //!   its launches are done, whoever owned the buffer), and each [`GraphExec::launch`] is ordered by the
 //!   memory model like one operation making those accesses: after the other streams' conflicting work,
-//!   and before later work that conflicts with it, host accesses of a captured
-//!   [`PinnedBuffer`](crate::PinnedBuffer) included.
+//!   and before later work that conflicts with it. Host-visible memory ([`PinnedBuffer`](crate::PinnedBuffer),
+//!   [`ManagedBuffer`](crate::ManagedBuffer)) is refused in a capture: a replay needs no borrow of it, so
+//!   it could write memory the host holds a slice of. Copy through device buffers inside the graph.
 //! - Kernels are captured with [`Capture::launch`], or with [`Function::launch`] on a stream the capture
 //!   records (a joined one): either way the capture keeps a clone of the [`Function`] (so its module stays
 //!   loaded for the graph's life). Both are `unsafe`; the crate's buffers they are given are kept as

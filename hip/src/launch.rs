@@ -290,8 +290,13 @@ impl Function {
     /// The signature check cannot see types of equal size (`f32` for `u32`), a missing signature (a cubin)
     /// skips it, and no code object says what memory a pointer may reach. The caller guarantees that
     /// `args` matches the kernel's parameters in number, order and type, that the kernel stays inside the
-    /// memory it is given, and that memory it writes is not read or written by the host (or by other
-    /// work) until the kernel completes. On a stream being captured the launch is recorded, not run: these
+    /// memory it is given, and that it **writes only memory passed with [`LaunchArgs::arg_mut`]**: memory
+    /// passed with [`LaunchArgs::arg`] is only read. The memory model orders the launch by exactly that (a
+    /// read after other streams' writes, a write after their reads and writes, see
+    /// `docs/MEMORY_MODEL.md`) and keeps the host and later work away until it is done; memory the kernel
+    /// reaches any other way (a pointer inside a struct, a module global, [`LaunchArgs::arg_untracked`])
+    /// is the caller's to order: it is not read or written by the host or other work until the kernel
+    /// completes. On a stream being captured the launch is recorded, not run: these
     /// conditions then hold for every launch of every [`GraphExec`](crate::GraphExec) made from the
     /// capture, as [`Capture::launch`](crate::Capture::launch) states (the capture keeps this function,
     /// and the crate's buffers in `args`, alive itself).

@@ -63,6 +63,8 @@ pub mod rccl;
 pub mod result;
 pub mod rtc;
 pub mod stream;
+#[cfg(all(test, unix))]
+mod test_time;
 
 pub use code_object::CodeObject;
 pub use device::{driver_version, runtime_version, Device, DeviceProperties};

@@ -53,7 +53,7 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
         Ok(ManagedBuffer {
             ptr,
             len,
-            alloc: Allocation::new(ptr, device, Release::Free),
+            alloc: Allocation::host_visible(ptr, device, Release::Free),
             _elem: std::marker::PhantomData,
         })
     }

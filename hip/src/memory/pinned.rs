@@ -55,7 +55,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
         Ok(PinnedBuffer {
             ptr,
             len,
-            alloc: Allocation::new(ptr.cast(), device, release),
+            alloc: Allocation::host_visible(ptr.cast(), device, release),
         })
     }
 

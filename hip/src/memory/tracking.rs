@@ -17,7 +17,7 @@
 //! The rules a user relies on, and the costs, are in `docs/MEMORY_MODEL.md`.
 
 use crate::device::Device;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::result;
 use crate::stream::{lock, StreamHandle};
 use std::ffi::c_void;
@@ -195,6 +195,9 @@ pub struct Allocation {
     untracked: AtomicBool,
     users: Mutex<Users<Arc<StreamHandle>>>,
     release: Release,
+    /// Host-visible memory (pinned, managed): the host may hold a slice of it, which a graph replay would
+    /// not be borrow-checked against, so captured operations refuse it.
+    host_visible: bool,
 }
 
 // SAFETY: `ptr` is never dereferenced here, only passed to HIP calls (and the owner's own accessors),
@@ -215,6 +218,24 @@ impl std::fmt::Debug for Allocation {
 
 impl Allocation {
     pub(crate) fn new(ptr: *mut c_void, device: &Device, release: Release) -> Arc<Allocation> {
+        Self::with_visibility(ptr, device, release, false)
+    }
+
+    /// An allocation the host can read and write directly (pinned or managed memory).
+    pub(crate) fn host_visible(
+        ptr: *mut c_void,
+        device: &Device,
+        release: Release,
+    ) -> Arc<Allocation> {
+        Self::with_visibility(ptr, device, release, true)
+    }
+
+    fn with_visibility(
+        ptr: *mut c_void,
+        device: &Device,
+        release: Release,
+        host_visible: bool,
+    ) -> Arc<Allocation> {
         let release = if ptr.is_null() {
             Release::Nothing
         } else {
@@ -227,6 +248,7 @@ impl Allocation {
             untracked: AtomicBool::new(false),
             users: Mutex::new(Users::default()),
             release,
+            host_visible,
         })
     }
 
@@ -243,7 +265,9 @@ impl Allocation {
     /// Order an operation on `stream` that makes `access` to this memory after the conflicting work
     /// queued earlier on other streams, and record `stream` as a user. Call it before queueing the
     /// operation. On a stream being captured, the use is recorded in the capture instead (the graph orders
-    /// its launches and keeps the memory alive).
+    /// its launches and keeps the memory alive); host-visible memory (pinned, managed) is refused there
+    /// ([`Error::InvalidArgument`]): a replay needs no borrow of the buffer, so it could write memory the
+    /// host holds a slice of.
     #[inline]
     pub(crate) fn use_on(
         self: &Arc<Self>,
@@ -252,6 +276,16 @@ impl Allocation {
     ) -> Result<()> {
         if handle.is_capturing() {
             if let Some(log) = handle.capture_log() {
+                if self.host_visible {
+                    return Err(Error::InvalidArgument {
+                        what: "memory used by a captured operation",
+                        value: "pinned or managed host-visible memory".into(),
+                        reason: "a graph replay is not borrow-checked against the host's slices of it; \
+                                 capture copies through device buffers and copy to or from the host \
+                                 outside the graph"
+                            .into(),
+                    });
+                }
                 log.record(self, access);
                 return Ok(());
             }
@@ -371,13 +405,13 @@ impl Drop for Allocation {
                     // SAFETY: the fence is a live event owned by `stream`, which `release` held.
                     unsafe { result::event_synchronize(stream.fence()?) }
                 });
-                if idle.is_ok() && stream.device.bind().is_ok() {
+                let null = stream.device.null_stream();
+                if idle.is_ok() && !null.is_capturing() && stream.device.bind().is_ok() {
                     // SAFETY: the host waited for every user and for `stream` itself, so no queued work uses
-                    // the memory, and it is freed once. `result::free` asks for memory from hipMalloc and
-                    // this came from hipMallocAsync: HIP 5.2.3 (AMD) frees it (after waiting for the
-                    // device) without taking it off the pool's list of live allocations, so this fallback
-                    // relies on the pool never touching that entry again (see hip_mempool_impl.cpp).
-                    let _ = unsafe { result::free(self.ptr) };
+                    // the memory; it is freed once, in the order of the device's null stream (never captured
+                    // by this crate), as pool memory must be (hipFree would leave HIP 5.2.3's pool a dangling
+                    // entry). If this fails too the memory is leaked, never freed under work.
+                    let _ = unsafe { result::pool::free_async(self.ptr, null.raw) };
                 }
             }
         }

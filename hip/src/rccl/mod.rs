@@ -334,6 +334,12 @@ impl Comm {
         for (alloc, access) in uses {
             alloc.use_on(stream.handle(), *access)?;
         }
+        // Inside `group` NCCL queues the call only at ncclGroupEnd: keep the memory until then.
+        GROUP_KEEP.with(|k| {
+            if let Some(kept) = k.borrow_mut().as_mut() {
+                kept.extend(uses.iter().map(|(alloc, _)| Arc::clone(alloc)));
+            }
+        });
         self.device.bind()?;
         Ok(result::Call {
             count,
@@ -584,14 +590,39 @@ impl Drop for Comm {
 /// sends and receives, and for [`Comm::new`] of several ranks in one thread (NCCL / RCCL >= 2.14: see
 /// there). `ncclGroupEnd` runs even if `f` fails; `f`'s error comes first.
 ///
-/// The calls are queued on their streams only when `f` has returned, but ordered by the memory model when
-/// they are made: inside `f`, do not drop a buffer a call used, nor use it in another operation (see the
-/// module doc). This is not enforced.
+/// The calls are queued on their streams only when the outermost group ends, but ordered by the memory
+/// model when they are made. The memory they use is kept alive until then (a buffer dropped inside `f` is
+/// freed only after the call that used it). Inside `f`, do not use a buffer a call used in an operation on
+/// another stream: that operation would not wait for the call, which is not queued yet (not enforced).
 pub fn group<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
+    /// Puts back the enclosing group's list (or none) however `f` ends, and hands this group's list to it
+    /// when nested (nested groups are queued with the outermost one).
+    struct Restore(Option<Option<Vec<Arc<Allocation>>>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let outer = self.0.take().unwrap_or(None);
+            let inner = GROUP_KEEP.with(|k| std::mem::replace(&mut *k.borrow_mut(), outer));
+            GROUP_KEEP.with(|k| {
+                if let (Some(outer), Some(inner)) = (k.borrow_mut().as_mut(), inner) {
+                    outer.extend(inner);
+                }
+            });
+        }
+    }
+    let outer = GROUP_KEEP.with(|k| k.borrow_mut().replace(Vec::new()));
+    let restore = Restore(Some(outer));
     result::group_start()?;
     let r = f();
     let end = result::group_end();
+    // Dropped after ncclGroupEnd queued the calls: a kept allocation freed now waits for them.
+    drop(restore);
     let r = r?;
     end?;
     Ok(r)
+}
+
+thread_local! {
+    /// While `group` runs on this thread: the allocations its calls use, kept until ncclGroupEnd.
+    static GROUP_KEEP: std::cell::RefCell<Option<Vec<Arc<Allocation>>>> =
+        const { std::cell::RefCell::new(None) };
 }

@@ -10,15 +10,10 @@ use super::{
 };
 use crate::code_object::{bundle_ids, check, CodeObject, Kind, ParamKind, EM_AMDGPU};
 use rmpv::Value;
-use std::time::{Duration, Instant};
 
-/// `f`'s answer, after asserting it came within a second.
+/// `f`'s answer, after asserting it used under a second of this thread's CPU time.
 fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
-    let start = Instant::now();
-    let out = f();
-    let took = start.elapsed();
-    assert!(took < Duration::from_secs(1), "{what} took {took:?}");
-    out
+    crate::test_time::within_a_cpu_second(what, f)
 }
 
 /// An ELF of `n` section headers (all null sections) right after its header: 64 + 64n bytes, the most

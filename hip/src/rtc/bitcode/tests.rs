@@ -4,7 +4,6 @@
 
 use super::reader::{CpuMatcher, Target};
 use super::*;
-use std::time::{Duration, Instant};
 
 const GFX90A: &[u8] = include_bytes!("testdata/gfx90a.bc");
 const GFX1100: &[u8] = include_bytes!("testdata/gfx1100.bc");
@@ -195,13 +194,9 @@ impl W {
     }
 }
 
-/// `f`'s answer, after asserting it came within a second.
+/// `f`'s answer, after asserting it used under a second of this thread's CPU time.
 fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
-    let start = Instant::now();
-    let out = f();
-    let took = start.elapsed();
-    assert!(took < Duration::from_secs(1), "{what} took {took:?}");
-    out
+    crate::test_time::within_a_cpu_second(what, f)
 }
 
 #[test]

@@ -1,0 +1,33 @@
+//! For tests that bound a parser's time: the CPU time this thread used, which other work on the machine
+//! (a parallel build, CI's chroot preparation) changes far less than the wall clock.
+
+use std::time::Duration;
+
+/// CPU time used by the calling thread so far (`CLOCK_THREAD_CPUTIME_ID`).
+pub(crate) fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a live, writable timespec; the clock id is a constant the kernel knows.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// `f`'s answer, after asserting it used less than a second of this thread's CPU time (the inputs these
+/// tests give took 3 to 75 s before their parsers were made linear).
+/// Under Miri (an interpreter, hundreds of times slower) only the answer is checked.
+pub(crate) fn within_a_cpu_second<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    if cfg!(miri) {
+        return f();
+    }
+    let start = thread_cpu();
+    let out = f();
+    let took = thread_cpu() - start;
+    assert!(
+        took < Duration::from_secs(1),
+        "{what} took {took:?} of CPU time"
+    );
+    out
+}
