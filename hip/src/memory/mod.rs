@@ -385,5 +385,89 @@ mod tests {
         assert_eq!(byte_size::<[u8; 0]>(usize::MAX).unwrap(), 0);
         assert_eq!(byte_size::<u8>(usize::MAX).unwrap(), usize::MAX);
         assert_eq!(byte_size::<u32>(usize::MAX / 4).unwrap(), usize::MAX - 3);
+        // One element past the largest that fits, for an element size that is not a power of two.
+        let most = usize::MAX / 3;
+        assert_eq!(byte_size::<[u8; 3]>(most).unwrap(), most * 3);
+        assert!(matches!(
+            byte_size::<[u8; 3]>(most + 1),
+            Err(Error::AllocationTooLarge {
+                elements,
+                elem_bytes: 3
+            }) if elements == most + 1
+        ));
+        assert_eq!(byte_size::<u64>(0).unwrap(), 0);
+        assert_eq!(byte_size::<u16>(5).unwrap(), 10);
+    }
+
+    #[test]
+    fn equal_lengths_pass_and_others_name_both_lengths_and_the_operation() {
+        check_len("copy", 0, 0).unwrap();
+        check_len("copy", usize::MAX, usize::MAX).unwrap();
+        for (expected, actual) in [(4, 3), (3, 4), (0, 1), (1, 0), (usize::MAX, 0)] {
+            let err = check_len("copy_to_host", expected, actual).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    Error::LengthMismatch { what: "copy_to_host", expected: e, actual: a }
+                        if (e, a) == (expected, actual)
+                ),
+                "{err}"
+            );
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "length mismatch in copy_to_host: expected {expected} elements, got {actual}"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn views_start_at_their_first_elements_byte() {
+        assert_eq!(element_offset::<u32>(0), 0);
+        assert_eq!(element_offset::<u32>(5), 20);
+        assert_eq!(element_offset::<[u8; 3]>(7), 21);
+        assert_eq!(element_offset::<[u32; 0]>(usize::MAX), 0);
+        let base = 0x1000 as DevicePtr;
+        assert_eq!(offset(base, 0), base);
+        assert_eq!(offset(base, 24) as usize, 0x1018);
+        // Addresses wrap instead of overflowing (a zero-sized buffer's dangling pointer may be anywhere).
+        assert_eq!(offset(usize::MAX as DevicePtr, 2) as usize, 1);
+    }
+
+    #[test]
+    fn ranges_inside_the_buffer_give_their_start_and_end() {
+        assert_eq!(bounds(2..5, 10).unwrap(), (2, 5));
+        assert_eq!(bounds(2..=5, 10).unwrap(), (2, 6));
+        assert_eq!(bounds(..=9, 10).unwrap(), (0, 10));
+        assert_eq!(bounds(3.., 10).unwrap(), (3, 10));
+        assert_eq!(bounds(10.., 10).unwrap(), (10, 10));
+        assert_eq!(bounds(4..4, 10).unwrap(), (4, 4));
+        assert_eq!(bounds((Excluded(3), Excluded(5)), 10).unwrap(), (4, 5));
+        // One past the end, and a start past the end, are refused naming the range and the length.
+        assert!(matches!(
+            bounds(..=10, 10),
+            Err(Error::OutOfBounds {
+                start: 0,
+                end: 11,
+                len: 10
+            })
+        ));
+        assert!(matches!(
+            bounds(11.., 10),
+            Err(Error::OutOfBounds {
+                start: 11,
+                end: 10,
+                len: 10
+            })
+        ));
+        assert!(matches!(
+            bounds(..=usize::MAX, usize::MAX),
+            Err(Error::OutOfBounds {
+                start: usize::MAX,
+                end: usize::MAX,
+                len: usize::MAX
+            })
+        ));
     }
 }
