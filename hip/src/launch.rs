@@ -419,6 +419,207 @@ mod tests {
         }
     }
 
+    /// Device memory as a launch argument: an address (8 bytes) in a tracked allocation.
+    struct Mem {
+        alloc: Arc<Allocation>,
+        address: u64,
+    }
+
+    impl Mem {
+        fn new() -> Mem {
+            Mem {
+                alloc: Allocation::new(
+                    std::ptr::null_mut(),
+                    &crate::Device::for_unit_tests(0),
+                    crate::memory::tracking::Release::Nothing,
+                ),
+                address: 0x1000,
+            }
+        }
+    }
+
+    // SAFETY: points at the address it holds, as this crate's buffers do.
+    unsafe impl KernelArg for Mem {
+        fn as_kernel_param(&self) -> *mut c_void {
+            std::ptr::addr_of!(self.address) as *mut c_void
+        }
+        fn kernel_param_size(&self) -> usize {
+            8
+        }
+        fn is_device_pointer(&self) -> bool {
+            true
+        }
+        fn allocation(&self) -> Option<&Arc<Allocation>> {
+            Some(&self.alloc)
+        }
+    }
+
+    fn param(args: &mut LaunchArgs<'_>, i: usize) -> *mut c_void {
+        // SAFETY: entry i < len was written by `arg`.
+        unsafe { *args.params_ptr().add(i) }
+    }
+
+    #[test]
+    fn values_are_passed_by_address_with_their_size() {
+        let (a, b, c) = (1u32, 2u64, [7u8; 3]);
+        assert_eq!(a.kernel_param_size(), 4);
+        assert!(!a.is_device_pointer());
+        assert!(KernelArg::allocation(&a).is_none());
+        assert_eq!(a.as_kernel_param(), std::ptr::addr_of!(a) as *mut c_void);
+        let mut args = LaunchArgs::new();
+        assert_eq!((args.len(), args.is_empty()), (0, true));
+        args.arg(&a).arg(&b).arg(&c);
+        assert_eq!((args.len(), args.is_empty()), (3, false));
+        assert_eq!(
+            args.infos(),
+            [
+                ArgInfo {
+                    size: 4,
+                    pointer: false
+                },
+                ArgInfo {
+                    size: 8,
+                    pointer: false
+                },
+                ArgInfo {
+                    size: 3,
+                    pointer: false
+                },
+            ]
+        );
+        assert_eq!(param(&mut args, 0), std::ptr::addr_of!(a) as *mut c_void);
+        assert_eq!(param(&mut args, 1), std::ptr::addr_of!(b) as *mut c_void);
+        assert_eq!(param(&mut args, 2), std::ptr::addr_of!(c) as *mut c_void);
+        // Values are not memory the launch is ordered by.
+        assert_eq!((args.uses, args.writes), (0, 0));
+        assert!(!args.overflow);
+    }
+
+    #[test]
+    fn memory_arguments_are_tracked_as_reads_or_writes_in_order() {
+        let (m0, mut m1, m2, untracked) = (Mem::new(), Mem::new(), Mem::new(), Mem::new());
+        let n = 5u32;
+        let allocs = [&m0.alloc, &m1.alloc, &m2.alloc].map(|a| a as *const Arc<Allocation>);
+        let m1_address = std::ptr::addr_of!(m1.address) as *mut c_void;
+        let mut args = LaunchArgs::new();
+        args.arg(&m0).arg(&n).arg_mut(&mut m1).arg(&m2);
+        // SAFETY: nothing is launched.
+        unsafe { args.arg_untracked(&untracked) };
+        assert_eq!(args.len(), 5);
+        assert_eq!(
+            args.infos(),
+            [
+                ArgInfo {
+                    size: 8,
+                    pointer: true
+                },
+                ArgInfo {
+                    size: 4,
+                    pointer: false
+                },
+                ArgInfo {
+                    size: 8,
+                    pointer: true
+                },
+                ArgInfo {
+                    size: 8,
+                    pointer: true
+                },
+                ArgInfo {
+                    size: 8,
+                    pointer: true
+                },
+            ]
+        );
+        // Three tracked uses, the second one a write; the untracked argument is not among them.
+        assert_eq!(args.uses, 3);
+        assert_eq!(args.writes, 0b010);
+        for (i, alloc) in allocs.into_iter().enumerate() {
+            // SAFETY: entries ..uses were written by `push`.
+            let tracked = unsafe { args.tracked[i].assume_init() };
+            assert!(std::ptr::eq(tracked, alloc), "use {i}");
+        }
+        assert_eq!(param(&mut args, 2), m1_address);
+    }
+
+    #[test]
+    fn thirty_two_arguments_fit_and_one_more_is_an_overflow() {
+        let ms: Vec<Mem> = (0..MAX_KERNEL_ARGS).map(|_| Mem::new()).collect();
+        let mut writes: Vec<Mem> = (0..MAX_KERNEL_ARGS).map(|_| Mem::new()).collect();
+        let mut args = LaunchArgs::new();
+        for (i, (r, w)) in ms.iter().zip(&mut writes).enumerate() {
+            if i % 2 == 0 {
+                args.arg(r);
+            } else {
+                args.arg_mut(w);
+            }
+        }
+        assert_eq!((args.len(), args.uses, args.overflow), (32, 32, false));
+        assert_eq!(args.writes, 0xAAAA_AAAA, "the 32nd use sets bit 31");
+        let extra = 1u8;
+        args.arg(&extra);
+        assert_eq!((args.len(), args.uses, args.overflow), (32, 32, true));
+    }
+
+    #[test]
+    fn a_size_past_u32_is_recorded_as_u32_max() {
+        struct Huge;
+        // SAFETY: never launched.
+        unsafe impl KernelArg for Huge {
+            fn as_kernel_param(&self) -> *mut c_void {
+                std::ptr::null_mut()
+            }
+            fn kernel_param_size(&self) -> usize {
+                usize::MAX
+            }
+        }
+        let mut args = LaunchArgs::new();
+        args.arg(&Huge);
+        assert_eq!(
+            args.infos(),
+            [ArgInfo {
+                size: u32::MAX,
+                pointer: false
+            }]
+        );
+    }
+
+    #[test]
+    fn arguments_are_checked_against_a_signature() {
+        use crate::code_object::{Kernel, Param, ParamKind};
+        let p = |size, kind| Param {
+            name: None,
+            offset: 0,
+            size,
+            align: None,
+            kind,
+            value_kind: "v".into(),
+            address_space: None,
+            type_name: None,
+        };
+        let sig = Signature::new(Kernel {
+            name: "k".into(),
+            params: vec![p(8, ParamKind::Pointer), p(4, ParamKind::Value)],
+            ..Kernel::default()
+        });
+        let (m, n, wide) = (Mem::new(), 3u32, 3u64);
+        let mut args = LaunchArgs::new();
+        args.arg(&m).arg(&n);
+        args.check(&sig).unwrap();
+        let mut args = LaunchArgs::new();
+        args.arg(&m).arg(&wide);
+        assert!(matches!(
+            args.check(&sig),
+            Err(Error::ArgumentMismatch { index: 1, .. })
+        ));
+        let mut args = LaunchArgs::new();
+        args.arg(&n).arg(&n);
+        assert!(matches!(
+            args.check(&sig),
+            Err(Error::ArgumentMismatch { index: 0, .. })
+        ));
+    }
+
     #[test]
     fn volume_is_exact_at_the_extremes() {
         let max = Dim3::from((u32::MAX, u32::MAX, u32::MAX));

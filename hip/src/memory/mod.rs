@@ -349,6 +349,108 @@ mod tests {
     use super::*;
     use std::ops::Bound::*;
 
+    /// An allocation of no memory on a device record made without a GPU: views of it can be taken and
+    /// checked, and nothing in these tests hands it to HIP.
+    fn allocation() -> Arc<Allocation> {
+        Allocation::new(
+            std::ptr::null_mut(),
+            &Device::for_unit_tests(0),
+            tracking::Release::Nothing,
+        )
+    }
+
+    const BASE: usize = 0x10_0000;
+
+    #[test]
+    fn views_point_at_their_first_element_and_keep_their_parents_allocation() {
+        let a = allocation();
+        let v = DeviceSlice::<u32>::new(BASE as DevicePtr, 10, &a);
+        assert_eq!((v.len(), v.byte_len(), v.is_empty()), (10, 40, false));
+        let s = v.slice(2..7).unwrap();
+        assert_eq!(
+            (s.device_ptr() as usize, s.len(), s.byte_len()),
+            (BASE + 8, 5, 20)
+        );
+        assert!(Arc::ptr_eq(s.allocation(), &a));
+        // A view of a view.
+        let t = s.slice(1..=1).unwrap();
+        assert_eq!((t.device_ptr() as usize, t.len()), (BASE + 12, 1));
+        let end = v.slice(10..).unwrap();
+        assert_eq!((end.device_ptr() as usize, end.len()), (BASE + 40, 0));
+        assert!(end.is_empty());
+        assert!(matches!(
+            v.slice(3..11),
+            Err(Error::OutOfBounds {
+                start: 3,
+                end: 11,
+                len: 10
+            })
+        ));
+        let mut m = DeviceSliceMut::<[u8; 3]>::new(BASE as DevicePtr, 10, &a);
+        assert_eq!(m.byte_len(), 30);
+        let tail = m.slice_mut(4..).unwrap();
+        assert_eq!((tail.device_ptr() as usize, tail.len()), (BASE + 12, 6));
+        assert!(Arc::ptr_eq(tail.allocation(), &a));
+        assert!(matches!(
+            m.slice_mut(..11),
+            Err(Error::OutOfBounds { end: 11, .. })
+        ));
+        assert!(DeviceSlice::<u64>::new(BASE as DevicePtr, 0, &a).is_empty());
+    }
+
+    #[test]
+    fn copies_of_another_length_are_refused_before_hip() {
+        let a = allocation();
+        let v = DeviceSlice::<u32>::new(BASE as DevicePtr, 10, &a);
+        let mut m = DeviceSliceMut::<u32>::new(BASE as DevicePtr, 10, &a);
+        let mismatch = |r: Result<()>, what: &str, expected: usize, actual: usize| match r {
+            Err(Error::LengthMismatch {
+                what: w,
+                expected: e,
+                actual: a,
+            }) => assert_eq!((w, e, a), (what, expected, actual)),
+            other => panic!("{what}: {other:?}"),
+        };
+        mismatch(v.copy_to_host(&mut [0; 9]), "copy_to_host", 10, 9);
+        mismatch(v.copy_to_host(&mut [0; 11]), "copy_to_host", 10, 11);
+        mismatch(m.copy_from_host(&[0; 9]), "copy_from_host", 10, 9);
+        mismatch(m.copy_from_host(&[]), "copy_from_host", 10, 0);
+        let short = DeviceSlice::<u32>::new(BASE as DevicePtr, 9, &a);
+        mismatch(m.copy_from_device(&short), "copy_from_device", 10, 9);
+    }
+
+    #[test]
+    fn operations_with_no_bytes_to_move_succeed_without_hip() {
+        let a = allocation();
+        let empty = DeviceSlice::<u32>::new(BASE as DevicePtr, 0, &a);
+        empty.copy_to_host(&mut []).unwrap();
+        assert!(empty.to_vec().unwrap().is_empty());
+        let mut m = DeviceSliceMut::<u32>::new(BASE as DevicePtr, 0, &a);
+        m.copy_from_host(&[]).unwrap();
+        m.copy_from_device(&empty).unwrap();
+        m.memset_bytes(0xff).unwrap();
+        m.zero().unwrap();
+        // Zero-sized elements: any number of them is no bytes.
+        let zst = DeviceSlice::<[u32; 0]>::new(BASE as DevicePtr, 5, &a);
+        assert_eq!(zst.byte_len(), 0);
+        assert_eq!(zst.to_vec().unwrap().len(), 5);
+        zst.copy_to_host(&mut [[]; 5]).unwrap();
+        let mut zm = DeviceSliceMut::<[u32; 0]>::new(BASE as DevicePtr, usize::MAX, &a);
+        // A length mismatch, even with no bytes.
+        assert!(matches!(
+            zm.copy_from_host(&[]),
+            Err(Error::LengthMismatch {
+                expected: usize::MAX,
+                actual: 0,
+                ..
+            })
+        ));
+        zm.memset_bytes(1).unwrap();
+        let big = DeviceSlice::<[u32; 0]>::new(BASE as DevicePtr, usize::MAX, &a);
+        zm.copy_from_device(&big).unwrap();
+        assert_eq!(big.to_vec().unwrap().len(), usize::MAX);
+    }
+
     #[test]
     fn ranges_at_the_extremes_are_checked_without_overflow() {
         let m = usize::MAX;
