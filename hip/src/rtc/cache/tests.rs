@@ -478,3 +478,9 @@ const PINNED: [u64; 3] = [
     0xe5bb_356e_1992_fcdf,
     0xb3df_12ea_14df_7b10,
 ];
+
+#[test]
+fn the_default_limit_is_one_gib() {
+    // The README and the module docs promise 1 GiB.
+    assert_eq!(CompileCache::DEFAULT_MAX_BYTES, 1_073_741_824);
+}
