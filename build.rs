@@ -1,5 +1,8 @@
 //! Expose the HIP platform hip-sys was built for (`DEP_AMDHIP64_PLATFORM`) as `cfg(hip_platform = "...")`,
-//! so tests and examples that only make sense on one platform are compiled for it alone.
+//! so tests and examples that only make sense on one platform are compiled for it alone; and
+//! `cfg(hiprtc_linker)` where the HIPRTC headers declare the linker API (HIPRTC >= 5.3), decided exactly as
+//! the `hip` crate decides its `rtc::HAS_LINKER`, so the linker tests are `#[ignore]`d, visibly, on older
+//! HIPRTCs (tests/rtc_link.rs checks that the two agree).
 //!
 //! Also say where the Rust-written kernels' code objects are (`HIP_RS_KERNELS_AMDGPU`, an offload bundle of
 //! gfx90a and gfx1100; `HIP_RS_KERNELS_PTX`, sm_70): the committed ones in kernels/prebuilt/, or, with
@@ -11,6 +14,15 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(hip_platform, values(\"amd\", \"nvidia\"))");
     let platform = std::env::var("DEP_AMDHIP64_PLATFORM").unwrap_or_else(|_| "amd".into());
     println!("cargo:rustc-cfg=hip_platform=\"{platform}\"");
+    println!("cargo::rustc-check-cfg=cfg(hiprtc_linker)");
+    if let Ok(bindings) = std::env::var("DEP_HIPRTC_BINDINGS") {
+        println!("cargo:rerun-if-changed={bindings}");
+        let text = std::fs::read_to_string(&bindings)
+            .unwrap_or_else(|e| panic!("read {bindings} (hiprtc-sys's bindings): {e}"));
+        if text.contains("fn hiprtcLinkCreate(") {
+            println!("cargo:rustc-cfg=hiprtc_linker");
+        }
+    }
 
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=HIP_RS_BUILD_KERNELS");

@@ -11,6 +11,17 @@ use hip::code_object::{self, Kind};
 use hip::rtc::ProgramBuilder;
 use hip::Error;
 
+/// The message of the `InvalidCodeObject` that `check` refuses `image` with.
+fn refused(image: &[u8]) -> String {
+    match code_object::check(image) {
+        Err(Error::InvalidCodeObject(m)) => m,
+        other => panic!(
+            "{} bytes: expected InvalidCodeObject, got {other:?}",
+            image.len()
+        ),
+    }
+}
+
 /// A kernel with a zero-initialised global, so the code object has a NOBITS (.bss) section.
 const WITH_BSS: &str = r#"
 __device__ unsigned int counters[4096];
@@ -173,7 +184,13 @@ fn section_headers_are_read_with_a_64_byte_stride_whatever_e_shentsize_says() {
     let shoff = u64::from_le_bytes(code[0x28..0x30].try_into().unwrap()) as usize;
     let shnum = u16::from_le_bytes(code[0x3C..0x3E].try_into().unwrap()) as usize;
     let cut = &code[..shoff + 64 * shnum - 1];
-    assert!(code_object::check(cut).is_err());
+    assert_eq!(
+        refused(cut),
+        format!(
+            "section headers ({shnum} of 64 bytes at offset {shoff}) lie past the image's {} bytes",
+            cut.len()
+        )
+    );
 }
 
 #[test]
@@ -200,21 +217,38 @@ fn bundles_of_real_code_objects_pass_and_every_entry_is_checked() {
     );
     // A non-ELF entry, a pre-v4 entry of 0 bytes (the runtime still reads its ELF header), an entry past
     // the end, and more entries than the image has descriptors.
-    for bad in [
-        bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx90a", b"not an elf at all")]),
-        bundle(&[("hip-amdgcn-amd-amdhsa-gfx90a", &[])]),
-        {
-            let mut b = good.clone();
-            b.truncate(b.len() - 1);
-            b
-        },
-        {
-            let mut b = good.clone();
-            b[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
-            b
-        },
+    let short = good.len() - 1;
+    for (bad, says) in [
+        (
+            bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx90a", b"not an elf at all")]),
+            "offload bundle entry 0 (hipv4-amdgcn-amd-amdhsa--gfx90a) is not an ELF code object"
+                .to_string(),
+        ),
+        (
+            bundle(&[("hip-amdgcn-amd-amdhsa-gfx90a", &[])]),
+            "offload bundle entry 0 (hip-amdgcn-amd-amdhsa-gfx90a) is not an ELF code object"
+                .into(),
+        ),
+        (
+            good[..short].to_vec(),
+            format!(
+                "offload bundle entry 1 ends at byte {}, past the image's {short} bytes",
+                good.len()
+            ),
+        ),
+        (
+            {
+                let mut b = good.clone();
+                b[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
+                b
+            },
+            // The zero padding up to the first code object (at 4096) reads as 165 empty descriptors
+            // (entries 2 to 166); entry 167 is the code object's ELF header, whose e_type, e_machine and
+            // e_version (3, 224, 1) make an id length that runs past the image.
+            "offload bundle entry 167's id lies past the image".into(),
+        ),
     ] {
-        assert!(code_object::check(&bad).is_err());
+        assert_eq!(refused(&bad), says);
     }
 }
 
@@ -223,7 +257,15 @@ fn truncating_a_real_code_object_anywhere_is_refused() {
     for code in real_objects() {
         let size = code_object::elf_size(&code).unwrap() as usize;
         for cut in (0..code.len()).filter(|c| *c < size) {
-            assert!(code_object::check(&code[..cut]).is_err(), "cut at {cut}");
+            let m = refused(&code[..cut]);
+            // Short of the ELF header, of the section headers, or of what they say the runtime reads.
+            assert!(
+                m.starts_with("not a code object")
+                    || m.starts_with("ELF header truncated")
+                    || m.starts_with("section headers (")
+                    || m.starts_with("the runtime would read "),
+                "cut at {cut}: {m}"
+            );
         }
     }
 }
@@ -237,11 +279,18 @@ fn compressed_bundles_and_other_formats_are_refused() {
         b"\x50\xed\x55\xba", // NVIDIA fatbinary magic
         b"__CLANG_OFFLOAD_BUNDLE_",
     ] {
-        assert!(code_object::check(image).is_err(), "{image:?}");
+        assert_eq!(
+            refused(image),
+            "not a code object: expected an ELF file or an (uncompressed) clang offload bundle",
+            "{image:?}"
+        );
     }
     let mut elf32 = compiled(VECTOR_ADD);
     elf32[4] = 1;
-    assert!(code_object::check(&elf32).is_err());
+    assert_eq!(
+        refused(&elf32),
+        "not a 64-bit ELF (class 1): the runtime would size it as ELF32"
+    );
 }
 
 // ---- the seeded property test ----
@@ -457,7 +506,10 @@ fn a_bundle_without_the_devices_code_object_is_refused_before_hip_aborts() {
     );
     // An id that is only the kind ("hip", no '-') still has its ELF header read by HIP: checked.
     let bare_kind = bundle(&[("hip", &[])]);
-    assert!(code_object::check(&bare_kind).is_err());
+    assert_eq!(
+        refused(&bare_kind),
+        "offload bundle entry 0 (hip) is not an ELF code object"
+    );
 }
 
 #[test]

@@ -382,5 +382,10 @@ fn metadata_with_the_wrong_shapes_is_a_clear_error() {
     assert!(err.contains("no amdhsa.kernels"), "{err}");
     let mut not_array = code.clone();
     not_array[at + key.len()] = 0xc0; // nil where the array starts: the rest no longer parses
-    assert!(CodeObject::parse(&not_array).is_err());
+    match CodeObject::parse(&not_array) {
+        Err(Error::InvalidCodeObject(m)) => {
+            assert_eq!(m, "AMDGPU metadata: amdhsa.kernels is not an array")
+        }
+        other => panic!("{other:?}"),
+    }
 }

@@ -212,7 +212,11 @@ fn load_data_refuses_images_the_runtime_would_read_past() {
         Err(Error::InvalidCodeObject(_)) if cfg!(hip_platform = "amd") => {}
         // NVIDIA takes no bundles: bytes without a NUL are handed over as NUL-terminated PTX text (a copy),
         // which the driver refuses (seen on an H100: CUDA_ERROR_INVALID_IMAGE, never a read past the slice).
-        Err(e) if cfg!(hip_platform = "nvidia") => assert!(e.hip_code().is_some(), "{e}"),
+        Err(e) if cfg!(hip_platform = "nvidia") => assert_eq!(
+            e.hip_code().and_then(|c| c.name()),
+            Some("hipErrorInvalidImage"),
+            "{e}"
+        ),
         other => panic!("a truncated bundle must be refused: {other:?}"),
     }
 }
@@ -237,7 +241,11 @@ fn a_global_of_the_wrong_size_names_bytes_and_the_global() {
         "module global `pair` is 4 bytes in the module, but the type asked for is 8 bytes"
     );
     assert!(m.global::<[u16; 2]>("pair").is_ok());
-    assert!(m.global::<[u8; 0]>("pair").is_err());
+    let err = m.global::<[u8; 0]>("pair").unwrap_err();
+    assert!(
+        matches!(&err, Error::GlobalSize { name, module_bytes: 4, type_bytes: 0 } if name == "pair"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -258,6 +266,19 @@ fn load_file_errors_name_the_path() {
     std::fs::write(&junk, b"not a code object").unwrap();
     let err = Module::load_file(&d, &junk).unwrap_err();
     std::fs::remove_file(&junk).unwrap();
+    // AMD: refused by the code object check (the crate reads the file); NVIDIA: the driver's refusal.
+    assert!(
+        matches!(&err, Error::ModuleFile { path, source } if *path == junk
+        && if cfg!(hip_platform = "amd") {
+            matches!(**source, Error::InvalidCodeObject(_))
+        } else {
+            matches!(
+                source.hip_code().and_then(|c| c.name()),
+                Some("hipErrorInvalidImage" | "hipErrorInvalidKernelFile")
+            )
+        }),
+        "{err}"
+    );
     assert!(
         err.to_string().contains(&junk.display().to_string()),
         "{err}"

@@ -28,7 +28,10 @@ fn fills_write_every_element_of_each_width() {
     let mut wide = DeviceBuffer::<u64>::zeroed(&d, 4).unwrap();
     assert!(matches!(
         wide.fill_async(1, &s),
-        Err(Error::InvalidArgument { .. })
+        Err(Error::InvalidArgument {
+            what: "fill element size",
+            ..
+        })
     ));
 }
 
@@ -47,7 +50,8 @@ fn two_d_copies_move_only_the_rectangle() {
             assert_eq!(got[r * dp + c], want, "row {r} col {c}");
         }
     }
-    let mut back = vec![0u32; w * h];
+    // src[0] is 0: a sentinel that no element of `src` is.
+    let mut back = vec![u32::MAX; w * h];
     dev.copy_2d_to_host(dp, &mut back, w, w, h).unwrap();
     for r in 0..h {
         assert_eq!(&back[r * w..r * w + w], &src[r * sp..r * sp + w]);
@@ -74,16 +78,29 @@ fn managed_prefetch_and_advice_where_supported() {
     let s = Stream::new(&d).unwrap();
     let r = m
         .advise(MemAdvice::SetReadMostly, Some(&d))
-        .and_then(|()| m.prefetch_async(Some(&d), &s))
-        .and_then(|()| m.prefetch_async(None, &s));
+        .and_then(|()| m.prefetch_async(Some(&d), &s));
     if concurrent {
         r.unwrap();
+        // Migrated to the device: the device's write must come back with the pages.
+        s.memset_async(&mut m, 0x09).unwrap();
+        m.prefetch_async(None, &s).unwrap();
         s.synchronize().unwrap();
         m.advise(MemAdvice::UnsetReadMostly, Some(&d)).unwrap();
+        assert!(m.as_slice().unwrap().iter().all(|&v| v == 0x0909_0909));
     } else {
-        assert!(matches!(r, Err(Error::NotSupported { .. })), "{r:?}");
+        assert!(
+            matches!(
+                r,
+                Err(Error::NotSupported {
+                    what: "managed memory prefetch and advice",
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
+        // Refused before anything moved: the host's values stay.
+        assert!(m.as_slice().unwrap().iter().all(|&v| v == 7));
     }
-    assert!(m.as_slice().unwrap().iter().all(|&v| v == 7));
     assert_eq!(m.len(), 1 << 20);
 }
 

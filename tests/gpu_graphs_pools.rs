@@ -93,7 +93,10 @@ fn occupancy_queries_and_config_compute_right() {
     );
     assert!(matches!(
         f.max_active_blocks_per_multiprocessor(0, 0),
-        Err(Error::InvalidArgument { .. })
+        Err(Error::InvalidArgument {
+            what: "block size",
+            ..
+        })
     ));
     let (grid, block) = f.suggested_block_size(0, 0).unwrap();
     assert!(
@@ -106,10 +109,10 @@ fn occupancy_queries_and_config_compute_right() {
     let cfg = LaunchConfig::for_occupancy(&f, n).unwrap();
     assert_eq!(cfg.block.x, block);
     assert!(u64::from(cfg.grid.x) * u64::from(cfg.block.x) >= u64::from(n));
-    let x = DeviceBuffer::<u32>::zeroed(&d, n as usize).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, n as usize).unwrap();
     let s = Stream::new(&d).unwrap();
     let mut args = LaunchArgs::new();
-    args.arg(&x).arg(&n);
+    args.arg_mut(&mut x).arg(&n);
     unsafe { f.launch(&s, &cfg, &mut args).unwrap() };
     s.synchronize().unwrap();
     assert!(x.to_vec().unwrap().iter().all(|&v| v == 1));
@@ -124,6 +127,12 @@ fn stream_ordered_buffers_and_the_pool() {
         != 0;
     let s = Stream::new(&d).unwrap();
     let n = 1 << 20;
+    // `zeroed_async` must zero: leave non-zero bytes in the pool first, where the next allocation of
+    // this size on this stream is likely to land.
+    let mut dirty = DeviceBuffer::<u32>::zeroed_async(&s, n).unwrap();
+    s.memset_async(&mut dirty, 0xA5).unwrap();
+    assert!(dirty.to_vec().unwrap().iter().all(|&v| v == 0xA5A5_A5A5));
+    drop(dirty);
     let b = DeviceBuffer::<u32>::zeroed_async(&s, n).unwrap();
     assert_eq!(b.is_stream_ordered(), pools);
     s.synchronize().unwrap();

@@ -5,7 +5,7 @@
 mod common;
 
 use hip::prelude::*;
-use hip::Error;
+use hip::{Error, Status};
 
 fn two() -> (Device, Device) {
     assert!(
@@ -24,9 +24,10 @@ fn spin_fill(d: &Device) -> Module {
 fn a_stream_and_memory_on_different_devices_are_refused() {
     let (d0, d1) = two();
     let s1 = Stream::new(&d1).unwrap();
-    let mut pinned0 = PinnedBuffer::<u32>::zeroed(&d0, 64).unwrap();
-    let dev0 = DeviceBuffer::<u32>::zeroed(&d0, 64).unwrap();
-    let mut dev1 = DeviceBuffer::<u32>::zeroed(&d1, 64).unwrap();
+    // Every operand holds other values than the others, so a copy or memset that ran would show.
+    let mut pinned0 = PinnedBuffer::from_slice(&d0, &[5u32; 64]).unwrap();
+    let dev0 = DeviceBuffer::from_host(&d0, &[6u32; 64]).unwrap();
+    let mut dev1 = DeviceBuffer::from_host(&d1, &[7u32; 64]).unwrap();
     let err = s1.copy_to_host_async(&dev0, &mut pinned0).unwrap_err();
     assert!(
         matches!(
@@ -47,8 +48,66 @@ fn a_stream_and_memory_on_different_devices_are_refused() {
     let e0 = Event::new(&d0).unwrap();
     let err = e0.record(&s1).unwrap_err();
     assert!(matches!(err, Error::DeviceMismatch { .. }), "{err}");
-    // The refused copies left the buffer usable.
-    assert_eq!(pinned0.as_slice().unwrap(), &[0u32; 64][..]);
+    // Nothing ran, and the buffers are still usable.
+    s1.synchronize().unwrap();
+    assert_eq!(pinned0.as_slice().unwrap(), &[5u32; 64][..]);
+    assert_eq!(dev0.to_vec().unwrap(), [6u32; 64]);
+    assert_eq!(dev1.to_vec().unwrap(), [7u32; 64]);
+}
+
+#[test]
+fn peer_access_between_two_devices() {
+    let (d0, d1) = two();
+    if d0.can_access_peer(&d1).unwrap() {
+        d0.ensure_peer_access(&d1).unwrap();
+        let again = d0.enable_peer_access(&d1).unwrap_err();
+        assert_eq!(
+            again.hip_code().and_then(|c| c.name()),
+            Some("hipErrorPeerAccessAlreadyEnabled"),
+            "{again}"
+        );
+        assert_eq!(again.status(), Status::InvalidState);
+        d0.ensure_peer_access(&d1).unwrap(); // already enabled is success here
+    } else {
+        // A pair the hardware cannot map is refused before HIP is asked.
+        let err = d0.enable_peer_access(&d1).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::NotSupported {
+                    what: "peer access",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert_eq!(err.status(), Status::NotSupported);
+    }
+}
+
+#[test]
+fn a_kernel_is_not_launched_on_another_devices_stream() {
+    let (d0, d1) = two();
+    let m0 = spin_fill(&d0);
+    let fill = m0.function("fill").unwrap();
+    let s1 = Stream::new(&d1).unwrap();
+    let n = 256u32;
+    let mut out = DeviceBuffer::from_host(&d0, &vec![5u32; n as usize]).unwrap();
+    let value = 9u32;
+    let mut args = LaunchArgs::new();
+    args.arg_mut(&mut out).arg(&value).arg(&n);
+    // SAFETY: fill(unsigned*, unsigned, unsigned) over n elements; refused before HIP anyway.
+    let err = unsafe { fill.launch(&s1, &LaunchConfig::for_num_elems(n), &mut args) }.unwrap_err();
+    match &err {
+        Error::InvalidLaunch(m) => assert_eq!(
+            m,
+            "stream is on device 1 but kernel `fill` is loaded on device 0"
+        ),
+        other => panic!("{other}"),
+    }
+    assert_eq!(err.status(), Status::InvalidArgument);
+    s1.synchronize().unwrap();
+    assert_eq!(out.to_vec().unwrap(), vec![5u32; n as usize], "nothing ran");
 }
 
 #[test]
@@ -56,24 +115,27 @@ fn async_work_lands_on_the_streams_device_whatever_the_thread_current_device() {
     let (d0, d1) = two();
     let s0 = Stream::non_blocking(&d0).unwrap();
     let mut dev0 = DeviceBuffer::<u32>::zeroed(&d0, 1024).unwrap();
-    let mut host = PinnedBuffer::from_slice(&d0, &[9u32; 1024]).unwrap();
+    let src = PinnedBuffer::from_slice(&d0, &[9u32; 1024]).unwrap();
+    // Not the host buffer the data came from: one that holds a sentinel until the copy back lands.
+    let mut back = PinnedBuffer::from_slice(&d0, &[3u32; 1024]).unwrap();
     let e0 = Event::new(&d0).unwrap();
     let _ = Device::get(1).unwrap(); // the thread's current device is now 1
     s0.memset_async(&mut dev0, 0xff).unwrap();
-    s0.copy_to_device_async(&host, &mut dev0).unwrap();
+    s0.copy_to_device_async(&src, &mut dev0).unwrap();
     e0.record(&s0).unwrap();
     let s1 = Stream::non_blocking(&d1).unwrap();
     s1.wait_event(&e0).unwrap();
-    s0.copy_to_host_async(&dev0, &mut host).unwrap();
-    assert_eq!(host.as_slice().unwrap(), &[9u32; 1024][..]);
+    s0.copy_to_host_async(&dev0, &mut back).unwrap();
+    assert_eq!(back.as_slice().unwrap(), &[9u32; 1024][..]);
     s1.synchronize().unwrap();
+    assert!(e0.query().unwrap());
 }
 
 #[test]
 fn managed_memory_read_on_the_host_waits_for_a_kernel_on_another_device() {
     let (d0, d1) = two();
     let n = 1u32 << 20;
-    let managed = ManagedBuffer::<u32>::zeroed(&d0, n as usize).unwrap();
+    let mut managed = ManagedBuffer::<u32>::zeroed(&d0, n as usize).unwrap();
     let m1 = spin_fill(&d1);
     let s1 = Stream::non_blocking(&d1).unwrap();
     let cycles = 200_000_000i64;
@@ -87,7 +149,8 @@ fn managed_memory_read_on_the_host_waits_for_a_kernel_on_another_device() {
     .unwrap();
     let value = 42u32;
     let mut args = LaunchArgs::new();
-    args.arg(&managed).arg(&value).arg(&n);
+    // arg_mut: the kernel writes it, so the host's read below waits for it (an `arg` would be a read).
+    args.arg_mut(&mut managed).arg(&value).arg(&n);
     unsafe {
         m1.function("fill")
             .unwrap()
@@ -105,7 +168,7 @@ fn managed_memory_dropped_while_another_device_writes_it_waits() {
     let m1 = spin_fill(&d1);
     let s1 = Stream::non_blocking(&d1).unwrap();
     for round in 0..4u32 {
-        let managed = ManagedBuffer::<u32>::zeroed(&d0, n as usize).unwrap();
+        let mut managed = ManagedBuffer::<u32>::zeroed(&d0, n as usize).unwrap();
         let cycles = 100_000_000i64;
         let mut args = LaunchArgs::new();
         args.arg(&cycles);
@@ -116,7 +179,7 @@ fn managed_memory_dropped_while_another_device_writes_it_waits() {
         }
         .unwrap();
         let mut args = LaunchArgs::new();
-        args.arg(&managed).arg(&round).arg(&n);
+        args.arg_mut(&mut managed).arg(&round).arg(&n);
         unsafe {
             m1.function("fill")
                 .unwrap()
@@ -124,6 +187,15 @@ fn managed_memory_dropped_while_another_device_writes_it_waits() {
         }
         .unwrap();
         drop(managed); // device 1's kernel is still queued behind the spin
+                       // Had the memory been freed under the kernel, a new allocation could land there and be written
+                       // by it after the host set it.
+        let mut fresh = ManagedBuffer::<u32>::zeroed(&d0, n as usize).unwrap();
+        fresh.as_mut_slice().unwrap().fill(0xdead_beef);
+        s1.synchronize().unwrap();
+        assert!(
+            fresh.as_slice().unwrap().iter().all(|&v| v == 0xdead_beef),
+            "round {round}: the dropped buffer's kernel wrote other memory"
+        );
     }
     s1.synchronize().unwrap();
 }
@@ -167,10 +239,11 @@ fn binding_follows_every_change_of_the_current_device() {
         let i = (round % 2) as usize;
         let d = &devices[i];
         unsafe { hip::sys::hipSetDevice(1 - i as i32) };
-        let out = DeviceBuffer::<u32>::zeroed(d, n as usize).unwrap();
+        // round 0 fills 0: a sentinel no round writes.
+        let mut out = DeviceBuffer::from_host(d, &vec![u32::MAX; n as usize]).unwrap();
         let s = Stream::new(d).unwrap();
         let mut args = LaunchArgs::new();
-        args.arg(&out).arg(&round).arg(&n);
+        args.arg_mut(&mut out).arg(&round).arg(&n);
         unsafe {
             modules[i].function("fill").unwrap().launch(
                 &s,
@@ -191,13 +264,13 @@ fn binding_follows_every_change_of_the_current_device() {
 #[test]
 fn a_graph_update_from_another_device_is_refused() {
     let (d0, d1) = two();
-    let capture_fill = |d: &Device, m: &Module, out: &DeviceBuffer<u32>| {
+    let capture_fill = |d: &Device, m: &Module, out: &mut DeviceBuffer<u32>| {
         let s = Stream::new(d).unwrap();
         let n = out.len() as u32;
         let value = 7u32;
         let mut cap = s.begin_capture(hip::CaptureMode::ThreadLocal).unwrap();
         let mut args = LaunchArgs::new();
-        args.arg(out).arg(&value).arg(&n);
+        args.arg_mut(out).arg(&value).arg(&n);
         unsafe {
             cap.launch(
                 &m.function("fill").unwrap(),
@@ -209,12 +282,12 @@ fn a_graph_update_from_another_device_is_refused() {
         (cap.end().unwrap(), s)
     };
     let (m0, m1) = (spin_fill(&d0), spin_fill(&d1));
-    let (b0, b1) = (
+    let (mut b0, mut b1) = (
         DeviceBuffer::<u32>::zeroed(&d0, 256).unwrap(),
         DeviceBuffer::<u32>::zeroed(&d1, 256).unwrap(),
     );
-    let (g0, s0) = capture_fill(&d0, &m0, &b0);
-    let (g1, _s1) = capture_fill(&d1, &m1, &b1);
+    let (g0, s0) = capture_fill(&d0, &m0, &mut b0);
+    let (g1, _s1) = capture_fill(&d1, &m1, &mut b1);
     let mut exec = g0.instantiate().unwrap();
     let err = exec.update(&g1).unwrap_err();
     assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");

@@ -76,6 +76,14 @@ fn upload<T: NcclType>(t: &Two, data: &[Vec<T>]) -> Vec<DeviceBuffer<T>> {
         .collect()
 }
 
+/// A destination of `n` elements on each device, every element `sentinel` (a value no result holds).
+fn filled<T: NcclType>(t: &Two, n: usize, sentinel: T) -> Vec<DeviceBuffer<T>> {
+    t.devices
+        .iter()
+        .map(|d| DeviceBuffer::from_host(d, &vec![sentinel; n]).unwrap())
+        .collect()
+}
+
 #[test]
 fn all_reduce_sum_and_max_of_random_data_match_the_host() {
     let t = two();
@@ -84,16 +92,9 @@ fn all_reduce_sum_and_max_of_random_data_match_the_host() {
     let i: Vec<Vec<i32>> = (0..2).map(|r| random_i32(r + 11, n)).collect();
     let fin = upload(&t, &f);
     let iin = upload(&t, &i);
-    let mut fout: Vec<DeviceBuffer<f32>> = t
-        .devices
-        .iter()
-        .map(|d| DeviceBuffer::zeroed(d, n).unwrap())
-        .collect();
-    let mut imax: Vec<DeviceBuffer<i32>> = t
-        .devices
-        .iter()
-        .map(|d| DeviceBuffer::zeroed(d, n).unwrap())
-        .collect();
+    // Sums of two values in [-0.5, 0.5) and maxima of values in [-2^19, 2^19) are never these.
+    let mut fout = filled(&t, n, 7.0f32);
+    let mut imax = filled(&t, n, i32::MIN);
     let mut isum = upload(&t, &i);
     group(|| {
         for r in 0..2 {
@@ -133,10 +134,12 @@ fn sixteen_bit_floats_and_other_element_types_reduce() {
                 .collect()
         })
         .collect();
+    // In place, each rank's buffer starts as its own input: the maximum alternates between the ranks
+    // (and the minimum of random data falls on either), so neither rank already holds every answer.
     let b: Vec<Vec<bf16>> = (0..2)
         .map(|r| {
             (0..n)
-                .map(|k| bf16::from_f32((k % 64) as f32 * (r + 1) as f32))
+                .map(|k| bf16::from_f32((k % 64) as f32 * if (k + r) % 2 == 0 { 2.0 } else { 1.0 }))
                 .collect()
         })
         .collect();
@@ -183,23 +186,12 @@ fn broadcast_reduce_all_gather_and_reduce_scatter_match_the_host() {
     let a: Vec<Vec<i32>> = (0..2).map(|r| random_i32(r + 21, n)).collect();
     let mut bc = upload(&t, &a);
     let ain = upload(&t, &a);
-    let mut red: Vec<DeviceBuffer<i32>> = t
-        .devices
-        .iter()
-        .map(|d| DeviceBuffer::zeroed(d, n).unwrap())
-        .collect();
-    let mut gathered: Vec<DeviceBuffer<i32>> = t
-        .devices
-        .iter()
-        .map(|d| DeviceBuffer::zeroed(d, 2 * n).unwrap())
-        .collect();
+    // Values in [-2^19, 2^19) and their sums are never i32::MIN.
+    let mut red = filled(&t, n, i32::MIN);
+    let mut gathered = filled(&t, 2 * n, i32::MIN);
     let big: Vec<Vec<i32>> = (0..2).map(|r| random_i32(r + 31, 2 * n)).collect();
     let bigb = upload(&t, &big);
-    let mut scattered: Vec<DeviceBuffer<i32>> = t
-        .devices
-        .iter()
-        .map(|d| DeviceBuffer::zeroed(d, n).unwrap())
-        .collect();
+    let mut scattered = filled(&t, n, i32::MIN);
     group(|| {
         for r in 0..2 {
             let (c, s) = (&t.comms[r], &t.streams[r]);
@@ -233,7 +225,7 @@ fn broadcast_reduce_all_gather_and_reduce_scatter_match_the_host() {
     assert_eq!(red[0].to_vec().unwrap(), sum, "reduce to root 0");
     assert_eq!(
         red[1].to_vec().unwrap(),
-        vec![0; n],
+        vec![i32::MIN; n],
         "reduce leaves the non-root's buffer alone"
     );
 }
@@ -246,11 +238,9 @@ fn send_and_recv_in_a_group_swap_buffers_and_views() {
         .map(|r| random(r + 41, n).into_iter().map(|v| v as u32).collect())
         .collect();
     let src = upload(&t, &a);
-    let mut dst: Vec<DeviceBuffer<u32>> = t
-        .devices
-        .iter()
-        .map(|d| DeviceBuffer::zeroed(d, n + 10).unwrap())
-        .collect();
+    // Random u32s: one of them could be any sentinel, so the view's part is checked against the data and
+    // its surroundings against the sentinel, which nothing may write.
+    let mut dst = filled(&t, n + 10, 0xdead_beefu32);
     let (d0, d1) = dst.split_at_mut(1);
     let mut views = [
         d0[0].slice_mut(5..n + 5).unwrap(),
@@ -273,8 +263,16 @@ fn send_and_recv_in_a_group_swap_buffers_and_views() {
             &a[1 - r][..],
             "rank {r} received its peer's data into the view"
         );
-        assert_eq!(&got[..5], &[0; 5], "nothing written before the view");
-        assert_eq!(&got[n + 5..], &[0; 5], "nothing written after the view");
+        assert_eq!(
+            &got[..5],
+            &[0xdead_beef; 5],
+            "nothing written before the view"
+        );
+        assert_eq!(
+            &got[n + 5..],
+            &[0xdead_beef; 5],
+            "nothing written after the view"
+        );
     }
 }
 
@@ -282,7 +280,8 @@ fn send_and_recv_in_a_group_swap_buffers_and_views() {
 fn wrong_lengths_devices_streams_and_ranks_are_clear_errors_before_rccl() {
     let t = two();
     let s0 = &t.streams[0];
-    let a0 = DeviceBuffer::<f32>::zeroed(&t.devices[0], 100).unwrap();
+    // Every operand holds its own value, so a refused operation that ran anyway would show in a0m.
+    let a0 = DeviceBuffer::from_host(&t.devices[0], &[1.0f32; 100]).unwrap();
     let mut b0 = DeviceBuffer::<f32>::zeroed(&t.devices[0], 99).unwrap();
     let mut on1 = DeviceBuffer::<f32>::zeroed(&t.devices[1], 100).unwrap();
     let c0 = &t.comms[0];
@@ -314,7 +313,7 @@ fn wrong_lengths_devices_streams_and_ranks_are_clear_errors_before_rccl() {
         .all_reduce_in_place(&mut on1, ReduceOp::Sum, s0)
         .unwrap_err();
     assert!(matches!(err, Error::DeviceMismatch { .. }), "{err}");
-    let mut a0m = DeviceBuffer::<f32>::zeroed(&t.devices[0], 100).unwrap();
+    let mut a0m = DeviceBuffer::from_host(&t.devices[0], &[7.0f32; 100]).unwrap();
     let err = c0
         .all_reduce_in_place(&mut a0m, ReduceOp::Sum, &t.streams[1])
         .unwrap_err();
@@ -329,7 +328,7 @@ fn wrong_lengths_devices_streams_and_ranks_are_clear_errors_before_rccl() {
         ),
         "{err}"
     );
-    let mut g = DeviceBuffer::<f32>::zeroed(&t.devices[0], 150).unwrap();
+    let mut g = DeviceBuffer::from_host(&t.devices[0], &[3.0f32; 150]).unwrap();
     let err = c0.all_gather(&a0, &mut g, s0).unwrap_err();
     assert!(
         matches!(
@@ -376,7 +375,7 @@ fn wrong_lengths_devices_streams_and_ranks_are_clear_errors_before_rccl() {
     assert!(err.to_string().contains("appears twice"), "{err}");
     // Nothing was queued: the communicators still work and report no asynchronous error.
     t.sync();
-    assert_eq!(a0m.to_vec().unwrap(), vec![0.0; 100]);
+    assert_eq!(a0m.to_vec().unwrap(), vec![7.0; 100]);
 }
 
 #[test]
@@ -439,7 +438,8 @@ fn rank_one_child() {
     let mut buf = DeviceBuffer::from_host(&d1, &random_i32(2, 1 << 16)).unwrap();
     comm.all_reduce_in_place(&mut buf, ReduceOp::Sum, &s)
         .unwrap();
-    let mut got = DeviceBuffer::<i32>::zeroed(&d1, 1 << 16).unwrap();
+    // Random i32s may be 0; i32::MIN is never one (they lie in [-2^19, 2^19)).
+    let mut got = DeviceBuffer::from_host(&d1, &vec![i32::MIN; 1 << 16]).unwrap();
     comm.broadcast(&mut got, 0, &s).unwrap();
     s.synchronize().unwrap();
     comm.async_error().unwrap();
@@ -530,7 +530,7 @@ fn peer_copies_move_random_data_with_and_without_peer_access() {
             d1.ensure_peer_access(&d0).unwrap(); // twice is fine
         }
         let src = DeviceBuffer::from_host(&d0, &data).unwrap();
-        let mut dst = DeviceBuffer::<i32>::zeroed(&d1, data.len()).unwrap();
+        let mut dst = DeviceBuffer::from_host(&d1, &vec![i32::MIN; data.len()]).unwrap();
         s1.copy_peer_async(&src, &mut dst).unwrap();
         drop(src); // freeing the source waits for the copy
         s1.synchronize().unwrap();

@@ -32,6 +32,13 @@ struct Job {
     results: Vec<(PinnedBuffer<u32>, Vec<u32>)>,
 }
 
+/// A pinned buffer holding each element's complement of `want`: whatever a copy into it leaves unwritten
+/// differs from what it must read (a zeroed buffer would already hold a memset's zeros).
+fn sentinel(d: &Device, want: &[u32]) -> PinnedBuffer<u32> {
+    let complement: Vec<u32> = want.iter().map(|v| !v).collect();
+    PinnedBuffer::from_slice(d, &complement).unwrap()
+}
+
 struct Counts {
     checked: AtomicUsize,
     launches: AtomicUsize,
@@ -71,7 +78,7 @@ fn worker(thread: usize, d: &Device, add: &Function, rounds: usize, counts: &Cou
                 let by = rng.next() as u32 & 0xffff;
                 let expected: Vec<u32> = data.iter().map(|v| v.wrapping_add(by)).collect();
                 launch_add(add, stream, &mut dev, by, counts);
-                let mut dst = PinnedBuffer::<u32>::zeroed(d, n).unwrap();
+                let mut dst = sentinel(d, &expected);
                 stream.copy_to_host_async(&dev, &mut dst).unwrap();
                 counts.copies.fetch_add(2, Ordering::Relaxed);
                 let last = stream.record_event().unwrap();
@@ -101,7 +108,7 @@ fn worker(thread: usize, d: &Device, add: &Function, rounds: usize, counts: &Cou
                         .iter_mut()
                         .for_each(|v| *v = v.wrapping_add(by));
                 }
-                let mut dst = PinnedBuffer::<u32>::zeroed(d, job.expected.len()).unwrap();
+                let mut dst = sentinel(d, &job.expected);
                 stream.copy_to_host_async(&job.dev, &mut dst).unwrap();
                 counts.copies.fetch_add(1, Ordering::Relaxed);
                 job.results.push((dst, job.expected.clone()));
@@ -140,9 +147,10 @@ fn worker(thread: usize, d: &Device, add: &Function, rounds: usize, counts: &Cou
                 if let Some(job) = jobs.last() {
                     let stream = &streams[s];
                     stream.wait_event(&job.last).unwrap();
-                    let mut copy = DeviceBuffer::<u32>::zeroed(d, job.expected.len()).unwrap();
+                    let not_yet: Vec<u32> = job.expected.iter().map(|v| !v).collect();
+                    let mut copy = DeviceBuffer::from_host(d, &not_yet).unwrap();
                     stream.copy_device_async(&job.dev, &mut copy).unwrap();
-                    let mut dst = PinnedBuffer::<u32>::zeroed(d, copy.len()).unwrap();
+                    let mut dst = sentinel(d, &job.expected);
                     stream.copy_to_host_async(&copy, &mut dst).unwrap();
                     counts.copies.fetch_add(2, Ordering::Relaxed);
                     check(&dst, &job.expected, &format!("round {round} device copy"));
@@ -154,7 +162,7 @@ fn worker(thread: usize, d: &Device, add: &Function, rounds: usize, counts: &Cou
         for (pinned, want) in &job.results {
             check(pinned, want, "final");
         }
-        let mut dst = PinnedBuffer::<u32>::zeroed(d, job.expected.len()).unwrap();
+        let mut dst = sentinel(d, &job.expected);
         streams[0].wait_event(&job.last).unwrap();
         streams[0].copy_to_host_async(&job.dev, &mut dst).unwrap();
         check(&dst, &job.expected, "final state");

@@ -38,7 +38,14 @@ fn pool_calls_answer_with_the_runtime_error_or_a_value() {
                 err.to_string().contains("hipDeviceGetDefaultMemPool"),
                 "{err}"
             );
-            assert!(err.hip_code().is_some(), "the raw code is kept: {err}");
+            // The runtime's own answer, kept raw: device 0 does not exist. Measured on Debian's HIPs:
+            // hipErrorInvalidDevice (101) from 5.2.3, and from 5.7.1 when this is the process's first HIP
+            // call; hipErrorNoDevice (100) from 5.7.1 after hipGetDeviceCount, and from 6.4.3 and 7.2.4.
+            let name = err.hip_code().and_then(|c| c.name());
+            assert!(
+                matches!(name, Some("hipErrorInvalidDevice" | "hipErrorNoDevice")),
+                "{err}"
+            );
         }
     }
 }

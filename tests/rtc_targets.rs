@@ -175,10 +175,13 @@ fn two_different_targets_are_refused_and_the_same_one_twice_is_not() {
 fn ordinary_options_with_target_like_letters_still_work() {
     // `-O3`, `-DARCH=3`, `-ffast-math` mention no target and reach the compiler.
     let src = "#if ARCHES != 3\n#error no\n#endif\nextern \"C\" __global__ void k() {}\n";
-    ProgramBuilder::new(src)
+    // The source's #error fires unless -DARCHES=3 reached the compiler.
+    let out = ProgramBuilder::new(src)
         .options(["-O3", "-DARCHES=3", "-ffast-math"])
         .arch(OFFLINE_ARCH)
         .no_cache()
         .compile()
         .unwrap();
+    assert_eq!(elf::machine(out.code()), elf::EM_AMDGPU);
+    assert!(elf::symbols(out.code()).iter().any(|s| s == "k"));
 }

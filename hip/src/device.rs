@@ -333,3 +333,22 @@ fn arch_name(p: &sys::hipDeviceProp_t) -> String {
 fn arch_name(p: &sys::hipDeviceProp_t) -> String {
     format!("compute_{}{}", p.major, p.minor)
 }
+
+#[cfg(test)]
+impl Device {
+    /// A device record for unit tests that need one on a machine without a GPU (an allocation's owner,
+    /// a launch argument's memory): never bound, and never handed to a HIP call by those tests.
+    pub(crate) fn for_unit_tests(ordinal: i32) -> Device {
+        Device(Arc::new(DeviceInner {
+            ordinal,
+            limits: Limits {
+                max_threads_per_block: 1024,
+                max_block_dim: [1024, 1024, 1024],
+                max_grid_dim: [i32::MAX as u32, 65535, 65535],
+                max_shared_mem_per_block: 65536,
+            },
+            context: AtomicPtr::new(std::ptr::null_mut()),
+            null_stream: OnceLock::new(),
+        }))
+    }
+}

@@ -161,6 +161,48 @@ mod tests {
         refused(&[], 0, "`a`");
     }
 
+    fn message(args: &[ArgInfo]) -> String {
+        sig().check(args).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn each_message_says_what_was_expected_and_what_came() {
+        assert_eq!(
+            message(&[U64, U32, U64]),
+            "kernel `k` argument 0: expected parameter `a` (x): a pointer (pass a device buffer or view) \
+             of 8 bytes, got a value of 8 bytes"
+        );
+        assert_eq!(
+            message(&[PTR, U32, PTR]),
+            "kernel `k` argument 2: expected parameter `s` (x): a value of 8 bytes, got a device buffer \
+             or view (8 bytes)"
+        );
+        assert_eq!(
+            message(&[PTR, U32, U64, U32]),
+            "kernel `k` argument 3: expected 3 argument(s), got 4 argument(s)"
+        );
+        assert_eq!(
+            message(&[PTR]),
+            "kernel `k` argument 1: expected parameter `n` (x): a value of 4 bytes, got 1 argument(s)"
+        );
+        // The type name where the metadata has one; a parameter of unknown kind takes either.
+        let mut k = sig().kernel;
+        k.params[0].type_name = Some("float*".into());
+        k.params[0].kind = ParamKind::Unknown;
+        let s = Signature::new(k);
+        s.check(&[U64, U32, U64]).unwrap();
+        s.check(&[PTR, U32, U64]).unwrap();
+        let err = s.check(&[U32, U32, U64]).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "parameter `a` (float*): a value or pointer of 8 bytes, got a value of 4 bytes"
+            ),
+            "{err}"
+        );
+        assert_eq!(s.kernel().name, "k");
+        assert_eq!(s.kernel().params.len(), 4);
+    }
+
     #[test]
     fn an_unnamed_parameter_is_named_by_position() {
         let mut k = sig().kernel;

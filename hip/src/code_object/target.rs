@@ -146,3 +146,208 @@ pub fn bundle_for_device(image: &[u8], device_target: &str) -> Result<()> {
         if ids.is_empty() { "none".to_string() } else { ids.join(", ") }
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::code_object::BUNDLE_MAGIC;
+    use crate::error::Error;
+
+    fn t(id: &str) -> String {
+        format!("{TRIPLE}-{id}")
+    }
+
+    #[test]
+    fn target_ids_are_read_as_hips_parser_reads_them() {
+        use Parsed::*;
+        for (id, parsed) in [
+            ("gfx90a", Target("gfx90a", ' ', ' ')),
+            ("gfx90a:sramecc+", Target("gfx90a", '+', ' ')),
+            ("gfx90a:sramecc-", Target("gfx90a", '-', ' ')),
+            ("gfx90a:xnack+", Target("gfx90a", ' ', '+')),
+            ("gfx90a:xnack-", Target("gfx90a", ' ', '-')),
+            ("gfx90a:sramecc-:xnack+", Target("gfx90a", '-', '+')),
+            ("", Target("", ' ', ' ')),
+            // Out of HIP's order, repeated, unknown, or with something else after a feature: invalid.
+            ("gfx90a:xnack-:sramecc+", Invalid),
+            ("gfx90a:xnack+:xnack+", Invalid),
+            ("gfx90a:bogus+", Invalid),
+            ("gfx90a:", Invalid),
+            ("gfx90a:xnack*", Invalid),
+            ("gfx90a:sramecc+x", Invalid),
+            ("gfx90a:sramecc+:", Invalid),
+            ("gfx90a:xnack+:", Invalid),
+            // A feature name with nothing after it: HIP's parser throws.
+            ("gfx90a:xnack", Throws),
+            ("gfx90a:sramecc", Throws),
+            ("gfx90a:sramecc+:xnack", Throws),
+            // A multi-byte character as the value is refused, not split.
+            ("gfx90a:xnackü", Invalid),
+        ] {
+            assert_eq!(target_id(id), parsed, "{id:?}");
+        }
+    }
+
+    #[test]
+    fn compatibility_and_where_hip_would_abort() {
+        let agent = t("gfx90a:sramecc+:xnack-");
+        for (co, answer) in [
+            ("gfx90a", Ok(true)),
+            ("gfx90a:sramecc+", Ok(true)),
+            ("gfx90a:xnack-", Ok(true)),
+            ("gfx90a:sramecc+:xnack-", Ok(true)),
+            ("gfx90a:sramecc-", Ok(false)),
+            ("gfx90a:xnack+", Ok(false)),
+            ("gfx90a:sramecc-:xnack-", Ok(false)),
+            ("gfx90a:sramecc+:xnack+", Ok(false)),
+            ("gfx908", Ok(false)),
+            ("gfx90", Ok(false)),
+            ("gfx90a:bogus+", Ok(false)),
+            ("gfx90a:xnack", Err(())),
+        ] {
+            assert_eq!(compatible_or_abort(&t(co), &agent), answer, "{co}");
+            assert_eq!(compatible(&t(co), &agent), answer == Ok(true), "{co}");
+        }
+        // Identical strings match before any parsing, even ones HIP could not parse.
+        assert_eq!(compatible_or_abort("x", "x"), Ok(true));
+        assert_eq!(
+            compatible_or_abort(&t("gfx90a:xnack"), &t("gfx90a:xnack")),
+            Ok(true)
+        );
+        // Another triple, or none, on either side: not compatible, never an abort.
+        for (co, agent) in [
+            ("gfx90a", t("gfx90a")),
+            ("amdgcn-amd-amdhsa-gfx90a", t("gfx90a")),
+            ("amdgcn-amd-amdpal--gfx90a:xnack", t("gfx90a")),
+        ] {
+            assert_eq!(compatible_or_abort(co, &agent), Ok(false), "{co}");
+        }
+        assert_eq!(compatible_or_abort(&t("gfx90a"), "gfx90a"), Ok(false));
+        assert_eq!(
+            compatible_or_abort(&t("gfx90a"), &t("gfx90a:bogus+")),
+            Ok(false)
+        );
+        // A device without the feature settings accepts only code objects that name none.
+        assert_eq!(compatible_or_abort(&t("gfx90a"), &t("gfx90a")), Ok(true));
+        assert_eq!(
+            compatible_or_abort(&t("gfx90a:xnack-"), &t("gfx90a")),
+            Ok(false)
+        );
+        assert_eq!(
+            compatible_or_abort(&t("gfx90a:sramecc-"), &t("gfx90a")),
+            Ok(false)
+        );
+    }
+
+    /// A bundle laid out as `clang-offload-bundler` does (entries need not be code objects here:
+    /// `bundle_ids` and `bundle_for_device` read the descriptors only).
+    fn bundle(ids: &[&str]) -> Vec<u8> {
+        let mut b = BUNDLE_MAGIC.to_vec();
+        b.extend((ids.len() as u64).to_le_bytes());
+        for id in ids {
+            b.extend(0u64.to_le_bytes());
+            b.extend(0u64.to_le_bytes());
+            b.extend((id.len() as u64).to_le_bytes());
+            b.extend(id.as_bytes());
+        }
+        b
+    }
+
+    fn refused(image: &[u8], device: &str) -> String {
+        match bundle_for_device(image, device) {
+            Err(Error::InvalidCodeObject(m)) => m,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn bundle_ids_are_listed_in_order() {
+        let ids = [
+            "host-x86_64-unknown-linux",
+            "hipv4-amdgcn-amd-amdhsa--gfx90a",
+            "",
+            "hip",
+        ];
+        assert_eq!(bundle_ids(&bundle(&ids)).unwrap(), ids);
+        assert!(bundle_ids(&bundle(&[])).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_first_compatible_v4_entry_is_taken() {
+        let device = "gfx90a:sramecc+:xnack-";
+        for ids in [
+            &["hipv4-amdgcn-amd-amdhsa--gfx90a"][..],
+            &[
+                "host-x86_64-unknown-linux",
+                "hipv4-amdgcn-amd-amdhsa--gfx908",
+                "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-",
+            ],
+            // HIP stops at the match: a later entry it would throw on is never parsed.
+            &[
+                "hipv4-amdgcn-amd-amdhsa--gfx90a",
+                "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack",
+            ],
+            // A pre-v4 entry besides a matching v4 one does not matter.
+            &[
+                "hip-amdgcn-amd-amdhsa-gfx90a",
+                "hipv4-amdgcn-amd-amdhsa--gfx90a",
+            ],
+        ] {
+            bundle_for_device(&bundle(ids), device).unwrap_or_else(|e| panic!("{ids:?}: {e}"));
+        }
+    }
+
+    #[test]
+    fn a_bundle_without_the_devices_code_object_is_refused_saying_why() {
+        let device = "gfx90a:sramecc+:xnack-";
+        let m = refused(
+            &bundle(&[
+                "host-x86_64-unknown-linux",
+                "hipv4-amdgcn-amd-amdhsa--gfx908",
+            ]),
+            device,
+        );
+        assert_eq!(
+            m,
+            "the offload bundle has no code object for this device (gfx90a:sramecc+:xnack-); its \
+             entries: host-x86_64-unknown-linux, hipv4-amdgcn-amd-amdhsa--gfx908"
+        );
+        assert!(refused(&bundle(&[]), device).ends_with("its entries: none"));
+        // Only the kind `hipv4` carries its target in the id: another kind naming the device is not taken.
+        let m = refused(
+            &bundle(&["openmp-amdgcn-amd-amdhsa--gfx90a", "hipv4"]),
+            device,
+        );
+        assert!(m.contains("(gfx90a:sramecc+:xnack-); its entries"), "{m}");
+        // Pre-v4 entries (`hip`, `hcc`) are not decoded: the message says so.
+        for old in [
+            "hip-amdgcn-amd-amdhsa-gfx90a",
+            "hcc-amdgcn-amd-amdhsa-gfx90a",
+        ] {
+            let m = refused(&bundle(&[old]), device);
+            assert!(
+                m.contains("pre-v4 `hip`/`hcc` entries are not decoded") && m.contains(old),
+                "{m}"
+            );
+        }
+        let m = refused(&bundle(&["hipv4-amdgcn-amd-amdhsa--gfx908"]), device);
+        assert!(!m.contains("pre-v4"), "{m}");
+    }
+
+    #[test]
+    fn an_entry_hip_would_throw_on_before_a_match_is_refused() {
+        let m = refused(
+            &bundle(&[
+                "host-x86_64-unknown-linux",
+                "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack",
+                "hipv4-amdgcn-amd-amdhsa--gfx90a",
+            ]),
+            "gfx90a:sramecc+:xnack-",
+        );
+        assert_eq!(
+            m,
+            "offload bundle entry 1 (`hipv4-amdgcn-amd-amdhsa--gfx90a:xnack`) names a target feature \
+             without a value; HIP's loader aborts the process on it"
+        );
+    }
+}

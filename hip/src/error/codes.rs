@@ -143,3 +143,165 @@ impl fmt::Display for NcclErrorCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The module table's sharp statuses, written out, and `hip_error` for their neighbours.
+    #[test]
+    fn hip_codes_answer_the_status_of_the_module_table() {
+        let sharp = [
+            (0, Status::Ok),
+            (1, Status::InvalidArgument),
+            (2, Status::OutOfMemory),
+            (3, Status::BackendInitFailed),
+            (4, Status::InvalidState),
+            (9, Status::InvalidArgument),
+            (12, Status::InvalidArgument),
+            (13, Status::NotFound),
+            (17, Status::InvalidPointer),
+            (21, Status::InvalidArgument),
+            (35, Status::BackendInitFailed),
+            (100, Status::BackendNotAvailable),
+            (101, Status::InvalidArgument),
+            (217, Status::NotSupported),
+            (301, Status::NotFound),
+            (500, Status::NotFound),
+            (704, Status::InvalidState),
+            (705, Status::InvalidState),
+            (709, Status::InvalidState),
+            (801, Status::NotSupported),
+            (999, Status::UnknownError),
+        ];
+        for (raw, status) in sharp {
+            assert_eq!(HipErrorCode(raw).status(), status, "{raw}");
+        }
+        for raw in [
+            5,
+            6,
+            8,
+            10,
+            11,
+            14,
+            16,
+            18,
+            20,
+            22,
+            34,
+            36,
+            99,
+            102,
+            200,
+            216,
+            218,
+            300,
+            302,
+            400,
+            499,
+            501,
+            703,
+            706,
+            708,
+            710,
+            800,
+            802,
+            998,
+            1000,
+            u32::MAX,
+        ] {
+            assert_eq!(HipErrorCode(raw).status(), Status::HipError, "{raw}");
+        }
+    }
+
+    #[test]
+    fn hiprtc_codes_answer_the_status_of_the_module_table() {
+        let expected = [
+            Status::Ok,              // 0 success
+            Status::OutOfMemory,     // 1
+            Status::HipError,        // 2 program creation failure
+            Status::InvalidArgument, // 3 invalid input
+            Status::InvalidArgument, // 4 invalid program
+            Status::InvalidArgument, // 5 invalid option
+            Status::HipError,        // 6 compilation
+            Status::HipError,        // 7 builtin operation failure
+            Status::InvalidState,    // 8
+            Status::InvalidState,    // 9
+            Status::InvalidArgument, // 10 name expression not valid
+            Status::InternalError,   // 11
+            Status::HipError,        // 12
+        ];
+        for (raw, status) in expected.into_iter().enumerate() {
+            assert_eq!(RtcErrorCode(raw as u32).status(), status, "{raw}");
+        }
+        assert_eq!(RtcErrorCode(4242).status(), Status::HipError);
+    }
+
+    #[test]
+    fn nccl_codes_are_ok_or_nccl_error_and_keep_their_names() {
+        let names = [
+            "ncclSuccess",
+            "ncclUnhandledCudaError",
+            "ncclSystemError",
+            "ncclInternalError",
+            "ncclInvalidArgument",
+            "ncclInvalidUsage",
+            "ncclRemoteError",
+            "ncclInProgress",
+        ];
+        for (raw, name) in names.into_iter().enumerate() {
+            let code = NcclErrorCode(raw as u32);
+            assert_eq!(code.name(), Some(name));
+            assert_eq!(code.to_string(), format!("{name} ({raw})"));
+            let status = if raw == 0 {
+                Status::Ok
+            } else {
+                Status::NcclError
+            };
+            assert_eq!(code.status(), status);
+        }
+        assert_eq!(NcclErrorCode(8).name(), None);
+        assert_eq!(NcclErrorCode(8).to_string(), "ncclResult_t 8");
+        assert_eq!(NcclErrorCode(8).status(), Status::NcclError);
+    }
+
+    #[test]
+    fn names_come_from_the_headers_and_unknown_codes_show_their_number() {
+        // Values every supported header version lists (HIP 5.2 to 7.2).
+        for (raw, name) in [
+            (0, "hipSuccess"),
+            (1, "hipErrorInvalidValue"),
+            (2, "hipErrorOutOfMemory"),
+            (100, "hipErrorNoDevice"),
+            (101, "hipErrorInvalidDevice"),
+            (400, "hipErrorInvalidHandle"),
+            (500, "hipErrorNotFound"),
+            (999, "hipErrorUnknown"),
+        ] {
+            let code = HipErrorCode(raw);
+            assert_eq!(code.name(), Some(name));
+            assert_eq!(code.to_string(), format!("{name} ({raw})"));
+            assert_eq!(code.raw(), hipError_t(raw));
+            assert!(HipErrorCode::known().any(|(c, n)| c == code && n == name));
+        }
+        assert_eq!(HipErrorCode(12345).name(), None);
+        assert_eq!(HipErrorCode(12345).to_string(), "hipError_t(12345)");
+        assert!(HipErrorCode::known().all(|(c, _)| c.0 != 12345));
+        assert!(HipErrorCode::known().count() >= 60);
+        for (raw, name) in [
+            (0, "HIPRTC_SUCCESS"),
+            (3, "HIPRTC_ERROR_INVALID_INPUT"),
+            (6, "HIPRTC_ERROR_COMPILATION"),
+            (11, "HIPRTC_ERROR_INTERNAL_ERROR"),
+        ] {
+            let code = RtcErrorCode(raw);
+            assert_eq!(code.name(), Some(name));
+            assert_eq!(code.to_string(), format!("{name} ({raw})"));
+            assert_eq!(code.raw(), hiprtcResult(raw));
+            assert!(RtcErrorCode::known().any(|(c, n)| c == code && n == name));
+        }
+        assert_eq!(RtcErrorCode(4242).name(), None);
+        assert_eq!(RtcErrorCode(4242).to_string(), "hiprtcResult(4242)");
+        assert!(RtcErrorCode::known().count() >= 12);
+    }
+}

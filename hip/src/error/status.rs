@@ -73,3 +73,42 @@ impl fmt::Display for Status {
         write!(f, "{} ({})", self.name(), self.code())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// DTL's `status_code` names and numbers (`dtl/error/status.hpp`), written out.
+    #[test]
+    fn every_status_has_dtls_name_and_number() {
+        let table = [
+            (Status::Ok, 0, "ok"),
+            (Status::NotFound, 1, "not_found"),
+            (Status::AllocationFailed, 201, "allocation_failed"),
+            (Status::OutOfMemory, 202, "out_of_memory"),
+            (Status::InvalidPointer, 203, "invalid_pointer"),
+            (Status::MemoryTransferFailed, 204, "memory_transfer_failed"),
+            (Status::OutOfBounds, 401, "out_of_bounds"),
+            (Status::ExtentMismatch, 405, "extent_mismatch"),
+            (Status::InvalidArgument, 410, "invalid_argument"),
+            (Status::NullPointer, 411, "null_pointer"),
+            (Status::NotSupported, 420, "not_supported"),
+            (Status::BackendError, 500, "backend_error"),
+            (Status::BackendNotAvailable, 501, "backend_not_available"),
+            (Status::BackendInitFailed, 502, "backend_init_failed"),
+            (Status::BackendInvalid, 503, "backend_invalid"),
+            (Status::CudaError, 510, "cuda_error"),
+            (Status::HipError, 520, "hip_error"),
+            (Status::NcclError, 540, "nccl_error"),
+            (Status::OperationFailed, 600, "operation_failed"),
+            (Status::InternalError, 900, "internal_error"),
+            (Status::NotImplemented, 901, "not_implemented"),
+            (Status::InvalidState, 902, "invalid_state"),
+            (Status::UnknownError, 999, "unknown_error"),
+        ];
+        for (status, code, name) in table {
+            assert_eq!((status.code(), status.name()), (code, name));
+            assert_eq!(status.to_string(), format!("{name} ({code})"));
+        }
+    }
+}

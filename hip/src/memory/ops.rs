@@ -353,4 +353,24 @@ mod tests {
         );
         assert_eq!(location(None), -1);
     }
+
+    /// The values of `hipMemoryAdvise`, written out: each advice must reach the runtime as itself. AMD:
+    /// HIP's values, 1 to 6 (as CUDA's `cudaMemoryAdvise`). HIP 5.2.3's NVIDIA headers declare the enum
+    /// from 0 and convert each value to CUDA's in the inline `hipMemAdvise` (`nvidia_hip_runtime_api.h`).
+    #[test]
+    fn each_advice_is_the_runtimes_value_of_the_same_name() {
+        let first: i64 = if cfg!(hip_platform = "amd") { 1 } else { 0 };
+        let in_order = [
+            MemAdvice::SetReadMostly,
+            MemAdvice::UnsetReadMostly,
+            MemAdvice::SetPreferredLocation,
+            MemAdvice::UnsetPreferredLocation,
+            MemAdvice::SetAccessedBy,
+            MemAdvice::UnsetAccessedBy,
+        ];
+        for (i, advice) in (0..).zip(in_order) {
+            assert_eq!(i64::from(advice.raw()), first + i, "{advice:?}");
+        }
+        assert_eq!(CPU_DEVICE_ID, -1, "hipCpuDeviceId");
+    }
 }

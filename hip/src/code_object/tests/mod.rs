@@ -5,6 +5,7 @@
 mod arithmetic;
 mod helpers;
 mod linear;
+mod unit;
 
 use rmpv::Value;
 
