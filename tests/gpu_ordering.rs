@@ -342,11 +342,12 @@ fn graph_replay_is_ordered_with_other_streams_and_the_host() {
     let s = Stream::non_blocking(&f.device).unwrap();
     let mut x = buffer(&f, 7);
     let mut y = buffer(&f, 0xdead_beef);
+    // Allocated before the capture: pinned allocation is not allowed while this thread captures.
+    let mut host = PinnedBuffer::from_slice(&f.device, &vec![0u32; N]).unwrap();
     let capture = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
     capture.stream().copy_device_async(&x, &mut y).unwrap();
     // Pinned (host-visible) memory is refused in a capture: a replay would not be borrow-checked against
     // the host's slices of it.
-    let mut host = PinnedBuffer::from_slice(&f.device, &vec![0u32; N]).unwrap();
     let err = capture
         .stream()
         .copy_to_host_async(&y, &mut host)

@@ -156,6 +156,10 @@ pub unsafe fn graph_nodes(graph: sys::hipGraph_t) -> Result<Vec<sys::hipGraphNod
         "hipGraphGetNodes",
         sys::hipGraphGetNodes(graph, std::ptr::null_mut(), &mut count),
     )?;
+    if count == 0 {
+        // Asking again for no nodes is an error on CUDA (an empty capture's graph): there is nothing to get.
+        return Ok(Vec::new());
+    }
     let mut nodes = vec![std::ptr::null_mut(); count];
     check(
         "hipGraphGetNodes",
