@@ -10,6 +10,7 @@
 //! instructions and cycles of this thread), which do not depend on timer noise, where the machine has a
 //! PMU (the GPU machines' VMs have none: the section then says so).
 use crate::baseline::{checked, Baseline};
+use crate::stats::mean_ci;
 use crate::{e, Kernels};
 use hip::prelude::*;
 use hip::sys;
@@ -114,14 +115,6 @@ impl Sides<'_> {
     fn sync(&self) -> Result<(), String> {
         self.stream.synchronize().map_err(e)
     }
-}
-
-/// Mean, and half the 95% confidence interval of the mean (normal approximation; thousands of pairs).
-fn mean_ci(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, 1.96 * (var / n).sqrt())
 }
 
 fn median(v: &mut [f64]) -> f64 {

@@ -4,6 +4,7 @@
 //! `launch_cost.rs`: one batch per contender per round, order rotating, only the launch calls timed, a
 //! synchronise after each batch (not timed); per-round differences averaged with 95% intervals.
 use crate::baseline::{checked, Baseline};
+use crate::stats::mean_ci;
 use crate::{e, Kernels};
 use hip::prelude::*;
 use std::ffi::c_void;
@@ -113,13 +114,6 @@ impl Sides<'_> {
         self.cudarc.sync()?;
         Ok(())
     }
-}
-
-fn mean_ci(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, 1.96 * (var / n).sqrt())
 }
 
 pub fn section(

@@ -87,3 +87,12 @@ impl Rng {
         }
     }
 }
+
+/// Mean, and half the 95% confidence interval of the mean (normal approximation; the paired-round
+/// sections have thousands of samples).
+pub fn mean_ci(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, 1.96 * (var / n).sqrt())
+}
