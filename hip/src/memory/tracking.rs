@@ -560,6 +560,21 @@ mod tests {
     }
 
     #[test]
+    fn an_allocation_of_no_memory_frees_nothing_and_says_what_it_is() {
+        // A null address means nothing was allocated: whatever release was asked, nothing is freed (the
+        // drop at the end of this test must not reach HIP, which has no device here).
+        let a = Allocation::new(
+            std::ptr::null_mut(),
+            &Device::for_unit_tests(3),
+            Release::Free,
+        );
+        assert!(matches!(a.release, Release::Nothing));
+        assert!(!a.is_stream_ordered());
+        assert_eq!(a.device().ordinal(), 3);
+        assert_eq!(format!("{a:?}"), "Allocation { ptr: 0x0, device: 3 }");
+    }
+
+    #[test]
     fn host_reads_wait_for_the_writer_and_host_writes_for_all() {
         let mut u = Users::default();
         op(&mut u, 1, Write);

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Mutation testing of the code a CPU can test (issue 25): cargo-mutants changes one thing at a time in a
+# fixed list of files (an operator, a return value, a match arm) and runs `cargo test -p hip --lib` on each
+# change; a change no test notices is a "missed" mutant. This stage fails on any missed mutant that
+# scripts/mutants-allowed.txt does not list with the reason it cannot (or need not) be caught.
+#
+# Bounded: the fixed list holds about 420 mutants, which take about 12 minutes on the shared 2-core CI
+# machine. Each run tests one half of them (round-robin over the list, so both halves cover every file),
+# chosen by the parity of the commit count: two consecutive commits cover all of it. About 6.5 minutes
+# (docs/RELIABILITY.md).
+#
+#   scripts/mutants.sh                 half of the list, by the parity of the commit count
+#   MUTANTS_SHARD=all scripts/...      the whole list
+#   MUTANTS_SHARD=0/2 (or 1/2)         that half
+#   MUTANTS_JOBS=N                     parallel builds (default 2)
+#   MUTANTS_OUT=DIR                    where mutants.out/ goes (default target/mutants)
+#   MUTANTS_JUDGE_ONLY=1               run nothing: judge the results already in MUTANTS_OUT again
+#                                      (after editing scripts/mutants-allowed.txt)
+#
+# Installs cargo-mutants (pinned, --locked, from the crates registry) when missing. GPU-only code is left
+# out by -E below: the `gpu` tests, which need a device, cover it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+version=27.1.0
+start=$SECONDS
+
+judge_only=${MUTANTS_JUDGE_ONLY:-0}
+if [ "$judge_only" != 1 ] && ! cargo mutants --version 2>/dev/null | grep -qx "cargo-mutants $version"; then
+    echo "== installing cargo-mutants $version"
+    cargo install cargo-mutants --version "$version" --locked --quiet
+fi
+
+# The files (globs as cargo-mutants takes them) and, within them, what a CPU cannot test. The regexes
+# match cargo-mutants' names, `file:line:column: replace ... in function`.
+files=(
+    'hip/src/error/*.rs'
+    hip/src/code_object/mod.rs
+    hip/src/code_object/signature.rs
+    hip/src/code_object/target.rs
+    hip/src/memory/tracking.rs
+    hip/src/memory/mod.rs
+    hip/src/launch.rs
+    hip/src/rtc/cache/entry.rs
+    hip/src/rtc/cache.rs
+)
+exclude=(
+    # tracking.rs: the Allocation (HIP events, stream waits, frees) needs a device; Users is the model.
+    'tracking\.rs:.*(Allocation|StreamKey for Arc<StreamHandle>)'
+    # launch.rs: ordering a launch on a stream and the launch itself call HIP.
+    "launch\\.rs:.*(LaunchArgs<'a>::order_on|Function::launch|LaunchArgs<'a>::check_against)"
+    # cache.rs: the directory, file and HIPRTC side (tests/rtc_cache*.rs, with HIPRTC); the key and the
+    # names of entries are tested here.
+    'cache\.rs:.*(CompileCache::|write_entry|read_dir_if_present|remove_if_present|warn_once|Toolchain::current)'
+    # error/mod.rs: two cfg variants of one function (dynamic-loading or not) share this name; the
+    # default one is pinned by error::tests, the other is not compiled in this build.
+    'error/mod\.rs:.*replace loader_failure'
+)
+args=(-p hip --no-shuffle)
+for f in "${files[@]}"; do args+=(-f "$f"); done
+for e in "${exclude[@]}"; do args+=(-E "$e"); done
+
+shard=${MUTANTS_SHARD:-auto}
+if [ "$shard" = auto ]; then
+    # The number of commits in HEAD's history: consecutive commits take the two halves in turn.
+    commits=$(git rev-list --count HEAD 2>/dev/null || echo 0)
+    shard="$((commits % 2))/2"
+fi
+if [ "$shard" != all ]; then
+    args+=(--shard "$shard" --sharding round-robin)
+fi
+
+# cargo-mutants names carry `:line:column`; the allow-list does not (lines move with every edit).
+strip() { sed -E 's/^([^:]+):[0-9]+:[0-9]+: /\1: /' | LC_ALL=C sort -u; }
+
+out=${MUTANTS_OUT:-target/mutants}
+mkdir -p "$out"
+status=0
+if [ "$judge_only" != 1 ]; then
+    echo "== cargo mutants, shard $shard: ${args[*]}"
+    # --lib for every cargo call: only the unit-test binary is built (not also the rlib) and run. No
+    # debug info in the copies cargo-mutants builds: each mutant's build and link are faster.
+    CARGO_PROFILE_DEV_DEBUG=0 CARGO_PROFILE_TEST_DEBUG=0 \
+        cargo mutants "${args[@]}" --cargo-arg=--lib -j "${MUTANTS_JOBS:-2}" -o "$out" || status=$?
+fi
+# 0: every mutant caught; 2: some missed (judged below); 3: some timed out (a mutant that hangs the tests
+# is one they notice: reported, not failed). Anything else (1 usage, 4 the unmutated tests failed) fails.
+case $status in
+    0 | 2 | 3) ;;
+    *) echo "cargo mutants failed (exit $status)" >&2; exit "$status" ;;
+esac
+
+results=$out/mutants.out
+allowed=$(sed -e '/^#/d' -e '/^[[:space:]]*$/d' -e 's/  # .*$//' scripts/mutants-allowed.txt | LC_ALL=C sort -u)
+missed=$(strip <"$results/missed.txt")
+tested=$(python3 -c 'import json, sys
+for o in json.load(open(sys.argv[1]))["outcomes"]:
+    m = o["scenario"]
+    if isinstance(m, dict) and "Mutant" in m:
+        print(m["Mutant"]["name"])' "$results/outcomes.json" | strip)
+unexplained=$(comm -23 <(echo "$missed") <(echo "$allowed") | sed '/^$/d')
+# Listed, tested in this run, and caught: the entry is out of date.
+stale=$(comm -12 <(echo "$allowed") <(echo "$tested") | comm -23 - <(echo "$missed") | sed '/^$/d')
+
+count() { sed '/^$/d' "$results/$1.txt" | wc -l; }
+label="shard $shard"
+[ "$judge_only" = 1 ] && label="results in $results"
+echo "== $label: $(count caught) caught, $(count missed) missed, $(count unviable) unviable, $(count timeout) timed out; $((SECONDS - start)) s"
+if [ -n "$stale" ]; then
+    echo "== in scripts/mutants-allowed.txt but caught now: remove them"
+    echo "$stale"
+fi
+if [ -n "$unexplained" ]; then
+    echo "== missed mutants no test catches and scripts/mutants-allowed.txt does not explain:" >&2
+    echo "$unexplained" >&2
+    echo "(each is a change to the code that every CPU test still passes: add a test that fails on it," >&2
+    echo " or list it in scripts/mutants-allowed.txt with the reason it cannot be caught)" >&2
+    exit 1
+fi
+echo "== every missed mutant is explained in scripts/mutants-allowed.txt"
