@@ -69,6 +69,8 @@ impl Event {
     /// be on the event's device ([`Error::DeviceMismatch`] otherwise), which is made current for the call.
     pub fn record(&self, stream: &Stream) -> Result<()> {
         same_device("Event::record", stream.device(), &self.device)?;
+        // Held to the end: the capture state read below is the one the record was made in.
+        let op = stream.begin_op();
         self.device.bind()?;
         // SAFETY: `self.raw` is live until Drop; `stream.raw()` is live while `stream` is borrowed (or null,
         // the device's default stream); both belong to the event's device (checked above), which `bind`
@@ -76,12 +78,15 @@ impl Event {
         unsafe { result::event_record(self.raw, stream.raw()) }?;
         // Only a record on a capturing stream (or the first one after) touches the capture slot: plain
         // records stay as cheap as HIP's.
-        let handle = stream.handle();
-        if handle.is_capturing() || self.in_capture.load(std::sync::atomic::Ordering::Relaxed) {
-            let log = handle.capture_log();
+        if op.is_capturing() || self.in_capture.load(std::sync::atomic::Ordering::Relaxed) {
+            let log = op.capture_log();
             self.in_capture
                 .store(log.is_some(), std::sync::atomic::Ordering::Relaxed);
-            *lock(&self.capture) = log;
+            let old = std::mem::replace(&mut *lock(&self.capture), log);
+            // The old capture's log may hold the last owners of buffers, whose frees begin operations on
+            // their streams (this one among them): never while `op` is held.
+            drop(op);
+            drop(old);
         }
         self.recorded
             .store(true, std::sync::atomic::Ordering::Release);

@@ -120,18 +120,12 @@ impl Stream {
                     .into(),
             });
         }
-        if self.is_capturing() {
-            return Err(Error::InvalidArgument {
-                what: "stream to capture",
-                value: format!("stream {}", self.id()),
-                reason: "it is already being captured".into(),
-            });
-        }
         let log = Arc::new(CaptureLog::default());
         self.device().bind()?;
-        self.handle().enter_capture(&log, || {
+        self.handle().begin_capture(&log, || {
             // SAFETY: `self.raw()` is live while `self` is borrowed and is not the null stream (refused
-            // above); its device is current. It is not being captured already (checked above).
+            // above); its device is current. It is not being captured already (`begin_capture` checked,
+            // with every other operation on the stream held off until the capture has begun).
             unsafe { result::graph::stream_begin_capture(self.raw(), mode.raw()) }
         })?;
         Ok(Capture {
@@ -199,14 +193,14 @@ impl<'s> Capture<'s> {
 
 /// End the capture on `stream` (and on the streams that joined it).
 fn finish(stream: &Stream) -> Result<sys::hipGraph_t> {
-    let r = stream
-        .device()
-        .bind()
-        // SAFETY: `stream` is live (borrowed by the Capture) and being captured: `finish` runs once per
-        // Capture, from `end` or from Drop (`ended` says which), after begin_capture succeeded.
-        .and_then(|()| unsafe { result::graph::stream_end_capture(stream.raw()) });
-    stream.handle().exit_capture();
-    r
+    stream.handle().end_capture(|| {
+        stream
+            .device()
+            .bind()
+            // SAFETY: `stream` is live (borrowed by the Capture) and being captured: `finish` runs once
+            // per Capture, from `end` or from Drop (`ended` says which), after begin_capture succeeded.
+            .and_then(|()| unsafe { result::graph::stream_end_capture(stream.raw()) })
+    })
 }
 
 impl Drop for Capture<'_> {
@@ -255,6 +249,12 @@ impl Graph {
     /// The raw handle, still owned by this `Graph`.
     pub fn raw(&self) -> sys::hipGraph_t {
         self.raw
+    }
+
+    /// How many of this crate's allocations the graph keeps alive and orders its launches by: each one
+    /// an operation of the capture touched, counted once (see `docs/MEMORY_MODEL.md`).
+    pub fn tracked_allocations(&self) -> usize {
+        self.uses.len()
     }
 
     /// The number of nodes (`hipGraphGetNodes`): one per captured kernel, copy, memset, host function, ...
@@ -353,7 +353,8 @@ impl GraphExec {
                 other: self.device.ordinal(),
             });
         }
-        if stream.is_capturing() {
+        let op = stream.begin_op();
+        if op.is_capturing() {
             return Err(Error::InvalidArgument {
                 what: "stream to launch a graph on",
                 value: format!("stream {}", stream.id()),
@@ -362,7 +363,7 @@ impl GraphExec {
             });
         }
         for (alloc, access) in self.uses.iter() {
-            alloc.use_on(stream.handle(), *access)?;
+            alloc.use_on(&op, *access)?;
         }
         self.device.bind()?;
         self.launched = true;

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::memory::{Access, Allocation, DeviceCopy};
 use crate::module::Function;
 use crate::result;
-use crate::stream::Stream;
+use crate::stream::{Stream, StreamOp};
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
@@ -220,8 +220,8 @@ impl<'a> LaunchArgs<'a> {
         self
     }
 
-    /// Order a launch on `stream` by the tracked arguments and record it as their user.
-    fn order_on(&self, stream: &Stream) -> Result<()> {
+    /// Order a launch (the operation `op`) by the tracked arguments and record it as their user.
+    fn order_on(&self, op: &StreamOp<'_>) -> Result<()> {
         for i in 0..self.uses {
             // SAFETY: `push` wrote entries `..uses` (uses <= MAX_KERNEL_ARGS) from `&'a Arc<Allocation>`
             // references; 'a outlives `&self`, so the entry is initialised and points at a live Arc.
@@ -231,7 +231,7 @@ impl<'a> LaunchArgs<'a> {
             } else {
                 Access::Read
             };
-            alloc.use_on(stream.handle(), access)?;
+            alloc.use_on(op, access)?;
         }
         Ok(())
     }
@@ -328,10 +328,11 @@ impl Function {
             self.static_shared_bytes(),
             self.name(),
         )?;
-        args.order_on(stream)?;
-        if stream.is_capturing() {
+        let op = stream.begin_op();
+        args.order_on(&op)?;
+        if op.is_capturing() {
             // The kernel node refers to the module's code: the graph must keep the module loaded.
-            if let Some(log) = stream.handle().capture_log() {
+            if let Some(log) = op.capture_log() {
                 crate::stream::lock(&log.functions).push(self.clone());
             }
         }

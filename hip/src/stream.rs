@@ -8,7 +8,7 @@ use crate::module::Function;
 use crate::result;
 use hip_sys as sys;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// The owner of a raw stream handle: destroys it (when owned) once the [`Stream`] and everything that
 /// may still queue work on it are gone: a buffer freed in stream order
@@ -31,6 +31,39 @@ pub(crate) struct StreamHandle {
     /// event): operations then go to `capture` instead of the memory model's live state.
     capturing: AtomicBool,
     capture: Mutex<Option<Arc<CaptureLog>>>,
+    /// Held shared by each operation from its capture check to its last HIP call ([`StreamOp`]), and
+    /// exclusively while a capture begins or ends on this stream: an operation is wholly live (ordered by
+    /// the memory model) or wholly captured (recorded in the capture), never checked as one and queued as
+    /// the other because another thread began or ended a capture in between.
+    gate: RwLock<()>,
+}
+
+/// An operation in progress on a stream (see [`StreamHandle::begin_op`]): while it lives no capture begins
+/// or ends on the stream, so what [`StreamOp::is_capturing`] answers holds for the HIP calls made under it.
+/// Take it before the first check and keep it past the operation's last HIP call; never take a second one
+/// for the same stream on the same thread while holding it.
+pub(crate) struct StreamOp<'a> {
+    handle: &'a Arc<StreamHandle>,
+    _gate: RwLockReadGuard<'a, ()>,
+}
+
+impl<'a> StreamOp<'a> {
+    /// The stream the operation runs on.
+    #[inline]
+    pub(crate) fn handle(&self) -> &'a Arc<StreamHandle> {
+        self.handle
+    }
+
+    /// Whether the operation is being captured (stable while `self` lives).
+    #[inline]
+    pub(crate) fn is_capturing(&self) -> bool {
+        self.handle.is_capturing()
+    }
+
+    /// The capture recording the operation, if any (stable while `self` lives).
+    pub(crate) fn capture_log(&self) -> Option<Arc<CaptureLog>> {
+        self.handle.capture_log()
+    }
 }
 
 /// A raw event handle owned by a [`StreamHandle`] (null: none yet).
@@ -65,7 +98,14 @@ impl std::fmt::Debug for StreamHandle {
 pub(crate) struct CaptureLog {
     pub(crate) uses: Mutex<Vec<(Arc<Allocation>, Access)>>,
     pub(crate) functions: Mutex<Vec<Function>>,
-    joined: Mutex<Vec<Arc<StreamHandle>>>,
+    joined: Mutex<Joined>,
+}
+
+/// The streams that joined a capture, and whether it has ended (no stream may join it then).
+#[derive(Default)]
+struct Joined {
+    streams: Vec<Arc<StreamHandle>>,
+    ended: bool,
 }
 
 impl StreamHandle {
@@ -78,6 +118,7 @@ impl StreamHandle {
             fence: Mutex::new(RawEvent(std::ptr::null_mut())),
             capturing: AtomicBool::new(false),
             capture: Mutex::new(None),
+            gate: RwLock::new(()),
         })
     }
 
@@ -90,6 +131,20 @@ impl StreamHandle {
     #[inline]
     pub(crate) fn is_capturing(&self) -> bool {
         self.capturing.load(Ordering::Acquire)
+    }
+
+    /// Start an operation on this stream: see [`StreamOp`]. Waits while a capture begins or ends here.
+    #[inline]
+    pub(crate) fn begin_op(self: &Arc<Self>) -> StreamOp<'_> {
+        StreamOp {
+            handle: self,
+            _gate: self.gate.read().unwrap_or_else(|e| e.into_inner()),
+        }
+    }
+
+    /// Exclusive use of the gate: no operation is between its check and its HIP calls.
+    fn close_gate(&self) -> RwLockWriteGuard<'_, ()> {
+        self.gate.write().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The capture recording this stream, if any.
@@ -123,10 +178,28 @@ impl StreamHandle {
     }
 
     /// Start recording this stream into `log`: the fence is recorded first (it must cover everything
-    /// queued before the capture), then `begin` runs (`hipStreamBeginCapture`, or the wait on a captured
-    /// event that joins this stream to a capture), all under the fence's lock so no fence lands inside.
-    pub(crate) fn enter_capture(
+    /// queued before the capture), then `begin` runs (`hipStreamBeginCapture`), all with the gate closed
+    /// (no operation in progress) and under the fence's lock (no fence lands inside). A stream already
+    /// capturing is refused ([`Error::InvalidArgument`]).
+    pub(crate) fn begin_capture(
         self: &Arc<Self>,
+        log: &Arc<CaptureLog>,
+        begin: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let _gate = self.close_gate();
+        if self.is_capturing() {
+            return Err(Error::InvalidArgument {
+                what: "stream to capture",
+                value: format!("stream {}", self.id),
+                reason: "it is already being captured".into(),
+            });
+        }
+        self.enter_locked(log, begin)
+    }
+
+    /// Enter the capture with the gate closed by the caller.
+    fn enter_locked(
+        &self,
         log: &Arc<CaptureLog>,
         begin: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
@@ -135,42 +208,73 @@ impl StreamHandle {
         *lock(&self.capture) = Some(log.clone());
         self.capturing.store(true, Ordering::Release);
         if let Err(e) = begin() {
-            self.exit_capture();
+            *lock(&self.capture) = None;
+            self.capturing.store(false, Ordering::Release);
             return Err(e);
         }
         Ok(())
     }
 
-    /// Join this stream to the capture recording `log` (a wait on an event recorded in it): its later
-    /// operations are recorded there, and its capture state ends with that capture.
+    /// Join this stream to the capture recording `log` by `wait` (a wait on an event recorded in it): its
+    /// later operations are recorded there, and its capture state ends with that capture. A capture that
+    /// has ended, or a stream in another capture, is refused ([`Error::InvalidArgument`]).
     pub(crate) fn join_capture(
         self: &Arc<Self>,
         log: &Arc<CaptureLog>,
         wait: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
-        if self.capture_log().is_some_and(|l| Arc::ptr_eq(&l, log)) {
-            return wait();
+        let _gate = self.close_gate();
+        let refuse = |reason: &str| Error::InvalidArgument {
+            what: "event to wait for",
+            value: format!(
+                "an event recorded in a capture, waited for on stream {}",
+                self.id
+            ),
+            reason: reason.into(),
+        };
+        match self.capture_log() {
+            Some(l) if Arc::ptr_eq(&l, log) => return wait(),
+            Some(_) => return Err(refuse("the stream is being captured into another graph")),
+            None => {}
         }
-        self.enter_capture(log, wait)?;
-        lock(&log.joined).push(self.clone());
+        // Under `joined`'s lock: the capture cannot end between this check and the push, and its end
+        // (which closes this stream's gate before ending) comes after the wait is queued.
+        let mut joined = lock(&log.joined);
+        if joined.ended {
+            return Err(refuse(
+                "the capture it was recorded in has ended: record a new event outside a capture",
+            ));
+        }
+        self.enter_locked(log, wait)?;
+        joined.streams.push(self.clone());
         Ok(())
     }
 
-    /// The capture ended (or failed to begin): later operations are live again, on this stream and on
-    /// every stream that joined it.
-    pub(crate) fn exit_capture(&self) {
-        let log = lock(&self.capture).take();
-        self.capturing.store(false, Ordering::Release);
-        if let Some(log) = log {
-            // Taken out first: a `for` over the guard's temporary would hold the lock through the loop,
-            // and each joined stream's exit takes it again.
-            let joined = std::mem::take(&mut *lock(&log.joined));
-            for joined in joined {
-                if !std::ptr::eq(Arc::as_ptr(&joined), self) {
-                    joined.exit_capture();
-                }
+    /// End the capture this stream began: `end` (`hipStreamEndCapture`) runs with the gates of this
+    /// stream and of every stream that joined it closed; then they are all live again, and no stream can
+    /// join the capture any more.
+    pub(crate) fn end_capture<T>(&self, end: impl FnOnce() -> T) -> T {
+        let _gate = self.close_gate();
+        let joined = match lock(&self.capture).clone() {
+            Some(log) => {
+                let mut j = lock(&log.joined);
+                j.ended = true;
+                std::mem::take(&mut j.streams)
             }
+            None => Vec::new(),
+        };
+        let others: Vec<&Arc<StreamHandle>> = joined
+            .iter()
+            .filter(|j| !std::ptr::eq(Arc::as_ptr(j), self))
+            .collect();
+        let gates: Vec<_> = others.iter().map(|j| j.close_gate()).collect();
+        let r = end();
+        for s in others.iter().map(|j| j.as_ref()).chain([self]) {
+            *lock(&s.capture) = None;
+            s.capturing.store(false, Ordering::Release);
         }
+        drop(gates);
+        r
     }
 }
 
@@ -385,6 +489,12 @@ impl Stream {
 impl Stream {
     pub(crate) fn handle(&self) -> &Arc<StreamHandle> {
         &self.handle
+    }
+
+    /// Start an operation on this stream (see [`StreamOp`]).
+    #[inline]
+    pub(crate) fn begin_op(&self) -> StreamOp<'_> {
+        self.handle.begin_op()
     }
 
     /// Whether a [`Capture`](crate::graph::Capture) made by this crate is recording this stream now (its

@@ -159,7 +159,7 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
     /// call this before queueing them. Work on the default stream of another device is allowed (peer
     /// access). See `docs/MEMORY_MODEL.md`.
     fn track_use(&self, stream: &Stream, access: Access) -> Result<()> {
-        self.allocation().use_on(stream.handle(), access)
+        self.allocation().use_on(&stream.begin_op(), access)
     }
 
     /// Copy everything into `dst`, whose length must match. Synchronous: queued on the device's null
@@ -210,7 +210,8 @@ fn read_to_host<T: DeviceCopy, M: DeviceMemory<T> + ?Sized>(m: &M, dst: *mut u8)
         return r;
     }
     let device = m.device();
-    m.allocation().use_on(device.null_stream(), Access::Read)?;
+    let op = device.null_stream().begin_op();
+    m.allocation().use_on(&op, Access::Read)?;
     device.bind()?;
     // SAFETY: pointers and size as above. The null stream of the memory's device (current) was ordered
     // after its writers, and hipMemcpy to the host returns only once the copy is done, so `dst` is not
@@ -245,8 +246,8 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
             return r;
         }
         let device = self.device();
-        self.allocation()
-            .use_on(device.null_stream(), Access::Write)?;
+        let op = device.null_stream().begin_op();
+        self.allocation().use_on(&op, Access::Write)?;
         device.bind()?;
         // SAFETY: pointers and size as above; the device's null stream (current) was ordered after every
         // other use of the memory. hipMemcpy from pageable memory returns once `src` has been read
@@ -267,9 +268,9 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
         if n == 0 {
             return Ok(());
         }
-        let null = self.device().null_stream();
-        src.allocation().use_on(null, Access::Read)?;
-        self.allocation().use_on(null, Access::Write)?;
+        let op = self.device().null_stream().begin_op();
+        src.allocation().use_on(&op, Access::Read)?;
+        self.allocation().use_on(&op, Access::Write)?;
         self.device().bind()?;
         // SAFETY: both are `n` bytes of device memory (equal lengths checked; sealed trait), alive for the
         // call. The null stream of this memory's device (current) was ordered after the source's writers
@@ -292,8 +293,8 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
         if n == 0 {
             return Ok(());
         }
-        self.allocation()
-            .use_on(self.device().null_stream(), Access::Write)?;
+        let op = self.device().null_stream().begin_op();
+        self.allocation().use_on(&op, Access::Write)?;
         self.device().bind()?;
         // SAFETY: `n` bytes of device memory (sealed trait); the device's null stream (current) was
         // ordered after the memory's users and is recorded as its writer, so the memset, which may still

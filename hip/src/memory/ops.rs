@@ -91,7 +91,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         if self.is_empty() {
             return Ok(());
         }
-        self.allocation().use_on(stream.handle(), Access::Write)?;
+        let op = stream.begin_op();
+        self.allocation().use_on(&op, Access::Write)?;
         self.device().bind()?;
         let (p, n, s) = (self.device_ptr(), self.len(), stream.raw());
         // SAFETY: the buffer is `n` elements of `size` bytes (1, 2 or 4: `fill_bits` returned Some) of device
@@ -128,8 +129,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         }
         let dst_bytes = byte_pitch("2-D copy destination pitch", dst_pitch, e)?;
         let src_bytes = byte_pitch("2-D copy source pitch", src_pitch, e)?;
-        let null = self.device().null_stream();
-        self.allocation().use_on(null, Access::Write)?;
+        let op = self.device().null_stream().begin_op();
+        self.allocation().use_on(&op, Access::Write)?;
         self.device().bind()?;
         // SAFETY: check_2d proved `(height - 1) * pitch + width` elements fit each side, so in bytes
         // (`* e`, pitches checked by byte_pitch) both pointers are valid for what hipMemcpy2D touches, and
@@ -168,8 +169,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         }
         let dst_bytes = byte_pitch("2-D copy destination pitch", dst_pitch, e)?;
         let src_bytes = byte_pitch("2-D copy source pitch", src_pitch, e)?;
-        let null = self.device().null_stream();
-        self.allocation().use_on(null, Access::Read)?;
+        let op = self.device().null_stream().begin_op();
+        self.allocation().use_on(&op, Access::Read)?;
         self.device().bind()?;
         // SAFETY: extents as in copy_2d_from_host; the null stream was ordered after the buffer's writers
         // and recorded as a reader; a synchronous hipMemcpy2D to the host returns once `dst` holds the
@@ -247,7 +248,8 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
         if self.is_empty() {
             return Ok(());
         }
-        self.allocation().use_on(stream.handle(), Access::Read)?;
+        let op = stream.begin_op();
+        self.allocation().use_on(&op, Access::Read)?;
         self.device().bind()?;
         // SAFETY: managed memory of byte_len() bytes (a ManagedBuffer, non-empty), alive while `&self` is;
         // the stream is recorded as a (read) user, so the memory is freed only after the prefetch is done.

@@ -37,8 +37,9 @@ impl Stream {
             ordinal(dst.device().ordinal())?,
             ordinal(src.device().ordinal())?,
         );
-        src.allocation().use_on(self.handle(), Access::Read)?;
-        dst.allocation().use_on(self.handle(), Access::Write)?;
+        let op = self.begin_op();
+        src.allocation().use_on(&op, Access::Read)?;
+        dst.allocation().use_on(&op, Access::Write)?;
         self.device().bind()?;
         // SAFETY: both are device memory of `byte_len()` bytes (equal lengths checked; sealed trait) on the
         // devices whose ordinals are passed; `dst`'s device (the stream's, checked) is current. This stream

@@ -123,8 +123,9 @@ impl Stream {
         if dst.byte_len() == 0 {
             return Ok(());
         }
-        src.alloc.use_on(self.handle(), Access::Read)?;
-        dst.allocation().use_on(self.handle(), Access::Write)?;
+        let op = self.begin_op();
+        src.alloc.use_on(&op, Access::Read)?;
+        dst.allocation().use_on(&op, Access::Write)?;
         self.device().bind()?;
         // SAFETY: `src` is pinned host memory and `dst` device memory, both of byte_len() bytes (equal
         // lengths checked), on the stream's device (checked, and current). The stream now waits for the
@@ -157,8 +158,9 @@ impl Stream {
         if src.byte_len() == 0 {
             return Ok(());
         }
-        src.allocation().use_on(self.handle(), Access::Read)?;
-        dst.alloc.use_on(self.handle(), Access::Write)?;
+        let op = self.begin_op();
+        src.allocation().use_on(&op, Access::Read)?;
+        dst.alloc.use_on(&op, Access::Write)?;
         self.device().bind()?;
         // SAFETY: as in copy_to_device_async, the other way: `dst` is pinned memory of byte_len() bytes,
         // which the host reads (`as_slice`) or writes only after this copy, recorded as its writer, is
@@ -187,8 +189,9 @@ impl Stream {
         if src.byte_len() == 0 {
             return Ok(());
         }
-        src.allocation().use_on(self.handle(), Access::Read)?;
-        dst.allocation().use_on(self.handle(), Access::Write)?;
+        let op = self.begin_op();
+        src.allocation().use_on(&op, Access::Read)?;
+        dst.allocation().use_on(&op, Access::Write)?;
         self.device().bind()?;
         // SAFETY: both are device memory of byte_len() bytes (equal lengths checked); `dst` is on the
         // stream's device (current), `src` on it or a peer. The stream now waits for the source's writers and
@@ -216,7 +219,8 @@ impl Stream {
         if dst.byte_len() == 0 {
             return Ok(());
         }
-        dst.allocation().use_on(self.handle(), Access::Write)?;
+        let op = self.begin_op();
+        dst.allocation().use_on(&op, Access::Write)?;
         self.device().bind()?;
         // SAFETY: `dst` is byte_len() bytes of device memory on the stream's device (checked, current); the
         // stream now waits for its users and is recorded as its writer, so it is not freed or used in

@@ -36,7 +36,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// # Safety
     /// The contents are uninitialised: write them before reading.
     pub unsafe fn alloc_async(stream: &Stream, len: usize) -> Result<Self> {
-        if stream.is_capturing() {
+        let op = stream.begin_op();
+        if op.is_capturing() {
             return Err(Error::InvalidArgument {
                 what: "stream for a stream-ordered allocation",
                 value: format!("stream {}", stream.id()),
@@ -61,7 +62,10 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         } else {
             Self::from_parts(result::malloc(bytes)?, len, device, Release::Free)
         };
-        b.allocation().use_on(stream.handle(), Access::Write)?;
+        let ordered = b.allocation().use_on(&op, Access::Write);
+        // Before `b` can be dropped (on an error): its free takes the stream's gate again.
+        drop(op);
+        ordered?;
         Ok(b)
     }
 
@@ -72,14 +76,31 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         // writes every byte on `stream`, which `alloc_async` recorded as the buffer's writer, so every
         // later use is ordered after it; on failure the buffer is dropped unread.
         let b = unsafe { Self::alloc_async(stream, len)? };
-        if !b.device_ptr().is_null() {
-            let bytes = byte_size::<T>(len)?;
-            // SAFETY: `b` is `bytes` of device memory on `stream`'s device (current since alloc_async),
-            // allocated in `stream`'s order just before; `stream` is its only recorded user, and the buffer
-            // is freed only after `stream`'s work. (alloc_async refused a capturing stream; a capture
-            // another thread begins on `stream` in between would record this memset without the buffer.)
-            unsafe { result::memset_async(b.device_ptr(), 0, bytes, stream.raw())? };
+        if b.device_ptr().is_null() {
+            return Ok(b);
         }
+        let bytes = byte_size::<T>(len)?;
+        let op = stream.begin_op();
+        let zeroed = if op.is_capturing() {
+            // Another thread began a capture since the allocation: the memset would only be recorded.
+            Err(Error::InvalidArgument {
+                what: "stream for a stream-ordered allocation",
+                value: format!("stream {}", stream.id()),
+                reason: "a capture began on it before the memory was zeroed".into(),
+            })
+        } else {
+            b.allocation().use_on(&op, Access::Write).and_then(|()| {
+                stream.device().bind()?;
+                // SAFETY: `b` is `bytes` of device memory on `stream`'s device (current), allocated in
+                // `stream`'s order just before; `stream` is recorded as its writer, so the buffer is freed
+                // and used elsewhere only after `stream`'s work. Not capturing (checked under `op`, held
+                // through the call), so the memset runs now.
+                unsafe { result::memset_async(b.device_ptr(), 0, bytes, stream.raw()) }
+            })
+        };
+        // Before `b` can be dropped (on an error): its free takes the stream's gate again.
+        drop(op);
+        zeroed?;
         Ok(b)
     }
 

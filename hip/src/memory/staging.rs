@@ -245,7 +245,7 @@ impl Ring {
         len: usize,
     ) -> Result<()> {
         self.stream.synchronize()?; // nothing left from a copy that failed midway
-        alloc.use_on(self.stream.handle(), Access::Write)?;
+        alloc.use_on(&self.stream.begin_op(), Access::Write)?;
         for (i, (off, n)) in chunks(len, self.chunk).enumerate() {
             let (buf, event) = &self.buffers[i % self.buffers.len()];
             if i >= self.buffers.len() {
@@ -274,7 +274,7 @@ impl Ring {
         len: usize,
     ) -> Result<()> {
         self.stream.synchronize()?; // nothing left from a copy that failed midway
-        alloc.use_on(self.stream.handle(), Access::Read)?;
+        alloc.use_on(&self.stream.begin_op(), Access::Read)?;
         let all: Vec<_> = chunks(len, self.chunk).collect();
         let k = self.buffers.len();
         let issue = |i: usize| -> Result<()> {

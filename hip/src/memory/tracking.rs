@@ -19,7 +19,7 @@
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::result;
-use crate::stream::{lock, StreamHandle};
+use crate::stream::{lock, StreamHandle, StreamOp};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -268,14 +268,14 @@ impl Allocation {
     /// its launches and keeps the memory alive); host-visible memory (pinned, managed) is refused there
     /// ([`Error::InvalidArgument`]): a replay needs no borrow of the buffer, so it could write memory the
     /// host holds a slice of.
+    ///
+    /// `op` is the operation in progress on the stream: the caller queues the operation before dropping
+    /// it, so it is captured exactly when `use_on` saw a capture.
     #[inline]
-    pub(crate) fn use_on(
-        self: &Arc<Self>,
-        handle: &Arc<StreamHandle>,
-        access: Access,
-    ) -> Result<()> {
-        if handle.is_capturing() {
-            if let Some(log) = handle.capture_log() {
+    pub(crate) fn use_on(self: &Arc<Self>, op: &StreamOp<'_>, access: Access) -> Result<()> {
+        let handle = op.handle();
+        if op.is_capturing() {
+            if let Some(log) = op.capture_log() {
                 if self.host_visible {
                     return Err(Error::InvalidArgument {
                         what: "memory used by a captured operation",
@@ -389,7 +389,8 @@ impl Drop for Allocation {
             Release::FreeAsync(stream) => {
                 // In stream order where possible; a capturing stream would record the free into its
                 // graph, so then (and if anything fails) the host waits and frees.
-                if !stream.is_capturing()
+                let op = stream.begin_op();
+                if !op.is_capturing()
                     && self.wait_for_all_users(Some(&stream)).is_ok()
                     && stream.device.bind().is_ok()
                     // SAFETY: memory from hipMallocAsync on `stream` (the only `Release::FreeAsync`), freed
@@ -401,12 +402,14 @@ impl Drop for Allocation {
                 {
                     return;
                 }
+                drop(op);
                 let idle = self.wait_for_all_users(None).and_then(|()| {
                     // SAFETY: the fence is a live event owned by `stream`, which `release` held.
                     unsafe { result::event_synchronize(stream.fence()?) }
                 });
                 let null = stream.device.null_stream();
-                if idle.is_ok() && !null.is_capturing() && stream.device.bind().is_ok() {
+                let op = null.begin_op();
+                if idle.is_ok() && !op.is_capturing() && stream.device.bind().is_ok() {
                     // SAFETY: the host waited for every user and for `stream` itself, so no queued work uses
                     // the memory; it is freed once, in the order of the device's null stream (never captured
                     // by this crate), as pool memory must be (hipFree would leave HIP 5.2.3's pool a dangling

@@ -62,7 +62,7 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::event::same_device;
 use crate::memory::{check_len, Access, Allocation, DeviceCopy, DeviceMemory, DeviceMemoryMut};
-use crate::stream::Stream;
+use crate::stream::{Stream, StreamOp};
 use rccl_sys as sys;
 use std::sync::Arc;
 
@@ -323,16 +323,18 @@ impl Comm {
     }
 
     /// The call's common arguments, after ordering `stream` by the memory model for each of `uses`.
-    fn call<T: NcclType>(
+    /// The operation in progress on `stream` comes back with them: hold it until NCCL has the call.
+    fn call<'s, T: NcclType>(
         &self,
         what: &'static str,
         count: usize,
-        stream: &Stream,
+        stream: &'s Stream,
         uses: &[(&Arc<Allocation>, Access)],
-    ) -> Result<result::Call> {
+    ) -> Result<(StreamOp<'s>, result::Call)> {
         same_device(what, stream.device(), &self.device)?;
+        let op = stream.begin_op();
         for (alloc, access) in uses {
-            alloc.use_on(stream.handle(), *access)?;
+            alloc.use_on(&op, *access)?;
         }
         // Inside `group` NCCL queues the call only at ncclGroupEnd: keep the memory until then.
         GROUP_KEEP.with(|k| {
@@ -341,12 +343,13 @@ impl Comm {
             }
         });
         self.device.bind()?;
-        Ok(result::Call {
+        let call = result::Call {
             count,
             dtype: T::DATA_TYPE,
             comm: self.raw,
             stream: stream.raw(),
-        })
+        };
+        Ok((op, call))
     }
 
     fn on_device<T: DeviceCopy>(
@@ -389,7 +392,7 @@ impl Comm {
         self.on_device("all_reduce", send)?;
         self.on_device("all_reduce", recv)?;
         check_len("all_reduce", send.len(), recv.len())?;
-        let c = self.call::<T>(
+        let (_op, c) = self.call::<T>(
             "all_reduce",
             send.len(),
             stream,
@@ -416,7 +419,7 @@ impl Comm {
         stream: &Stream,
     ) -> Result<()> {
         self.on_device("all_reduce_in_place", buf)?;
-        let c = self.call::<T>(
+        let (_op, c) = self.call::<T>(
             "all_reduce_in_place",
             buf.len(),
             stream,
@@ -437,7 +440,7 @@ impl Comm {
     ) -> Result<()> {
         self.on_device("broadcast", buf)?;
         let root = self.check_rank("broadcast root", root)?;
-        let c = self.call::<T>(
+        let (_op, c) = self.call::<T>(
             "broadcast",
             buf.len(),
             stream,
@@ -462,7 +465,7 @@ impl Comm {
         self.on_device("reduce", recv)?;
         check_len("reduce", send.len(), recv.len())?;
         let root = self.check_rank("reduce root", root)?;
-        let c = self.call::<T>(
+        let (_op, c) = self.call::<T>(
             "reduce",
             send.len(),
             stream,
@@ -490,7 +493,7 @@ impl Comm {
             send.len().saturating_mul(self.nranks),
             recv.len(),
         )?;
-        let c = self.call::<T>(
+        let (_op, c) = self.call::<T>(
             "all_gather",
             send.len(),
             stream,
@@ -520,7 +523,7 @@ impl Comm {
             recv.len().saturating_mul(self.nranks),
             send.len(),
         )?;
-        let c = self.call::<T>(
+        let (_op, c) = self.call::<T>(
             "reduce_scatter",
             recv.len(),
             stream,
@@ -544,7 +547,7 @@ impl Comm {
     ) -> Result<()> {
         self.on_device("send", buf)?;
         let peer = self.check_rank("send peer", peer)?;
-        let c = self.call::<T>(
+        let (_op, c) = self.call::<T>(
             "send",
             buf.len(),
             stream,
@@ -564,7 +567,7 @@ impl Comm {
     ) -> Result<()> {
         self.on_device("recv", buf)?;
         let peer = self.check_rank("recv peer", peer)?;
-        let c = self.call::<T>(
+        let (_op, c) = self.call::<T>(
             "recv",
             buf.len(),
             stream,
