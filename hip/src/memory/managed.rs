@@ -4,7 +4,7 @@ use super::tracking::{Access, Allocation, Release};
 use super::DevicePtr;
 use super::{byte_size, DeviceCopy, DeviceMemory, DeviceMemoryMut};
 use crate::device::Device;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::result;
 use hip_sys as sys;
 use std::sync::Arc;
@@ -16,8 +16,13 @@ use std::sync::Arc;
 ///. The host reads and writes it through [`as_slice`](Self::as_slice) and
 /// [`as_mut_slice`](Self::as_mut_slice), which wait for the conflicting work (a read for the last
 /// writer, a write for every user). On a device that cannot access managed memory while the host does
-/// (`hipDeviceAttributeConcurrentManagedAccess` = 0) they wait for every device instead
-/// ([`Device::synchronize_all`]): there any running kernel forbids host access.
+/// (`hipDeviceAttributeConcurrentManagedAccess` = 0):
+/// - on AMD (no XNACK) the memory stays coherent host memory: they wait for every device as well
+///   ([`Device::synchronize_all`]);
+/// - on HIP's NVIDIA platform (GPUs before Pascal, Windows) a host access while *any* kernel runs faults
+///   (the process gets SIGSEGV), which a slice cannot prevent once handed out: they answer
+///   [`Error::NotSupported`]; copy through [`DeviceMemory::copy_to_host`] and
+///   [`DeviceMemoryMut::copy_from_host`] there. [`zeroed`](Self::zeroed) zeroes on the device then.
 ///
 /// On NVIDIA GPUs never ask for more managed memory than the device has free.
 #[derive(Debug)]
@@ -43,11 +48,20 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
         } else {
             device.bind()?;
             let p = result::malloc_managed(bytes, sys::hipMemAttachGlobal)?;
-            // SAFETY: `p` is a fresh hipMallocManaged allocation of `bytes` bytes, attached globally so the
-            // host may write it, and no work uses it yet; zero bits are a valid T. (On a device without
-            // concurrent managed access the host may touch managed memory only while the device is idle:
-            // work on other buffers running now is not waited for here.)
-            unsafe { p.cast::<u8>().write_bytes(0, bytes) };
+            if host_access(device)? == HostAccess::Never {
+                // SAFETY: `p` is a fresh allocation of `bytes` bytes on the current device, used by nothing
+                // yet; hipMemset is synchronous for it (the null stream, which queues nothing else here).
+                if let Err(e) = unsafe { result::memset(p, 0, bytes) } {
+                    // SAFETY: allocated above, used by nothing, freed once.
+                    let _ = unsafe { result::free(p) };
+                    return Err(e);
+                }
+            } else {
+                // SAFETY: `p` is a fresh hipMallocManaged allocation of `bytes` bytes, attached globally so
+                // the host may write it, and no work uses it yet; zero bits are a valid T. The device
+                // allows host access while kernels run (or, on AMD, the memory is coherent host memory).
+                unsafe { p.cast::<u8>().write_bytes(0, bytes) };
+            }
             p
         };
         Ok(ManagedBuffer {
@@ -63,10 +77,11 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
         self.host_wait(Access::Read)?;
         // SAFETY: `host_ptr` is aligned and valid on the host for `len` initialised T (zeroed at
         // allocation; or dangling with no bytes), alive while `self` is borrowed. Every write queued
-        // before was waited for above (and, without concurrent managed access, the whole device); a new
-        // device write needs `&mut self`, which the returned borrow excludes, a graph replaying a captured
-        // write aside (see the `memory` module doc). Without concurrent managed access the slice is only
-        // valid while the device stays idle, which is not enforced after this returns.
+        // before was waited for above (and, without concurrent managed access, every device); a new
+        // device write needs `&mut self`, which the returned borrow excludes (a graph cannot hold it:
+        // captures refuse host-visible memory). Host access while other kernels run cannot fault: the
+        // device allows it, or it is AMD's coherent host memory; NVIDIA devices without concurrent
+        // managed access were refused by `host_wait`.
         Ok(unsafe { std::slice::from_raw_parts(self.host_ptr(), self.len) })
     }
 
@@ -74,7 +89,7 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
         self.host_wait(Access::Write)?;
         // SAFETY: as in as_slice, for writing: every use queued before (reads too) was waited for, no
-        // other borrow of the buffer exists, and the same two exceptions apply.
+        // other borrow of the buffer exists, and host access cannot fault, as there.
         Ok(unsafe { std::slice::from_raw_parts_mut(self.host_ptr(), self.len) })
     }
 
@@ -82,14 +97,19 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
         if self.ptr.is_null() {
             return Ok(());
         }
-        self.alloc.host_wait(access)?;
-        let concurrent = self
-            .device()
-            .attribute(sys::hipDeviceAttributeConcurrentManagedAccess)?;
-        if concurrent == 0 {
-            Device::synchronize_all()?;
+        match host_access(self.device())? {
+            HostAccess::Concurrent => self.alloc.host_wait(access),
+            HostAccess::WhenIdle => {
+                self.alloc.host_wait(access)?;
+                Device::synchronize_all()
+            }
+            HostAccess::Never => Err(Error::NotSupported {
+                what: "host access (as_slice, as_mut_slice) to managed memory of this device",
+                reason: "it cannot access managed memory while the host does \
+                         (hipDeviceAttributeConcurrentManagedAccess = 0), so a kernel running during the \
+                         access would fault the process; copy with copy_to_host / copy_from_host",
+            }),
         }
-        Ok(())
     }
 
     /// The host address of the elements: the allocation, or a dangling (never null) pointer when nothing
@@ -105,3 +125,40 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
 
 device_memory!(ManagedBuffer);
 impl<T: DeviceCopy> DeviceMemoryMut<T> for ManagedBuffer<T> {}
+
+/// When the host may touch managed memory of a device.
+#[derive(Debug, PartialEq, Eq)]
+enum HostAccess {
+    /// Any time (`hipDeviceAttributeConcurrentManagedAccess` = 1).
+    Concurrent,
+    /// On AMD without it: coherent host memory, waited for like the device's work.
+    WhenIdle,
+    /// On NVIDIA without it: only while no kernel runs anywhere, which a slice cannot guarantee.
+    Never,
+}
+
+fn host_access(device: &Device) -> Result<HostAccess> {
+    let concurrent = device.attribute(sys::hipDeviceAttributeConcurrentManagedAccess)?;
+    Ok(host_access_for(concurrent, cfg!(hip_platform = "nvidia")))
+}
+
+fn host_access_for(concurrent_managed_access: i32, nvidia: bool) -> HostAccess {
+    match (concurrent_managed_access != 0, nvidia) {
+        (true, _) => HostAccess::Concurrent,
+        (false, true) => HostAccess::Never,
+        (false, false) => HostAccess::WhenIdle,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_access_follows_the_attribute_and_the_platform() {
+        assert_eq!(host_access_for(1, true), HostAccess::Concurrent);
+        assert_eq!(host_access_for(1, false), HostAccess::Concurrent);
+        assert_eq!(host_access_for(0, true), HostAccess::Never);
+        assert_eq!(host_access_for(0, false), HostAccess::WhenIdle);
+    }
+}
