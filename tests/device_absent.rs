@@ -6,9 +6,18 @@ fn device_count_is_a_count_or_no_device() {
     match Device::count() {
         Ok(n) => assert!(n > 0),
         Err(e) => {
+            assert!(
+                matches!(e, Error::NoDevice { platform, .. } if platform == hip::PLATFORM),
+                "{e:?}"
+            );
             assert_eq!(e.hip_code().unwrap().name(), Some("hipErrorNoDevice"));
             assert_eq!(e.status(), Status::BackendNotAvailable);
             assert_eq!(e.status().code(), 501);
+            // In words, without naming a call the user never made, and with what to check.
+            let text = e.to_string();
+            assert!(text.starts_with("no HIP device was found"), "{text}");
+            assert!(!text.contains("hipGetDeviceCount"), "{text}");
+            assert!(text.contains("HIP_VISIBLE_DEVICES"), "{text}");
         }
     }
 }
@@ -23,8 +32,7 @@ fn opening_a_device_past_the_count_is_an_error() {
         // No device: the count itself fails, and that error is what `get` answers.
         Err(count_err) => {
             assert!(
-                matches!(&err, Error::Hip { call: "hipGetDeviceCount", code, .. }
-                    if code.name() == Some("hipErrorNoDevice")),
+                matches!(&err, Error::NoDevice { code, .. } if code.name() == Some("hipErrorNoDevice")),
                 "{err}"
             );
             assert_eq!(err.hip_code(), count_err.hip_code());

@@ -98,12 +98,13 @@ fn occupancy_queries_and_config_compute_right() {
             ..
         })
     ));
-    let (grid, block) = f.suggested_block_size(0, 0).unwrap();
+    let s = f.suggested_block_size(0, 0).unwrap();
+    let (grid, block) = (s.min_grid_size, s.block_size);
     assert!(
         grid >= 1 && block >= 32 && block <= f.max_threads_per_block(),
         "{grid} {block}"
     );
-    let (_, limited) = f.suggested_block_size(0, 64).unwrap();
+    let limited = f.suggested_block_size(0, 64).unwrap().block_size;
     assert!((1..=64).contains(&limited), "{limited}");
     let n = 1_000_003u32;
     let cfg = LaunchConfig::for_occupancy(&f, n).unwrap();

@@ -33,6 +33,7 @@ fn main() {
     }
     println!("cargo:rerun-if-changed=wrapper.h");
     println!("cargo:rerun-if-changed=nvidia_graph.h");
+    println!("cargo:rerun-if-changed=nvidia_function.h");
     println!("cargo:rerun-if-changed=build");
     println!("cargo:rerun-if-changed={PREBUILT}");
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));

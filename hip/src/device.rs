@@ -43,6 +43,9 @@ pub(crate) struct Limits {
     pub max_block_dim: [u32; 3],
     pub max_grid_dim: [u32; 3],
     pub max_shared_mem_per_block: usize,
+    /// The most a kernel may use per block once it opted in (`hipDeviceAttributeSharedMemPerBlockOptin`;
+    /// the plain limit where the runtime reports none, as on AMD).
+    pub max_shared_mem_optin: usize,
 }
 
 // Checked at compile time: `Device` is Send + Sync by its fields alone (an ordinal, plain limits, an
@@ -53,11 +56,20 @@ const _: () = {
 };
 
 impl Device {
-    /// How many HIP devices there are. Without any, this is the runtime's `hipErrorNoDevice`
-    /// (status `backend_not_available`).
+    /// How many HIP devices there are. Without any, [`Error::NoDevice`] (status `backend_not_available`):
+    /// the runtime's `hipErrorNoDevice`, said in words with what to check.
     pub fn count() -> Result<usize> {
-        // A negative count would be a runtime bug; it must not become a huge usize.
-        Ok(usize::try_from(result::device_count()?).unwrap_or(0))
+        match result::device_count() {
+            // A negative count would be a runtime bug; it must not become a huge usize.
+            Ok(n) => Ok(usize::try_from(n).unwrap_or(0)),
+            Err(Error::Hip { code, .. }) if code.0 == sys::hipErrorNoDevice.0 => {
+                Err(Error::NoDevice {
+                    code,
+                    platform: crate::PLATFORM,
+                })
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Open device `ordinal`: make it current on this thread, make sure its primary context exists, and
@@ -80,6 +92,14 @@ impl Device {
             max_block_dim: dim(p.maxThreadsDim),
             max_grid_dim: dim(p.maxGridSize),
             max_shared_mem_per_block: p.sharedMemPerBlock,
+            max_shared_mem_optin: result::device_attribute(
+                sys::hipDeviceAttributeSharedMemPerBlockOptin,
+                ordinal,
+            )
+            .ok()
+            .and_then(|v| usize::try_from(v).ok())
+            .unwrap_or(0)
+            .max(p.sharedMemPerBlock),
         };
         Ok(Device(Arc::new(DeviceInner {
             ordinal,
@@ -170,6 +190,18 @@ impl Device {
     /// One attribute (`hipDeviceGetAttribute`), e.g. `hip_sys::hipDeviceAttributeWarpSize`.
     pub fn attribute(&self, attr: sys::hipDeviceAttribute_t) -> Result<i32> {
         result::device_attribute(attr, self.0.ordinal)
+    }
+
+    /// Shared memory per block a kernel may use without opting in (`sharedMemPerBlock`), in bytes.
+    pub fn max_shared_mem_per_block(&self) -> usize {
+        self.0.limits.max_shared_mem_per_block
+    }
+
+    /// Shared memory per block a kernel may use once it opted in with
+    /// [`Function::set_max_dynamic_shared_bytes`](crate::Function::set_max_dynamic_shared_bytes)
+    /// (`hipDeviceAttributeSharedMemPerBlockOptin`; on AMD, which has no opt-in, the plain limit).
+    pub fn max_shared_mem_per_block_optin(&self) -> usize {
+        self.0.limits.max_shared_mem_optin
     }
 
     /// `(free, total)` device memory in bytes.
@@ -346,6 +378,7 @@ impl Device {
                 max_block_dim: [1024, 1024, 1024],
                 max_grid_dim: [i32::MAX as u32, 65535, 65535],
                 max_shared_mem_per_block: 65536,
+                max_shared_mem_optin: 65536,
             },
             context: AtomicPtr::new(std::ptr::null_mut()),
             null_stream: OnceLock::new(),

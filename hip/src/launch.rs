@@ -59,12 +59,53 @@ pub struct LaunchConfig {
     pub shared_mem_bytes: u32,
 }
 
+/// A number of elements a launch covers, in whichever integer type the caller holds (`u32`, `u64` or
+/// `usize`: a buffer's `len()` needs no cast; `i32` for integer literals, a negative count covering
+/// nothing).
+pub trait ElementCount: Copy {
+    /// The count, widened.
+    fn to_u64(self) -> u64;
+}
+
+impl ElementCount for i32 {
+    fn to_u64(self) -> u64 {
+        u64::try_from(self).unwrap_or(0)
+    }
+}
+
+impl ElementCount for u32 {
+    fn to_u64(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl ElementCount for u64 {
+    fn to_u64(self) -> u64 {
+        self
+    }
+}
+
+impl ElementCount for usize {
+    fn to_u64(self) -> u64 {
+        // usize is at most 64 bits on every target Rust supports.
+        self as u64
+    }
+}
+
+/// Blocks of `block` threads covering `n` elements, at least one; `u32::MAX` when more would be needed
+/// (no device has such a grid: the launch check refuses it, naming the device's limit).
+pub(crate) fn blocks_for(n: u64, block: u32) -> u32 {
+    let blocks = n.div_ceil(u64::from(block.max(1))).max(1);
+    u32::try_from(blocks).unwrap_or(u32::MAX)
+}
+
 impl LaunchConfig {
-    /// A 1-D launch covering `n` elements with 256-thread blocks (at least one block).
-    pub fn for_num_elems(n: u32) -> LaunchConfig {
+    /// A 1-D launch covering `n` elements with 256-thread blocks (at least one block). A count that would
+    /// need more than `u32::MAX` blocks gives `u32::MAX`, which every device's grid limit refuses at launch.
+    pub fn for_num_elems(n: impl ElementCount) -> LaunchConfig {
         const BLOCK: u32 = 256;
         LaunchConfig {
-            grid: n.div_ceil(BLOCK).max(1).into(),
+            grid: blocks_for(n.to_u64(), BLOCK).into(),
             block: BLOCK.into(),
             shared_mem_bytes: 0,
         }
@@ -326,6 +367,7 @@ impl Function {
             device.limits(),
             self.max_threads_per_block(),
             self.static_shared_bytes(),
+            self.dynamic_shared_opt_in(config, device.limits()),
             self.name(),
         )?;
         let op = stream.begin_op();
@@ -349,14 +391,16 @@ impl Function {
     }
 }
 
-/// Whether `c` fits the device's `limits` and the kernel (its thread limit, 0 for unknown, and its static
-/// shared memory): a configuration that does not is [`Error::InvalidLaunch`] naming the limit, never sent
-/// to HIP. Pure arithmetic on the caller's values, none of which can overflow or panic.
+/// Whether `c` fits the device's `limits` and the kernel (its thread limit, 0 for unknown, its static
+/// shared memory, and the dynamic shared memory it opted in to, 0 for none): a configuration that does not
+/// is [`Error::InvalidLaunch`] naming the limit, never sent to HIP. Pure arithmetic on the caller's
+/// values, none of which can overflow or panic.
 pub(crate) fn check_config(
     c: &LaunchConfig,
     limits: &Limits,
     kernel_max_threads: u32,
     static_shared: u32,
+    dynamic_opt_in: u32,
     name: &str,
 ) -> Result<()> {
     let (g, b) = (c.grid, c.block);
@@ -404,12 +448,26 @@ pub(crate) fn check_config(
             ));
         }
     }
-    let shared = u64::from(c.shared_mem_bytes) + u64::from(static_shared);
-    if shared > limits.max_shared_mem_per_block as u64 {
+    let dynamic = u64::from(c.shared_mem_bytes);
+    let shared = dynamic + u64::from(static_shared);
+    let (per_block, optin) = (
+        limits.max_shared_mem_per_block as u64,
+        limits.max_shared_mem_optin as u64,
+    );
+    let opted_in = dynamic <= u64::from(dynamic_opt_in) && shared <= optin;
+    if shared > per_block && !opted_in {
+        let how = if optin > per_block {
+            format!(
+                "; kernel `{name}` has opted in to {dynamic_opt_in} bytes of dynamic shared memory: \
+                 Function::set_max_dynamic_shared_bytes raises that, up to {} on this device",
+                optin.saturating_sub(u64::from(static_shared))
+            )
+        } else {
+            String::new()
+        };
         return bad(format!(
-            "{} bytes of dynamic plus {static_shared} bytes of static shared memory (kernel `{name}`) \
-             exceed the device's {} bytes per block",
-            c.shared_mem_bytes, limits.max_shared_mem_per_block
+            "{dynamic} bytes of dynamic plus {static_shared} bytes of static shared memory (kernel \
+             `{name}`) exceed the device's {per_block} bytes per block{how}"
         ));
     }
     Ok(())
@@ -424,10 +482,11 @@ mod tests {
         max_block_dim: [1024, 1024, 1024],
         max_grid_dim: [u32::MAX, u32::MAX, u32::MAX],
         max_shared_mem_per_block: 65536,
+        max_shared_mem_optin: 65536,
     };
 
     fn check(c: LaunchConfig, kernel_max: u32, static_shared: u32) -> Result<()> {
-        check_config(&c, &LIMITS, kernel_max, static_shared, "k")
+        check_config(&c, &LIMITS, kernel_max, static_shared, 0, "k")
     }
 
     fn refused(c: LaunchConfig, static_shared: u32, says: &str) {
@@ -716,10 +775,11 @@ mod tests {
         max_block_dim: [1024, 512, 64],
         max_grid_dim: [i32::MAX as u32, 65535, 65535],
         max_shared_mem_per_block: 49152,
+        max_shared_mem_optin: 232448,
     };
 
     fn small(c: LaunchConfig) -> Result<()> {
-        check_config(&c, &SMALL, 0, 0, "k")
+        check_config(&c, &SMALL, 0, 0, 0, "k")
     }
 
     fn small_refused(c: LaunchConfig, message: &str) {
@@ -802,6 +862,63 @@ mod tests {
     }
 
     #[test]
+    fn shared_memory_above_the_default_limit_needs_the_kernel_opt_in_and_stays_under_the_device_maximum(
+    ) {
+        let at = |dynamic: u32, static_shared: u32, opt_in: u32| {
+            check_config(
+                &LaunchConfig {
+                    shared_mem_bytes: dynamic,
+                    ..LaunchConfig::new(1, 64)
+                },
+                &SMALL,
+                0,
+                static_shared,
+                opt_in,
+                "k",
+            )
+        };
+        // Opted in to 64 KiB: 64 KiB launches, one byte more does not.
+        at(65536, 0, 65536).unwrap();
+        at(49153, 0, 65536).unwrap();
+        match at(65537, 0, 65536) {
+            Err(Error::InvalidLaunch(m)) => assert_eq!(
+                m,
+                "65537 bytes of dynamic plus 0 bytes of static shared memory (kernel `k`) exceed the \
+                 device's 49152 bytes per block; kernel `k` has opted in to 65536 bytes of dynamic \
+                 shared memory: Function::set_max_dynamic_shared_bytes raises that, up to 232448 on this \
+                 device"
+            ),
+            other => panic!("{other:?}"),
+        }
+        // The device's opt-in maximum holds whatever the kernel's setting says; static counts in it.
+        at(232448, 0, 232448).unwrap();
+        assert!(at(232449, 0, u32::MAX).is_err());
+        at(232448 - 1024, 1024, 232448).unwrap();
+        assert!(at(232448 - 1023, 1024, 232448).is_err());
+        // Without an opt-in the default limit stands.
+        assert!(at(49153, 0, 0).is_err());
+        // Where the device has no opt-in (AMD), nothing is said of one.
+        match check_config(
+            &LaunchConfig {
+                shared_mem_bytes: 65537,
+                ..LaunchConfig::new(1, 64)
+            },
+            &LIMITS,
+            0,
+            0,
+            u32::MAX,
+            "k",
+        ) {
+            Err(Error::InvalidLaunch(m)) => assert_eq!(
+                m,
+                "65537 bytes of dynamic plus 0 bytes of static shared memory (kernel `k`) exceed the \
+                 device's 65536 bytes per block"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn shared_memory_up_to_the_limit_is_accepted_and_one_byte_more_refused() {
         let at = |dynamic: u32, static_shared: u32| {
             check_config(
@@ -812,6 +929,7 @@ mod tests {
                 &SMALL,
                 0,
                 static_shared,
+                0,
                 "k",
             )
         };
@@ -822,7 +940,8 @@ mod tests {
             Err(Error::InvalidLaunch(m)) => assert_eq!(
                 m,
                 "49052 bytes of dynamic plus 101 bytes of static shared memory (kernel `k`) exceed the \
-                 device's 49152 bytes per block"
+                 device's 49152 bytes per block; kernel `k` has opted in to 0 bytes of dynamic shared \
+                 memory: Function::set_max_dynamic_shared_bytes raises that, up to 232347 on this device"
             ),
             other => panic!("{other:?}"),
         }
@@ -871,6 +990,33 @@ mod tests {
             let c = LaunchConfig::for_num_elems(n);
             assert!(c.grid.volume() * c.block.volume() >= u128::from(n));
             assert!(c.grid.x >= 1);
+            // The same count held as usize or u64 gives the same configuration.
+            assert_eq!(LaunchConfig::for_num_elems(n as usize), c);
+            assert_eq!(LaunchConfig::for_num_elems(u64::from(n)), c);
         }
+        // Past u32::MAX blocks the grid saturates, and the launch check refuses it.
+        let n = u64::from(u32::MAX) * 256 + 1;
+        let c = LaunchConfig::for_num_elems(n);
+        assert_eq!(c.grid.x, u32::MAX);
+        assert_eq!(
+            LaunchConfig::for_num_elems(u64::from(u32::MAX) * 256)
+                .grid
+                .x,
+            u32::MAX
+        );
+        assert_eq!(
+            LaunchConfig::for_num_elems(u64::from(u32::MAX - 1) * 256)
+                .grid
+                .x,
+            u32::MAX - 1
+        );
+        assert!(matches!(
+            check_config(&c, &SMALL, 0, 0, 0, "k"),
+            Err(Error::InvalidLaunch(_))
+        ));
+        assert_eq!(blocks_for(10, 0), 10, "a zero block counts as one thread");
+        // Literals are i32; a negative count covers nothing (one block, as for 0).
+        assert_eq!(LaunchConfig::for_num_elems(1000).grid.x, 4);
+        assert_eq!(LaunchConfig::for_num_elems(-5).grid.x, 1);
     }
 }

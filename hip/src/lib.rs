@@ -72,12 +72,13 @@ pub use error::{Error, HipErrorCode, NcclErrorCode, Result, RtcErrorCode, Status
 pub use event::Event;
 pub use graph::{Capture, CaptureMode, Graph, GraphExec};
 pub use host_fn::{HostFnHandle, HostFnState};
-pub use launch::{Dim3, KernelArg, LaunchArgs, LaunchConfig};
+pub use launch::{Dim3, ElementCount, KernelArg, LaunchArgs, LaunchConfig};
 pub use memory::{
     DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut, DevicePtr, DeviceSlice,
     DeviceSliceMut, ManagedBuffer, MemAdvice, MemPool, PinnedBuffer,
 };
-pub use module::{Function, Global, Module};
+pub use module::{FuncCache, Function, Global, Module};
+pub use occupancy::BlockSizeSuggestion;
 pub use stream::Stream;
 
 /// The raw HIP runtime bindings.
@@ -92,7 +93,8 @@ pub const PLATFORM: &str = hip_sys::HIP_PLATFORM;
 pub mod prelude {
     pub use crate::rtc::ProgramBuilder;
     pub use crate::{
-        Device, DeviceBuffer, DeviceMemory, DeviceMemoryMut, Error, Event, Function, LaunchArgs,
-        LaunchConfig, ManagedBuffer, Module, PinnedBuffer, Result, Stream,
+        CaptureMode, Device, DeviceBuffer, DeviceMemory, DeviceMemoryMut, Dim3, Error, Event,
+        Function, LaunchArgs, LaunchConfig, ManagedBuffer, Module, PinnedBuffer, Result, Status,
+        Stream,
     };
 }

@@ -2,8 +2,9 @@
 
 use crate::code_object::signature::Signature;
 use crate::code_object::{CodeObject, Format, Kernel};
-use crate::device::Device;
+use crate::device::{Device, Limits};
 use crate::error::{Error, HipErrorCode, Result};
+use crate::launch::LaunchConfig;
 use crate::memory::{DeviceCopy, DevicePtr};
 use crate::result;
 use hip_sys as sys;
@@ -317,6 +318,131 @@ impl Function {
     pub fn local_size_bytes(&self) -> Result<i32> {
         self.attribute(sys::HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
     }
+
+    /// The most dynamic shared memory one launch of this kernel may ask for now, in bytes. On NVIDIA it is
+    /// the kernel's setting (`HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`: the device's plain
+    /// per-block limit less the static amount, 48 KiB at most, until
+    /// [`set_max_dynamic_shared_bytes`](Self::set_max_dynamic_shared_bytes) raises it); on AMD, which has
+    /// no opt-in, the device's per-block limit less the static amount.
+    pub fn max_dynamic_shared_bytes(&self) -> Result<usize> {
+        if cfg!(hip_platform = "nvidia") {
+            let v = self.attribute(sys::HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?;
+            return Ok(usize::try_from(v).unwrap_or(0));
+        }
+        let limits = self.module.device().limits();
+        Ok(limits
+            .max_shared_mem_per_block
+            .saturating_sub(self.static_shared as usize))
+    }
+
+    /// Let launches of this kernel use up to `bytes` of dynamic shared memory per block: the opt-in a
+    /// kernel needs for more than 48 KiB on NVIDIA (`cuFuncSetAttribute` with
+    /// `MAX_DYNAMIC_SHARED_SIZE_BYTES`; about 227 KiB on Hopper). Launches are checked against the
+    /// setting from then on, for every `Function` of this kernel. `bytes` plus the kernel's static shared
+    /// memory may not exceed the device's opt-in maximum (`hipDeviceAttributeSharedMemPerBlockOptin`):
+    /// [`Error::InvalidArgument`] with both numbers. On AMD a kernel needs no opt-in: the same bound is
+    /// checked (the device's per-block limit) and nothing else is done.
+    pub fn set_max_dynamic_shared_bytes(&self, bytes: usize) -> Result<()> {
+        let device = self.module.device();
+        let optin = device.limits().max_shared_mem_optin;
+        let static_shared = self.static_shared as usize;
+        let fits = bytes
+            .checked_add(static_shared)
+            .is_some_and(|total| total <= optin);
+        let value = match i32::try_from(bytes) {
+            Ok(v) if fits => v,
+            _ => {
+                return Err(Error::InvalidArgument {
+                    what: "dynamic shared memory for kernel",
+                    value: format!("{bytes} bytes (kernel `{}`)", self.name),
+                    reason: format!(
+                        "with the kernel's {static_shared} bytes of static shared memory it exceeds the \
+                         {optin} bytes per block device {} allows a kernel that opts in",
+                        device.ordinal()
+                    ),
+                })
+            }
+        };
+        self.set_nvidia_attribute(sys::HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value)
+    }
+
+    /// Prefer this share (0 to 100 percent) of the unified L1/shared storage as shared memory for this
+    /// kernel, or -1 for the device's default (`PREFERRED_SHARED_MEMORY_CARVEOUT`). A hint the driver may
+    /// round. Other values are [`Error::InvalidArgument`]. On AMD (no carveout) the value is checked and
+    /// nothing else is done.
+    pub fn set_preferred_shared_carveout(&self, percent: i32) -> Result<()> {
+        if !(-1..=100).contains(&percent) {
+            return Err(Error::InvalidArgument {
+                what: "shared memory carveout",
+                value: percent.to_string(),
+                reason: "a percentage from 0 to 100, or -1 for the device's default".into(),
+            });
+        }
+        self.set_nvidia_attribute(
+            sys::HIP_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+            percent,
+        )
+    }
+
+    /// Prefer more L1 cache or more shared memory for this kernel (`cuFuncSetCacheConfig`). A hint; on AMD,
+    /// where HIP documents it as having no effect, nothing is done.
+    pub fn set_cache_config(&self, config: FuncCache) -> Result<()> {
+        #[cfg(hip_platform = "nvidia")]
+        {
+            self.module.device().bind()?;
+            // SAFETY: `self.raw` is live (`self.module` keeps its module loaded), on the current device.
+            unsafe { result::module_func_set_cache_config(self.raw, config as sys::hipFuncCache_t) }
+        }
+        #[cfg(not(hip_platform = "nvidia"))]
+        {
+            let _ = config;
+            Ok(())
+        }
+    }
+
+    /// Set `attr` on NVIDIA (`cuFuncSetAttribute`); on AMD there is nothing to set.
+    fn set_nvidia_attribute(&self, attr: sys::hipFunction_attribute, value: i32) -> Result<()> {
+        #[cfg(hip_platform = "nvidia")]
+        {
+            self.module.device().bind()?;
+            // SAFETY: `self.raw` is live (`self.module` keeps its module loaded), on the current device.
+            unsafe { result::module_func_set_attribute(self.raw, attr, value) }
+        }
+        #[cfg(not(hip_platform = "nvidia"))]
+        {
+            let _ = (attr, value);
+            Ok(())
+        }
+    }
+
+    /// The dynamic shared memory this kernel opted in to, asked of the runtime only when `config` needs
+    /// more than the device's plain per-block limit (on NVIDIA; 0 otherwise, and 0 if the runtime cannot
+    /// say, which leaves the plain limit standing).
+    pub(crate) fn dynamic_shared_opt_in(&self, config: &LaunchConfig, limits: &Limits) -> u32 {
+        let shared = u64::from(config.shared_mem_bytes) + u64::from(self.static_shared);
+        if !cfg!(hip_platform = "nvidia") || shared <= limits.max_shared_mem_per_block as u64 {
+            return 0;
+        }
+        self.attribute(sys::HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+            .ok()
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(0)
+    }
+}
+
+/// A kernel's cache preference ([`Function::set_cache_config`]): HIP's `hipFuncCache_t`, whose values
+/// CUDA shares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum FuncCache {
+    /// No preference.
+    PreferNone = 0,
+    /// More shared memory, less L1.
+    PreferShared = 1,
+    /// More L1, less shared memory.
+    PreferL1 = 2,
+    /// Equal L1 and shared memory.
+    PreferEqual = 3,
 }
 
 /// A module global holding one `T`. Keeps its module loaded.

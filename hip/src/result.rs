@@ -450,6 +450,38 @@ pub unsafe fn module_get_global(
     Ok((p as usize as *mut c_void, bytes))
 }
 
+/// Set a kernel attribute of a module's kernel (`cuFuncSetAttribute` on HIP's NVIDIA platform, through
+/// hip-sys's `nvidia_function.h`; HIP has no call for a `hipFunction_t` on AMD).
+///
+/// # Safety
+/// `func` is live.
+#[cfg(hip_platform = "nvidia")]
+pub unsafe fn module_func_set_attribute(
+    func: sys::hipFunction_t,
+    attr: sys::hipFunction_attribute,
+    value: i32,
+) -> Result<()> {
+    check(
+        "cuFuncSetAttribute",
+        sys::hipRsModuleFuncSetAttribute(func, attr, value),
+    )
+}
+
+/// Set a module kernel's cache preference (`cuFuncSetCacheConfig` on HIP's NVIDIA platform).
+///
+/// # Safety
+/// `func` is live.
+#[cfg(hip_platform = "nvidia")]
+pub unsafe fn module_func_set_cache_config(
+    func: sys::hipFunction_t,
+    config: sys::hipFuncCache_t,
+) -> Result<()> {
+    check(
+        "cuFuncSetCacheConfig",
+        sys::hipRsModuleFuncSetCacheConfig(func, config),
+    )
+}
+
 /// `hipFuncGetAttribute`.
 ///
 /// # Safety

@@ -64,6 +64,15 @@ pub enum Error {
         /// The runtime's `hipGetErrorString` for the code.
         message: String,
     },
+    /// No HIP device is visible to this process: the runtime's `hipErrorNoDevice`, kept in `code`, said
+    /// in words with what to check. Status `backend_not_available`, like the raw code.
+    #[error("{}", no_device_message(*.code, .platform))]
+    NoDevice {
+        /// The raw code the runtime returned (`hipErrorNoDevice`).
+        code: HipErrorCode,
+        /// The platform this build is for: `"amd"` or `"nvidia"`.
+        platform: &'static str,
+    },
     /// A HIPRTC call failed. Compilation and link failures carry the full log.
     #[error("{call} failed: {code}{}", log_suffix(.log))]
     Rtc {
@@ -305,6 +314,20 @@ pub enum Error {
     },
 }
 
+/// What `Error::NoDevice` says: no device, the raw code, and what to check on `platform`.
+fn no_device_message(code: HipErrorCode, platform: &str) -> String {
+    let check = if platform == "nvidia" {
+        "the NVIDIA driver is loaded (`nvidia-smi` lists the GPU), CUDA_VISIBLE_DEVICES and \
+         HIP_VISIBLE_DEVICES do not hide every GPU, and the GPU is an NVIDIA one (this build is for HIP's \
+         NVIDIA platform: an AMD GPU needs a build for the AMD platform)"
+    } else {
+        "the amdgpu driver is loaded and this user may open /dev/kfd and /dev/dri (the `render` and \
+         `video` groups), HIP_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES do not hide every GPU, and the GPU \
+         is an AMD one (this build is for the AMD platform: an NVIDIA GPU needs HIP_PLATFORM=nvidia)"
+    };
+    format!("no HIP device was found ({code}); check that {check}")
+}
+
 fn log_suffix(log: &Option<String>) -> String {
     match log {
         Some(l) if !l.trim().is_empty() => format!("\n{}", l.trim_end()),
@@ -316,7 +339,7 @@ impl Error {
     /// The DTL-style status of this error (see the [module table](self)).
     pub fn status(&self) -> Status {
         match self {
-            Error::Hip { code, .. } => code.status(),
+            Error::Hip { code, .. } | Error::NoDevice { code, .. } => code.status(),
             Error::Rtc { code, .. } => code.status(),
             Error::UnknownName { .. } => Status::NotFound,
             Error::LengthMismatch { .. } => Status::ExtentMismatch,
@@ -354,7 +377,9 @@ impl Error {
     /// The raw `hipError_t`, for a HIP failure.
     pub fn hip_code(&self) -> Option<HipErrorCode> {
         match self {
-            Error::Hip { code, .. } | Error::UnknownName { code, .. } => Some(*code),
+            Error::Hip { code, .. }
+            | Error::UnknownName { code, .. }
+            | Error::NoDevice { code, .. } => Some(*code),
             Error::ModuleFile { source, .. } => source.hip_code(),
             _ => None,
         }
@@ -500,6 +525,13 @@ mod tests {
                     code: HipErrorCode(500),
                 },
                 Status::NotFound,
+            ),
+            (
+                Error::NoDevice {
+                    code: HipErrorCode(100),
+                    platform: "amd",
+                },
+                Status::BackendNotAvailable,
             ),
             (
                 Error::LengthMismatch {
@@ -674,6 +706,36 @@ mod tests {
     }
 
     #[test]
+    fn no_device_says_so_in_words_with_the_raw_code_and_what_to_check_per_platform() {
+        let amd = Error::NoDevice {
+            code: HipErrorCode(100),
+            platform: "amd",
+        }
+        .to_string();
+        assert!(
+            amd.starts_with(
+                "no HIP device was found (hipErrorNoDevice (100)); check that the amdgpu driver"
+            ),
+            "{amd}"
+        );
+        assert!(
+            amd.contains("/dev/kfd") && amd.contains("ROCR_VISIBLE_DEVICES"),
+            "{amd}"
+        );
+        assert!(!amd.contains("hipGetDeviceCount"), "{amd}");
+        let nvidia = Error::NoDevice {
+            code: HipErrorCode(100),
+            platform: "nvidia",
+        }
+        .to_string();
+        assert!(
+            nvidia.contains("nvidia-smi") && nvidia.contains("CUDA_VISIBLE_DEVICES"),
+            "{nvidia}"
+        );
+        assert!(!nvidia.contains("/dev/kfd"), "{nvidia}");
+    }
+
+    #[test]
     fn every_variant_answers_the_status_of_the_module_table() {
         for (e, status) in every_variant() {
             assert_eq!(e.status(), status, "{e:?}");
@@ -684,7 +746,9 @@ mod tests {
     fn raw_codes_and_logs_are_answered_only_by_the_variants_that_carry_them() {
         for (e, _) in every_variant() {
             let hip = match &e {
-                Error::Hip { code, .. } | Error::UnknownName { code, .. } => Some(*code),
+                Error::Hip { code, .. }
+                | Error::UnknownName { code, .. }
+                | Error::NoDevice { code, .. } => Some(*code),
                 Error::ModuleFile { source, .. } => match **source {
                     Error::Hip { code, .. } => Some(code),
                     _ => None,

@@ -1,0 +1,28 @@
+/* Per-kernel settings on HIP's NVIDIA platform, for C compilers.
+ *
+ * HIP's hipFuncSetAttribute / hipFuncSetCacheConfig take a host-side kernel stub (`const void*`), which a
+ * kernel loaded from a module (`hipFunction_t`, a CUfunction here) is not. The CUDA driver sets them on
+ * the loaded kernel itself; these are those one-line mappings (HIP's own hipFuncGetAttribute does the same
+ * with cuFuncGetAttribute). bindgen wraps them like every other `static inline` HIP function.
+ *
+ * Included by wrapper.h on the NVIDIA platform only, and never under nvcc.
+ */
+#ifndef HIP_RS_NVIDIA_FUNCTION_H
+#define HIP_RS_NVIDIA_FUNCTION_H
+
+#if defined(__HIP_PLATFORM_NVIDIA__) && !defined(__CUDACC__)
+
+/* cuFuncSetAttribute: `attr` is a hipFunction_attribute (CUfunction_attribute on this platform), e.g.
+ * HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES. */
+static inline hipError_t hipRsModuleFuncSetAttribute(hipFunction_t f, hipFunction_attribute attr,
+                                                     int value) {
+    return hipCUResultTohipError(cuFuncSetAttribute(f, (CUfunction_attribute)attr, value));
+}
+
+/* cuFuncSetCacheConfig: hipFuncCache_t has CUfunc_cache's values on this platform. */
+static inline hipError_t hipRsModuleFuncSetCacheConfig(hipFunction_t f, hipFuncCache_t config) {
+    return hipCUResultTohipError(cuFuncSetCacheConfig(f, (CUfunc_cache)config));
+}
+
+#endif
+#endif
