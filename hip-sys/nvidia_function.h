@@ -19,6 +19,14 @@ static inline hipError_t hipRsModuleFuncSetAttribute(hipFunction_t f, hipFunctio
     return hipCUResultTohipError(cuFuncSetAttribute(f, (CUfunction_attribute)attr, value));
 }
 
+/* The shared memory per block a kernel may use once it opted in (cudaDevAttrMaxSharedMemoryPerBlockOptin):
+ * HIP 5.2.3's hipDeviceGetAttribute does not map hipDeviceAttributeSharedMemPerBlockOptin on this platform,
+ * and its hipDeviceProp_t has no field for it. */
+static inline hipError_t hipRsDeviceSharedMemPerBlockOptin(int* value, int device) {
+    return hipCUDAErrorTohipError(
+        cudaDeviceGetAttribute(value, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+}
+
 /* cuFuncSetCacheConfig: hipFuncCache_t has CUfunc_cache's values on this platform. */
 static inline hipError_t hipRsModuleFuncSetCacheConfig(hipFunction_t f, hipFuncCache_t config) {
     return hipCUResultTohipError(cuFuncSetCacheConfig(f, (CUfunc_cache)config));

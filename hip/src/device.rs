@@ -92,14 +92,11 @@ impl Device {
             max_block_dim: dim(p.maxThreadsDim),
             max_grid_dim: dim(p.maxGridSize),
             max_shared_mem_per_block: p.sharedMemPerBlock,
-            max_shared_mem_optin: result::device_attribute(
-                sys::hipDeviceAttributeSharedMemPerBlockOptin,
-                ordinal,
-            )
-            .ok()
-            .and_then(|v| usize::try_from(v).ok())
-            .unwrap_or(0)
-            .max(p.sharedMemPerBlock),
+            max_shared_mem_optin: result::shared_mem_per_block_optin(ordinal)
+                .ok()
+                .and_then(|v| usize::try_from(v).ok())
+                .unwrap_or(0)
+                .max(p.sharedMemPerBlock),
         };
         Ok(Device(Arc::new(DeviceInner {
             ordinal,

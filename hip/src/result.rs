@@ -450,6 +450,26 @@ pub unsafe fn module_get_global(
     Ok((p as usize as *mut c_void, bytes))
 }
 
+/// The shared memory per block a kernel may use once it opted in: `hipDeviceAttributeSharedMemPerBlockOptin`
+/// on AMD (where the runtime may not know it: the caller falls back to the plain limit), and
+/// `cudaDevAttrMaxSharedMemoryPerBlockOptin` on HIP's NVIDIA platform (HIP 5.2.3 does not map the
+/// attribute there).
+pub fn shared_mem_per_block_optin(ordinal: i32) -> Result<i32> {
+    #[cfg(hip_platform = "nvidia")]
+    {
+        let mut v = 0;
+        // SAFETY: `v` is a valid out-pointer for the call; any ordinal is accepted (an invalid one errors).
+        check("cudaDeviceGetAttribute", unsafe {
+            sys::hipRsDeviceSharedMemPerBlockOptin(&mut v, ordinal)
+        })?;
+        Ok(v)
+    }
+    #[cfg(not(hip_platform = "nvidia"))]
+    {
+        device_attribute(sys::hipDeviceAttributeSharedMemPerBlockOptin, ordinal)
+    }
+}
+
 /// Set a kernel attribute of a module's kernel (`cuFuncSetAttribute` on HIP's NVIDIA platform, through
 /// hip-sys's `nvidia_function.h`; HIP has no call for a `hipFunction_t` on AMD).
 ///
