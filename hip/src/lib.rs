@@ -75,7 +75,8 @@ pub use host_fn::{HostFnHandle, HostFnState};
 pub use launch::{Dim3, ElementCount, KernelArg, LaunchArgs, LaunchConfig};
 pub use memory::{
     DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut, DevicePtr, DeviceSlice,
-    DeviceSliceMut, ManagedBuffer, MemAdvice, MemPool, PinnedBuffer,
+    DeviceSliceMut, HostMemory, HostMemoryMut, ManagedBuffer, MemAdvice, MemPool, PinnedBuffer,
+    PinnedSlice, PinnedSliceMut,
 };
 pub use module::{FuncCache, Function, Global, Module};
 pub use occupancy::BlockSizeSuggestion;
@@ -94,7 +95,7 @@ pub mod prelude {
     pub use crate::rtc::ProgramBuilder;
     pub use crate::{
         CaptureMode, Device, DeviceBuffer, DeviceMemory, DeviceMemoryMut, Dim3, Error, Event,
-        Function, LaunchArgs, LaunchConfig, ManagedBuffer, Module, PinnedBuffer, Result, Status,
-        Stream,
+        Function, HostMemory, HostMemoryMut, LaunchArgs, LaunchConfig, ManagedBuffer, Module,
+        PinnedBuffer, Result, Status, Stream,
     };
 }

@@ -72,6 +72,7 @@ mod managed;
 mod ops;
 mod peer;
 mod pinned;
+mod pinned_view;
 mod pool;
 pub mod staging;
 pub(crate) mod tracking;
@@ -80,6 +81,7 @@ pub use device::{DeviceBuffer, DeviceSlice, DeviceSliceMut};
 pub use managed::ManagedBuffer;
 pub use ops::MemAdvice;
 pub use pinned::PinnedBuffer;
+pub use pinned_view::{HostMemory, HostMemoryMut, PinnedSlice, PinnedSliceMut};
 pub use pool::MemPool;
 pub use tracking::{Access, Allocation};
 

@@ -1,7 +1,8 @@
 //! Pinned (page-locked) host memory, the only host memory asynchronous copies accept.
 
 use super::tracking::{Access, Allocation, Release};
-use super::{byte_size, check_len, DeviceCopy, DeviceMemory, DeviceMemoryMut};
+use super::{byte_size, check_len, sealed, DeviceCopy, DeviceMemory, DeviceMemoryMut};
+use super::{HostMemory, HostMemoryMut};
 use crate::device::Device;
 use crate::error::Result;
 use crate::event::same_device;
@@ -108,23 +109,47 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     }
 }
 
+impl<T: DeviceCopy> sealed::Sealed for PinnedBuffer<T> {}
+
+impl<T: DeviceCopy> HostMemory<T> for PinnedBuffer<T> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn device(&self) -> &Device {
+        self.alloc.device()
+    }
+    fn host_ptr(&self) -> *const T {
+        self.ptr
+    }
+    fn allocation(&self) -> &Arc<Allocation> {
+        &self.alloc
+    }
+}
+
+impl<T: DeviceCopy> HostMemoryMut<T> for PinnedBuffer<T> {
+    fn host_mut_ptr(&mut self) -> *mut T {
+        self.ptr
+    }
+}
+
 /// Asynchronous copies. Each returns once the copy is queued on the stream.
 impl Stream {
-    /// Queue a copy of `src` (pinned host memory) into device memory of the same length. The stream, the
-    /// pinned buffer and the device memory must be on one device ([`Error::DeviceMismatch`](crate::Error::DeviceMismatch)).
+    /// Queue a copy of `src` (pinned host memory: a [`PinnedBuffer`] or a view of one) into device memory
+    /// of the same length. The stream, the pinned memory and the device memory must be on one device
+    /// ([`Error::DeviceMismatch`](crate::Error::DeviceMismatch)).
     pub fn copy_to_device_async<T: DeviceCopy>(
         &self,
-        src: &PinnedBuffer<T>,
+        src: &impl HostMemory<T>,
         dst: &mut impl DeviceMemoryMut<T>,
     ) -> Result<()> {
-        check_len("copy_to_device_async", dst.len(), src.len)?;
+        check_len("copy_to_device_async", dst.len(), src.len())?;
         same_device("copy_to_device_async", self.device(), dst.device())?;
         same_device("copy_to_device_async", self.device(), src.device())?;
         if dst.byte_len() == 0 {
             return Ok(());
         }
         let op = self.begin_op();
-        src.alloc.use_on(&op, Access::Read)?;
+        src.allocation().use_on(&op, Access::Read)?;
         dst.allocation().use_on(&op, Access::Write)?;
         self.device().bind()?;
         // SAFETY: `src` is pinned host memory and `dst` device memory, both of byte_len() bytes (equal
@@ -136,7 +161,7 @@ impl Stream {
         unsafe {
             result::memcpy_async(
                 dst.device_ptr(),
-                src.ptr.cast(),
+                src.host_ptr().cast(),
                 dst.byte_len(),
                 sys::hipMemcpyHostToDevice,
                 self.raw(),
@@ -144,15 +169,16 @@ impl Stream {
         }
     }
 
-    /// Queue a copy of device memory into `dst` (pinned host memory) of the same length, all three on one
-    /// device ([`Error::DeviceMismatch`](crate::Error::DeviceMismatch) otherwise). Read the result
-    /// with [`PinnedBuffer::as_slice`], which waits for the copy.
+    /// Queue a copy of device memory into `dst` (pinned host memory: a [`PinnedBuffer`] or a mutable view
+    /// of one) of the same length, all three on one device
+    /// ([`Error::DeviceMismatch`](crate::Error::DeviceMismatch) otherwise). Read the result with
+    /// `as_slice`, which waits for the copy.
     pub fn copy_to_host_async<T: DeviceCopy>(
         &self,
         src: &impl DeviceMemory<T>,
-        dst: &mut PinnedBuffer<T>,
+        dst: &mut impl HostMemoryMut<T>,
     ) -> Result<()> {
-        check_len("copy_to_host_async", dst.len, src.len())?;
+        check_len("copy_to_host_async", dst.len(), src.len())?;
         same_device("copy_to_host_async", self.device(), src.device())?;
         same_device("copy_to_host_async", self.device(), dst.device())?;
         if src.byte_len() == 0 {
@@ -160,14 +186,14 @@ impl Stream {
         }
         let op = self.begin_op();
         src.allocation().use_on(&op, Access::Read)?;
-        dst.alloc.use_on(&op, Access::Write)?;
+        dst.allocation().use_on(&op, Access::Write)?;
         self.device().bind()?;
         // SAFETY: as in copy_to_device_async, the other way: `dst` is pinned memory of byte_len() bytes,
         // which the host reads (`as_slice`) or writes only after this copy, recorded as its writer, is
         // done.
         unsafe {
             result::memcpy_async(
-                dst.ptr.cast(),
+                dst.host_mut_ptr().cast(),
                 src.device_ptr(),
                 src.byte_len(),
                 sys::hipMemcpyDeviceToHost,
