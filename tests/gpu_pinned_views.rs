@@ -25,7 +25,9 @@ fn spin(m: &Module, s: &Stream) {
 fn a_chunked_pipeline_copies_through_views_of_one_pinned_buffer() {
     let d = device();
     let streams: Vec<Stream> = (0..CHUNKS).map(|_| Stream::new(&d).unwrap()).collect();
-    let src: Vec<u32> = (0..(CHUNK * CHUNKS) as u32).map(|i| i.wrapping_mul(2654435761)).collect();
+    let src: Vec<u32> = (0..(CHUNK * CHUNKS) as u32)
+        .map(|i| i.wrapping_mul(2654435761))
+        .collect();
     let mut staging = PinnedBuffer::from_slice(&d, &src).unwrap();
     let mut dev = DeviceBuffer::from_host(&d, &vec![u32::MAX; CHUNK * CHUNKS]).unwrap();
     // Host -> device, one chunk per stream, each from a read-only view.
@@ -64,7 +66,11 @@ fn a_view_waits_for_the_copies_that_use_its_buffer() {
         spin(&m, &s);
         s.copy_to_device_async(&first, &mut dev).unwrap();
         first.as_mut_slice().unwrap().fill(round + 1_000_000);
-        assert_eq!(dev.to_vec().unwrap(), old, "round {round}: the host overtook the copy");
+        assert_eq!(
+            dev.to_vec().unwrap(),
+            old,
+            "round {round}: the host overtook the copy"
+        );
         // A copy writing the second half from another stream, behind a slow kernel: reading the view
         // sees what it wrote.
         let fresh = DeviceBuffer::from_host(&d, &vec![round; CHUNK]).unwrap();
@@ -88,21 +94,41 @@ fn views_out_of_range_or_of_another_length_are_refused() {
     let mut dev = DeviceBuffer::<u32>::zeroed(&d, 8).unwrap();
     assert!(matches!(
         pinned.slice(0..17),
-        Err(Error::OutOfBounds { start: 0, end: 17, len: 16 })
+        Err(Error::OutOfBounds {
+            start: 0,
+            end: 17,
+            len: 16
+        })
     ));
-    assert!(matches!(pinned.slice_mut(17..), Err(Error::OutOfBounds { .. })));
-    assert!(matches!(pinned.split_at_mut(17), Err(Error::OutOfBounds { .. })));
+    assert!(matches!(
+        pinned.slice_mut(17..),
+        Err(Error::OutOfBounds { .. })
+    ));
+    assert!(matches!(
+        pinned.split_at_mut(17),
+        Err(Error::OutOfBounds { .. })
+    ));
     let (a, b) = pinned.split_at_mut(16).unwrap();
     assert_eq!((a.len(), b.len()), (16, 0));
     // A view of 9 into a buffer of 8: the lengths are named, nothing is queued.
     match s.copy_to_device_async(&pinned.slice(0..9).unwrap(), &mut dev) {
-        Err(Error::LengthMismatch { expected: 8, actual: 9, .. }) => {}
+        Err(Error::LengthMismatch {
+            expected: 8,
+            actual: 9,
+            ..
+        }) => {}
         other => panic!("{other:?}"),
     }
     // An empty view copies nothing and needs no device work.
-    s.copy_to_host_async(&dev.slice(0..0).unwrap(), &mut pinned.slice_mut(3..3).unwrap())
-        .unwrap();
+    s.copy_to_host_async(
+        &dev.slice(0..0).unwrap(),
+        &mut pinned.slice_mut(3..3).unwrap(),
+    )
+    .unwrap();
     s.copy_to_host_async(&dev, &mut pinned.slice_mut(8..).unwrap())
         .unwrap();
-    assert_eq!(pinned.as_slice().unwrap(), &[[5u32; 8], [0u32; 8]].concat()[..]);
+    assert_eq!(
+        pinned.as_slice().unwrap(),
+        &[[5u32; 8], [0u32; 8]].concat()[..]
+    );
 }

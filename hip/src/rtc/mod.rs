@@ -17,6 +17,7 @@ mod bitcode;
 pub mod cache;
 mod comgr;
 mod link;
+mod options;
 mod result;
 
 pub use cache::{CacheOutcome, CompileCache};
@@ -165,7 +166,11 @@ impl ProgramBuilder {
         self
     }
 
-    /// A compiler option, e.g. `-O3` or `-DN=4`. Options are passed in the order given.
+    /// A compiler option, e.g. `-O3` or `-DN=4`. Options are passed in the order given. Options that
+    /// mean the same on both platforms are given each compiler's spelling (`-O3`, `-g` and `-ffast-math`
+    /// on HIP's NVIDIA platform, where NVRTC compiles; `--use_fast_math`, `-lineinfo` and `-G` on AMD);
+    /// one with no equivalent there (`-O0` on NVIDIA) is [`Error::InvalidOption`] naming the platform
+    /// and what to use instead: the table is at [`ProgramBuilder::resolved_options`].
     pub fn option(mut self, option: impl Into<String>) -> Self {
         self.options.push(option.into());
         self
@@ -202,10 +207,29 @@ impl ProgramBuilder {
         self
     }
 
-    /// The options exactly as they go to HIPRTC: the given ones, then `--gpu-architecture=` where needed.
-    /// Resolves the architecture from the current device when none was given.
+    /// The options exactly as they go to HIPRTC: the given ones in this platform's spelling, then
+    /// `--gpu-architecture=` where needed. Resolves the architecture from the current device when none
+    /// was given.
+    ///
+    /// The spellings (HIPRTC is clang on AMD and NVRTC on NVIDIA):
+    ///
+    /// | option | AMD (clang) | NVIDIA (NVRTC) |
+    /// | --- | --- | --- |
+    /// | `-O3`, `-O2`, `-O1` | as is | dropped: NVRTC always optimises device code fully |
+    /// | `-O0` | as is | refused: NVRTC's only unoptimised mode is `-G`, which adds debug info |
+    /// | `-Os`, `-Oz`, `-Ofast`, other `-O` | as is | refused, naming the platform |
+    /// | `-g` | as is | `-lineinfo` (line tables; `-G` would also turn optimisation off) |
+    /// | `-ffast-math` | as is | `--use_fast_math` |
+    /// | `--use_fast_math`, `-use_fast_math` | `-ffast-math` | as is |
+    /// | `-lineinfo`, `--generate-line-info` | `-gline-tables-only` | as is |
+    /// | `-G`, `--device-debug` | `-g -O0` | as is |
+    ///
+    /// Everything else (`-std=`, `-D`, `-U`, `-I`, warnings) passes unchanged.
     pub fn resolved_options(&self) -> Result<Vec<String>> {
-        let mut options = self.options.clone();
+        let mut options = Vec::with_capacity(self.options.len() + 1);
+        for o in &self.options {
+            options.extend(options::portable(o, options::Compiler::CURRENT)?);
+        }
         // Every option is checked, not only those that start like a target option: HIPRTC 5.2.3 reads
         // `--offload-arch=` anywhere in an option (even inside a -D value) and then aborts the process.
         let mut target: Option<&str> = None;
