@@ -22,7 +22,7 @@ for l in sys.stdin:
         print(m["executable"], m["target"]["name"])' | while read -r exe name; do
         # AMD-only test files (offline gfx90a compiles) hold no tests on NVIDIA: leave them out.
         # So are files for features this bundle does not build (dynamic-loading, gpu-multi, rccl: see their scripts).
-        if grep -qE '^#!\[cfg\(.*(hip_platform = "amd"|feature = "(dynamic-loading|gpu-multi|rccl)")' "tests/$name.rs"; then continue; fi
+        if grep -qE '^#!\[cfg\((all\()?(hip_platform = "amd"|feature = "(dynamic-loading|gpu-multi|rccl)")' "tests/$name.rs"; then continue; fi
         cp "$exe" "$out/bin/test-$name"
     done
 for ex in vector_add device_query rtc_lowered_names rtc_link streams_events inspect_code_object pool_release rust_kernels shared_memory; do

@@ -271,14 +271,14 @@ fn launch_args_are_checked_against_a_parsed_signature() {
     };
     let mut missing = LaunchArgs::new();
     missing.arg(&a).arg(&b).arg(&n).arg(&scale);
-    refused(&missing, 4, "parameter `p`");
+    refused(&missing, 4, "argument 5 of 5 (`p`");
     let n64 = 4u64;
     let mut wide = LaunchArgs::new();
     wide.arg(&a).arg(&b).arg(&n64).arg(&scale).arg(&p);
-    refused(&wide, 2, "parameter `n`");
+    refused(&wide, 2, "argument 3 of 5 (`n`");
     let mut buffer_for_value = LaunchArgs::new();
     buffer_for_value.arg(&a).arg(&b).arg(&n).arg(&a).arg(&p);
-    refused(&buffer_for_value, 3, "parameter `scale`");
+    refused(&buffer_for_value, 3, "argument 4 of 5 (`scale`");
     let addr = 0x1000u64;
     let mut value_for_buffer = LaunchArgs::new();
     value_for_buffer
@@ -287,10 +287,10 @@ fn launch_args_are_checked_against_a_parsed_signature() {
         .arg(&n)
         .arg(&scale)
         .arg(&p);
-    refused(&value_for_buffer, 0, "parameter `in`");
+    refused(&value_for_buffer, 0, "argument 1 of 5 (`in`");
     let mut extra = LaunchArgs::new();
     extra.arg(&a).arg(&b).arg(&n).arg(&scale).arg(&p).arg(&n);
-    refused(&extra, 5, "6 argument(s)");
+    refused(&extra, 5, "takes 5 argument(s), got 6 argument(s)");
 }
 
 /// A stand-in for a device buffer, as a user's own `KernelArg` for an address would be.

@@ -126,9 +126,11 @@ fn a_ptx_u64_parameter_takes_a_pointer_or_a_u64_but_sizes_are_checked() {
     let mut wide = LaunchArgs::new();
     wide.arg(&a).arg(&a).arg(&a).arg(&n64);
     match wide.check(&sig) {
-        Err(e @ Error::ArgumentMismatch { index: 3, .. }) => {
-            assert!(e.to_string().contains("`vector_add_param_3`"), "{e}")
-        }
+        Err(e @ Error::ArgumentMismatch { index: 3, .. }) => assert_eq!(
+            e.to_string(),
+            "kernel `vector_add` argument 4 of 4 (.u32): expected a value of 4 bytes, got a value of 8 \
+             bytes"
+        ),
         other => panic!("{other:?}"),
     }
 }

@@ -33,6 +33,7 @@ const RTC_SHARP: &[(u32, Status)] = &[
     (3, Status::InvalidArgument),
     (4, Status::InvalidArgument),
     (5, Status::InvalidArgument),
+    (6, Status::InvalidArgument),
     (8, Status::InvalidState),
     (9, Status::InvalidState),
     (10, Status::InvalidArgument),
@@ -101,8 +102,8 @@ fn every_known_hiprtc_code_has_a_name_and_its_status() {
     }
     assert_eq!(
         RtcErrorCode(6).status(),
-        Status::HipError,
-        "compilation failures are hip_error"
+        Status::InvalidArgument,
+        "a compilation failure says the user's source did not compile, not that HIP failed"
     );
 }
 

@@ -15,13 +15,14 @@ extern "C" __global__ void scale_add(float* y, const float* x, double s, unsigne
 }
 "#;
 
-/// How the parameter at `index` is named in the error: AMD metadata carries the source names (with
-/// `-fhip-kernel-arg-name`), NVRTC's PTX its own `<kernel>_param_<i>`.
+/// How the parameter at `index` is shown in the error, after "argument i of 4": AMD metadata carries the
+/// source names (with `-fhip-kernel-arg-name`) and types; NVRTC's PTX only its own `<kernel>_param_<i>`
+/// names, which the message leaves out for the PTX type.
 fn param_name(index: usize) -> String {
     if cfg!(hip_platform = "amd") {
-        ["y", "x", "s", "n"][index].to_string()
+        format!("(`{}`: ", ["y", "x", "s", "n"][index])
     } else {
-        format!("scale_add_param_{index}")
+        format!("({})", [".u64", ".u64", ".f64", ".u32"][index])
     }
 }
 
@@ -74,7 +75,9 @@ fn wrong_arguments_are_refused_before_hip_and_the_right_ones_run() {
             other => panic!("{other}"),
         }
         let msg = err.to_string();
-        assert!(msg.contains(&format!("`{}`", param_name(index))), "{msg}");
+        let position = format!("argument {} of 4 {}", index + 1, param_name(index));
+        assert!(msg.contains(&position), "{msg}");
+        assert!(!msg.contains("_param_"), "{msg}");
         assert_eq!(err.status(), hip::Status::InvalidArgument);
     };
     // A missing argument.

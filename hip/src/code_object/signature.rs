@@ -58,26 +58,30 @@ impl Signature {
 
     fn mismatch(&self, index: usize, got: String) -> Error {
         let count = self.expected.len();
-        let expected = match self.kernel.explicit_params().nth(index) {
+        let (parameter, expected) = match self.kernel.explicit_params().nth(index) {
             Some(p) => {
-                // The source name where the metadata has one, else the position.
-                let name = p
-                    .name
-                    .as_deref()
-                    .map_or(index.to_string(), |n| format!("`{n}`"));
+                let ty = p.type_name.as_deref().unwrap_or(&p.value_kind);
+                // The source name where the metadata has one; PTX's generated `<kernel>_param_<i>`
+                // says nothing the position does not.
+                let generated = format!("{}_param_{index}", self.kernel.name);
+                let parameter = match p.name.as_deref() {
+                    Some(n) if n != generated => format!("`{n}`: {ty}"),
+                    _ => ty.to_string(),
+                };
                 let what = match p.kind {
                     ParamKind::Pointer => "a pointer (pass a device buffer or view)",
                     ParamKind::Value => "a value",
                     _ => "a value or pointer",
                 };
-                let ty = p.type_name.as_deref().unwrap_or(&p.value_kind);
-                format!("parameter {name} ({ty}): {what} of {} bytes", p.size)
+                (parameter, format!("{what} of {} bytes", p.size))
             }
-            None => format!("{count} argument(s)"),
+            None => (String::new(), format!("{count} argument(s)")),
         };
         Error::ArgumentMismatch {
             kernel: self.kernel.name.clone(),
             index,
+            count,
+            parameter,
             expected,
             got,
         }
@@ -169,21 +173,21 @@ mod tests {
     fn each_message_says_what_was_expected_and_what_came() {
         assert_eq!(
             message(&[U64, U32, U64]),
-            "kernel `k` argument 0: expected parameter `a` (x): a pointer (pass a device buffer or view) \
-             of 8 bytes, got a value of 8 bytes"
+            "kernel `k` argument 1 of 3 (`a`: x): expected a pointer (pass a device buffer or view) of 8 \
+             bytes, got a value of 8 bytes"
         );
         assert_eq!(
             message(&[PTR, U32, PTR]),
-            "kernel `k` argument 2: expected parameter `s` (x): a value of 8 bytes, got a device buffer \
-             or view (8 bytes)"
+            "kernel `k` argument 3 of 3 (`s`: x): expected a value of 8 bytes, got a device buffer or view \
+             (8 bytes)"
         );
         assert_eq!(
             message(&[PTR, U32, U64, U32]),
-            "kernel `k` argument 3: expected 3 argument(s), got 4 argument(s)"
+            "kernel `k` takes 3 argument(s), got 4 argument(s)"
         );
         assert_eq!(
             message(&[PTR]),
-            "kernel `k` argument 1: expected parameter `n` (x): a value of 4 bytes, got 1 argument(s)"
+            "kernel `k` argument 2 of 3 (`n`: x): expected a value of 4 bytes, got 1 argument(s)"
         );
         // The type name where the metadata has one; a parameter of unknown kind takes either.
         let mut k = sig().kernel;
@@ -195,7 +199,7 @@ mod tests {
         let err = s.check(&[U32, U32, U64]).unwrap_err().to_string();
         assert!(
             err.contains(
-                "parameter `a` (float*): a value or pointer of 8 bytes, got a value of 4 bytes"
+                "argument 1 of 3 (`a`: float*): expected a value or pointer of 8 bytes, got a value of 4 bytes"
             ),
             "{err}"
         );
@@ -204,14 +208,28 @@ mod tests {
     }
 
     #[test]
-    fn an_unnamed_parameter_is_named_by_position() {
+    fn an_unnamed_parameter_is_named_by_position_and_type() {
         let mut k = sig().kernel;
         k.params[1].name = None;
         let err = Signature::new(k).check(&[PTR, U64, U64]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "kernel `k` argument 2 of 3 (x): expected a value of 4 bytes, got a value of 8 bytes"
+        );
+        // PTX's generated names (`<kernel>_param_<i>`) are left out the same way; a source name that
+        // only looks like one of another position is kept.
+        let mut k = sig().kernel;
+        k.params[1].name = Some("k_param_1".into());
+        k.params[1].type_name = Some(".u32".into());
+        let err = Signature::new(k.clone())
+            .check(&[PTR, U64, U64])
+            .unwrap_err();
         assert!(
-            err.to_string()
-                .contains("parameter 1 (x): a value of 4 bytes"),
+            err.to_string().contains("argument 2 of 3 (.u32): expected"),
             "{err}"
         );
+        k.params[1].name = Some("k_param_7".into());
+        let err = Signature::new(k).check(&[PTR, U64, U64]).unwrap_err();
+        assert!(err.to_string().contains("(`k_param_7`: .u32)"), "{err}");
     }
 }

@@ -88,7 +88,8 @@ impl RtcErrorCode {
         match self.0 {
             0 => Status::Ok,
             1 => Status::OutOfMemory,
-            3 | 4 | 5 | 10 => Status::InvalidArgument,
+            // 6: HIPRTC_ERROR_COMPILATION, the user's source (or an option) did not compile.
+            3 | 4 | 5 | 6 | 10 => Status::InvalidArgument,
             8 | 9 => Status::InvalidState,
             11 => Status::InternalError,
             _ => Status::HipError,

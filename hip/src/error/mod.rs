@@ -9,7 +9,7 @@
 //! | --- | --- |
 //! | `hipErrorOutOfMemory` (2), `HIPRTC_ERROR_OUT_OF_MEMORY` (1) | `out_of_memory` (202) |
 //! | `hipErrorInvalidDevicePointer` (17) | `invalid_pointer` (203) |
-//! | `hipErrorInvalidValue` (1), `hipErrorInvalidConfiguration` (9), `hipErrorInvalidPitchValue` (12), `hipErrorInvalidMemcpyDirection` (21), `hipErrorInvalidDevice` (101), `HIPRTC_ERROR_INVALID_INPUT` (3), `HIPRTC_ERROR_INVALID_PROGRAM` (4), `HIPRTC_ERROR_INVALID_OPTION` (5), `HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID` (10) | `invalid_argument` (410) |
+//! | `hipErrorInvalidValue` (1), `hipErrorInvalidConfiguration` (9), `hipErrorInvalidPitchValue` (12), `hipErrorInvalidMemcpyDirection` (21), `hipErrorInvalidDevice` (101), `HIPRTC_ERROR_INVALID_INPUT` (3), `HIPRTC_ERROR_INVALID_PROGRAM` (4), `HIPRTC_ERROR_INVALID_OPTION` (5), `HIPRTC_ERROR_COMPILATION` (6: the source did not compile; the log says why), `HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID` (10) | `invalid_argument` (410) |
 //! | `hipErrorInvalidSymbol` (13), `hipErrorFileNotFound` (301), `hipErrorNotFound` (500) | `not_found` (1) |
 //! | `hipErrorNoDevice` (100) | `backend_not_available` (501) |
 //! | `hipErrorNotInitialized` (3), `hipErrorInsufficientDriver` (35) | `backend_init_failed` (502) |
@@ -249,13 +249,19 @@ pub enum Error {
     },
     /// Launch arguments that do not match the kernel's signature in its code object (see
     /// [`crate::code_object`]); the launch was not sent.
-    #[error("kernel `{kernel}` argument {index}: expected {expected}, got {got}")]
+    #[error("{}", argument_mismatch_message(.kernel, *.index, *.count, .parameter, .expected, .got))]
     ArgumentMismatch {
         /// The kernel's name.
         kernel: String,
-        /// Index of the first argument (or the missing one) that does not match.
+        /// Index (from 0) of the first argument (or the missing one) that does not match; the message
+        /// counts from 1 ("argument 3 of 4").
         index: usize,
-        /// The parameter, by name, type and size (or the expected count).
+        /// How many explicit parameters the kernel has.
+        count: usize,
+        /// The parameter: its source name and type where the metadata has them (`` `n`: unsigned int``),
+        /// its type alone for PTX (whose names are `<kernel>_param_<i>`); empty past the last one.
+        parameter: String,
+        /// What the parameter takes (kind and size), or the expected count.
         expected: String,
         /// What was passed.
         got: String,
@@ -326,6 +332,29 @@ fn no_device_message(code: HipErrorCode, platform: &str) -> String {
          is an AMD one (this build is for the AMD platform: an NVIDIA GPU needs HIP_PLATFORM=nvidia)"
     };
     format!("no HIP device was found ({code}); check that {check}")
+}
+
+/// What `Error::ArgumentMismatch` says, counting arguments from 1.
+fn argument_mismatch_message(
+    kernel: &str,
+    index: usize,
+    count: usize,
+    parameter: &str,
+    expected: &str,
+    got: &str,
+) -> String {
+    if index >= count {
+        return format!("kernel `{kernel}` takes {expected}, got {got}");
+    }
+    let parameter = if parameter.is_empty() {
+        String::new()
+    } else {
+        format!(" ({parameter})")
+    };
+    format!(
+        "kernel `{kernel}` argument {} of {count}{parameter}: expected {expected}, got {got}",
+        index + 1
+    )
 }
 
 fn log_suffix(log: &Option<String>) -> String {
@@ -660,6 +689,8 @@ mod tests {
                 Error::ArgumentMismatch {
                     kernel: "k".into(),
                     index: 0,
+                    count: 1,
+                    parameter: String::new(),
                     expected: "e".into(),
                     got: "g".into(),
                 },

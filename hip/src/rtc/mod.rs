@@ -16,6 +16,7 @@ mod arch;
 mod bitcode;
 pub mod cache;
 mod comgr;
+mod diagnostics;
 mod link;
 mod options;
 mod result;
@@ -395,6 +396,7 @@ impl ProgramBuilder {
         let rc = unsafe { result::compile_program(prog.0, &ptrs(&opts)) }?;
         // SAFETY: `prog` is live, as above.
         let log = unsafe { result::program_log(prog.0) }.unwrap_or_default();
+        let log = diagnostics::show_names(&log, &self.name);
         if rc != hiprtc_sys::HIPRTC_SUCCESS {
             return Err(Error::from_rtc("hiprtcCompileProgram", rc, Some(log)));
         }
