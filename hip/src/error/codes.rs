@@ -224,7 +224,7 @@ mod tests {
             Status::InvalidArgument, // 3 invalid input
             Status::InvalidArgument, // 4 invalid program
             Status::InvalidArgument, // 5 invalid option
-            Status::HipError,        // 6 compilation
+            Status::InvalidArgument, // 6 compilation: the source did not compile
             Status::HipError,        // 7 builtin operation failure
             Status::InvalidState,    // 8
             Status::InvalidState,    // 9

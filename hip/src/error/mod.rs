@@ -545,7 +545,7 @@ mod tests {
             ),
             (
                 Error::from_rtc("hiprtcCompileProgram", hiprtcResult(6), None),
-                Status::HipError,
+                Status::InvalidArgument,
             ),
             (
                 Error::UnknownName {
