@@ -25,7 +25,7 @@ for l in sys.stdin:
         if grep -qE '^#!\[cfg\((all\()?(hip_platform = "amd"|feature = "(dynamic-loading|gpu-multi|rccl)")' "tests/$name.rs"; then continue; fi
         cp "$exe" "$out/bin/test-$name"
     done
-for ex in vector_add device_query rtc_lowered_names rtc_link streams_events inspect_code_object pool_release rust_kernels shared_memory; do
+for ex in vector_add device_query rtc_lowered_names rtc_link streams_events inspect_code_object pool_release rust_kernels shared_memory graph_replay; do
     cp "$CARGO_TARGET_DIR/debug/examples/$ex" "$out/bin/example-$ex"
 done
 cp "$CARGO_TARGET_DIR/release/rust_kernel_vs_hiprtc" "$out/bin/bench-rust_kernel_vs_hiprtc"

@@ -147,6 +147,10 @@ impl<'s> Capture<'s> {
     /// Move an owner into the graph: it lives until the last [`GraphExec`] made from this capture is dropped
     /// (and the device is done with it). This crate's buffers and views used by captured operations are
     /// kept without it; keep here what a kernel reaches another way (a pointer inside a struct).
+    ///
+    /// To give a graph new inputs every replay, do not move its buffers in: keep them, and copy into and
+    /// out of them between replays with the usual calls, which the memory model orders against the
+    /// replays (`examples/graph_replay.rs`).
     pub fn keep<T: Any + Send + Sync>(&mut self, owner: Arc<T>) -> &mut Self {
         self.kept.push(owner);
         self
