@@ -24,7 +24,7 @@ fn run() -> hip::Result<()> {
     let count = match Device::count() {
         Ok(n) => n,
         Err(e) if e.status() == Status::BackendNotAvailable => {
-            println!("no HIP device found ({e})");
+            println!("{e}");
             return Ok(());
         }
         Err(e) => return Err(e),

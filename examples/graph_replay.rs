@@ -19,38 +19,33 @@ extern "C" __global__ void plus_one(float* y, unsigned int n) {
 }
 "#;
 
-/// The example's own error: a HIP failure, or an output that does not match the host.
-#[derive(Debug)]
-enum Failure {
-    Hip(hip::Error),
-    Wrong(String),
-}
+/// What the example returns: a HIP failure (its status is printed too), or results that do not match the
+/// host (an error of the example's own, not one of the crate's).
+type Outcome<T = ()> = Result<T, Box<dyn std::error::Error>>;
 
-impl From<hip::Error> for Failure {
-    fn from(e: hip::Error) -> Self {
-        Failure::Hip(e)
+/// Print why `name` failed, with the status of a HIP failure.
+fn report(name: &str, e: &(dyn std::error::Error + 'static)) {
+    match e.downcast_ref::<hip::Error>() {
+        Some(h) => eprintln!("{name} failed: {h} [status {}]", h.status()),
+        None => eprintln!("{name} failed: {e}"),
     }
 }
 
 fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Hip(e)) => {
-            eprintln!("graph_replay failed: {e} [status {}]", e.status());
-            ExitCode::FAILURE
-        }
-        Err(Failure::Wrong(msg)) => {
-            eprintln!("graph_replay computed a wrong result: {msg}");
+        Err(e) => {
+            report("graph_replay", &*e);
             ExitCode::FAILURE
         }
     }
 }
 
-fn run() -> Result<(), Failure> {
+fn run() -> Outcome {
     let device = match Device::get(0) {
         Ok(d) => d,
         Err(e) if e.status() == Status::BackendNotAvailable => {
-            println!("no HIP device found: {e}");
+            println!("{e}");
             return Ok(());
         }
         Err(e) => return Err(e.into()),
@@ -90,10 +85,11 @@ fn run() -> Result<(), Failure> {
         graph.launch(&stream)?; // ordered after the copy
         let output = y.to_vec()?; // ordered after the replay
         if let Some(i) = (0..n).find(|&i| output[i] != 2.0 * input[i] + 1.0) {
-            return Err(Failure::Wrong(format!(
+            return Err(format!(
                 "step {step}, element {i}: {} for input {}",
                 output[i], input[i]
-            )));
+            )
+            .into());
         }
         println!("step {step}: {n} outputs correct (y[1] = {})", output[1]);
     }

@@ -12,7 +12,7 @@ fn main() -> hip::Result<()> {
     let d = match Device::get(0) {
         Ok(d) => d,
         Err(e) if e.status() == hip::Status::BackendNotAvailable => {
-            println!("no HIP device found ({e}); the pool release threshold needs one to measure");
+            println!("{e}\nthe pool release threshold needs one to measure");
             return Ok(());
         }
         Err(e) => return Err(e),

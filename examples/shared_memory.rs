@@ -32,38 +32,33 @@ extern "C" __global__ void block_sum(const float* x, float* partial, unsigned in
 /// Elements each thread loads: 16 floats, so a block of 1024 threads needs 64 KiB.
 const ITEMS: u32 = 16;
 
-/// The example's own error: a HIP failure, or a result that does not match the host.
-#[derive(Debug)]
-enum Failure {
-    Hip(hip::Error),
-    Wrong(String),
-}
+/// What the example returns: a HIP failure (its status is printed too), or results that do not match the
+/// host (an error of the example's own, not one of the crate's).
+type Outcome<T = ()> = Result<T, Box<dyn std::error::Error>>;
 
-impl From<hip::Error> for Failure {
-    fn from(e: hip::Error) -> Self {
-        Failure::Hip(e)
+/// Print why `name` failed, with the status of a HIP failure.
+fn report(name: &str, e: &(dyn std::error::Error + 'static)) {
+    match e.downcast_ref::<hip::Error>() {
+        Some(h) => eprintln!("{name} failed: {h} [status {}]", h.status()),
+        None => eprintln!("{name} failed: {e}"),
     }
 }
 
 fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Hip(e)) => {
-            eprintln!("shared_memory failed: {e} [status {}]", e.status());
-            ExitCode::FAILURE
-        }
-        Err(Failure::Wrong(msg)) => {
-            eprintln!("shared_memory computed a wrong result: {msg}");
+        Err(e) => {
+            report("shared_memory", &*e);
             ExitCode::FAILURE
         }
     }
 }
 
-fn run() -> Result<(), Failure> {
+fn run() -> Outcome {
     let device = match Device::get(0) {
         Ok(d) => d,
         Err(e) if e.status() == Status::BackendNotAvailable => {
-            println!("no HIP device found: {e}");
+            println!("{e}");
             return Ok(());
         }
         Err(e) => return Err(e.into()),
@@ -115,7 +110,7 @@ fn reduce(
     x: &DeviceBuffer<f32>,
     block: u32,
     shared_for: impl Fn(u32) -> usize,
-) -> Result<f64, Failure> {
+) -> Outcome<f64> {
     let shared = shared_for(block);
     let per_block = block as usize * ITEMS as usize;
     let blocks = x.len().div_ceil(per_block);
@@ -143,11 +138,9 @@ fn reduce(
     Ok(partial.to_vec()?.iter().map(|&v| f64::from(v)).sum())
 }
 
-fn check(sum: f64, expected: f64, block: u32) -> Result<(), Failure> {
+fn check(sum: f64, expected: f64, block: u32) -> Outcome {
     if (sum - expected).abs() > expected * 1e-5 {
-        return Err(Failure::Wrong(format!(
-            "blocks of {block}: {sum}, the host says {expected}"
-        )));
+        return Err(format!("blocks of {block}: {sum}, the host says {expected}").into());
     }
     println!("blocks of {block} threads: {sum} (host {expected})");
     Ok(())

@@ -58,6 +58,10 @@ fn each_replay_reads_the_inputs_written_before_it_and_its_outputs_are_read_after
         io.copy_to_device_async(&staging, &mut input).unwrap();
         let got = results.as_slice().unwrap();
         let wrong = got.iter().filter(|&&v| v != value).count();
-        assert_eq!(wrong, 0, "step {step}: {wrong} of {N} outputs wrong ({})", got[0]);
+        assert_eq!(
+            wrong, 0,
+            "step {step}: {wrong} of {N} outputs wrong ({})",
+            got[0]
+        );
     }
 }

@@ -12,6 +12,15 @@ use std::sync::Arc;
 /// `len` values of `T` in device memory, freed on drop (once no stream still uses it: see
 /// [`crate::memory`]).
 ///
+/// Most of what a buffer does comes from two traits, shared with views and managed memory (bring them in
+/// with `use hip::prelude::*`):
+/// - [`DeviceMemory`](super::DeviceMemory): `len`, `is_empty`, `device`, `device_ptr`, `to_vec`,
+///   `copy_to_host`, `slice`, `track_use`;
+/// - [`DeviceMemoryMut`]: `copy_from_host`, `copy_from_device`, `memset_bytes`, `zero`, `slice_mut`.
+///
+/// Asynchronous copies and memsets are methods of [`Stream`](crate::Stream) (`copy_to_device_async`,
+/// `copy_to_host_async`, `copy_device_async`, `memset_async`); fills are [`DeviceBuffer::fill_async`].
+///
 /// `ptr` is the first field a kernel argument points at: passing `&buffer` to a launch passes the device
 /// address.
 #[derive(Debug)]
