@@ -34,6 +34,11 @@ static inline hipError_t hipGraphInstantiate(hipGraphExec_t* exec, hipGraph_t gr
     return hipCUDAErrorTohipError(cudaGraphInstantiate(exec, graph, error_node, log, log_size));
 }
 
+static inline hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* exec, hipGraph_t graph,
+                                                      unsigned long long flags) {
+    return hipCUDAErrorTohipError(cudaGraphInstantiateWithFlags(exec, graph, flags));
+}
+
 static inline hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream) {
     return hipCUDAErrorTohipError(cudaGraphLaunch(exec, stream));
 }

@@ -221,6 +221,39 @@ impl Drop for Capture<'_> {
     }
 }
 
+/// How an executable graph is made ([`Graph::instantiate_with_flags`]): HIP's `hipGraphInstantiateFlags`.
+/// Combine with `|`. A device-launched graph (`hipGraphInstantiateFlagDeviceLaunch`) is not offered: this
+/// crate launches graphs from the host only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GraphInstantiateFlags(u64);
+
+impl GraphInstantiateFlags {
+    /// No flags: what [`Graph::instantiate`] does.
+    pub const NONE: Self = Self(0);
+    /// Free memory the graph allocated before it is launched again (`AutoFreeOnLaunch`, 1). Captures
+    /// made by this crate allocate nothing in a graph (`alloc_async` is refused there), so it changes
+    /// nothing for them; it is offered for graphs a user builds with raw calls.
+    pub const AUTO_FREE_ON_LAUNCH: Self = Self(1);
+    /// Upload the graph to the device as part of instantiation (`Upload`, 2; HIP 6.1 and later, CUDA 12
+    /// and later: older ones refuse it).
+    pub const UPLOAD: Self = Self(2);
+    /// Launch kernel nodes with the priority they were captured with (`UseNodePriority`, 8; CUDA 11.7 and
+    /// later, HIP 6.1 and later).
+    pub const USE_NODE_PRIORITY: Self = Self(8);
+
+    /// The raw bits.
+    pub fn bits(self) -> u64 {
+        self.0
+    }
+}
+
+impl std::ops::BitOr for GraphInstantiateFlags {
+    type Output = Self;
+    fn bitor(self, rhs: Self) -> Self {
+        Self(self.0 | rhs.0)
+    }
+}
+
 /// A captured graph (`hipGraph_t`), destroyed on drop. Instantiate it to launch it.
 pub struct Graph {
     raw: sys::hipGraph_t,
@@ -288,11 +321,28 @@ impl Graph {
 
     /// Make an executable graph (`hipGraphInstantiate`); it shares what the capture kept.
     pub fn instantiate(&self) -> Result<GraphExec> {
+        self.instantiate_raw(None)
+    }
+
+    /// [`instantiate`](Self::instantiate) with flags (`hipGraphInstantiateWithFlags`): see
+    /// [`GraphInstantiateFlags`]. A flag this HIP (or the CUDA under it) does not know is HIP's own
+    /// error.
+    pub fn instantiate_with_flags(&self, flags: GraphInstantiateFlags) -> Result<GraphExec> {
+        self.instantiate_raw(Some(flags.0))
+    }
+
+    fn instantiate_raw(&self, flags: Option<u64>) -> Result<GraphExec> {
         self.device.bind()?;
         let _serialised = lock(&self.calls);
         // SAFETY: `self.raw` is live until Drop and `calls` is held; the executable graph is a copy
-        // (it stays valid after the graph is destroyed) and gets the kept owners and uses below.
-        let raw = unsafe { result::graph::graph_instantiate(self.raw)? };
+        // (it stays valid after the graph is destroyed) and gets the kept owners and uses below. The
+        // flags change how it is launched, not what it touches.
+        let raw = unsafe {
+            match flags {
+                None => result::graph::graph_instantiate(self.raw)?,
+                Some(f) => result::graph::graph_instantiate_with_flags(self.raw, f)?,
+            }
+        };
         Ok(GraphExec {
             raw,
             device: self.device.clone(),

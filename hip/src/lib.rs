@@ -70,18 +70,21 @@ pub use code_object::CodeObject;
 pub use device::{driver_version, runtime_version, Device, DeviceProperties};
 pub use error::{Error, HipErrorCode, NcclErrorCode, Result, RtcErrorCode, Status};
 pub use event::Event;
-pub use graph::{Capture, CaptureMode, Graph, GraphExec};
+pub use graph::{Capture, CaptureMode, Graph, GraphExec, GraphInstantiateFlags};
 pub use host_fn::{HostFnHandle, HostFnState};
 pub use launch::{Dim3, ElementCount, KernelArg, LaunchArgs, LaunchConfig};
 pub use memory::{
     DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut, DevicePtr, DeviceSlice,
-    DeviceSliceMut, HostMemory, HostMemoryMut, ManagedBuffer, MemAdvice, MemPool, PinnedBuffer,
-    PinnedSlice, PinnedSliceMut,
+    DeviceSliceMut, HostMemory, HostMemoryMut, ManagedBuffer, MemAdvice, MemAttach, MemPool,
+    PinnedBuffer, PinnedFlags, PinnedSlice, PinnedSliceMut,
 };
 pub use module::{FuncCache, Function, Global, Module};
 pub use occupancy::BlockSizeSuggestion;
 pub use stream::Stream;
 
+/// The `half` crate: [`half::f16`] and [`half::bf16`] are [`DeviceCopy`] element types (buffers, kernel
+/// arguments, collectives).
+pub use half;
 /// The raw HIP runtime bindings.
 pub use hip_sys as sys;
 /// The raw HIPRTC bindings.

@@ -25,9 +25,9 @@ use std::sync::Arc;
 /// address.
 #[derive(Debug)]
 pub struct DeviceBuffer<T: DeviceCopy> {
-    ptr: DevicePtr,
-    len: usize,
-    alloc: Arc<Allocation>,
+    pub(super) ptr: DevicePtr,
+    pub(super) len: usize,
+    pub(super) alloc: Arc<Allocation>,
     _elem: PhantomData<T>,
 }
 

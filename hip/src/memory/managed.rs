@@ -5,7 +5,9 @@ use super::DevicePtr;
 use super::{byte_size, DeviceCopy, DeviceMemory, DeviceMemoryMut};
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::event::same_device;
 use crate::result;
+use crate::stream::Stream;
 use hip_sys as sys;
 use std::sync::Arc;
 
@@ -42,12 +44,37 @@ unsafe impl<T: DeviceCopy> Sync for ManagedBuffer<T> {}
 impl<T: DeviceCopy> ManagedBuffer<T> {
     /// `len` zeroed elements.
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
+        Self::zeroed_attached(device, len, MemAttach::Global)
+    }
+
+    /// `len` zeroed elements, attached as `attach` says (`hipMallocManaged`'s flags: [`MemAttach::Global`]
+    /// or [`MemAttach::Host`]; [`MemAttach::Single`] names a stream, so it is given with
+    /// [`attach_async`](Self::attach_async) instead: [`Error::InvalidArgument`] here). A host attachment
+    /// is refused ([`Error::NotSupported`]) where the host may never touch managed memory safely (NVIDIA
+    /// devices without concurrent managed access).
+    pub fn zeroed_attached(device: &Device, len: usize, attach: MemAttach) -> Result<Self> {
+        let flags = match attach {
+            MemAttach::Global => sys::hipMemAttachGlobal,
+            MemAttach::Host => {
+                refuse_attach_without_concurrent_access(device)?;
+                sys::hipMemAttachHost
+            }
+            MemAttach::Single => {
+                return Err(Error::InvalidArgument {
+                    what: "managed memory attachment at allocation",
+                    value: "MemAttach::Single".into(),
+                    reason: "an allocation is attached globally or to the host; attach it to one \
+                             stream with ManagedBuffer::attach_async"
+                        .into(),
+                })
+            }
+        };
         let bytes = byte_size::<T>(len)?;
         let ptr = if bytes == 0 {
             std::ptr::null_mut()
         } else {
             device.bind()?;
-            let p = result::malloc_managed(bytes, sys::hipMemAttachGlobal)?;
+            let p = result::malloc_managed(bytes, flags)?;
             if host_access(device)? == HostAccess::Never {
                 // SAFETY: `p` is a fresh allocation of `bytes` bytes on the current device, used by nothing
                 // yet; hipMemset is synchronous for it (the null stream, which queues nothing else here).
@@ -70,6 +97,37 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
             alloc: Allocation::host_visible(ptr, device, Release::Free),
             _elem: std::marker::PhantomData,
         })
+    }
+
+    /// Attach the memory to `stream` ([`MemAttach::Single`]: only work on that stream uses it), to the
+    /// host, or globally again, in `stream`'s order (`hipStreamAttachMemAsync`). On devices with
+    /// concurrent managed access it is a hint, on AMD HIP does nothing; where the host may never touch
+    /// managed memory safely (NVIDIA without concurrent managed access) it is refused
+    /// ([`Error::NotSupported`]), since the rules it would set there are not ones this crate enforces.
+    /// Ordered by the memory model like a write.
+    pub fn attach_async(&mut self, stream: &Stream, attach: MemAttach) -> Result<()> {
+        same_device(
+            "ManagedBuffer::attach_async",
+            stream.device(),
+            self.device(),
+        )?;
+        refuse_attach_without_concurrent_access(self.device())?;
+        if self.ptr.is_null() {
+            return Ok(());
+        }
+        let flags = match attach {
+            MemAttach::Global => sys::hipMemAttachGlobal,
+            MemAttach::Host => sys::hipMemAttachHost,
+            MemAttach::Single => sys::hipMemAttachSingle,
+        };
+        let op = stream.begin_op();
+        self.alloc.use_on(&op, Access::Write)?;
+        self.device().bind()?;
+        // SAFETY: `self.ptr` is this live managed allocation (held by `self.alloc` until every stream that
+        // uses it is done), `stream` is live and on its device (checked, current); length 0 means the
+        // whole allocation. Attaching changes which streams may use the memory, not its contents; the
+        // device allows any (concurrent managed access, or AMD, where it does nothing).
+        unsafe { result::memory::stream_attach_mem_async(stream.raw(), self.ptr, flags) }
     }
 
     /// The contents on the host, once the work that writes them is done.
@@ -125,6 +183,32 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
 
 device_memory!(ManagedBuffer);
 impl<T: DeviceCopy> DeviceMemoryMut<T> for ManagedBuffer<T> {}
+
+/// Who may use managed memory ([`ManagedBuffer::zeroed_attached`], [`ManagedBuffer::attach_async`]):
+/// `hipMemAttachGlobal`, `hipMemAttachHost`, `hipMemAttachSingle`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemAttach {
+    /// Any stream of any device (the default).
+    Global,
+    /// The host; devices only after it is attached otherwise.
+    Host,
+    /// Only the stream it is attached to ([`ManagedBuffer::attach_async`]).
+    Single,
+}
+
+/// Refuse attachments on NVIDIA devices without concurrent managed access, where they set rules about
+/// which kernels and host code may run at once that this crate does not enforce.
+fn refuse_attach_without_concurrent_access(device: &Device) -> Result<()> {
+    if host_access(device)? == HostAccess::Never {
+        return Err(Error::NotSupported {
+            what: "managed memory attachments (host, one stream) on this device",
+            reason: "it cannot access managed memory concurrently with the host \
+                     (hipDeviceAttributeConcurrentManagedAccess = 0): an attachment there restricts \
+                     which work may run at once, which this crate does not enforce",
+        });
+    }
+    Ok(())
+}
 
 /// When the host may touch managed memory of a device.
 #[derive(Debug, PartialEq, Eq)]

@@ -74,13 +74,15 @@ mod peer;
 mod pinned;
 mod pinned_view;
 mod pool;
+mod raw;
 pub mod staging;
 pub(crate) mod tracking;
+mod views;
 
 pub use device::{DeviceBuffer, DeviceSlice, DeviceSliceMut};
-pub use managed::ManagedBuffer;
+pub use managed::{ManagedBuffer, MemAttach};
 pub use ops::MemAdvice;
-pub use pinned::PinnedBuffer;
+pub use pinned::{PinnedBuffer, PinnedFlags};
 pub use pinned_view::{HostMemory, HostMemoryMut, PinnedSlice, PinnedSliceMut};
 pub use pool::MemPool;
 pub use tracking::{Access, Allocation};
@@ -119,8 +121,7 @@ macro_rules! device_copy {
     )* };
 }
 device_copy!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
-// 16-bit floats (the `half` crate, with the `rccl` feature): every bit pattern is a value.
-#[cfg(feature = "rccl")]
+// 16-bit floats (the `half` crate, re-exported as `hip::half`): every bit pattern is a value.
 device_copy!(half::f16, half::bf16);
 // SAFETY: an array of a DeviceCopy type has no padding between elements (an element's size is a multiple
 // of its alignment, and the array adds nothing) and every bit pattern of each element is valid; it is
@@ -194,6 +195,17 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
             end - start,
             self.allocation(),
         ))
+    }
+    /// The same memory as elements of another [`DeviceCopy`] type `U` (for example `f32` as `u32`, or
+    /// `[f32; 4]` as `f32`): a view of `byte_len / size_of::<U>()` elements. Safe because every bit
+    /// pattern is a valid `DeviceCopy` value. [`Error::InvalidArgument`] when the bytes do not divide
+    /// into whole `U`s, when the address is not aligned for `U`, or for a zero-sized `U`.
+    fn reinterpret<U: DeviceCopy>(&self) -> Result<DeviceSlice<'_, U>>
+    where
+        Self: Sized,
+    {
+        let len = views::reinterpreted_len::<U>(self.device_ptr(), self.byte_len())?;
+        Ok(DeviceSlice::new(self.device_ptr(), len, self.allocation()))
     }
 }
 
@@ -317,6 +329,33 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
         let (start, end) = bounds(range, self.len())?;
         let ptr = offset(self.device_ptr(), element_offset::<T>(start));
         Ok(DeviceSliceMut::new(ptr, end - start, self.allocation()))
+    }
+    /// Two mutable views, `..mid` and `mid..`, that do not overlap (for example two halves written by
+    /// two kernels at once). [`Error::OutOfBounds`] for `mid` past the end.
+    fn split_at_mut(&mut self, mid: usize) -> Result<(DeviceSliceMut<'_, T>, DeviceSliceMut<'_, T>)>
+    where
+        Self: Sized,
+    {
+        let (_, mid) = bounds(..mid, self.len())?;
+        let (ptr, len, alloc) = (self.device_ptr(), self.len(), self.allocation());
+        let second = offset(ptr, element_offset::<T>(mid));
+        Ok((
+            DeviceSliceMut::new(ptr, mid, alloc),
+            DeviceSliceMut::new(second, len - mid, alloc),
+        ))
+    }
+
+    /// [`reinterpret`](DeviceMemory::reinterpret), for writing.
+    fn reinterpret_mut<U: DeviceCopy>(&mut self) -> Result<DeviceSliceMut<'_, U>>
+    where
+        Self: Sized,
+    {
+        let len = views::reinterpreted_len::<U>(self.device_ptr(), self.byte_len())?;
+        Ok(DeviceSliceMut::new(
+            self.device_ptr(),
+            len,
+            self.allocation(),
+        ))
     }
 }
 

@@ -38,6 +38,12 @@ unsafe impl<T: DeviceCopy> Sync for PinnedBuffer<T> {}
 impl<T: DeviceCopy> PinnedBuffer<T> {
     /// `len` zeroed elements.
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
+        Self::zeroed_with_flags(device, len, PinnedFlags::DEFAULT)
+    }
+
+    /// `len` zeroed elements allocated with `flags` (`hipHostMalloc`'s: portable, mapped,
+    /// write-combined; see [`PinnedFlags`]).
+    pub fn zeroed_with_flags(device: &Device, len: usize, flags: PinnedFlags) -> Result<Self> {
         let bytes = byte_size::<T>(len)?;
         let (ptr, release) = if bytes == 0 {
             (
@@ -46,7 +52,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
             )
         } else {
             device.bind()?;
-            let p = result::host_malloc(bytes, sys::hipHostMallocDefault)?.cast::<T>();
+            let p = result::host_malloc(bytes, flags.0)?.cast::<T>();
             // SAFETY: `p` is a fresh hipHostMalloc allocation of `bytes` = len * size_of::<T>() bytes,
             // suitably aligned for any type (as the runtime's allocations are), host-writable, and used by
             // nothing yet; zero bits are a valid T (DeviceCopy).
@@ -129,6 +135,42 @@ impl<T: DeviceCopy> HostMemory<T> for PinnedBuffer<T> {
 impl<T: DeviceCopy> HostMemoryMut<T> for PinnedBuffer<T> {
     fn host_mut_ptr(&mut self) -> *mut T {
         self.ptr
+    }
+}
+
+/// How pinned memory is allocated ([`PinnedBuffer::zeroed_with_flags`]): `hipHostMalloc`'s flags.
+/// Combine with `|`. Every combination is safe: they change where and how the memory is mapped, not who
+/// may touch it (the memory model orders every copy either way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PinnedFlags(u32);
+
+impl PinnedFlags {
+    /// Plain pinned memory (`hipHostMallocDefault`).
+    pub const DEFAULT: Self = Self(sys::hipHostMallocDefault);
+    /// Pinned for every device's transfers, not only the current one's (`hipHostMallocPortable`).
+    pub const PORTABLE: Self = Self(sys::hipHostMallocPortable);
+    /// Also mapped into the device's address space (`hipHostMallocMapped`).
+    pub const MAPPED: Self = Self(sys::hipHostMallocMapped);
+    /// Write-combined: faster for the device to read over PCIe, very slow for the host to read (write it,
+    /// do not read it back on the host) (`hipHostMallocWriteCombined`).
+    pub const WRITE_COMBINED: Self = Self(sys::hipHostMallocWriteCombined);
+
+    /// The raw `hipHostMalloc` flags.
+    pub fn bits(self) -> u32 {
+        self.0
+    }
+}
+
+impl Default for PinnedFlags {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+impl std::ops::BitOr for PinnedFlags {
+    type Output = Self;
+    fn bitor(self, rhs: Self) -> Self {
+        Self(self.0 | rhs.0)
     }
 }
 

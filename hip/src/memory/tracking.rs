@@ -331,6 +331,28 @@ impl Allocation {
         Ok(())
     }
 
+    /// Hand the memory to the caller (`DeviceBuffer::into_raw`): wait (host) for every stream still using
+    /// it, then never free it. Only `hipMalloc` memory (or none) can be handed over; `what_else` names the
+    /// other kinds in the refusal.
+    pub(crate) fn release_to_caller(&mut self) -> Result<()> {
+        match self.release {
+            Release::Nothing => Ok(()),
+            Release::Free => {
+                self.wait_for_all_users(None)?;
+                self.release = Release::Nothing;
+                Ok(())
+            }
+            Release::FreeAsync(_) | Release::HostFree => Err(Error::InvalidArgument {
+                what: "buffer to release as a raw allocation",
+                value: "stream-ordered (memory pool) memory".into(),
+                reason:
+                    "only hipMalloc memory can be handed over (it is freed with hipFree); copy a \
+                         pool buffer into one from DeviceBuffer::zeroed first"
+                        .into(),
+            }),
+        }
+    }
+
     /// Stop (or resume) tracking; see [`DeviceBuffer::set_untracked`](crate::DeviceBuffer::set_untracked).
     pub(crate) fn set_untracked(&self, untracked: bool) {
         self.untracked.store(untracked, Ordering::Relaxed);

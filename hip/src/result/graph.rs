@@ -75,6 +75,22 @@ pub unsafe fn graph_instantiate(graph: sys::hipGraph_t) -> Result<sys::hipGraphE
     Ok(exec)
 }
 
+/// `hipGraphInstantiateWithFlags`.
+///
+/// # Safety
+/// `graph` is live and not used by another thread during the call.
+pub unsafe fn graph_instantiate_with_flags(
+    graph: sys::hipGraph_t,
+    flags: u64,
+) -> Result<sys::hipGraphExec_t> {
+    let mut exec = std::ptr::null_mut();
+    check(
+        "hipGraphInstantiateWithFlags",
+        sys::hipGraphInstantiateWithFlags(&mut exec, graph, flags as _),
+    )?;
+    Ok(exec)
+}
+
 /// `hipGraphLaunch`.
 ///
 /// # Safety

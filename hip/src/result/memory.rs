@@ -87,6 +87,22 @@ pub unsafe fn memset_d32_async(
     )
 }
 
+/// `hipStreamAttachMemAsync` for the whole allocation at `ptr` (length 0).
+///
+/// # Safety
+/// `ptr` is the start of a live managed allocation; `stream` is live.
+pub unsafe fn stream_attach_mem_async(
+    stream: sys::hipStream_t,
+    ptr: *mut c_void,
+    flags: u32,
+) -> Result<()> {
+    // HIP 5.2.3's NVIDIA header declares the pointer as `hipDeviceptr_t*` and hands it on as the address.
+    check(
+        "hipStreamAttachMemAsync",
+        sys::hipStreamAttachMemAsync(stream, ptr as _, 0, flags),
+    )
+}
+
 /// `hipMemPrefetchAsync`: migrate managed memory to `device` (or the host: `hipCpuDeviceId`, -1).
 ///
 /// # Safety

@@ -1,0 +1,59 @@
+//! Handing device memory to another library and taking it from one: [`DeviceBuffer::into_raw`] and
+//! [`DeviceBuffer::from_raw`].
+
+use super::tracking::Release;
+use super::{byte_size, DeviceBuffer, DeviceCopy, DevicePtr};
+use crate::device::Device;
+use crate::error::{Error, Result};
+use std::sync::Arc;
+
+impl<T: DeviceCopy> DeviceBuffer<T> {
+    /// Give the memory up: its device address and element count, which the caller now owns and frees
+    /// with `hipFree`. Waits (on the host) until every stream that still uses the buffer is done, so the
+    /// memory is idle when handed over.
+    ///
+    /// Refused with [`Error::InvalidArgument`] (and the buffer dropped as usual) when a graph still keeps
+    /// the memory (a captured operation used it: dropping the graphs first makes this work) or when it is
+    /// stream-ordered pool memory ([`DeviceBuffer::alloc_async`]).
+    pub fn into_raw(mut self) -> Result<(DevicePtr, usize)> {
+        let Some(alloc) = Arc::get_mut(&mut self.alloc) else {
+            return Err(Error::InvalidArgument {
+                what: "buffer to release as a raw allocation",
+                value: format!("{} elements at {:p}", self.len, self.ptr),
+                reason: "a graph still keeps this memory (a captured operation used it): drop the \
+                         graphs and executable graphs first"
+                    .into(),
+            });
+        };
+        alloc.release_to_caller()?;
+        Ok((self.ptr, self.len))
+    }
+
+    /// Take ownership of `len` elements of device memory at `ptr` (from another library, or from
+    /// [`into_raw`](Self::into_raw)): the buffer frees it with `hipFree` when dropped, and the memory model
+    /// orders its uses from now on. A null `ptr` holding bytes, or a size that overflows, is
+    /// [`Error::InvalidArgument`] / [`Error::AllocationTooLarge`].
+    ///
+    /// # Safety
+    /// `ptr` came from `hipMalloc` on `device` (not a pool, not `hipMallocManaged`, not an offset into
+    /// an allocation), holds at least `len * size_of::<T>()` bytes, and nothing else frees it or uses it
+    /// from now on; work queued on it before this call (by another library) is complete, or the caller
+    /// orders the buffer's first uses after it. `T`'s every bit pattern is a value (as `DeviceCopy`
+    /// promises), so whatever the memory holds may be read.
+    pub unsafe fn from_raw(device: &Device, ptr: DevicePtr, len: usize) -> Result<Self> {
+        let bytes = byte_size::<T>(len)?;
+        if ptr.is_null() && bytes > 0 {
+            return Err(Error::InvalidArgument {
+                what: "raw device allocation",
+                value: format!("null, for {len} elements ({bytes} bytes)"),
+                reason: "a null address holds no memory".into(),
+            });
+        }
+        let release = if bytes == 0 {
+            Release::Nothing
+        } else {
+            Release::Free
+        };
+        Ok(Self::from_parts(ptr, len, device, release))
+    }
+}
