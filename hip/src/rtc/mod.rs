@@ -225,12 +225,10 @@ impl ProgramBuilder {
     /// | `-lineinfo`, `--generate-line-info` | `-gline-tables-only` | as is |
     /// | `-G`, `--device-debug` | `-g -O0` | as is |
     ///
-    /// Everything else (`-std=`, `-D`, `-U`, `-I`, warnings) passes unchanged.
+    /// Everything else (`-std=`, `-D`, `-U`, `-I`, warnings) passes unchanged. A switch that ends up
+    /// given twice (`-ffast-math` and `--use_fast_math`) is passed once: NVRTC refuses repeats.
     pub fn resolved_options(&self) -> Result<Vec<String>> {
-        let mut options = Vec::with_capacity(self.options.len() + 1);
-        for o in &self.options {
-            options.extend(options::portable(o, options::Compiler::CURRENT)?);
-        }
+        let mut options = options::portable_all(&self.options, options::Compiler::CURRENT)?;
         // Every option is checked, not only those that start like a target option: HIPRTC 5.2.3 reads
         // `--offload-arch=` anywhere in an option (even inside a -D value) and then aborts the process.
         let mut target: Option<&str> = None;

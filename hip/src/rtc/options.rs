@@ -68,6 +68,22 @@ pub(crate) fn portable(option: &str, compiler: Compiler) -> Result<Vec<String>> 
     }
 }
 
+/// `options` in `compiler`'s spelling, each switch once: `-ffast-math` and `--use_fast_math` together
+/// become one `--use_fast_math` for NVRTC, which refuses a switch given twice. Options with a value
+/// (`-D`, `-U`, `-I`, `-std=`, anything with `=`) are passed as given, repeats included.
+pub(crate) fn portable_all(options: &[String], compiler: Compiler) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::with_capacity(options.len());
+    for o in options {
+        for m in portable(o, compiler)? {
+            let switch = !m.contains('=') && !["-D", "-U", "-I"].iter().any(|p| m.starts_with(p));
+            if !(switch && out.contains(&m)) {
+                out.push(m);
+            }
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,6 +133,27 @@ mod tests {
             assert_eq!(map(o, Compiler::Clang), ["-g", "-O0"]);
             assert_eq!(map(o, Compiler::Nvrtc), [o]);
         }
+    }
+
+    #[test]
+    fn a_switch_given_in_both_spellings_is_passed_once() {
+        let all = |o: &[&str], c| {
+            portable_all(&o.iter().map(|s| s.to_string()).collect::<Vec<_>>(), c).unwrap()
+        };
+        assert_eq!(
+            all(&["-ffast-math", "--use_fast_math", "-g", "-lineinfo"], Compiler::Nvrtc),
+            ["--use_fast_math", "-lineinfo"]
+        );
+        assert_eq!(
+            all(&["-ffast-math", "--use_fast_math", "-G", "-O0"], Compiler::Clang),
+            ["-ffast-math", "-g", "-O0"]
+        );
+        // Values are kept as given, repeats included (the compiler decides what a repeat means).
+        assert_eq!(
+            all(&["-DA=1", "-DA=1", "-I/x", "-I/x", "-std=c++17"], Compiler::Nvrtc),
+            ["-DA=1", "-DA=1", "-I/x", "-I/x", "-std=c++17"]
+        );
+        assert!(portable_all(&["-O0".to_string()], Compiler::Nvrtc).is_err());
     }
 
     #[test]
