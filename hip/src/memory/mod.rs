@@ -470,6 +470,33 @@ mod tests {
     }
 
     #[test]
+    fn split_views_cover_the_whole_without_overlap_and_reinterpreted_views_count_bytes() {
+        let a = allocation();
+        let mut m = DeviceSliceMut::<u32>::new(BASE as DevicePtr, 10, &a);
+        for mid in [0, 1, 3, 10] {
+            let (lo, hi) = m.split_at_mut(mid).unwrap();
+            assert_eq!((lo.device_ptr() as usize, lo.len()), (BASE, mid));
+            assert_eq!(
+                (hi.device_ptr() as usize, hi.len()),
+                (BASE + 4 * mid, 10 - mid)
+            );
+            assert!(Arc::ptr_eq(lo.allocation(), &a) && Arc::ptr_eq(hi.allocation(), &a));
+        }
+        assert!(matches!(
+            m.split_at_mut(11),
+            Err(Error::OutOfBounds { end: 11, len: 10, .. })
+        ));
+        let v = DeviceSlice::<[u16; 2]>::new(BASE as DevicePtr, 6, &a);
+        let bytes = v.reinterpret::<u8>().unwrap();
+        assert_eq!((bytes.device_ptr() as usize, bytes.len()), (BASE, 24));
+        assert_eq!(v.reinterpret::<u64>().unwrap().len(), 3);
+        assert!(v.reinterpret::<[u8; 5]>().is_err());
+        let w = m.reinterpret_mut::<u16>().unwrap();
+        assert_eq!((w.len(), w.byte_len()), (20, 40));
+        assert!(Arc::ptr_eq(w.allocation(), &a));
+    }
+
+    #[test]
     fn copies_of_another_length_are_refused_before_hip() {
         let a = allocation();
         let v = DeviceSlice::<u32>::new(BASE as DevicePtr, 10, &a);
