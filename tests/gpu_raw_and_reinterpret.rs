@@ -217,7 +217,11 @@ fn graph_instantiation_flags_and_half_precision_elements() {
         }
         Err(e) => {
             assert!(!knows_upload, "runtime {runtime}: {e}");
-            assert_eq!(e.hip_code().and_then(|c| c.name()), Some("hipErrorInvalidValue"), "{e}");
+            assert_eq!(
+                e.hip_code().and_then(|c| c.name()),
+                Some("hipErrorInvalidValue"),
+                "{e}"
+            );
         }
     }
     // f16 and bf16 elements: round trips and 2-byte fills.

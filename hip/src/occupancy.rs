@@ -265,6 +265,31 @@ mod tests {
         .unwrap();
         assert_eq!(tried, vec![96, 64, 32]);
         assert_eq!(best_block_size(31, 32, 0, fit).unwrap(), None);
+        // A full multiprocessor stops the search (nothing smaller is tried); without a known
+        // per-multiprocessor limit (0) every size is tried.
+        let mut tried = Vec::new();
+        let overfull = |b: u32| Ok(Some((if b == 512 { 4 } else { 9 }, 0)));
+        let best = best_block_size(1024, 256, 2048, |b| {
+            tried.push(b);
+            overfull(b)
+        })
+        .unwrap();
+        assert_eq!((best, tried), (Some((1024, 9, 0)), vec![1024]));
+        let mut tried = Vec::new();
+        let grows = |b: u32| Ok(Some((if b == 128 { 1 } else { 4 }, 0)));
+        let best = best_block_size(128, 64, 0, |b| {
+            tried.push(b);
+            grows(b)
+        })
+        .unwrap();
+        assert_eq!((best, tried), (Some((64, 4, 0)), vec![128, 64]));
+        let mut tried = Vec::new();
+        let best = best_block_size(1024, 512, 2048, |b| {
+            tried.push(b);
+            Ok(Some((if b == 1024 { 1 } else { 4 }, 0)))
+        })
+        .unwrap();
+        assert_eq!((best, tried), (Some((512, 4, 0)), vec![1024, 512]));
         // Ties keep the larger block (found first).
         assert_eq!(
             best_block_size(128, 64, 0, |b| Ok(Some((256 / b, 0)))).unwrap(),

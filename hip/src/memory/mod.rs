@@ -484,7 +484,11 @@ mod tests {
         }
         assert!(matches!(
             m.split_at_mut(11),
-            Err(Error::OutOfBounds { end: 11, len: 10, .. })
+            Err(Error::OutOfBounds {
+                end: 11,
+                len: 10,
+                ..
+            })
         ));
         let v = DeviceSlice::<[u16; 2]>::new(BASE as DevicePtr, 6, &a);
         let bytes = v.reinterpret::<u8>().unwrap();

@@ -141,16 +141,25 @@ mod tests {
             portable_all(&o.iter().map(|s| s.to_string()).collect::<Vec<_>>(), c).unwrap()
         };
         assert_eq!(
-            all(&["-ffast-math", "--use_fast_math", "-g", "-lineinfo"], Compiler::Nvrtc),
+            all(
+                &["-ffast-math", "--use_fast_math", "-g", "-lineinfo"],
+                Compiler::Nvrtc
+            ),
             ["--use_fast_math", "-lineinfo"]
         );
         assert_eq!(
-            all(&["-ffast-math", "--use_fast_math", "-G", "-O0"], Compiler::Clang),
+            all(
+                &["-ffast-math", "--use_fast_math", "-G", "-O0"],
+                Compiler::Clang
+            ),
             ["-ffast-math", "-g", "-O0"]
         );
         // Values are kept as given, repeats included (the compiler decides what a repeat means).
         assert_eq!(
-            all(&["-DA=1", "-DA=1", "-I/x", "-I/x", "-std=c++17"], Compiler::Nvrtc),
+            all(
+                &["-DA=1", "-DA=1", "-I/x", "-I/x", "-std=c++17"],
+                Compiler::Nvrtc
+            ),
             ["-DA=1", "-DA=1", "-I/x", "-I/x", "-std=c++17"]
         );
         assert!(portable_all(&["-O0".to_string()], Compiler::Nvrtc).is_err());
