@@ -39,7 +39,7 @@ files=(
     hip/src/code_object/target.rs
     hip/src/memory/tracking.rs
     hip/src/memory/mod.rs
-    hip/src/launch.rs
+    hip/src/launch/mod.rs
     hip/src/rtc/cache/entry.rs
     hip/src/rtc/cache.rs
     hip/src/rtc/options.rs
@@ -51,8 +51,8 @@ files=(
 exclude=(
     # tracking.rs: the Allocation (HIP events, stream waits, frees) needs a device; Users is the model.
     'tracking\.rs:.*(Allocation|StreamKey for Arc<StreamHandle>)'
-    # launch.rs: ordering a launch on a stream and the launch itself call HIP.
-    "launch\\.rs:.*(LaunchArgs<'a>::order_on|Function::launch|LaunchArgs<'a>::check_against)"
+    # launch/mod.rs: ordering a launch on a stream and the launch itself call HIP.
+    "launch/mod\\.rs:.*(LaunchArgs<'a>::order_on|Function::launch|LaunchArgs<'a>::check_against)"
     # cache.rs: the directory, file and HIPRTC side (tests/rtc_cache*.rs, with HIPRTC); the key and the
     # names of entries are tested here.
     'cache\.rs:.*(CompileCache::|write_entry|read_dir_if_present|remove_if_present|warn_once|Toolchain::current)'

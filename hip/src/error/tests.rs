@@ -1,0 +1,402 @@
+//! Unit tests (no GPU).
+
+use super::*;
+
+fn io(kind: std::io::ErrorKind) -> Error {
+    Error::Io {
+        what: "read link input",
+        path: "/x.bc".into(),
+        source: std::io::Error::from(kind),
+    }
+}
+
+/// One value of every variant, with the status the module table gives it (written out here, not
+/// derived from `status`).
+fn every_variant() -> Vec<(Error, Status)> {
+    vec![
+        (
+            Error::from_hip("hipMalloc", hipError_t(2)),
+            Status::OutOfMemory,
+        ),
+        (
+            Error::from_rtc("hiprtcCompileProgram", hiprtcResult(6), None),
+            Status::InvalidArgument,
+        ),
+        (
+            Error::UnknownName {
+                kind: "kernel",
+                name: "k".into(),
+                code: HipErrorCode(500),
+            },
+            Status::NotFound,
+        ),
+        (
+            Error::NoDevice {
+                code: HipErrorCode(100),
+                platform: "amd",
+            },
+            Status::BackendNotAvailable,
+        ),
+        (
+            Error::LengthMismatch {
+                what: "copy",
+                expected: 2,
+                actual: 1,
+            },
+            Status::ExtentMismatch,
+        ),
+        (
+            Error::OutOfBounds {
+                start: 1,
+                end: 9,
+                len: 4,
+            },
+            Status::OutOfBounds,
+        ),
+        (
+            Error::AllocationTooLarge {
+                elements: usize::MAX,
+                elem_bytes: 8,
+            },
+            Status::AllocationFailed,
+        ),
+        (
+            Error::InteriorNul {
+                what: "kernel name",
+                value: "a\0b".into(),
+            },
+            Status::InvalidArgument,
+        ),
+        (
+            Error::InvalidCodeObject("x".into()),
+            Status::InvalidArgument,
+        ),
+        (Error::InvalidLaunch("x".into()), Status::InvalidArgument),
+        (
+            Error::DeviceOutOfRange {
+                ordinal: 2,
+                count: 1,
+            },
+            Status::InvalidArgument,
+        ),
+        (
+            Error::ArchRequired {
+                reason: "no device".into(),
+            },
+            Status::InvalidArgument,
+        ),
+        (
+            Error::UnknownArch {
+                arch: "gfx999".into(),
+                known: "gfx90a".into(),
+            },
+            Status::InvalidArgument,
+        ),
+        (
+            Error::UnsupportedArchFeature {
+                arch: "gfx1030:xnack+".into(),
+                feature: "xnack+".into(),
+                supported: "none".into(),
+            },
+            Status::InvalidArgument,
+        ),
+        (
+            Error::InvalidOption {
+                option: "-mcpu=x".into(),
+                reason: "r",
+            },
+            Status::InvalidArgument,
+        ),
+        (
+            Error::DeviceMismatch {
+                what: "copy",
+                stream: 1,
+                other: 0,
+            },
+            Status::InvalidArgument,
+        ),
+        (Error::UntrackedCopy, Status::InvalidState),
+        (
+            Error::GlobalSize {
+                name: "g".into(),
+                module_bytes: 4,
+                type_bytes: 8,
+            },
+            Status::ExtentMismatch,
+        ),
+        (
+            Error::ModuleFile {
+                path: "/x.co".into(),
+                source: Box::new(Error::from_hip("hipModuleLoad", hipError_t(301))),
+            },
+            Status::NotFound,
+        ),
+        (
+            Error::ModuleFile {
+                path: "/x.co".into(),
+                source: Box::new(io(std::io::ErrorKind::PermissionDenied)),
+            },
+            Status::OperationFailed,
+        ),
+        (
+            Error::Nccl {
+                call: "ncclAllReduce",
+                code: NcclErrorCode(4),
+                message: "m".into(),
+            },
+            Status::NcclError,
+        ),
+        (
+            Error::InvalidArgument {
+                what: "x",
+                value: "y".into(),
+                reason: "z".into(),
+            },
+            Status::InvalidArgument,
+        ),
+        (
+            Error::EventNotRecorded { which: "start" },
+            Status::InvalidState,
+        ),
+        (Error::TimingDisabled, Status::InvalidArgument),
+        (Error::TooManyArguments { max: 32 }, Status::InvalidArgument),
+        (
+            Error::ArgumentMismatch {
+                kernel: "k".into(),
+                index: 0,
+                count: 1,
+                parameter: String::new(),
+                expected: "e".into(),
+                got: "g".into(),
+            },
+            Status::InvalidArgument,
+        ),
+        (
+            Error::NotSupported {
+                what: "hiprtcLinkCreate",
+                reason: "5.3",
+            },
+            Status::NotSupported,
+        ),
+        (
+            Error::Comgr {
+                call: "amd_comgr_do_action",
+                status: 1,
+                message: "ERROR".into(),
+                log: Some("ld.lld: error".into()),
+            },
+            Status::HipError,
+        ),
+        (
+            Error::LibraryNotFound {
+                library: "comgr",
+                tried: vec!["libamd_comgr.so.2: not found".into()],
+                install: "apt-get install libamd-comgr2",
+            },
+            Status::BackendNotAvailable,
+        ),
+        (io(std::io::ErrorKind::NotFound), Status::NotFound),
+        (
+            io(std::io::ErrorKind::PermissionDenied),
+            Status::OperationFailed,
+        ),
+        (
+            Error::TargetMismatch {
+                input: "a.bc".into(),
+                found: "gfx1100".into(),
+                expected: "gfx90a".into(),
+            },
+            Status::InvalidArgument,
+        ),
+    ]
+}
+
+#[test]
+fn no_device_says_so_in_words_with_the_raw_code_and_what_to_check_per_platform() {
+    let amd = Error::NoDevice {
+        code: HipErrorCode(100),
+        platform: "amd",
+    }
+    .to_string();
+    assert!(
+        amd.starts_with(
+            "no HIP device was found (hipErrorNoDevice (100)); check that the amdgpu driver"
+        ),
+        "{amd}"
+    );
+    assert!(
+        amd.contains("/dev/kfd") && amd.contains("ROCR_VISIBLE_DEVICES"),
+        "{amd}"
+    );
+    assert!(!amd.contains("hipGetDeviceCount"), "{amd}");
+    let nvidia = Error::NoDevice {
+        code: HipErrorCode(100),
+        platform: "nvidia",
+    }
+    .to_string();
+    assert!(
+        nvidia.contains("nvidia-smi") && nvidia.contains("CUDA_VISIBLE_DEVICES"),
+        "{nvidia}"
+    );
+    assert!(!nvidia.contains("/dev/kfd"), "{nvidia}");
+}
+
+#[test]
+fn every_variant_answers_the_status_of_the_module_table() {
+    for (e, status) in every_variant() {
+        assert_eq!(e.status(), status, "{e:?}");
+    }
+}
+
+#[test]
+fn raw_codes_and_logs_are_answered_only_by_the_variants_that_carry_them() {
+    for (e, _) in every_variant() {
+        let hip = match &e {
+            Error::Hip { code, .. }
+            | Error::UnknownName { code, .. }
+            | Error::NoDevice { code, .. } => Some(*code),
+            Error::ModuleFile { source, .. } => match **source {
+                Error::Hip { code, .. } => Some(code),
+                _ => None,
+            },
+            _ => None,
+        };
+        assert_eq!(e.hip_code(), hip, "{e:?}");
+        let rtc = matches!(e, Error::Rtc { .. }).then_some(RtcErrorCode(6));
+        assert_eq!(e.rtc_code(), rtc, "{e:?}");
+        let nccl = matches!(e, Error::Nccl { .. }).then_some(NcclErrorCode(4));
+        assert_eq!(e.nccl_code(), nccl, "{e:?}");
+        let log = matches!(e, Error::Comgr { .. }).then_some("ld.lld: error");
+        assert_eq!(e.log(), log, "{e:?}");
+    }
+    assert_eq!(
+        Error::ModuleFile {
+            path: "/x.co".into(),
+            source: Box::new(Error::from_hip("hipModuleLoad", hipError_t(301))),
+        }
+        .hip_code(),
+        Some(HipErrorCode(301))
+    );
+    let rtc = Error::from_rtc("hiprtcCompileProgram", hiprtcResult(6), Some("log".into()));
+    assert_eq!(rtc.log(), Some("log"));
+    assert_eq!(rtc.rtc_code(), Some(RtcErrorCode(6)));
+    assert_eq!(rtc.hip_code(), None);
+}
+
+#[test]
+fn hip_errors_keep_the_call_the_code_and_the_runtimes_message() {
+    let e = Error::from_hip("hipMalloc", hipError_t(2));
+    let Error::Hip {
+        call,
+        code,
+        message,
+    } = &e
+    else {
+        panic!("{e:?}")
+    };
+    assert_eq!((*call, *code), ("hipMalloc", HipErrorCode(2)));
+    // SAFETY: hipGetErrorString takes any value and returns a static C string.
+    let runtime = unsafe { CStr::from_ptr(hip_sys::hipGetErrorString(hipError_t(2))) };
+    assert_eq!(message.as_str(), runtime.to_str().unwrap());
+    assert!(!message.is_empty());
+    assert_eq!(
+        e.to_string(),
+        format!("hipMalloc failed: hipErrorOutOfMemory (2): {message}")
+    );
+    // A code no header lists is said to be one, not read as hipErrorUnknown: the runtime calls 12345
+    // "hipErrorUnknown" (5.2.3) or "unknown error" (5.7.1 to 7.2.4), which is not repeated.
+    let e = Error::from_hip("hipFuture", hipError_t(12345));
+    assert!(
+        matches!(&e, Error::Hip { code: HipErrorCode(12345), message, .. }
+            if message == "a code this HIP's headers do not list"),
+        "{e}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "hipFuture failed: hipError_t(12345): a code this HIP's headers do not list"
+    );
+}
+
+#[test]
+fn the_loaders_own_codes_become_not_supported_and_library_not_found() {
+    let e = Error::from_hip("hipFuncX", hip_sys::hipRsErrorSymbolNotFound);
+    assert!(
+        matches!(e, Error::NotSupported { what: "hipFuncX", reason }
+            if reason.contains("does not export")),
+        "{e}"
+    );
+    let e = Error::from_rtc(
+        "hiprtcLinkCreate",
+        hiprtcResult(hip_sys::hipRsErrorSymbolNotFound.0),
+        None,
+    );
+    assert!(
+        matches!(
+            e,
+            Error::NotSupported {
+                what: "hiprtcLinkCreate",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = Error::from_hip("hipMalloc", hip_sys::hipRsErrorLibraryNotFound);
+    assert!(
+        matches!(&e, Error::LibraryNotFound { library, install, .. }
+            if library.contains("libamdhip64") && !library.contains("HIPRTC")
+                && install.contains("apt-get install libamdhip64-dev")),
+        "{e}"
+    );
+    assert_eq!(e.status(), Status::BackendNotAvailable);
+    // Linked, not loaded: no loader tried any path.
+    #[cfg(not(feature = "dynamic-loading"))]
+    assert!(matches!(&e, Error::LibraryNotFound { tried, .. } if tried.is_empty()));
+    let e = Error::from_rtc(
+        "hiprtcCompileProgram",
+        hiprtcResult(hip_sys::hipRsErrorLibraryNotFound.0),
+        None,
+    );
+    assert!(
+        matches!(&e, Error::LibraryNotFound { library, .. } if library.starts_with("HIPRTC")),
+        "{e}"
+    );
+    // Codes next to the loader's are ordinary codes.
+    for raw in [
+        hip_sys::hipRsErrorLibraryNotFound.0 - 1,
+        hip_sys::hipRsErrorSymbolNotFound.0 + 1,
+    ] {
+        assert!(matches!(
+            Error::from_hip("hipX", hipError_t(raw)),
+            Error::Hip { code, .. } if code.0 == raw
+        ));
+        assert!(matches!(
+            Error::from_rtc("hiprtcX", hiprtcResult(raw), None),
+            Error::Rtc { code, .. } if code.0 == raw
+        ));
+    }
+}
+
+#[test]
+fn logs_are_shown_after_the_message_when_they_say_something() {
+    let rtc = |log: Option<&str>| {
+        Error::from_rtc("hiprtcCompileProgram", hiprtcResult(6), log.map(Into::into)).to_string()
+    };
+    let head = "hiprtcCompileProgram failed: HIPRTC_ERROR_COMPILATION (6)";
+    assert_eq!(rtc(None), head);
+    assert_eq!(rtc(Some(" \n\t")), head);
+    assert_eq!(
+        rtc(Some("x.hip:1: error\n\n")),
+        format!("{head}\nx.hip:1: error")
+    );
+    assert_eq!(rtc(Some("  indented\n")), format!("{head}\n  indented"));
+    let comgr = Error::Comgr {
+        call: "amd_comgr_do_action",
+        status: 1,
+        message: "ERROR".into(),
+        log: Some("ld.lld: error: undefined symbol\n".into()),
+    };
+    assert_eq!(
+        comgr.to_string(),
+        "amd_comgr_do_action failed: comgr status 1 (ERROR)\nld.lld: error: undefined symbol"
+    );
+}

@@ -1,0 +1,477 @@
+//! Kernel launches: a launch configuration, typed arguments, and the (unsafe) launch itself.
+
+use crate::code_object::signature::ArgInfo;
+use crate::code_object::Signature;
+use crate::device::Limits;
+use crate::error::{Error, Result};
+use crate::memory::{Access, Allocation, DeviceCopy};
+use crate::module::Function;
+use crate::result;
+use crate::stream::{Stream, StreamOp};
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
+use std::sync::Arc;
+
+/// Grid or block extents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dim3 {
+    /// Extent along x.
+    pub x: u32,
+    /// Extent along y.
+    pub y: u32,
+    /// Extent along z.
+    pub z: u32,
+}
+
+impl Dim3 {
+    /// `x * y * z`, exactly: a `u128` holds the product of three `u32`s, so this never overflows (a `u64`
+    /// does not: `u32::MAX` cubed is about 2^96).
+    pub fn volume(self) -> u128 {
+        u128::from(self.x) * u128::from(self.y) * u128::from(self.z)
+    }
+}
+
+impl From<u32> for Dim3 {
+    fn from(x: u32) -> Self {
+        Dim3 { x, y: 1, z: 1 }
+    }
+}
+impl From<(u32, u32)> for Dim3 {
+    fn from((x, y): (u32, u32)) -> Self {
+        Dim3 { x, y, z: 1 }
+    }
+}
+impl From<(u32, u32, u32)> for Dim3 {
+    fn from((x, y, z): (u32, u32, u32)) -> Self {
+        Dim3 { x, y, z }
+    }
+}
+
+/// How to launch a kernel: grid and block extents and dynamic shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchConfig {
+    /// Blocks in the grid.
+    pub grid: Dim3,
+    /// Threads in a block.
+    pub block: Dim3,
+    /// Dynamic shared memory per block in bytes.
+    pub shared_mem_bytes: u32,
+}
+
+/// A number of elements a launch covers, in whichever integer type the caller holds (`u32`, `u64` or
+/// `usize`: a buffer's `len()` needs no cast; `i32` for integer literals, a negative count covering
+/// nothing).
+pub trait ElementCount: Copy {
+    /// The count, widened.
+    fn to_u64(self) -> u64;
+}
+
+impl ElementCount for i32 {
+    fn to_u64(self) -> u64 {
+        u64::try_from(self).unwrap_or(0)
+    }
+}
+
+impl ElementCount for u32 {
+    fn to_u64(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl ElementCount for u64 {
+    fn to_u64(self) -> u64 {
+        self
+    }
+}
+
+impl ElementCount for usize {
+    fn to_u64(self) -> u64 {
+        // usize is at most 64 bits on every target Rust supports.
+        self as u64
+    }
+}
+
+/// Blocks of `block` threads covering `n` elements, at least one; `u32::MAX` when more would be needed
+/// (no device has such a grid: the launch check refuses it, naming the device's limit).
+pub(crate) fn blocks_for(n: u64, block: u32) -> u32 {
+    let blocks = n.div_ceil(u64::from(block.max(1))).max(1);
+    u32::try_from(blocks).unwrap_or(u32::MAX)
+}
+
+impl LaunchConfig {
+    /// A 1-D launch covering `n` elements with 256-thread blocks (at least one block). A count that would
+    /// need more than `u32::MAX` blocks gives `u32::MAX`, which every device's grid limit refuses at launch.
+    pub fn for_num_elems(n: impl ElementCount) -> LaunchConfig {
+        const BLOCK: u32 = 256;
+        LaunchConfig {
+            grid: blocks_for(n.to_u64(), BLOCK).into(),
+            block: BLOCK.into(),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// A configuration from grid and block extents, without dynamic shared memory.
+    pub fn new(grid: impl Into<Dim3>, block: impl Into<Dim3>) -> LaunchConfig {
+        LaunchConfig {
+            grid: grid.into(),
+            block: block.into(),
+            shared_mem_bytes: 0,
+        }
+    }
+}
+
+/// A value that can be passed as a kernel argument.
+///
+/// # Safety
+/// [`as_kernel_param`](KernelArg::as_kernel_param) returns a pointer to the bytes the kernel receives for
+/// this parameter, valid as long as `self` is borrowed.
+pub unsafe trait KernelArg {
+    /// Pointer to the argument's bytes.
+    fn as_kernel_param(&self) -> *mut c_void;
+
+    /// How many bytes the kernel receives for it (checked against the kernel's signature). By default the
+    /// size of `self`.
+    fn kernel_param_size(&self) -> usize {
+        std::mem::size_of_val(self)
+    }
+
+    /// Whether it is a device address (a buffer or view), for a kernel's pointer parameter, rather than a
+    /// value. By default not.
+    fn is_device_pointer(&self) -> bool {
+        false
+    }
+
+    /// The allocation the argument points into, which the memory model orders the launch by (this
+    /// crate's buffers and views); `None` for values. An implementation for a wrapper of this crate's
+    /// memory forwards the inner buffer's.
+    #[doc(hidden)]
+    fn allocation(&self) -> Option<&Arc<Allocation>> {
+        None
+    }
+}
+
+// SAFETY: `as_kernel_param` points at `self`, a DeviceCopy value whose size_of::<T>() bytes (the default
+// `kernel_param_size`) are all initialised (no padding), valid as long as `self` is borrowed; it is a
+// value, not a device pointer, and has no allocation, as the other defaults say.
+unsafe impl<T: DeviceCopy> KernelArg for T {
+    fn as_kernel_param(&self) -> *mut c_void {
+        self as *const T as *mut c_void
+    }
+}
+
+/// Most arguments one launch takes.
+pub const MAX_KERNEL_ARGS: usize = 32;
+
+/// Kernel arguments, in the kernel's parameter order. Borrows each argument until the launch, and allocates
+/// nothing.
+///
+/// ```no_run
+/// # use hip::{LaunchArgs, DeviceBuffer};
+/// # fn f(a: &DeviceBuffer<f32>, b: &DeviceBuffer<f32>, c: &mut DeviceBuffer<f32>) {
+/// let n = 1024u32;
+/// let mut args = LaunchArgs::new();
+/// args.arg(a).arg(b).arg_mut(c).arg(&n);
+/// # }
+/// ```
+pub struct LaunchArgs<'a> {
+    // Entries `..len` are written by `arg`; the rest are never read by this crate, and HIP reads as many as
+    // the kernel has parameters, which the signature check (or the launch's safety contract, for kernels
+    // without one) makes `len`. Left uninitialised: zeroing 512 bytes was a measurable part of a launch.
+    params: [MaybeUninit<*mut c_void>; MAX_KERNEL_ARGS],
+    info: [MaybeUninit<ArgInfo>; MAX_KERNEL_ARGS],
+    /// The tracked allocations among the arguments (entries `..uses`), each borrowed for `'a`; bit `i` of
+    /// `writes` says entry `i` is written.
+    tracked: [MaybeUninit<*const Arc<Allocation>>; MAX_KERNEL_ARGS],
+    uses: usize,
+    writes: u32,
+    len: usize,
+    overflow: bool,
+    _borrows: PhantomData<&'a ()>,
+}
+
+impl Default for LaunchArgs<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'a> LaunchArgs<'a> {
+    /// No arguments yet.
+    pub fn new() -> Self {
+        LaunchArgs {
+            params: [const { MaybeUninit::uninit() }; MAX_KERNEL_ARGS],
+            info: [const { MaybeUninit::uninit() }; MAX_KERNEL_ARGS],
+            tracked: [const { MaybeUninit::uninit() }; MAX_KERNEL_ARGS],
+            uses: 0,
+            writes: 0,
+            len: 0,
+            overflow: false,
+            _borrows: PhantomData,
+        }
+    }
+
+    /// Append an argument the kernel only reads. A buffer or view is a read for the memory model: the
+    /// launch is ordered after the other streams' writes to it.
+    /// Past [`MAX_KERNEL_ARGS`] the launch fails with [`Error::TooManyArguments`].
+    pub fn arg<A: KernelArg + ?Sized>(&mut self, value: &'a A) -> &mut Self {
+        self.push(value, value.allocation().map(|a| (a, Access::Read)))
+    }
+
+    /// Append an argument the kernel writes through (an output buffer). The exclusive borrow keeps the
+    /// host from reading or changing it while these arguments exist, and the launch is a write for the
+    /// memory model: ordered after the other streams' reads and writes of it.
+    pub fn arg_mut<A: KernelArg + ?Sized>(&mut self, value: &'a mut A) -> &mut Self {
+        let value = &*value;
+        self.push(value, value.allocation().map(|a| (a, Access::Write)))
+    }
+
+    /// Append an argument the memory model does not see: the launch is not ordered by it, and it is not
+    /// recorded as a user of its memory (nor kept alive by a graph that captures the launch).
+    ///
+    /// # Safety
+    /// The caller orders this launch against every other operation on the argument's memory that
+    /// conflicts with what the kernel does to it (events, one stream), and keeps the memory alive until
+    /// the kernel (and every replay of a graph that captured it) has finished.
+    pub unsafe fn arg_untracked<A: KernelArg + ?Sized>(&mut self, value: &'a A) -> &mut Self {
+        self.push(value, None)
+    }
+
+    fn push<A: KernelArg + ?Sized>(
+        &mut self,
+        value: &'a A,
+        used: Option<(&'a Arc<Allocation>, Access)>,
+    ) -> &mut Self {
+        if self.len < MAX_KERNEL_ARGS {
+            self.params[self.len].write(value.as_kernel_param());
+            self.info[self.len].write(ArgInfo {
+                size: u32::try_from(value.kernel_param_size()).unwrap_or(u32::MAX),
+                pointer: value.is_device_pointer(),
+            });
+            self.len += 1;
+            if let Some((alloc, access)) = used {
+                // uses <= len - 1 < MAX_KERNEL_ARGS = 32: the index and the bit fit.
+                self.tracked[self.uses].write(alloc);
+                self.writes |= u32::from(access == Access::Write) << self.uses;
+                self.uses += 1;
+            }
+        } else {
+            self.overflow = true;
+        }
+        self
+    }
+
+    /// Order a launch (the operation `op`) by the tracked arguments and record it as their user.
+    fn order_on(&self, op: &StreamOp<'_>) -> Result<()> {
+        for i in 0..self.uses {
+            // SAFETY: `push` wrote entries `..uses` (uses <= MAX_KERNEL_ARGS) from `&'a Arc<Allocation>`
+            // references; 'a outlives `&self`, so the entry is initialised and points at a live Arc.
+            let alloc = unsafe { &*self.tracked[i].assume_init() };
+            let access = if self.writes >> i & 1 == 1 {
+                Access::Write
+            } else {
+                Access::Read
+            };
+            alloc.use_on(op, access)?;
+        }
+        Ok(())
+    }
+
+    /// Number of arguments.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Check these arguments against `function`'s signature, as [`Function::launch`] does, without
+    /// launching: [`Error::ArgumentMismatch`] on a mismatch, `Ok` when they match or the code object carries
+    /// no signature ([`Function::signature`] is `None`).
+    pub fn check_against(&self, function: &Function) -> Result<()> {
+        match function.checked_signature() {
+            Some(sig) => self.check(sig),
+            None => Ok(()),
+        }
+    }
+
+    /// Check these arguments against `signature` (no GPU needed): [`Error::ArgumentMismatch`] naming the
+    /// first parameter that does not match. Allocates nothing unless it fails.
+    pub fn check(&self, signature: &Signature) -> Result<()> {
+        signature.check(self.infos())
+    }
+
+    /// What each argument is (size, pointer or value).
+    fn infos(&self) -> &[ArgInfo] {
+        // SAFETY: `push` initialised entries `..len` (len <= MAX_KERNEL_ARGS, the array's length), and
+        // MaybeUninit<ArgInfo> has ArgInfo's layout, so the first `len` entries are `len` valid ArgInfo,
+        // borrowed with `self`.
+        unsafe { std::slice::from_raw_parts(self.info.as_ptr().cast::<ArgInfo>(), self.len) }
+    }
+
+    /// The parameter array HIP reads (`kernelParams`).
+    pub(crate) fn params_ptr(&mut self) -> *mut *mut c_void {
+        self.params.as_mut_ptr().cast::<*mut c_void>()
+    }
+}
+
+impl Function {
+    /// Queue this kernel on `stream`.
+    ///
+    /// The configuration is checked first against the device's limits (block extents, threads per block,
+    /// grid extents, shared memory: static plus dynamic) and the kernel's own thread limit: a configuration
+    /// the device cannot run is [`Error::InvalidLaunch`], never sent. Where the code object carries the
+    /// kernel's signature ([`Function::signature`]), the arguments are checked against it: their count, each
+    /// one's size, and a buffer passed for a value or a value for a pointer are [`Error::ArgumentMismatch`],
+    /// never sent (see `docs/CHECKED_LAUNCHES.md`).
+    ///
+    /// # Safety
+    /// The signature check cannot see types of equal size (`f32` for `u32`), a missing signature (a cubin)
+    /// skips it, and no code object says what memory a pointer may reach. The caller guarantees that
+    /// `args` matches the kernel's parameters in number, order and type, that the kernel stays inside the
+    /// memory it is given, and that it **writes only memory passed with [`LaunchArgs::arg_mut`]**: memory
+    /// passed with [`LaunchArgs::arg`] is only read. The memory model orders the launch by exactly that (a
+    /// read after other streams' writes, a write after their reads and writes, see
+    /// `docs/MEMORY_MODEL.md`) and keeps the host and later work away until it is done; memory the kernel
+    /// reaches any other way (a pointer inside a struct, a module global, [`LaunchArgs::arg_untracked`])
+    /// is the caller's to order: it is not read or written by the host or other work until the kernel
+    /// completes. On a stream being captured the launch is recorded, not run: these
+    /// conditions then hold for every launch of every [`GraphExec`](crate::GraphExec) made from the
+    /// capture, as [`Capture::launch`](crate::Capture::launch) states (the capture keeps this function,
+    /// and the crate's buffers in `args`, alive itself).
+    pub unsafe fn launch(
+        &self,
+        stream: &Stream,
+        config: &LaunchConfig,
+        args: &mut LaunchArgs<'_>,
+    ) -> Result<()> {
+        if args.overflow {
+            return Err(Error::TooManyArguments {
+                max: MAX_KERNEL_ARGS,
+            });
+        }
+        args.check_against(self)?;
+        let device = self.module().device();
+        if stream.device().ordinal() != device.ordinal() {
+            return Err(Error::InvalidLaunch(format!(
+                "stream is on device {} but kernel `{}` is loaded on device {}",
+                stream.device().ordinal(),
+                self.name(),
+                device.ordinal()
+            )));
+        }
+        check_config(
+            config,
+            device.limits(),
+            self.max_threads_per_block(),
+            self.static_shared_bytes(),
+            self.dynamic_shared_opt_in(config, device.limits()),
+            self.name(),
+        )?;
+        let op = stream.begin_op();
+        args.order_on(&op)?;
+        if op.is_capturing() {
+            // The kernel node refers to the module's code: the graph must keep the module loaded.
+            if let Some(log) = op.capture_log() {
+                crate::stream::lock(&log.functions).push(self.clone());
+            }
+        }
+        device.bind()?;
+        let (g, b) = (config.grid, config.block);
+        result::module_launch_kernel(
+            self.raw(),
+            (g.x, g.y, g.z),
+            (b.x, b.y, b.z),
+            config.shared_mem_bytes,
+            stream.raw(),
+            args.params_ptr(),
+        )
+    }
+}
+
+/// Whether `c` fits the device's `limits` and the kernel (its thread limit, 0 for unknown, its static
+/// shared memory, and the dynamic shared memory it opted in to, 0 for none): a configuration that does not
+/// is [`Error::InvalidLaunch`] naming the limit, never sent to HIP. Pure arithmetic on the caller's
+/// values, none of which can overflow or panic.
+pub(crate) fn check_config(
+    c: &LaunchConfig,
+    limits: &Limits,
+    kernel_max_threads: u32,
+    static_shared: u32,
+    dynamic_opt_in: u32,
+    name: &str,
+) -> Result<()> {
+    let (g, b) = (c.grid, c.block);
+    let bad = |msg: String| Err(Error::InvalidLaunch(msg));
+    if g.volume() == 0 || b.volume() == 0 {
+        return bad(format!("empty grid {g:?} or block {b:?}"));
+    }
+    let max_block = limits.max_block_dim;
+    if b.x > max_block[0] || b.y > max_block[1] || b.z > max_block[2] {
+        return bad(format!(
+            "block {:?} exceeds the device's block limits {max_block:?}",
+            (b.x, b.y, b.z)
+        ));
+    }
+    let mut max_threads = limits.max_threads_per_block;
+    if kernel_max_threads > 0 {
+        max_threads = max_threads.min(kernel_max_threads);
+    }
+    if b.volume() > u128::from(max_threads) {
+        return bad(format!(
+            "block of {} threads exceeds the limit of {max_threads} for kernel `{name}`",
+            b.volume(),
+        ));
+    }
+    let max_grid = limits.max_grid_dim;
+    if g.x > max_grid[0] || g.y > max_grid[1] || g.z > max_grid[2] {
+        return bad(format!(
+            "grid {:?} exceeds the device's grid limits {max_grid:?}",
+            (g.x, g.y, g.z)
+        ));
+    }
+    // AMD: an HSA dispatch packet holds the work-items per dimension (grid * block) in a u32, and HIP
+    // computes that product in 32 bits: a larger one would wrap to a smaller launch.
+    if cfg!(hip_platform = "amd") {
+        let dims = [(g.x, b.x), (g.y, b.y), (g.z, b.z)];
+        if let Some((axis, (gd, bd))) = ["x", "y", "z"]
+            .iter()
+            .zip(dims)
+            .find(|(_, (gd, bd))| u64::from(*gd) * u64::from(*bd) > u64::from(u32::MAX))
+        {
+            return bad(format!(
+                "grid {gd} x block {bd} along {axis} is {} work-items; AMD devices take at most {}",
+                u64::from(gd) * u64::from(bd),
+                u32::MAX
+            ));
+        }
+    }
+    let dynamic = u64::from(c.shared_mem_bytes);
+    let shared = dynamic + u64::from(static_shared);
+    let (per_block, optin) = (
+        limits.max_shared_mem_per_block as u64,
+        limits.max_shared_mem_optin as u64,
+    );
+    let opted_in = dynamic <= u64::from(dynamic_opt_in) && shared <= optin;
+    if shared > per_block && !opted_in {
+        let how = if optin > per_block {
+            format!(
+                "; kernel `{name}` has opted in to {dynamic_opt_in} bytes of dynamic shared memory: \
+                 Function::set_max_dynamic_shared_bytes raises that, up to {} on this device",
+                optin.saturating_sub(u64::from(static_shared))
+            )
+        } else {
+            String::new()
+        };
+        return bad(format!(
+            "{dynamic} bytes of dynamic plus {static_shared} bytes of static shared memory (kernel \
+             `{name}`) exceed the device's {per_block} bytes per block{how}"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
