@@ -229,35 +229,3 @@ fn wrapper_errors_have_their_own_statuses() {
         "length mismatch in copy_from_host: expected 4 elements, got 3"
     );
 }
-
-#[test]
-fn status_mirrors_dtl_names_and_numbers() {
-    let table = [
-        (Status::Ok, 0, "ok"),
-        (Status::NotFound, 1, "not_found"),
-        (Status::AllocationFailed, 201, "allocation_failed"),
-        (Status::OutOfMemory, 202, "out_of_memory"),
-        (Status::InvalidPointer, 203, "invalid_pointer"),
-        (Status::MemoryTransferFailed, 204, "memory_transfer_failed"),
-        (Status::OutOfBounds, 401, "out_of_bounds"),
-        (Status::ExtentMismatch, 405, "extent_mismatch"),
-        (Status::InvalidArgument, 410, "invalid_argument"),
-        (Status::NullPointer, 411, "null_pointer"),
-        (Status::NotSupported, 420, "not_supported"),
-        (Status::BackendError, 500, "backend_error"),
-        (Status::BackendNotAvailable, 501, "backend_not_available"),
-        (Status::BackendInitFailed, 502, "backend_init_failed"),
-        (Status::BackendInvalid, 503, "backend_invalid"),
-        (Status::CudaError, 510, "cuda_error"),
-        (Status::HipError, 520, "hip_error"),
-        (Status::NcclError, 540, "nccl_error"),
-        (Status::OperationFailed, 600, "operation_failed"),
-        (Status::InternalError, 900, "internal_error"),
-        (Status::NotImplemented, 901, "not_implemented"),
-        (Status::InvalidState, 902, "invalid_state"),
-        (Status::UnknownError, 999, "unknown_error"),
-    ];
-    for (s, code, name) in table {
-        assert_eq!((s.code(), s.name()), (code, name));
-    }
-}

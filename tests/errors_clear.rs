@@ -20,7 +20,7 @@ fn an_unknown_raw_code_does_not_read_as_hip_error_unknown() {
 }
 
 #[test]
-fn new_error_variants_have_their_statuses() {
+fn a_module_file_error_keeps_the_load_failure_its_status_and_its_code() {
     let file = Error::ModuleFile {
         path: "/x.co".into(),
         source: Box::new(Error::from_hip("hipModuleLoad", hip::sys::hipError_t(301))),
@@ -30,47 +30,8 @@ fn new_error_variants_have_their_statuses() {
     assert!(file
         .to_string()
         .starts_with("cannot load module file `/x.co`: hipModuleLoad failed"));
-    for (e, s) in [
-        (
-            Error::GlobalSize {
-                name: "g".into(),
-                module_bytes: 4,
-                type_bytes: 8,
-            },
-            Status::ExtentMismatch,
-        ),
-        (
-            Error::EventNotRecorded { which: "end" },
-            Status::InvalidState,
-        ),
-        (Error::UntrackedCopy, Status::InvalidState),
-        (
-            Error::DeviceMismatch {
-                what: "copy",
-                stream: 1,
-                other: 0,
-            },
-            Status::InvalidArgument,
-        ),
-        (
-            Error::InvalidArgument {
-                what: "x",
-                value: "y".into(),
-                reason: "z".into(),
-            },
-            Status::InvalidArgument,
-        ),
-        (
-            Error::UnsupportedArchFeature {
-                arch: "gfx1030:xnack+".into(),
-                feature: "xnack+".into(),
-                supported: "none".into(),
-            },
-            Status::InvalidArgument,
-        ),
-    ] {
-        assert_eq!(e.status(), s, "{e}");
-    }
+    // The other variants' statuses: `hip::error`'s unit tests (every_variant_answers_the_status_of_
+    // the_module_table), which run per mutant.
 }
 
 #[cfg(hip_platform = "amd")]

@@ -217,6 +217,23 @@ mod tests {
         assert_eq!(c.shared_mem_bytes, 0);
     }
 
+    /// `best_block_size` with `active(block)` resident blocks (no shared memory) at each size, and the
+    /// sizes it tried, in order.
+    fn search(
+        max_block: u32,
+        warp: u32,
+        per_sm: u32,
+        active: impl Fn(u32) -> u32,
+    ) -> (Option<(u32, u32, usize)>, Vec<u32>) {
+        let mut tried = Vec::new();
+        let best = best_block_size(max_block, warp, per_sm, |b| {
+            tried.push(b);
+            Ok(Some((active(b), 0)))
+        })
+        .unwrap();
+        (best, tried)
+    }
+
     #[test]
     fn the_block_size_holding_the_most_threads_wins_largest_first() {
         // 2048 threads per multiprocessor; shared memory grows with the block: 4 blocks of 512 fit,
@@ -267,34 +284,20 @@ mod tests {
         assert_eq!(best_block_size(31, 32, 0, fit).unwrap(), None);
         // A full multiprocessor stops the search (nothing smaller is tried); without a known
         // per-multiprocessor limit (0) every size is tried.
-        let mut tried = Vec::new();
-        let overfull = |b: u32| Ok(Some((if b == 512 { 4 } else { 9 }, 0)));
-        let best = best_block_size(1024, 256, 2048, |b| {
-            tried.push(b);
-            overfull(b)
-        })
-        .unwrap();
-        assert_eq!((best, tried), (Some((1024, 9, 0)), vec![1024]));
-        let mut tried = Vec::new();
-        let grows = |b: u32| Ok(Some((if b == 128 { 1 } else { 4 }, 0)));
-        let best = best_block_size(128, 64, 0, |b| {
-            tried.push(b);
-            grows(b)
-        })
-        .unwrap();
-        assert_eq!((best, tried), (Some((64, 4, 0)), vec![128, 64]));
-        let mut tried = Vec::new();
-        let best = best_block_size(1024, 512, 2048, |b| {
-            tried.push(b);
-            Ok(Some((if b == 1024 { 1 } else { 4 }, 0)))
-        })
-        .unwrap();
-        assert_eq!((best, tried), (Some((512, 4, 0)), vec![1024, 512]));
-        // Ties keep the larger block (found first).
         assert_eq!(
-            best_block_size(128, 64, 0, |b| Ok(Some((256 / b, 0)))).unwrap(),
-            Some((128, 2, 0))
+            search(1024, 256, 2048, |b| if b == 512 { 4 } else { 9 }),
+            (Some((1024, 9, 0)), vec![1024])
         );
+        assert_eq!(
+            search(128, 64, 0, |b| if b == 128 { 1 } else { 4 }),
+            (Some((64, 4, 0)), vec![128, 64])
+        );
+        assert_eq!(
+            search(1024, 512, 2048, |b| if b == 1024 { 1 } else { 4 }),
+            (Some((512, 4, 0)), vec![1024, 512])
+        );
+        // Ties keep the larger block (found first).
+        assert_eq!(search(128, 64, 0, |b| 256 / b).0, Some((128, 2, 0)));
     }
 
     #[test]

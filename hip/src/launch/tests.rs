@@ -388,22 +388,20 @@ fn an_empty_grid_or_block_is_refused_along_any_axis() {
     small(LaunchConfig::new(1, 1)).unwrap();
 }
 
+/// One block of 64 threads asking `dynamic` bytes of shared memory, of a kernel `k` with
+/// `static_shared` bytes of its own that opted in to `opt_in` dynamic bytes.
+fn with_shared(limits: &Limits, dynamic: u32, static_shared: u32, opt_in: u32) -> Result<()> {
+    let c = LaunchConfig {
+        shared_mem_bytes: dynamic,
+        ..LaunchConfig::new(1, 64)
+    };
+    check_config(&c, limits, 0, static_shared, opt_in, "k")
+}
+
 #[test]
 fn shared_memory_above_the_default_limit_needs_the_kernel_opt_in_and_stays_under_the_device_maximum(
 ) {
-    let at = |dynamic: u32, static_shared: u32, opt_in: u32| {
-        check_config(
-            &LaunchConfig {
-                shared_mem_bytes: dynamic,
-                ..LaunchConfig::new(1, 64)
-            },
-            &SMALL,
-            0,
-            static_shared,
-            opt_in,
-            "k",
-        )
-    };
+    let at = |dynamic, static_shared, opt_in| with_shared(&SMALL, dynamic, static_shared, opt_in);
     // Opted in to 64 KiB: 64 KiB launches, one byte more does not.
     at(65536, 0, 65536).unwrap();
     at(49153, 0, 65536).unwrap();
@@ -425,17 +423,7 @@ fn shared_memory_above_the_default_limit_needs_the_kernel_opt_in_and_stays_under
     // Without an opt-in the default limit stands.
     assert!(at(49153, 0, 0).is_err());
     // Where the device has no opt-in (AMD), nothing is said of one.
-    match check_config(
-        &LaunchConfig {
-            shared_mem_bytes: 65537,
-            ..LaunchConfig::new(1, 64)
-        },
-        &LIMITS,
-        0,
-        0,
-        u32::MAX,
-        "k",
-    ) {
+    match with_shared(&LIMITS, 65537, 0, u32::MAX) {
         Err(Error::InvalidLaunch(m)) => assert_eq!(
             m,
             "65537 bytes of dynamic plus 0 bytes of static shared memory (kernel `k`) exceed the \
@@ -447,19 +435,7 @@ fn shared_memory_above_the_default_limit_needs_the_kernel_opt_in_and_stays_under
 
 #[test]
 fn shared_memory_up_to_the_limit_is_accepted_and_one_byte_more_refused() {
-    let at = |dynamic: u32, static_shared: u32| {
-        check_config(
-            &LaunchConfig {
-                shared_mem_bytes: dynamic,
-                ..LaunchConfig::new(1, 64)
-            },
-            &SMALL,
-            0,
-            static_shared,
-            0,
-            "k",
-        )
-    };
+    let at = |dynamic, static_shared| with_shared(&SMALL, dynamic, static_shared, 0);
     at(49152, 0).unwrap();
     at(0, 49152).unwrap();
     at(49152 - 100, 100).unwrap();

@@ -336,17 +336,20 @@ mod tests {
         assert_eq!(fill_bits(&[0u8; 3]), None);
     }
 
+    /// Every advice, in the order of `hipMemoryAdvise`.
+    const ADVICE_IN_ORDER: [MemAdvice; 6] = [
+        MemAdvice::SetReadMostly,
+        MemAdvice::UnsetReadMostly,
+        MemAdvice::SetPreferredLocation,
+        MemAdvice::UnsetPreferredLocation,
+        MemAdvice::SetAccessedBy,
+        MemAdvice::UnsetAccessedBy,
+    ];
+
     #[test]
     fn advice_maps_to_distinct_hip_values() {
-        let all = [
-            MemAdvice::SetReadMostly,
-            MemAdvice::UnsetReadMostly,
-            MemAdvice::SetPreferredLocation,
-            MemAdvice::UnsetPreferredLocation,
-            MemAdvice::SetAccessedBy,
-            MemAdvice::UnsetAccessedBy,
-        ];
-        let mut raw: Vec<_> = all.iter().map(|a| a.raw()).collect();
+        let mut raw: Vec<_> = ADVICE_IN_ORDER.iter().map(|a| a.raw()).collect();
+        raw.sort_unstable();
         raw.dedup();
         assert_eq!(raw.len(), 6);
         assert_eq!(
@@ -362,15 +365,7 @@ mod tests {
     #[test]
     fn each_advice_is_the_runtimes_value_of_the_same_name() {
         let first: i64 = if cfg!(hip_platform = "amd") { 1 } else { 0 };
-        let in_order = [
-            MemAdvice::SetReadMostly,
-            MemAdvice::UnsetReadMostly,
-            MemAdvice::SetPreferredLocation,
-            MemAdvice::UnsetPreferredLocation,
-            MemAdvice::SetAccessedBy,
-            MemAdvice::UnsetAccessedBy,
-        ];
-        for (i, advice) in (0..).zip(in_order) {
+        for (i, advice) in (0..).zip(ADVICE_IN_ORDER) {
             assert_eq!(i64::from(advice.raw()), first + i, "{advice:?}");
         }
         assert_eq!(CPU_DEVICE_ID, -1, "hipCpuDeviceId");
