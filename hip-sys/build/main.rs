@@ -2,7 +2,7 @@
 //!
 //! Everything here is build glue; the generated bindings are the crate.
 
-mod dynamic;
+use hip_build_support::dynamic;
 mod find;
 mod nvidia;
 

@@ -6,7 +6,7 @@
 
 mod comgr;
 // The same rewrite as hip-sys's (a link to its file, as wrapper.h is).
-mod dynamic;
+use hip_build_support::dynamic;
 
 use std::env;
 use std::path::PathBuf;

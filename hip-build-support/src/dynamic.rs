@@ -1,5 +1,5 @@
-//! The `dynamic-loading` feature: no link-time dependency on libamdhip64; bindgen's `extern "C"` block
-//! becomes a table of function pointers filled at run time (see `src/loader.rs`).
+//! The `dynamic-loading` feature: no link-time dependency on the library; bindgen's `extern "C"` block
+//! becomes a table of function pointers filled at run time (see `hip_sys::loader`).
 
 /// Whether the feature is on for this build.
 pub fn enabled() -> bool {

@@ -1,1 +1,0 @@
-../../hip-sys/build/dynamic.rs
