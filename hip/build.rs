@@ -2,6 +2,7 @@
 //! metadata) and derive
 //! - `cfg(hip_platform = "amd" | "nvidia")`,
 //! - `cfg(hiprtc_linker)` where the HIPRTC headers declare the linker API (`hiprtcLinkCreate`, ROCm >= 5.3),
+//! - with the `blas` feature, `cfg(hipblas_api = "v1" | "v2_suffix" | "v2")`: which `hipblasGemmEx` hipBLAS has,
 //! - the name tables of every `hipError_t` and `hiprtcResult` value the installed headers list.
 use std::env;
 use std::fmt::Write;
@@ -24,12 +25,38 @@ fn main() {
     if rtc.contains("fn hiprtcLinkCreate(") {
         println!("cargo:rustc-cfg=hiprtc_linker");
     }
+    println!("cargo::rustc-check-cfg=cfg(hipblas_api, values(\"v1\", \"v2_suffix\", \"v2\"))");
+    if env::var_os("CARGO_FEATURE_BLAS").is_some() {
+        println!(
+            "cargo:rustc-cfg=hipblas_api=\"{}\"",
+            hipblas_api(&read("DEP_HIPBLAS_BINDINGS"))
+        );
+    }
 
     let mut out = String::new();
     table(&mut out, "HIP_ERROR_NAMES", &hip, "hipError_t");
     table(&mut out, "HIPRTC_RESULT_NAMES", &rtc, "hiprtcResult");
     let dest = PathBuf::from(env::var_os("OUT_DIR").unwrap()).join("code_names.rs");
     std::fs::write(dest, out).unwrap();
+}
+
+/// Which `hipblasGemmEx` the hipBLAS bindings have: `"v1"` (0.x: `hipblasDatatype_t` throughout),
+/// `"v2_suffix"` (2.x: the `hipDataType` form is `hipblasGemmEx_v2`), `"v2"` (3.x: only that form, under
+/// the plain name).
+fn hipblas_api(bindings: &str) -> &'static str {
+    if bindings.contains("fn hipblasGemmEx_v2(") {
+        return "v2_suffix";
+    }
+    let Some(start) = bindings.find("fn hipblasGemmEx(") else {
+        panic!("the hipBLAS bindings declare no hipblasGemmEx");
+    };
+    let decl = &bindings[start..];
+    let decl = &decl[..decl.find(';').unwrap_or(decl.len())];
+    if decl.contains("hipblasComputeType_t") {
+        "v2"
+    } else {
+        "v1"
+    }
 }
 
 /// `(value, name)` for each constant `pub const NAME: TYPE = TYPE(VALUE);`, the first name of each value

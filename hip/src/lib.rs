@@ -48,6 +48,8 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+#[cfg(feature = "blas")]
+pub mod blas;
 pub mod code_object;
 pub mod device;
 pub mod error;
@@ -68,7 +70,7 @@ mod test_time;
 
 pub use code_object::CodeObject;
 pub use device::{driver_version, runtime_version, Device, DeviceProperties};
-pub use error::{Error, HipErrorCode, NcclErrorCode, Result, RtcErrorCode, Status};
+pub use error::{BlasErrorCode, Error, HipErrorCode, NcclErrorCode, Result, RtcErrorCode, Status};
 pub use event::Event;
 pub use graph::{Capture, CaptureMode, Graph, GraphExec, GraphInstantiateFlags};
 pub use host_fn::{HostFnHandle, HostFnState};

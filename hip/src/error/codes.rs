@@ -145,6 +145,57 @@ impl fmt::Display for NcclErrorCode {
     }
 }
 
+/// A raw `hipblasStatus_t` value from hipBLAS, kept exactly as returned (the `blas` module).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BlasErrorCode(pub u32);
+
+impl BlasErrorCode {
+    /// The C enumerator's name (`"HIPBLAS_STATUS_INVALID_VALUE"`), for the codes hipBLAS 0.51 to 3.2 list.
+    pub fn name(self) -> Option<&'static str> {
+        const NAMES: [&str; 12] = [
+            "HIPBLAS_STATUS_SUCCESS",
+            "HIPBLAS_STATUS_NOT_INITIALIZED",
+            "HIPBLAS_STATUS_ALLOC_FAILED",
+            "HIPBLAS_STATUS_INVALID_VALUE",
+            "HIPBLAS_STATUS_MAPPING_ERROR",
+            "HIPBLAS_STATUS_EXECUTION_FAILED",
+            "HIPBLAS_STATUS_INTERNAL_ERROR",
+            "HIPBLAS_STATUS_NOT_SUPPORTED",
+            "HIPBLAS_STATUS_ARCH_MISMATCH",
+            "HIPBLAS_STATUS_HANDLE_IS_NULLPTR",
+            "HIPBLAS_STATUS_INVALID_ENUM",
+            "HIPBLAS_STATUS_UNKNOWN",
+        ];
+        NAMES.get(self.0 as usize).copied()
+    }
+
+    /// The DTL-style status: DTL has no BLAS group, so each code maps to the group that says what went
+    /// wrong (allocation 201, invalid argument 410, null pointer 411, not supported 420, backend not
+    /// initialised 502, transfer 204, operation failed 600), and anything else to `backend_error` (500).
+    pub fn status(self) -> Status {
+        match self.0 {
+            0 => Status::Ok,
+            1 => Status::BackendInitFailed,
+            2 => Status::AllocationFailed,
+            3 | 10 => Status::InvalidArgument,
+            4 => Status::MemoryTransferFailed,
+            5 => Status::OperationFailed,
+            7 | 8 => Status::NotSupported,
+            9 => Status::NullPointer,
+            _ => Status::BackendError,
+        }
+    }
+}
+
+impl fmt::Display for BlasErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(n) => write!(f, "{n} ({})", self.0),
+            None => write!(f, "hipblasStatus_t {}", self.0),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,11 +36,12 @@
 //! | [`Error::LibraryNotFound`] | `backend_not_available` (501) |
 //! | [`Error::Io`] | `not_found` (1) for a missing file, else `operation_failed` (600) |
 //! | [`Error::Nccl`] (RCCL / NCCL, feature `rccl`) | `nccl_error` (540), every code |
+//! | [`Error::Blas`] (hipBLAS, feature `blas`) | by code: see [`BlasErrorCode::status`] |
 
 mod codes;
 mod status;
 
-pub use codes::{HipErrorCode, NcclErrorCode, RtcErrorCode};
+pub use codes::{BlasErrorCode, HipErrorCode, NcclErrorCode, RtcErrorCode};
 pub use status::Status;
 
 use hip_sys::hipError_t;
@@ -220,6 +221,14 @@ pub enum Error {
         /// The library's `ncclGetErrorString` for the code, and its last error detail where it has one.
         message: String,
     },
+    /// A hipBLAS call failed (the `blas` module, feature `blas`).
+    #[error("{call} failed: {code}")]
+    Blas {
+        /// The function that failed, e.g. `"hipblasSgemm"`.
+        call: &'static str,
+        /// The raw `hipblasStatus_t` it returned.
+        code: BlasErrorCode,
+    },
     /// An argument this crate refuses before HIP or HIPRTC sees it.
     #[error("invalid {what} {value:?}: {reason}")]
     InvalidArgument {
@@ -396,6 +405,7 @@ impl Error {
             Error::Comgr { .. } => Status::HipError,
             Error::LibraryNotFound { .. } => Status::BackendNotAvailable,
             Error::Nccl { code, .. } => code.status(),
+            Error::Blas { code, .. } => code.status(),
             Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 Status::NotFound
             }
@@ -426,6 +436,14 @@ impl Error {
     pub fn nccl_code(&self) -> Option<NcclErrorCode> {
         match self {
             Error::Nccl { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// The raw `hipblasStatus_t`, for a hipBLAS failure.
+    pub fn blas_code(&self) -> Option<BlasErrorCode> {
+        match self {
+            Error::Blas { code, .. } => Some(*code),
             _ => None,
         }
     }

@@ -1,0 +1,210 @@
+//! `gemm_ex`: GEMM over `f16` / `bf16` (and `f32`) inputs with an explicit compute type
+//! (`hipblasGemmEx`). Its signature changed across hipBLAS: 0.x takes `hipblasDatatype_t` throughout,
+//! 2.x adds `hipblasGemmEx_v2` taking `hipDataType` and `hipblasComputeType_t`, 3.x has only the latter
+//! under the plain name. The build script picks one (`cfg(hipblas_api)`).
+
+use super::calls::check_operands;
+use super::shape::Gemm;
+use super::{check, raw_op, Handle};
+use crate::error::{Error, Result};
+use crate::memory::{Access, DeviceCopy, DeviceMemory, DeviceMemoryMut};
+use half::{bf16, f16};
+use hipblas_sys as sys;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+#[cfg(hipblas_api = "v1")]
+type DataType = sys::hipblasDatatype_t;
+#[cfg(not(hipblas_api = "v1"))]
+type DataType = sys::hipDataType;
+
+/// An element type of [`Handle::gemm_ex`]'s matrices: [`f16`], [`bf16`] and `f32`.
+pub trait GemmExType: DeviceCopy + sealed::Sealed {
+    #[doc(hidden)]
+    const DATA_TYPE: DataType;
+}
+
+macro_rules! ex_type {
+    ($($t:ty => $v1:ident, $v2:ident);* $(;)?) => { $(
+        impl sealed::Sealed for $t {}
+        impl GemmExType for $t {
+            #[cfg(hipblas_api = "v1")]
+            const DATA_TYPE: DataType = sys::$v1;
+            #[cfg(not(hipblas_api = "v1"))]
+            const DATA_TYPE: DataType = sys::$v2;
+        }
+    )* };
+}
+ex_type!(f16 => HIPBLAS_R_16F, HIP_R_16F; bf16 => HIPBLAS_R_16B, HIP_R_16BF; f32 => HIPBLAS_R_32F, HIP_R_32F);
+
+/// The precision `gemm_ex` computes in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ComputeType {
+    /// Single precision (`HIPBLAS_COMPUTE_32F`): f16 / bf16 inputs with f32 accumulation.
+    F32,
+    /// Half precision (`HIPBLAS_COMPUTE_16F`): f16 inputs and output only.
+    F16,
+}
+
+/// `alpha` / `beta` in the compute type's representation, as hipBLAS reads them from the host.
+#[repr(C, align(8))]
+enum HostScalar {
+    F32(f32),
+    F16(f16),
+}
+
+impl HostScalar {
+    fn new(compute: ComputeType, v: f32) -> HostScalar {
+        match compute {
+            ComputeType::F32 => HostScalar::F32(v),
+            ComputeType::F16 => HostScalar::F16(f16::from_f32(v)),
+        }
+    }
+
+    fn ptr(&self) -> *const std::ffi::c_void {
+        match self {
+            HostScalar::F32(v) => (v as *const f32).cast(),
+            HostScalar::F16(v) => (v as *const f16).cast(),
+        }
+    }
+}
+
+impl Handle {
+    /// `C = alpha * op(A) * op(B) + beta * C` with A and B of type `I`, C of type `O`, computed in
+    /// `compute` (`hipblasGemmEx`, default algorithm). `alpha` and `beta` are host values, converted to
+    /// the compute type. Accepted by hipBLAS: `f16 x f16 -> f16 or f32` and `bf16 x bf16 -> bf16 or f32`
+    /// in F32, `f32 x f32 -> f32` in F32, `f16 x f16 -> f16` in F16; others are an [`Error::Blas`]
+    /// (not supported) from the library, or [`Error::InvalidArgument`] for F16 with other types.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_ex<I: GemmExType, O: GemmExType>(
+        &self,
+        shape: &Gemm,
+        alpha: f32,
+        a: &impl DeviceMemory<I>,
+        b: &impl DeviceMemory<I>,
+        beta: f32,
+        c: &mut impl DeviceMemoryMut<O>,
+        compute: ComputeType,
+    ) -> Result<()> {
+        if compute == ComputeType::F16
+            && (I::DATA_TYPE != f16::DATA_TYPE || O::DATA_TYPE != f16::DATA_TYPE)
+        {
+            return Err(Error::InvalidArgument {
+                what: "gemm_ex compute type",
+                value: "F16".into(),
+                reason: "half-precision compute takes f16 inputs and an f16 output".into(),
+            });
+        }
+        let call = shape.resolve()?;
+        check_operands(shape, &call.len, [a.len(), b.len(), c.len()])?;
+        let (alpha, beta) = (
+            HostScalar::new(compute, alpha),
+            HostScalar::new(compute, beta),
+        );
+        let ops = [
+            (a.device(), a.allocation(), Access::Read),
+            (b.device(), b.allocation(), Access::Read),
+            (c.device(), c.allocation(), Access::Write),
+        ];
+        let _op = self.begin::<f32>(NAME, &ops, &[])?;
+        let (x, y) = if call.swapped {
+            (b.device_ptr(), a.device_ptr())
+        } else {
+            (a.device_ptr(), b.device_ptr())
+        };
+        let [m, n, k] = call.mnk.map(|v| v as i32);
+        let [lx, ly, lc] = call.ld.map(|v| v as i32);
+        // SAFETY: as in gemm: A, B and C span every element the shape reaches (checked, values fit in int);
+        // each data type names the element type of its buffer, alpha/beta point at host values of the
+        // compute type, live for the call.
+        check(NAME, unsafe {
+            gemm_ex_raw(
+                self.raw,
+                raw_op(call.op[0]),
+                raw_op(call.op[1]),
+                m,
+                n,
+                k,
+                alpha.ptr(),
+                x,
+                I::DATA_TYPE,
+                lx,
+                y,
+                ly,
+                beta.ptr(),
+                c.device_ptr(),
+                O::DATA_TYPE,
+                lc,
+                compute,
+            )
+        })
+    }
+}
+
+#[cfg(hipblas_api = "v2_suffix")]
+const NAME: &str = "hipblasGemmEx_v2";
+#[cfg(not(hipblas_api = "v2_suffix"))]
+const NAME: &str = "hipblasGemmEx";
+
+/// The one `Ex` call of this hipBLAS, the input type serving both A and B.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_ex_raw(
+    h: sys::hipblasHandle_t,
+    oa: sys::hipblasOperation_t,
+    ob: sys::hipblasOperation_t,
+    m: i32,
+    n: i32,
+    k: i32,
+    alpha: *const std::ffi::c_void,
+    x: *mut std::ffi::c_void,
+    in_type: DataType,
+    lx: i32,
+    y: *mut std::ffi::c_void,
+    ly: i32,
+    beta: *const std::ffi::c_void,
+    c: *mut std::ffi::c_void,
+    out_type: DataType,
+    lc: i32,
+    compute: ComputeType,
+) -> sys::hipblasStatus_t {
+    #[cfg(hipblas_api = "v1")]
+    let compute = match compute {
+        ComputeType::F32 => sys::HIPBLAS_R_32F,
+        ComputeType::F16 => sys::HIPBLAS_R_16F,
+    };
+    #[cfg(not(hipblas_api = "v1"))]
+    let compute = match compute {
+        ComputeType::F32 => sys::HIPBLAS_COMPUTE_32F,
+        ComputeType::F16 => sys::HIPBLAS_COMPUTE_16F,
+    };
+    #[cfg(not(hipblas_api = "v2_suffix"))]
+    use sys::hipblasGemmEx as gemm_ex;
+    #[cfg(hipblas_api = "v2_suffix")]
+    use sys::hipblasGemmEx_v2 as gemm_ex;
+    // SAFETY: the caller's (gemm_ex above).
+    unsafe {
+        gemm_ex(
+            h,
+            oa,
+            ob,
+            m,
+            n,
+            k,
+            alpha,
+            x,
+            in_type,
+            lx,
+            y,
+            in_type,
+            ly,
+            beta,
+            c,
+            out_type,
+            lc,
+            compute,
+            sys::HIPBLAS_GEMM_DEFAULT,
+        )
+    }
+}

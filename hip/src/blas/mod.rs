@@ -1,0 +1,342 @@
+//! Dense linear algebra through hipBLAS (over rocBLAS on AMD, cuBLAS on HIP's NVIDIA platform). Feature
+//! `blas`; see `docs/BLAS.md`.
+//!
+//! ```no_run
+//! use hip::prelude::*;
+//! use hip::blas::{Gemm, Handle};
+//!
+//! let device = Device::get(0)?;
+//! let stream = Stream::new(&device)?;
+//! let blas = Handle::new(&stream)?;
+//! // Row-major 2x3 times 3x2, as NumPy stores them.
+//! let a = DeviceBuffer::from_host(&device, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+//! let b = DeviceBuffer::from_host(&device, &[1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0])?;
+//! let mut c = DeviceBuffer::<f32>::zeroed(&device, 4)?;
+//! blas.gemm(&Gemm::row_major(2, 2, 3), 1.0, &a, &b, 0.0, &mut c)?;
+//! assert_eq!(c.to_vec()?, [4.0, 5.0, 10.0, 11.0]);
+//! # Ok::<(), hip::Error>(())
+//! ```
+//!
+//! # Layout
+//!
+//! hipBLAS, like every BLAS, stores matrices column-major: element `(i, j)` of a matrix with leading
+//! dimension `ld` is at `i + j * ld`. [`Gemm::new`] describes such operands; [`Gemm::row_major`] takes
+//! row-major ones (C, NumPy) and runs the column-major product of the transposes, which is the same
+//! memory (`C^T = B^T A^T`): no copy, no transpose kernel.
+//!
+//! # What is checked, and what keeps it sound
+//!
+//! Before any call, every dimension, leading dimension, increment, stride and batch count is checked
+//! against the buffers: each operand must hold every element the call reads or writes (a larger buffer
+//! is fine), leading dimensions are at least the stored rows, increments are non-zero, the products of a
+//! strided batch never write the same elements, and every value fits hipBLAS's C `int` / 64-bit stride.
+//! A shape that fails is an [`Error::InvalidArgument`] naming the operand (`"gemm operand b"`), and
+//! nothing is queued. Buffers and scalars must be on the handle's device ([`Error::DeviceMismatch`]).
+//! Every `hipblasStatus_t` other than success is an [`Error::Blas`] keeping the raw status.
+//!
+//! Calls are queued on the handle's stream and return at once, ordered by the memory model like every
+//! other operation of this crate (see the [`memory`](crate::memory) module): the stream first waits for
+//! other streams' conflicting work on the operands, later operations on them wait for the call, and a
+//! buffer is freed only after the stream is done with it. [`Handle::set_stream`] moves the handle to
+//! another stream of its device.
+//!
+//! # Scalars
+//!
+//! `alpha` and `beta` are host values by default (`1.0`, `Complex32::new(0.0, 1.0)`), read when the call
+//! is made. [`Scalar::device`] takes them from device memory instead (hipBLAS's pointer mode device),
+//! read when the call runs, for values computed on the device; `alpha` and `beta` of one call must both be
+//! host values or both device values. Results (`dot`, `nrm2`) come back to the host, waiting for the
+//! call, or into device memory without waiting ([`Handle::dot_into`], [`Handle::nrm2_into`]).
+
+mod calls;
+mod gemm_ex;
+mod shape;
+mod types;
+
+pub use self::gemm_ex::{ComputeType, GemmExType};
+pub use self::shape::{Gemm, Gemv, Op, StridedBatch};
+pub use self::types::BlasScalar;
+/// The raw bindings (`hipblas-sys`).
+pub use hipblas_sys;
+/// The `num-complex` crate: [`Complex32`] and [`Complex64`] are the complex element types.
+pub use num_complex;
+pub use num_complex::{Complex32, Complex64};
+
+use crate::device::Device;
+use crate::error::{BlasErrorCode, Error, Result};
+use crate::event::same_device;
+use crate::memory::{Access, Allocation, DeviceCopy, DeviceMemory, DevicePtr};
+use crate::stream::{Stream, StreamHandle, StreamOp};
+use hipblas_sys as sys;
+use std::cell::Cell;
+use std::sync::Arc;
+
+/// The version of the hipBLAS headers this crate was built against: 0.x for ROCm 5, 2.x for ROCm 6,
+/// 3.x for ROCm 7.
+pub const HEADER_VERSION: (u32, u32, u32) = sys::HEADER_VERSION;
+
+/// A hipBLAS handle bound to a stream of one device (`hipblasHandle_t`): every call is queued on that
+/// stream. Destroyed on drop.
+///
+/// `Send` (it may move to another thread) but not `Sync`: hipBLAS handles are not for concurrent use.
+/// Make one per thread, or per stream, as hipBLAS advises.
+pub struct Handle {
+    raw: sys::hipblasHandle_t,
+    device: Device,
+    stream: Arc<StreamHandle>,
+    stream_raw: sys::hipStream_t,
+    /// The pointer mode last set on the handle (`true`: device).
+    device_scalars: Cell<bool>,
+}
+
+// SAFETY: a hipBLAS handle may be used from any thread, one at a time; `Handle` is not `Sync` (the `Cell`),
+// so `&Handle` never crosses threads, and each call makes the handle's device current first.
+unsafe impl Send for Handle {}
+
+impl Handle {
+    /// A handle on `stream`'s device, queueing on `stream` (`hipblasCreate`, `hipblasSetStream`).
+    pub fn new(stream: &Stream) -> Result<Handle> {
+        let device = stream.device().clone();
+        device.bind()?;
+        let mut raw: sys::hipblasHandle_t = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; the device is current, so the handle is made on it.
+        check("hipblasCreate", unsafe { sys::hipblasCreate(&mut raw) })?;
+        let handle = Handle {
+            raw,
+            device,
+            stream: Arc::clone(stream.handle()),
+            stream_raw: stream.raw(),
+            device_scalars: Cell::new(false),
+        };
+        // SAFETY: `raw` is the live handle just made; the stream is live (kept by `handle.stream`) and on
+        // the handle's device.
+        check("hipblasSetStream", unsafe {
+            sys::hipblasSetStream(raw, stream.raw())
+        })?;
+        Ok(handle)
+    }
+
+    /// Queue later calls on `stream`, which must be on the handle's device ([`Error::DeviceMismatch`]).
+    /// Calls already queued stay on the previous stream; the memory model orders the two on shared
+    /// buffers.
+    pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
+        same_device("blas set_stream", &self.device, stream.device())?;
+        self.device.bind()?;
+        // SAFETY: live handle; the stream is live and on the handle's device (checked), and kept alive below
+        // for as long as the handle uses it.
+        check("hipblasSetStream", unsafe {
+            sys::hipblasSetStream(self.raw, stream.raw())
+        })?;
+        self.stream = Arc::clone(stream.handle());
+        self.stream_raw = stream.raw();
+        Ok(())
+    }
+
+    /// The device the handle works on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The raw handle, for hipBLAS calls this crate does not wrap. Order them on the handle's stream with
+    /// [`DeviceMemory::track_use`]; the handle stays owned by `self`.
+    pub fn raw(&self) -> sys::hipblasHandle_t {
+        self.raw
+    }
+
+    /// Start a call: every operand and device scalar on the handle's device, the stream ordered after
+    /// their conflicting users and recorded as their user, the device current, the pointer mode set for
+    /// `scalars` (host unless they are device scalars; `scalar_mode` checked they agree). The returned
+    /// guard keeps captures from starting or ending until the call is queued.
+    #[inline]
+    fn begin<T: DeviceCopy>(
+        &self,
+        what: &'static str,
+        operands: &[(&Device, &Arc<Allocation>, Access)],
+        scalars: &[&Scalar<'_, T>],
+    ) -> Result<StreamOp<'_>> {
+        let device_scalars = scalars.first().is_some_and(|s| s.is_device());
+        self.begin_with_mode(what, operands, scalars, device_scalars)
+    }
+
+    /// [`begin`](Self::begin) for a result written to device memory (`dot_into`, `nrm2_into`): pointer
+    /// mode device.
+    fn begin_device_result(
+        &self,
+        what: &'static str,
+        operands: &[(&Device, &Arc<Allocation>, Access)],
+    ) -> Result<StreamOp<'_>> {
+        self.begin_with_mode::<u8>(what, operands, &[], true)
+    }
+
+    fn begin_with_mode<T: DeviceCopy>(
+        &self,
+        what: &'static str,
+        operands: &[(&Device, &Arc<Allocation>, Access)],
+        scalars: &[&Scalar<'_, T>],
+        device_scalars: bool,
+    ) -> Result<StreamOp<'_>> {
+        let scalar_operands = scalars.iter().filter_map(|s| s.operand());
+        for (device, _, _) in operands.iter().copied().chain(scalar_operands.clone()) {
+            same_device(what, &self.device, device)?;
+        }
+        let op = self.stream.begin_op();
+        for (_, allocation, access) in operands.iter().copied().chain(scalar_operands) {
+            allocation.use_on(&op, access)?;
+        }
+        self.device.bind()?;
+        if self.device_scalars.get() != device_scalars {
+            let mode = if device_scalars {
+                sys::HIPBLAS_POINTER_MODE_DEVICE
+            } else {
+                sys::HIPBLAS_POINTER_MODE_HOST
+            };
+            // SAFETY: live handle, a valid pointer mode.
+            check("hipblasSetPointerMode", unsafe {
+                sys::hipblasSetPointerMode(self.raw, mode)
+            })?;
+            self.device_scalars.set(device_scalars);
+        }
+        Ok(op)
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // Errors cannot be reported from drop; the device is current so the handle is destroyed on it.
+        let _ = self.device.bind();
+        // SAFETY: the live handle, destroyed once. Work it queued stays ordered by the memory model:
+        // buffers it used are freed only after its stream's work.
+        unsafe { sys::hipblasDestroy(self.raw) };
+    }
+}
+
+/// A scalar argument (`alpha`, `beta`): a host value, or one element of device memory.
+///
+/// Made from a value (`2.0.into()`, or just `2.0` where a call takes `impl Into<Scalar<T>>`) or with
+/// [`Scalar::device`].
+pub struct Scalar<'a, T: DeviceCopy>(ScalarKind<'a, T>);
+
+/// Host scalars at 16-byte alignment: hipBLAS's complex types (`float2`-based on ROCm 7) may be read
+/// with 8- or 16-byte alignment.
+#[repr(C, align(16))]
+struct Aligned<T>(T);
+
+enum ScalarKind<'a, T: DeviceCopy> {
+    Host(Aligned<T>),
+    Device {
+        ptr: DevicePtr,
+        device: &'a Device,
+        allocation: &'a Arc<Allocation>,
+    },
+}
+
+impl<T: DeviceCopy> From<T> for Scalar<'_, T> {
+    fn from(v: T) -> Self {
+        Scalar(ScalarKind::Host(Aligned(v)))
+    }
+}
+
+impl<'a, T: DeviceCopy> Scalar<'a, T> {
+    /// The first element of `mem`, read on the device when the call runs. [`Error::InvalidArgument`] for
+    /// empty memory.
+    pub fn device(mem: &'a impl DeviceMemory<T>) -> Result<Self> {
+        if mem.is_empty() {
+            return Err(Error::InvalidArgument {
+                what: "device scalar",
+                value: "empty device memory".into(),
+                reason: "a device scalar is the first element of its memory".into(),
+            });
+        }
+        Ok(Scalar(ScalarKind::Device {
+            ptr: mem.device_ptr(),
+            device: mem.device(),
+            allocation: mem.allocation(),
+        }))
+    }
+
+    fn is_device(&self) -> bool {
+        matches!(self.0, ScalarKind::Device { .. })
+    }
+
+    /// The pointer hipBLAS reads: the host value's address, or the device element's.
+    fn ptr(&self) -> *const T {
+        match &self.0 {
+            ScalarKind::Host(v) => &v.0,
+            ScalarKind::Device { ptr, .. } => ptr.cast_const().cast(),
+        }
+    }
+
+    fn operand(&self) -> Option<(&Device, &Arc<Allocation>, Access)> {
+        match &self.0 {
+            ScalarKind::Host(_) => None,
+            ScalarKind::Device {
+                device, allocation, ..
+            } => Some((*device, *allocation, Access::Read)),
+        }
+    }
+}
+
+/// Whether `alpha` and `beta` are device scalars; an error when one is and the other is not.
+fn scalar_mode<T: DeviceCopy>(alpha: &Scalar<'_, T>, beta: &Scalar<'_, T>) -> Result<bool> {
+    if alpha.is_device() == beta.is_device() {
+        Ok(alpha.is_device())
+    } else {
+        Err(Error::InvalidArgument {
+            what: "beta",
+            value: if beta.is_device() {
+                "a device scalar"
+            } else {
+                "a host value"
+            }
+            .into(),
+            reason: "alpha and beta of one call must both be host values or both device scalars"
+                .into(),
+        })
+    }
+}
+
+/// `Ok` for `HIPBLAS_STATUS_SUCCESS`, else the error for `call`.
+fn check(call: &'static str, status: sys::hipblasStatus_t) -> Result<()> {
+    match status.0 {
+        0 => Ok(()),
+        raw if raw == sys::hipblasRsStatusLibraryNotFound.0 => Err(Error::LibraryNotFound {
+            library: "hipBLAS (libhipblas)",
+            tried: loader_failure(),
+            install:
+                "Debian trixie or newer: apt-get install libhipblas-dev; ROCm: hipblas; or point \
+                      HIP_RS_HIPBLAS at the library",
+        }),
+        raw if raw == sys::hipblasRsStatusSymbolNotFound.0 => Err(Error::NotSupported {
+            what: call,
+            reason: "the hipBLAS that was loaded does not export this function",
+        }),
+        raw => Err(Error::Blas {
+            call,
+            code: BlasErrorCode(raw),
+        }),
+    }
+}
+
+#[cfg(feature = "dynamic-loading")]
+fn loader_failure() -> Vec<String> {
+    sys::loader::failure()
+        .map(<[String]>::to_vec)
+        .unwrap_or_default()
+}
+
+#[cfg(not(feature = "dynamic-loading"))]
+fn loader_failure() -> Vec<String> {
+    Vec::new()
+}
+
+/// `hipblasOperation_t` of an [`Op`].
+fn raw_op(op: Op) -> sys::hipblasOperation_t {
+    match op {
+        Op::N => sys::HIPBLAS_OP_N,
+        Op::T => sys::HIPBLAS_OP_T,
+        Op::C => sys::HIPBLAS_OP_C,
+    }
+}
+
+#[cfg(test)]
+mod tests;
