@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build hip::blas's GPU tests, the gemm example and the BLAS benchmark for HIP's NVIDIA platform on a
-# machine without a GPU, with hipBLAS's NVIDIA backend (scripts/build-hipblas-nvidia.sh) over cuBLAS 11.11,
+# machine without a GPU, with hipBLAS's NVIDIA backend (scripts/build-math-nvidia.sh blas) over cuBLAS 11.11,
 # and pack them for the GPU machine. cuBLAS does not fit one 64 MiB call: its libcublasLt (575 MB; 228 MB
 # once the cubins an sm_90 GPU never loads are zeroed, scripts/prune-fatbin.py) travels xz-compressed in
 # two halves first.
@@ -15,7 +15,7 @@ set -euo pipefail
 [ $# -ge 1 ] || { sed -n '8,9p' "$0" | sed 's/^# //' >&2; exit 2; }
 src=$1
 cd "$(dirname "$0")/.."
-scripts/build-hipblas-nvidia.sh "$src" target/hipblas-nvidia
+scripts/build-math-nvidia.sh blas "$src" target/hipblas-nvidia
 cuda=$PWD/target/cuda11
 export HIP_PLATFORM=nvidia HIP_SYS_CUDA_INCLUDE=$cuda/include HIP_SYS_CUDA_LIB=$cuda/lib
 export HIPBLAS_PATH=$PWD/target/hipblas-nvidia CARGO_TARGET_DIR=target/nvidia CARGO_PROFILE_DEV_DEBUG=0
@@ -73,7 +73,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "=== test-gpu_blas"; "$here/bin/test-gpu_blas" --test-threads=1 || fail=1
 echo "=== example-gemm"; "$here/bin/example-gemm" || fail=1
 echo "=== memcheck test-gpu_blas"
-compute-sanitizer --tool memcheck "$here/bin/test-gpu_blas" --test-threads=1 > "$dest/memcheck-gpu_blas.log" 2>&1 || fail=1
+compute-sanitizer --tool memcheck --report-api-errors no "$here/bin/test-gpu_blas" --test-threads=1 > "$dest/memcheck-gpu_blas.log" 2>&1 || fail=1
 grep -E "ERROR SUMMARY|test result" "$dest/memcheck-gpu_blas.log"
 echo "=== bench-blas"; "$here/bin/bench-blas" --baseline "$here/lib/libhiprs_blas_baseline.so" | tee "$dest/bench-blas.md" || fail=1
 echo "=== exit $fail"

@@ -10,14 +10,16 @@ extern "C" int blas_raw_gemm(void* handle, int type, int m, int n, int k, const 
                              void* C, int calls) {
     hipblasHandle_t h = (hipblasHandle_t)handle;
     const float one = 1.0f, zero = 0.0f;
+    // Leading dimensions of at least 1, as BLAS requires (an empty product has m = 0).
+    const int ldm = m > 1 ? m : 1, ldk = k > 1 ? k : 1;
     for (int i = 0; i < calls; i++) {
         hipblasStatus_t s;
         if (type == 0) {
-            s = hipblasSgemm(h, HIPBLAS_OP_N, HIPBLAS_OP_N, m, n, k, &one, (const float*)A, m,
-                             (const float*)B, k, &zero, (float*)C, m);
+            s = hipblasSgemm(h, HIPBLAS_OP_N, HIPBLAS_OP_N, m, n, k, &one, (const float*)A, ldm,
+                             (const float*)B, ldk, &zero, (float*)C, ldm);
         } else {
             hipblasDatatype_t t = type == 1 ? HIPBLAS_R_16F : HIPBLAS_R_16B;
-            s = hipblasGemmEx(h, HIPBLAS_OP_N, HIPBLAS_OP_N, m, n, k, &one, A, t, m, B, t, k, &zero, C, t, m,
+            s = hipblasGemmEx(h, HIPBLAS_OP_N, HIPBLAS_OP_N, m, n, k, &one, A, t, ldm, B, t, ldk, &zero, C, t, ldm,
                               HIPBLAS_R_32F, HIPBLAS_GEMM_DEFAULT);
         }
         if (s != HIPBLAS_STATUS_SUCCESS) return (int)s;

@@ -199,6 +199,8 @@ impl Bench {
         use hip::memory::Access;
         let (a, b, c) = ptrs(&self.ops.f32);
         let (one, zero) = (1.0f32, 0.0f32);
+        // Leading dimensions of at least 1, as BLAS requires (an empty product has m = 0).
+        let ld = |v: usize| v.max(1) as c_int;
         for _ in 0..calls {
             if steps >= 1 {
                 self.device.bind().map_err(e)?;
@@ -220,12 +222,12 @@ impl Bench {
                     k as c_int,
                     &one,
                     a.cast(),
-                    m as c_int,
+                    ld(m),
                     b.cast(),
-                    k as c_int,
+                    ld(k),
                     &zero,
                     c.cast(),
-                    m as c_int,
+                    ld(m),
                 )
             };
             if s.0 != 0 {
@@ -374,11 +376,16 @@ fn throughput(b: &mut Bench, out: &mut String) -> Result<(), String> {
 /// Rounds of the throughput measurement.
 const ROUNDS: usize = 11;
 
-fn host_cost(b: &mut Bench, out: &mut String) -> Result<(), String> {
+/// The host cost of a call of `shape`: 64x64x64 (a real product, cuBLAS's own ~15 us included), and
+/// 0x0x0 (hipBLAS returns at once: the wrappers' cost alone, without cuBLAS's variation).
+fn host_cost(
+    b: &mut Bench,
+    out: &mut String,
+    shape: (usize, usize, usize),
+    rounds: usize,
+) -> Result<(), String> {
     use std::fmt::Write;
-    let shape = (64, 64, 64);
-    let (rounds, batch) = (4000, 32);
-    // raw C++, safe, cudarc (if built), and hipblas-sys from Rust on the safe side's handle.
+    let batch = 32;
     // Few contenders, so each round's pairs are close in time: raw C++, hipblas-sys from Rust, safe,
     // and the safe call without the memory model (cudarc and the intermediate steps: --host-steps).
     let steps = std::env::args().any(|a| a == "--host-steps");
@@ -410,7 +417,7 @@ fn host_cost(b: &mut Bench, out: &mut String) -> Result<(), String> {
             b.sync(who)?;
         }
     }
-    let _ = writeln!(out, "\nHost time per call, 64x64x64 f32 GEMM ({rounds} rounds of {batch} calls per contender, order rotating, queue drained between batches):\n");
+    let _ = writeln!(out, "\nHost time per call, {}x{}x{} f32 GEMM ({rounds} rounds of {batch} calls per contender, order rotating, queue drained between batches):\n", shape.0, shape.1, shape.2);
     let _ = writeln!(
         out,
         "| contender | median ns/call | over raw C++, same round: mean ns (95% CI) | median of the differences |"
@@ -501,7 +508,8 @@ fn run(baseline: &str) -> Result<(), String> {
         props.name, hip::PLATFORM, hip::blas::HEADER_VERSION
     );
     throughput(&mut b, &mut out)?;
-    host_cost(&mut b, &mut out)?;
+    host_cost(&mut b, &mut out, (64, 64, 64), 4000)?;
+    host_cost(&mut b, &mut out, (0, 0, 0), 20000)?;
     // Which cuBLAS each side ran on (cudarc opens its own by name).
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
     let mut libs: Vec<&str> = maps

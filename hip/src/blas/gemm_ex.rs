@@ -20,7 +20,7 @@ type DataType = sys::hipblasDatatype_t;
 #[cfg(not(hipblas_api = "v1"))]
 type DataType = sys::hipDataType;
 
-/// An element type of [`Handle::gemm_ex`]'s matrices: [`f16`], [`bf16`] and `f32`.
+/// An element type of [`Handle::gemm_ex`]'s matrices: [`half::f16`], [`half::bf16`] and `f32`.
 pub trait GemmExType: DeviceCopy + sealed::Sealed {
     #[doc(hidden)]
     const DATA_TYPE: DataType;

@@ -1,0 +1,178 @@
+//! The whole build script of a ROCm math library's sys crate (hipblas-sys, hiprand-sys, hipfft-sys): find
+//! the header ([`find`](crate::find)), run bindgen over the crate's `wrapper.h` against the HIP headers
+//! hip-sys used, rewrite the functions into a run-time table with `dynamic-loading`, write the bindings
+//! and the header's version, link the library.
+//!
+//! Without the library: a build error listing every place tried and how to install it, except with
+//! `dynamic-loading` (and on docs.rs), where the crate's committed bindings are used.
+
+use crate::{dynamic, find};
+use std::env;
+use std::path::{Path, PathBuf};
+
+/// What one sys crate binds.
+pub struct Binding {
+    /// What to look for, and where the user can point.
+    pub library: find::Library,
+    /// The crate, for messages (`"hipblas-sys"`).
+    pub crate_name: &'static str,
+    /// The `hip` feature that needs it (`"blas"`).
+    pub feature: &'static str,
+    /// Regex of the functions and types to bind (`"hipblas.*"`).
+    pub allow: &'static str,
+    /// Regex of the constants to bind.
+    pub allow_vars: &'static str,
+    /// The status type, made a newtype so unknown codes stay representable (`"hipblasStatus_t"`).
+    pub status: &'static str,
+    /// The committed bindings (relative to the crate) and the version they were generated from.
+    pub prebuilt: (&'static str, (u32, u32, u32)),
+    /// How to install it, one line per way, each starting with two spaces.
+    pub install: &'static str,
+    /// The header's version from the header's path.
+    pub version: fn(&Path) -> (u32, u32, u32),
+    /// The library to link (`"hipblas"` for libhipblas).
+    pub link: &'static str,
+    /// Clang arguments after hip-sys's: `["-xc++", "-std=c++14"]` for a header that only parses as C++
+    /// (hip-sys's own are C).
+    pub clang_args: &'static [&'static str],
+}
+
+/// Run the build script for `b`.
+pub fn build(b: &Binding) {
+    let verbose_var = format!("{}_VERBOSE", b.crate_name.to_uppercase().replace('-', "_"));
+    for v in find::env_vars(&b.library) {
+        println!("cargo:rerun-if-env-changed={v}");
+    }
+    println!("cargo:rerun-if-env-changed=DOCS_RS");
+    println!("cargo:rerun-if-env-changed={verbose_var}");
+    println!("cargo:rerun-if-changed=build");
+    println!("cargo:rerun-if-changed=wrapper.h");
+    println!("cargo:rerun-if-changed={}", b.prebuilt.0);
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let verbose = env::var_os(&verbose_var).is_some();
+    if env::var_os("DOCS_RS").is_some() {
+        return use_prebuilt(b, &out, verbose, "DOCS_RS");
+    }
+    let found = match find::find(&b.library) {
+        Ok(found) => found,
+        Err(_) if dynamic::enabled() => {
+            return use_prebuilt(b, &out, verbose, "dynamic-loading, no headers found")
+        }
+        Err(tried) => fail(&find::missing_message(
+            &b.library, b.feature, &tried, b.install,
+        )),
+    };
+    let Ok(clang_args) = env::var("DEP_AMDHIP64_CLANG_ARGS") else {
+        fail(&format!(
+            "{}: hip-sys gave no HIP headers (DEP_AMDHIP64_CLANG_ARGS): {}'s header needs HIP's. Build \
+             hip-sys from a real ROCm/HIP install, not from its prebuilt bindings.",
+            b.crate_name, b.library.name
+        ))
+    };
+    let mut clang_args: Vec<String> = clang_args.split('\u{1f}').map(String::from).collect();
+    clang_args.push(format!("-I{}", found.include.display()));
+    clang_args.extend(b.clang_args.iter().map(|a| a.to_string()));
+    if env::var("DEP_AMDHIP64_PLATFORM").as_deref() == Ok("nvidia") {
+        // The math libraries' headers of ROCm 5 test the older spelling (hiprand.h: __HIP_PLATFORM_NVCC__).
+        clang_args.push("-D__HIP_PLATFORM_NVCC__".into());
+    }
+    let header = found.include.join(b.library.header);
+    println!("cargo:rerun-if-changed={}", header.display());
+    let version = (b.version)(&header);
+    if verbose {
+        println!(
+            "cargo:warning={}: {} {version:?} found by {} (include {}, lib {})",
+            b.crate_name,
+            b.library.name,
+            found.found_by,
+            found.include.display(),
+            found
+                .lib
+                .as_ref()
+                .map_or("none".into(), |l| l.display().to_string())
+        );
+    }
+    finish(&out, generate(b, &clang_args), version);
+    if dynamic::enabled() {
+        // Opened at run time (the crate's loader): no link-time dependency.
+        return;
+    }
+    match &found.lib {
+        Some(lib) => println!("cargo:rustc-link-search=native={}", lib.display()),
+        None => println!(
+            "cargo:warning={}: {} headers found at {} but no library beside them; the bindings build, \
+             linking a program will fail",
+            b.crate_name,
+            b.library.name,
+            found.include.display()
+        ),
+    }
+    println!("cargo:rustc-link-lib=dylib={}", b.link);
+}
+
+/// bindgen over wrapper.h: the library's functions, types and constants. hip-sys's stream type stands in
+/// for the library's (the crate re-exports it), so a `hip::Stream`'s raw handle passes as is.
+fn generate(b: &Binding, clang_args: &[String]) -> String {
+    let bindings = bindgen::Builder::default()
+        .header("wrapper.h")
+        .clang_args(clang_args)
+        .allowlist_function(b.allow)
+        .allowlist_type(b.allow)
+        .allowlist_var(b.allow_vars)
+        .blocklist_type("hipStream_t|ihipStream_t|cudaStream_t|CUstream_st")
+        .default_enum_style(bindgen::EnumVariation::Consts)
+        .prepend_enum_name(false)
+        .newtype_enum(b.status)
+        .derive_default(true)
+        .generate_comments(false)
+        .merge_extern_blocks(true)
+        .layout_tests(false)
+        .generate();
+    match bindings {
+        Ok(code) => code.to_string(),
+        Err(e) => fail(&format!(
+            "{}: bindgen could not parse wrapper.h: {e}",
+            b.crate_name
+        )),
+    }
+}
+
+/// Write the bindings (a function table with `dynamic-loading`) and the header's version, and export
+/// them to dependents (`DEP_<LINKS>_BINDINGS`, `DEP_<LINKS>_VERSION`).
+fn finish(out: &Path, mut code: String, (ma, mi, pa): (u32, u32, u32)) {
+    if dynamic::enabled() {
+        code = dynamic::rewrite(
+            &code,
+            "hip_sys::dynamic_functions",
+            "crate::loader::functions",
+        );
+    }
+    std::fs::write(out.join("bindings.rs"), code).expect("write bindings.rs");
+    std::fs::write(
+        out.join("build_info.rs"),
+        format!(
+            "/// The version of the headers these bindings come from (major, minor, patch).\n\
+             pub const HEADER_VERSION: (u32, u32, u32) = ({ma}, {mi}, {pa});\n"
+        ),
+    )
+    .expect("write build_info.rs");
+    println!("cargo:bindings={}", out.join("bindings.rs").display());
+    println!("cargo:version={ma}.{mi}.{pa}");
+}
+
+fn use_prebuilt(b: &Binding, out: &Path, verbose: bool, why: &str) {
+    let (path, version) = b.prebuilt;
+    if verbose {
+        println!(
+            "cargo:warning={}: committed bindings of {version:?} ({why})",
+            b.crate_name
+        );
+    }
+    let code = std::fs::read_to_string(path).expect("read the committed bindings");
+    finish(out, code, version);
+}
+
+fn fail(msg: &str) -> ! {
+    eprintln!("\n{msg}");
+    std::process::exit(1)
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Fetch CUDA 11.8's math libraries from PyPI into the CUDA-like tree of scripts/fetch-cuda11.sh (default
+# target/cuda11/{include,lib}), for the NVIDIA backends of hipBLAS, hipRAND and hipFFT
+# (scripts/build-math-nvidia.sh). Idempotent.
+#
+#   scripts/fetch-cuda-libs.sh blas|rand|fft... [--dest DIR]
+#
+#   blas  nvidia-cublas-cu11 11.11.3.6  cublas_v2.h, libcublas.so.11, libcublasLt.so.11 (about 420 MB)
+#   rand  nvidia-curand-cu11 10.3.0.86  curand.h, libcurand.so.10 (about 100 MB)
+#   fft   nvidia-cufft-cu11  10.9.0.58  cufft.h, libcufft.so.10 (about 280 MB)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dest=target/cuda11
+libs=()
+while [ $# -gt 0 ]; do
+    case $1 in
+        --dest) dest=$2; shift 2 ;;
+        blas | rand | fft) libs+=("$1"); shift ;;
+        *) echo "fetch-cuda-libs: unknown argument '$1' (blas, rand, fft, --dest DIR)" >&2; exit 2 ;;
+    esac
+done
+for lib in "${libs[@]}"; do
+    case $lib in
+        blas) wheel=nvidia-cublas-cu11==11.11.3.6 dir=cublas check=libcublasLt.so.11 ;;
+        rand) wheel=nvidia-curand-cu11==10.3.0.86 dir=curand check=libcurand.so.10 ;;
+        fft) wheel=nvidia-cufft-cu11==10.9.0.58 dir=cufft check=libcufft.so.10 ;;
+    esac
+    [ -f "$dest/lib/$check" ] && { echo "$dest: $wheel present"; continue; }
+    wheels=$(mktemp -d) unpacked=$(mktemp -d)
+    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.11 \
+        --platform manylinux1_x86_64 --platform manylinux2014_x86_64 -d "$wheels" "$wheel"
+    for w in "$wheels"/*.whl; do python3 -m zipfile -e "$w" "$unpacked"; done
+    mkdir -p "$dest/include" "$dest/lib"
+    cp "$unpacked/nvidia/$dir/include/"*.h "$dest/include/"
+    for so in "$unpacked/nvidia/$dir/lib/"*.so.*; do
+        cp "$so" "$dest/lib/"
+        base=$(basename "$so")
+        ln -sf "$base" "$dest/lib/${base%%.so.*}.so"
+    done
+    rm -rf "$wheels" "$unpacked"
+    echo "$wheel in $dest"
+done
