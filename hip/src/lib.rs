@@ -54,12 +54,16 @@ pub mod code_object;
 pub mod device;
 pub mod error;
 pub mod event;
+#[cfg(feature = "fft")]
+pub mod fft;
 pub mod graph;
 pub mod host_fn;
 pub mod launch;
 pub mod memory;
 pub mod module;
 mod occupancy;
+#[cfg(feature = "rand")]
+pub mod rand;
 #[cfg(feature = "rccl")]
 pub mod rccl;
 pub mod result;
@@ -70,7 +74,10 @@ mod test_time;
 
 pub use code_object::CodeObject;
 pub use device::{driver_version, runtime_version, Device, DeviceProperties};
-pub use error::{BlasErrorCode, Error, HipErrorCode, NcclErrorCode, Result, RtcErrorCode, Status};
+pub use error::{
+    BlasErrorCode, Error, FftErrorCode, HipErrorCode, NcclErrorCode, RandErrorCode, Result,
+    RtcErrorCode, Status,
+};
 pub use event::Event;
 pub use graph::{Capture, CaptureMode, Graph, GraphExec, GraphInstantiateFlags};
 pub use host_fn::{HostFnHandle, HostFnState};

@@ -196,6 +196,148 @@ impl fmt::Display for BlasErrorCode {
     }
 }
 
+/// A raw `hiprandStatus_t` value from hipRAND, kept exactly as returned (the `rand` module).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RandErrorCode(pub u32);
+
+impl RandErrorCode {
+    const NAMES: [(u32, &'static str, Status); 14] = [
+        (0, "HIPRAND_STATUS_SUCCESS", Status::Ok),
+        (
+            100,
+            "HIPRAND_STATUS_VERSION_MISMATCH",
+            Status::BackendInvalid,
+        ),
+        (
+            101,
+            "HIPRAND_STATUS_NOT_INITIALIZED",
+            Status::BackendInitFailed,
+        ),
+        (
+            102,
+            "HIPRAND_STATUS_ALLOCATION_FAILED",
+            Status::AllocationFailed,
+        ),
+        (103, "HIPRAND_STATUS_TYPE_ERROR", Status::InvalidArgument),
+        (104, "HIPRAND_STATUS_OUT_OF_RANGE", Status::InvalidArgument),
+        (
+            105,
+            "HIPRAND_STATUS_LENGTH_NOT_MULTIPLE",
+            Status::ExtentMismatch,
+        ),
+        (
+            106,
+            "HIPRAND_STATUS_DOUBLE_PRECISION_REQUIRED",
+            Status::NotSupported,
+        ),
+        (
+            201,
+            "HIPRAND_STATUS_LAUNCH_FAILURE",
+            Status::OperationFailed,
+        ),
+        (
+            202,
+            "HIPRAND_STATUS_PREEXISTING_FAILURE",
+            Status::BackendError,
+        ),
+        (
+            203,
+            "HIPRAND_STATUS_INITIALIZATION_FAILED",
+            Status::BackendInitFailed,
+        ),
+        (204, "HIPRAND_STATUS_ARCH_MISMATCH", Status::NotSupported),
+        (999, "HIPRAND_STATUS_INTERNAL_ERROR", Status::InternalError),
+        (
+            1000,
+            "HIPRAND_STATUS_NOT_IMPLEMENTED",
+            Status::NotImplemented,
+        ),
+    ];
+
+    /// The C enumerator's name (`"HIPRAND_STATUS_LENGTH_NOT_MULTIPLE"`).
+    pub fn name(self) -> Option<&'static str> {
+        Self::NAMES
+            .iter()
+            .find(|(v, n, _)| *v == self.0 && !n.is_empty())
+            .map(|(_, n, _)| *n)
+    }
+
+    /// The DTL-style status: the group that says what went wrong (allocation 201, invalid argument 410,
+    /// length 405, not supported 420, launch 600, initialisation 502, version 503, internal 900, not
+    /// implemented 901), `backend_error` (500) for anything else.
+    pub fn status(self) -> Status {
+        Self::NAMES
+            .iter()
+            .find(|(v, n, _)| *v == self.0 && !n.is_empty())
+            .map_or(Status::BackendError, |(_, _, s)| *s)
+    }
+}
+
+impl fmt::Display for RandErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(n) => write!(f, "{n} ({})", self.0),
+            None => write!(f, "hiprandStatus_t {}", self.0),
+        }
+    }
+}
+
+/// A raw `hipfftResult` value from hipFFT, kept exactly as returned (the `fft` module).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FftErrorCode(pub u32);
+
+impl FftErrorCode {
+    const NAMES: [(u32, &'static str, Status); 16] = [
+        (0, "HIPFFT_SUCCESS", Status::Ok),
+        (1, "HIPFFT_INVALID_PLAN", Status::InvalidArgument),
+        (2, "HIPFFT_ALLOC_FAILED", Status::AllocationFailed),
+        (3, "HIPFFT_INVALID_TYPE", Status::InvalidArgument),
+        (4, "HIPFFT_INVALID_VALUE", Status::InvalidArgument),
+        (5, "HIPFFT_INTERNAL_ERROR", Status::InternalError),
+        (6, "HIPFFT_EXEC_FAILED", Status::OperationFailed),
+        (7, "HIPFFT_SETUP_FAILED", Status::BackendInitFailed),
+        (8, "HIPFFT_INVALID_SIZE", Status::ExtentMismatch),
+        (9, "HIPFFT_UNALIGNED_DATA", Status::InvalidPointer),
+        (
+            10,
+            "HIPFFT_INCOMPLETE_PARAMETER_LIST",
+            Status::InvalidArgument,
+        ),
+        (11, "HIPFFT_INVALID_DEVICE", Status::InvalidArgument),
+        (12, "HIPFFT_PARSE_ERROR", Status::InvalidArgument),
+        (13, "HIPFFT_NO_WORKSPACE", Status::AllocationFailed),
+        (14, "HIPFFT_NOT_IMPLEMENTED", Status::NotImplemented),
+        (16, "HIPFFT_NOT_SUPPORTED", Status::NotSupported),
+    ];
+
+    /// The C enumerator's name (`"HIPFFT_INVALID_SIZE"`).
+    pub fn name(self) -> Option<&'static str> {
+        Self::NAMES
+            .iter()
+            .find(|(v, _, _)| *v == self.0)
+            .map(|(_, n, _)| *n)
+    }
+
+    /// The DTL-style status: the group that says what went wrong (invalid argument 410, allocation 201,
+    /// size 405, alignment 203, execution 600, setup 502, internal 900, not implemented 901, not supported
+    /// 420), `backend_error` (500) for codes hipFFT does not list.
+    pub fn status(self) -> Status {
+        Self::NAMES
+            .iter()
+            .find(|(v, _, _)| *v == self.0)
+            .map_or(Status::BackendError, |(_, _, s)| *s)
+    }
+}
+
+impl fmt::Display for FftErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(n) => write!(f, "{n} ({})", self.0),
+            None => write!(f, "hipfftResult {}", self.0),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

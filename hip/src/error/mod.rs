@@ -37,11 +37,15 @@
 //! | [`Error::Io`] | `not_found` (1) for a missing file, else `operation_failed` (600) |
 //! | [`Error::Nccl`] (RCCL / NCCL, feature `rccl`) | `nccl_error` (540), every code |
 //! | [`Error::Blas`] (hipBLAS, feature `blas`) | by code: see [`BlasErrorCode::status`] |
+//! | [`Error::Rand`] (hipRAND, feature `rand`) | by code: see [`RandErrorCode::status`] |
+//! | [`Error::Fft`] (hipFFT, feature `fft`) | by code: see [`FftErrorCode::status`] |
 
 mod codes;
 mod status;
 
-pub use codes::{BlasErrorCode, HipErrorCode, NcclErrorCode, RtcErrorCode};
+pub use codes::{
+    BlasErrorCode, FftErrorCode, HipErrorCode, NcclErrorCode, RandErrorCode, RtcErrorCode,
+};
 pub use status::Status;
 
 use hip_sys::hipError_t;
@@ -229,6 +233,22 @@ pub enum Error {
         /// The raw `hipblasStatus_t` it returned.
         code: BlasErrorCode,
     },
+    /// A hipRAND call failed (the `rand` module, feature `rand`).
+    #[error("{call} failed: {code}")]
+    Rand {
+        /// The function that failed, e.g. `"hiprandGenerateNormal"`.
+        call: &'static str,
+        /// The raw `hiprandStatus_t` it returned.
+        code: RandErrorCode,
+    },
+    /// A hipFFT call failed (the `fft` module, feature `fft`).
+    #[error("{call} failed: {code}")]
+    Fft {
+        /// The function that failed, e.g. `"hipfftPlanMany"`.
+        call: &'static str,
+        /// The raw `hipfftResult` it returned.
+        code: FftErrorCode,
+    },
     /// An argument this crate refuses before HIP or HIPRTC sees it.
     #[error("invalid {what} {value:?}: {reason}")]
     InvalidArgument {
@@ -406,6 +426,8 @@ impl Error {
             Error::LibraryNotFound { .. } => Status::BackendNotAvailable,
             Error::Nccl { code, .. } => code.status(),
             Error::Blas { code, .. } => code.status(),
+            Error::Rand { code, .. } => code.status(),
+            Error::Fft { code, .. } => code.status(),
             Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 Status::NotFound
             }
@@ -444,6 +466,22 @@ impl Error {
     pub fn blas_code(&self) -> Option<BlasErrorCode> {
         match self {
             Error::Blas { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// The raw `hiprandStatus_t`, for a hipRAND failure.
+    pub fn rand_code(&self) -> Option<RandErrorCode> {
+        match self {
+            Error::Rand { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// The raw `hipfftResult`, for a hipFFT failure.
+    pub fn fft_code(&self) -> Option<FftErrorCode> {
+        match self {
+            Error::Fft { code, .. } => Some(*code),
             _ => None,
         }
     }

@@ -400,3 +400,49 @@ fn logs_are_shown_after_the_message_when_they_say_something() {
         "amd_comgr_do_action failed: comgr status 1 (ERROR)\nld.lld: error: undefined symbol"
     );
 }
+
+#[test]
+fn rand_and_fft_codes_keep_their_names_and_dtl_groups() {
+    use super::{FftErrorCode, RandErrorCode};
+    assert_eq!(
+        RandErrorCode(105).name(),
+        Some("HIPRAND_STATUS_LENGTH_NOT_MULTIPLE")
+    );
+    assert_eq!(RandErrorCode(105).status(), Status::ExtentMismatch);
+    assert_eq!(RandErrorCode(102).status(), Status::AllocationFailed);
+    assert_eq!(RandErrorCode(204).status(), Status::NotSupported);
+    assert_eq!(RandErrorCode(1000).status(), Status::NotImplemented);
+    assert_eq!(RandErrorCode(0).status(), Status::Ok);
+    assert_eq!(RandErrorCode(7).name(), None);
+    assert_eq!(RandErrorCode(7).status(), Status::BackendError);
+    assert_eq!(RandErrorCode(7).to_string(), "hiprandStatus_t 7");
+    assert_eq!(
+        RandErrorCode(999).to_string(),
+        "HIPRAND_STATUS_INTERNAL_ERROR (999)"
+    );
+    assert_eq!(FftErrorCode(9).name(), Some("HIPFFT_UNALIGNED_DATA"));
+    assert_eq!(FftErrorCode(9).status(), Status::InvalidPointer);
+    assert_eq!(FftErrorCode(8).status(), Status::ExtentMismatch);
+    assert_eq!(FftErrorCode(16).status(), Status::NotSupported);
+    assert_eq!(FftErrorCode(15).name(), None);
+    assert_eq!(FftErrorCode(15).status(), Status::BackendError);
+    assert_eq!(FftErrorCode(15).to_string(), "hipfftResult 15");
+    let e = Error::Fft {
+        call: "hipfftExecC2C",
+        code: FftErrorCode(6),
+    };
+    assert_eq!(e.status(), Status::OperationFailed);
+    assert_eq!(e.fft_code(), Some(FftErrorCode(6)));
+    assert_eq!(
+        e.to_string(),
+        "hipfftExecC2C failed: HIPFFT_EXEC_FAILED (6)"
+    );
+    let e = Error::Rand {
+        call: "hiprandGenerate",
+        code: RandErrorCode(103),
+    };
+    assert_eq!(
+        (e.status(), e.rand_code()),
+        (Status::InvalidArgument, Some(RandErrorCode(103)))
+    );
+}

@@ -129,7 +129,7 @@ device_copy!(half::f16, half::bf16);
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 // SAFETY: `num_complex::Complex<T>` is `#[repr(C)] { re: T, im: T }`: two fields of one DeviceCopy type
 // leave no padding, and every bit pattern of each is valid; Copy, Send, Sync and 'static as T is.
-#[cfg(feature = "blas")]
+#[cfg(any(feature = "blas", feature = "fft"))]
 unsafe impl<T: DeviceCopy> DeviceCopy for num_complex::Complex<T> {}
 
 mod sealed {

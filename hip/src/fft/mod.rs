@@ -1,0 +1,440 @@
+//! FFTs on the device through hipFFT (over rocFFT on AMD, cuFFT on HIP's NVIDIA platform). Feature
+//! `fft`; see `docs/RAND_FFT.md`.
+//!
+//! ```no_run
+//! use hip::prelude::*;
+//! use hip::fft::{Complex32, Direction, Plan, Shape, Transform};
+//!
+//! let device = Device::get(0)?;
+//! let stream = Stream::new(&device)?;
+//! // 16 transforms of 1024 points each.
+//! let plan = Plan::<f32>::new(&stream, Transform::C2C, &Shape::new(&[1024]).batch(16))?;
+//! let x = DeviceBuffer::<Complex32>::zeroed(&device, 16 * 1024)?;
+//! let mut y = DeviceBuffer::<Complex32>::zeroed(&device, 16 * 1024)?;
+//! plan.c2c(Direction::Forward, &x, &mut y)?;
+//! # Ok::<(), hip::Error>(())
+//! ```
+//!
+//! # What is checked
+//!
+//! A plan's shape is checked when it is made: 1 to 3 dimensions of at least one element, a batch of at
+//! least one, advanced layouts whose embed sizes hold their dimensions, non-zero strides, outputs of the
+//! batch that never share elements, every value within hipFFT's C `int`. Each execution then checks the
+//! buffers against the plan: each must hold every element its side spans (real sides `n`, complex sides
+//! `n / 2 + 1` in the last dimension), be on the plan's device, and an in-place transform needs one layout
+//! for both sides. A failed check is [`Error::InvalidArgument`] (or [`Error::DeviceMismatch`]) and nothing
+//! is queued. Every `hipfftResult` other than success is an [`Error::Fft`] keeping the raw code.
+//!
+//! Executions are queued on the plan's stream through the memory model. A complex-to-real transform may
+//! overwrite its input (cuFFT and rocFFT both do): [`Plan::c2r`] takes the input as `&mut`.
+//! Unnormalised, as in hipFFT: a forward then inverse transform gives `n` times the input.
+
+mod layout;
+
+pub use self::layout::{Layout, Shape, Transform};
+/// The raw bindings (`hipfft-sys`).
+pub use hipfft_sys;
+/// The `num-complex` crate: [`Complex32`] and [`Complex64`] are the complex element types.
+pub use num_complex;
+pub use num_complex::{Complex, Complex32, Complex64};
+
+use crate::device::Device;
+use crate::error::{Error, FftErrorCode, Result};
+use crate::event::same_device;
+use crate::memory::{Access, DeviceCopy, DeviceMemory, DeviceMemoryMut, DevicePtr};
+use crate::stream::{Stream, StreamHandle};
+use hipfft_sys as sys;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// A transform's direction (`HIPFFT_FORWARD` -1, `HIPFFT_BACKWARD` 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// exp(-2 pi i jk / n).
+    Forward,
+    /// exp(+2 pi i jk / n), unnormalised.
+    Inverse,
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// The precisions of a plan: `f32` (C2C, R2C, C2R) and `f64` (Z2Z, D2Z, Z2D).
+pub trait FftFloat: DeviceCopy + sealed::Sealed {
+    #[doc(hidden)]
+    const TYPES: [sys::hipfftType; 3];
+    #[doc(hidden)]
+    const NAMES: [&'static str; 3];
+    #[doc(hidden)]
+    unsafe fn exec(
+        plan: sys::hipfftHandle,
+        t: Transform,
+        input: DevicePtr,
+        output: DevicePtr,
+        dir: i32,
+    ) -> sys::hipfftResult;
+}
+
+macro_rules! fft_float {
+    ($t:ty, [$c2c:ident, $r2c:ident, $c2r:ident], [$e1:ident, $e2:ident, $e3:ident]) => {
+        impl sealed::Sealed for $t {}
+        impl FftFloat for $t {
+            const TYPES: [sys::hipfftType; 3] = [sys::$c2c, sys::$r2c, sys::$c2r];
+            const NAMES: [&'static str; 3] = [stringify!($e1), stringify!($e2), stringify!($e3)];
+            unsafe fn exec(
+                plan: sys::hipfftHandle,
+                t: Transform,
+                input: DevicePtr,
+                output: DevicePtr,
+                dir: i32,
+            ) -> sys::hipfftResult {
+                // SAFETY: the caller's (a live plan of this precision and transform, buffers spanning what
+                // it reaches); the casts name the header's element types, of this type's layout.
+                unsafe {
+                    match t {
+                        Transform::C2C => sys::$e1(plan, input.cast(), output.cast(), dir),
+                        Transform::R2C => sys::$e2(plan, input.cast(), output.cast()),
+                        Transform::C2R => sys::$e3(plan, input.cast(), output.cast()),
+                    }
+                }
+            }
+        }
+    };
+}
+fft_float!(
+    f32,
+    [HIPFFT_C2C, HIPFFT_R2C, HIPFFT_C2R],
+    [hipfftExecC2C, hipfftExecR2C, hipfftExecC2R]
+);
+fft_float!(
+    f64,
+    [HIPFFT_Z2Z, HIPFFT_D2Z, HIPFFT_Z2D],
+    [hipfftExecZ2Z, hipfftExecD2Z, hipfftExecZ2D]
+);
+
+/// A hipFFT plan (`hipfftHandle`) of one transform and shape, on one device, queueing on a stream.
+/// Destroyed on drop. `Send`, not `Sync`.
+pub struct Plan<T: FftFloat> {
+    raw: sys::hipfftHandle,
+    transform: Transform,
+    spans: [usize; 2],
+    same_layouts: bool,
+    work_size: usize,
+    device: Device,
+    stream: Arc<StreamHandle>,
+    _t: PhantomData<*const T>,
+}
+
+// SAFETY: a hipFFT plan may be used from any thread, one at a time; `Plan` is not `Sync` (the raw
+// pointer marker), so `&Plan` never crosses threads.
+unsafe impl<T: FftFloat> Send for Plan<T> {}
+
+impl<T: FftFloat> Plan<T> {
+    /// A plan of `transform` over `shape` on `stream`'s device, queueing on `stream`
+    /// (`hipfftPlanMany`, `hipfftSetStream`).
+    pub fn new(stream: &Stream, transform: Transform, shape: &Shape) -> Result<Plan<T>> {
+        let checked = layout::check(transform, shape)?;
+        let device = stream.device().clone();
+        device.bind()?;
+        // SAFETY: zero is a valid hipfftHandle value on both platforms (a null pointer, or cuFFT's int).
+        let mut raw: sys::hipfftHandle = unsafe { std::mem::zeroed() };
+        let kind = T::TYPES[transform as usize];
+        let mut dims = checked.dims.clone();
+        let status = match &checked.layouts {
+            // SAFETY: `raw` is a valid out-pointer; `dims` has `rank` sizes; null embeds: basic layout.
+            None => unsafe {
+                sys::hipfftPlanMany(
+                    &mut raw,
+                    dims.len() as i32,
+                    dims.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                    1,
+                    0,
+                    std::ptr::null_mut(),
+                    1,
+                    0,
+                    kind,
+                    checked.batch,
+                )
+            },
+            Some([(ie, is, id), (oe, os, od)]) => {
+                let (mut ie, mut oe) = (ie.clone(), oe.clone());
+                // SAFETY: as above, with `rank` embed sizes per side (checked).
+                unsafe {
+                    sys::hipfftPlanMany(
+                        &mut raw,
+                        dims.len() as i32,
+                        dims.as_mut_ptr(),
+                        ie.as_mut_ptr(),
+                        *is,
+                        *id,
+                        oe.as_mut_ptr(),
+                        *os,
+                        *od,
+                        kind,
+                        checked.batch,
+                    )
+                }
+            }
+        };
+        check("hipfftPlanMany", status)?;
+        let mut plan = Plan {
+            raw,
+            transform,
+            spans: checked.spans,
+            same_layouts: shape.input == shape.output,
+            work_size: 0,
+            device,
+            stream: Arc::clone(stream.handle()),
+            _t: PhantomData,
+        };
+        // SAFETY: live plan; the stream is live (kept by `plan.stream`) and on its device.
+        check("hipfftSetStream", unsafe {
+            sys::hipfftSetStream(raw, stream.raw())
+        })?;
+        // SAFETY: live plan, valid out-pointer.
+        check("hipfftGetSize", unsafe {
+            sys::hipfftGetSize(raw, &mut plan.work_size)
+        })?;
+        Ok(plan)
+    }
+
+    /// The bytes of device memory hipFFT set aside as the plan's work area (`hipfftGetSize`).
+    pub fn work_size(&self) -> usize {
+        self.work_size
+    }
+
+    /// Elements the input must hold (reals for R2C, complex values otherwise).
+    pub fn input_len(&self) -> usize {
+        self.spans[0]
+    }
+
+    /// Elements the output must hold (reals for C2R, complex values otherwise).
+    pub fn output_len(&self) -> usize {
+        self.spans[1]
+    }
+
+    /// Queue later executions on `stream`, of the plan's device ([`Error::DeviceMismatch`] otherwise).
+    pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
+        same_device("fft set_stream", &self.device, stream.device())?;
+        self.device.bind()?;
+        // SAFETY: live plan; the stream is live and on its device, kept alive below while used.
+        check("hipfftSetStream", unsafe {
+            sys::hipfftSetStream(self.raw, stream.raw())
+        })?;
+        self.stream = Arc::clone(stream.handle());
+        Ok(())
+    }
+
+    /// A complex-to-complex transform from `input` into `output` (`hipfftExecC2C` / `Z2Z`).
+    pub fn c2c(
+        &self,
+        dir: Direction,
+        input: &impl DeviceMemory<Complex<T>>,
+        output: &mut impl DeviceMemoryMut<Complex<T>>,
+    ) -> Result<()> {
+        self.exec(Transform::C2C, dir, (input, Access::Read), output)
+    }
+
+    /// A complex-to-complex transform in place (the plan's input and output layouts must be the same).
+    pub fn c2c_in_place(
+        &self,
+        dir: Direction,
+        data: &mut impl DeviceMemoryMut<Complex<T>>,
+    ) -> Result<()> {
+        self.expect(Transform::C2C)?;
+        if !self.same_layouts {
+            return Err(Error::InvalidArgument {
+                what: "in-place FFT",
+                value: "different input and output layouts".into(),
+                reason: "a transform in place reads and writes one layout: make the plan with one (or none)".into(),
+            });
+        }
+        self.check_len("FFT data", data.len(), self.spans[0].max(self.spans[1]))?;
+        same_device("fft", &self.device, data.device())?;
+        let op = self.stream.begin_op();
+        data.allocation().use_on(&op, Access::Write)?;
+        self.device.bind()?;
+        let call = T::NAMES[0];
+        // SAFETY: live plan of this precision and C2C; `data` spans what both sides reach (checked), on
+        // the plan's device (checked), ordered by the model (recorded as written by the stream).
+        check(call, unsafe {
+            T::exec(
+                self.raw,
+                Transform::C2C,
+                data.device_ptr(),
+                data.device_ptr(),
+                raw_dir(dir),
+            )
+        })
+    }
+
+    /// A real-to-complex (forward) transform (`hipfftExecR2C` / `D2Z`).
+    pub fn r2c(
+        &self,
+        input: &impl DeviceMemory<T>,
+        output: &mut impl DeviceMemoryMut<Complex<T>>,
+    ) -> Result<()> {
+        self.exec(
+            Transform::R2C,
+            Direction::Forward,
+            (input, Access::Read),
+            output,
+        )
+    }
+
+    /// A complex-to-real (inverse) transform (`hipfftExecC2R` / `Z2D`). The libraries may overwrite the
+    /// input, so it is taken as `&mut` and counts as written.
+    pub fn c2r(
+        &self,
+        input: &mut impl DeviceMemoryMut<Complex<T>>,
+        output: &mut impl DeviceMemoryMut<T>,
+    ) -> Result<()> {
+        self.exec(
+            Transform::C2R,
+            Direction::Inverse,
+            (&*input, Access::Write),
+            output,
+        )
+    }
+
+    fn exec<I: DeviceCopy, O: DeviceCopy>(
+        &self,
+        t: Transform,
+        dir: Direction,
+        (input, in_access): (&impl DeviceMemory<I>, Access),
+        output: &mut impl DeviceMemoryMut<O>,
+    ) -> Result<()> {
+        self.expect(t)?;
+        self.check_len("FFT input", input.len(), self.spans[0])?;
+        self.check_len("FFT output", output.len(), self.spans[1])?;
+        same_device("fft", &self.device, input.device())?;
+        same_device("fft", &self.device, output.device())?;
+        let op = self.stream.begin_op();
+        input.allocation().use_on(&op, in_access)?;
+        output.allocation().use_on(&op, Access::Write)?;
+        self.device.bind()?;
+        let call = T::NAMES[t as usize];
+        // SAFETY: live plan of this precision and transform (checked); each buffer spans what its side
+        // reaches (checked against the plan's layout), on the plan's device (checked); distinct borrows,
+        // so the output does not overlap the input. Ordered by the model: the stream waits for their
+        // conflicting users and is recorded as their user.
+        check(call, unsafe {
+            T::exec(
+                self.raw,
+                t,
+                input.device_ptr(),
+                output.device_ptr(),
+                raw_dir(dir),
+            )
+        })
+    }
+
+    fn expect(&self, t: Transform) -> Result<()> {
+        if self.transform == t {
+            Ok(())
+        } else {
+            Err(Error::InvalidArgument {
+                what: "FFT execution",
+                value: format!("{t:?}"),
+                reason: format!("the plan was made for {:?}", self.transform),
+            })
+        }
+    }
+
+    fn check_len(&self, what: &'static str, len: usize, need: usize) -> Result<()> {
+        if len >= need {
+            Ok(())
+        } else {
+            Err(Error::InvalidArgument {
+                what,
+                value: format!("a buffer of {len} elements"),
+                reason: format!(
+                    "the plan ({:?}) reaches {need} elements on this side",
+                    self.transform
+                ),
+            })
+        }
+    }
+}
+
+impl<T: FftFloat> Drop for Plan<T> {
+    fn drop(&mut self) {
+        let _ = self.device.bind();
+        // SAFETY: the live plan, destroyed once; executions it queued stay ordered by the memory model.
+        unsafe { sys::hipfftDestroy(self.raw) };
+    }
+}
+
+fn raw_dir(dir: Direction) -> i32 {
+    match dir {
+        // `#define HIPFFT_FORWARD -1` and `HIPFFT_BACKWARD 1`: bindgen types them differently.
+        Direction::Forward => -1,
+        Direction::Inverse => 1,
+    }
+}
+
+/// `Ok` for `HIPFFT_SUCCESS`, else the error for `call`.
+pub(crate) fn check(call: &'static str, status: sys::hipfftResult) -> Result<()> {
+    match status.0 {
+        0 => Ok(()),
+        raw if raw == sys::hipfftRsResultLibraryNotFound.0 => Err(Error::LibraryNotFound {
+            library: "hipFFT (libhipfft)",
+            tried: loader_failure(),
+            install:
+                "Debian trixie or newer: apt-get install libhipfft-dev; ROCm: hipfft; or point \
+                      HIP_RS_HIPFFT at the library",
+        }),
+        raw if raw == sys::hipfftRsResultSymbolNotFound.0 => Err(Error::NotSupported {
+            what: call,
+            reason: "the hipFFT that was loaded does not export this function",
+        }),
+        raw => Err(Error::Fft {
+            call,
+            code: FftErrorCode(raw),
+        }),
+    }
+}
+
+#[cfg(feature = "dynamic-loading")]
+fn loader_failure() -> Vec<String> {
+    sys::loader::failure()
+        .map(<[String]>::to_vec)
+        .unwrap_or_default()
+}
+
+#[cfg(not(feature = "dynamic-loading"))]
+fn loader_failure() -> Vec<String> {
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directions_are_the_header_values_and_results_map_to_errors() {
+        assert_eq!(raw_dir(Direction::Forward), sys::HIPFFT_FORWARD as i32);
+        assert_eq!(raw_dir(Direction::Inverse), sys::HIPFFT_BACKWARD as i32);
+        assert!(check("x", sys::hipfftResult_t(0)).is_ok());
+        let e = check("hipfftPlanMany", sys::hipfftResult_t(8)).unwrap_err();
+        assert_eq!(e.fft_code(), Some(FftErrorCode(8)));
+        assert!(matches!(
+            check("x", sys::hipfftRsResultLibraryNotFound),
+            Err(Error::LibraryNotFound { .. })
+        ));
+        assert!(matches!(
+            check("x", sys::hipfftRsResultSymbolNotFound),
+            Err(Error::NotSupported { what: "x", .. })
+        ));
+        assert_eq!(
+            <f32 as FftFloat>::TYPES,
+            [sys::HIPFFT_C2C, sys::HIPFFT_R2C, sys::HIPFFT_C2R]
+        );
+        assert_eq!(
+            <f64 as FftFloat>::TYPES,
+            [sys::HIPFFT_Z2Z, sys::HIPFFT_D2Z, sys::HIPFFT_Z2D]
+        );
+    }
+}

@@ -1,0 +1,371 @@
+//! Random numbers on the device through hipRAND (over rocRAND on AMD, cuRAND on HIP's NVIDIA platform).
+//! Feature `rand`; see `docs/RAND_FFT.md`.
+//!
+//! ```no_run
+//! use hip::prelude::*;
+//! use hip::rand::{Generator, RngType};
+//!
+//! let device = Device::get(0)?;
+//! let stream = Stream::new(&device)?;
+//! let mut rng = Generator::new(&stream, RngType::Philox4x32_10)?;
+//! rng.set_seed(42)?;
+//! let mut x = DeviceBuffer::<f32>::zeroed(&device, 1 << 20)?;
+//! rng.normal(&mut x, 0.0, 1.0)?;
+//! # Ok::<(), hip::Error>(())
+//! ```
+//!
+//! # What is checked
+//!
+//! Before any call: the buffer is on the generator's device; a quasi-random generator fills a multiple of
+//! its dimension count; normal and log-normal fills of a pseudo-random generator have an even length and
+//! start at a two-element boundary (cuRAND's rules, applied on every platform so a program behaves the same
+//! everywhere); `stddev` is positive and finite, `lambda` positive and finite; seeds only go to
+//! pseudo-random generators, dimensions (1 to 20000) only to quasi-random ones. A failed check is
+//! [`Error::InvalidArgument`] naming the rule, and nothing is queued. Every `hiprandStatus_t` other than
+//! success is an [`Error::Rand`] keeping the raw status.
+//!
+//! Fills are queued on the generator's stream through the memory model, like every other operation of
+//! this crate: ordered after other streams' conflicting work on the buffer, before later work on it.
+
+mod checks;
+
+use crate::device::Device;
+use crate::error::{Error, RandErrorCode, Result};
+use crate::event::same_device;
+use crate::memory::{Access, DeviceCopy, DeviceMemoryMut};
+use crate::stream::{Stream, StreamHandle};
+use hiprand_sys as sys;
+use std::sync::Arc;
+
+pub use self::checks::RngType;
+/// The raw bindings (`hiprand-sys`).
+pub use hiprand_sys;
+
+/// A hipRAND generator (`hiprandGenerator_t`) on one device, queueing on a stream. Destroyed on drop.
+///
+/// `Send`, not `Sync`: hipRAND generators are for one thread at a time.
+pub struct Generator {
+    raw: sys::hiprandGenerator_t,
+    kind: RngType,
+    dimensions: u32,
+    device: Device,
+    stream: Arc<StreamHandle>,
+}
+
+// SAFETY: a hipRAND generator may be used from any thread, one at a time; `&mut self` on every call that
+// uses it, and `Generator` is not `Sync` (the raw pointer), so it never is used from two threads at once.
+unsafe impl Send for Generator {}
+
+/// Floating-point element types of the uniform, normal and log-normal fills: `f32` and `f64`.
+pub trait RandFloat: DeviceCopy + sealed::Sealed + Copy {
+    #[doc(hidden)]
+    const NAMES: [&'static str; 3];
+    #[doc(hidden)]
+    unsafe fn uniform(g: sys::hiprandGenerator_t, out: *mut Self, n: usize)
+        -> sys::hiprandStatus_t;
+    #[doc(hidden)]
+    unsafe fn normal(
+        g: sys::hiprandGenerator_t,
+        out: *mut Self,
+        n: usize,
+        mean: Self,
+        sd: Self,
+    ) -> sys::hiprandStatus_t;
+    #[doc(hidden)]
+    unsafe fn log_normal(
+        g: sys::hiprandGenerator_t,
+        out: *mut Self,
+        n: usize,
+        mean: Self,
+        sd: Self,
+    ) -> sys::hiprandStatus_t;
+    #[doc(hidden)]
+    fn finite_positive(v: Self) -> bool;
+    #[doc(hidden)]
+    fn finite(v: Self) -> bool;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! rand_float {
+    ($t:ty, $u:ident, $n:ident, $l:ident) => {
+        impl sealed::Sealed for $t {}
+        impl RandFloat for $t {
+            const NAMES: [&'static str; 3] = [stringify!($u), stringify!($n), stringify!($l)];
+            unsafe fn uniform(
+                g: sys::hiprandGenerator_t,
+                out: *mut Self,
+                n: usize,
+            ) -> sys::hiprandStatus_t {
+                // SAFETY: the caller's (a live generator, `out` valid for `n` elements on its device).
+                unsafe { sys::$u(g, out, n) }
+            }
+            unsafe fn normal(
+                g: sys::hiprandGenerator_t,
+                out: *mut Self,
+                n: usize,
+                mean: Self,
+                sd: Self,
+            ) -> sys::hiprandStatus_t {
+                // SAFETY: as in uniform.
+                unsafe { sys::$n(g, out, n, mean, sd) }
+            }
+            unsafe fn log_normal(
+                g: sys::hiprandGenerator_t,
+                out: *mut Self,
+                n: usize,
+                mean: Self,
+                sd: Self,
+            ) -> sys::hiprandStatus_t {
+                // SAFETY: as in uniform.
+                unsafe { sys::$l(g, out, n, mean, sd) }
+            }
+            fn finite_positive(v: Self) -> bool {
+                v.is_finite() && v > 0.0
+            }
+            fn finite(v: Self) -> bool {
+                v.is_finite()
+            }
+        }
+    };
+}
+rand_float!(
+    f32,
+    hiprandGenerateUniform,
+    hiprandGenerateNormal,
+    hiprandGenerateLogNormal
+);
+rand_float!(
+    f64,
+    hiprandGenerateUniformDouble,
+    hiprandGenerateNormalDouble,
+    hiprandGenerateLogNormalDouble
+);
+
+impl Generator {
+    /// A generator of `kind` on `stream`'s device, queueing on `stream` (`hiprandCreateGenerator`,
+    /// `hiprandSetStream`). Quasi-random generators start with one dimension.
+    pub fn new(stream: &Stream, kind: RngType) -> Result<Generator> {
+        let device = stream.device().clone();
+        device.bind()?;
+        let mut raw: sys::hiprandGenerator_t = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; the device is current, so the generator lives on it.
+        check("hiprandCreateGenerator", unsafe {
+            sys::hiprandCreateGenerator(&mut raw, kind.raw())
+        })?;
+        let g = Generator {
+            raw,
+            kind,
+            dimensions: 1,
+            device,
+            stream: Arc::clone(stream.handle()),
+        };
+        // SAFETY: live generator; the stream is live (kept by `g.stream`) and on its device.
+        check("hiprandSetStream", unsafe {
+            sys::hiprandSetStream(raw, stream.raw())
+        })?;
+        Ok(g)
+    }
+
+    /// The generator's kind.
+    pub fn kind(&self) -> RngType {
+        self.kind
+    }
+
+    /// Queue later fills on `stream`, of the generator's device ([`Error::DeviceMismatch`] otherwise).
+    pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
+        same_device("rand set_stream", &self.device, stream.device())?;
+        self.device.bind()?;
+        // SAFETY: live generator; the stream is live and on its device, kept alive below while used.
+        check("hiprandSetStream", unsafe {
+            sys::hiprandSetStream(self.raw, stream.raw())
+        })?;
+        self.stream = Arc::clone(stream.handle());
+        Ok(())
+    }
+
+    /// The seed of a pseudo-random generator (`hiprandSetPseudoRandomGeneratorSeed`); the sequence
+    /// restarts. Quasi-random generators take no seed: [`Error::InvalidArgument`].
+    pub fn set_seed(&mut self, seed: u64) -> Result<()> {
+        checks::pseudo_only(self.kind, "seed")?;
+        self.device.bind()?;
+        // SAFETY: live generator.
+        check("hiprandSetPseudoRandomGeneratorSeed", unsafe {
+            sys::hiprandSetPseudoRandomGeneratorSeed(self.raw, seed)
+        })
+    }
+
+    /// Skip the first `offset` values of the sequence (`hiprandSetGeneratorOffset`).
+    pub fn set_offset(&mut self, offset: u64) -> Result<()> {
+        self.device.bind()?;
+        // SAFETY: live generator.
+        check("hiprandSetGeneratorOffset", unsafe {
+            sys::hiprandSetGeneratorOffset(self.raw, offset)
+        })
+    }
+
+    /// The dimension count of a quasi-random generator, 1 to 20000
+    /// (`hiprandSetQuasiRandomGeneratorDimensions`); fills are then multiples of it, dimension by
+    /// dimension. Pseudo-random generators have none: [`Error::InvalidArgument`].
+    pub fn set_dimensions(&mut self, dimensions: u32) -> Result<()> {
+        checks::dimensions(self.kind, dimensions)?;
+        self.device.bind()?;
+        // SAFETY: live generator, a dimension count in hipRAND's range.
+        check("hiprandSetQuasiRandomGeneratorDimensions", unsafe {
+            sys::hiprandSetQuasiRandomGeneratorDimensions(self.raw, dimensions)
+        })?;
+        self.dimensions = dimensions;
+        Ok(())
+    }
+
+    /// Raw 32-bit values (`hiprandGenerate`).
+    pub fn u32(&mut self, out: &mut impl DeviceMemoryMut<u32>) -> Result<()> {
+        let n = checks::length(self.kind, self.dimensions, out.len(), None)?;
+        self.fill("hiprandGenerate", out, |g, p| {
+            // SAFETY: `p` is `out`'s device address, valid for `n` u32s.
+            unsafe { sys::hiprandGenerate(g, p.cast(), n) }
+        })
+    }
+
+    /// Uniform values in (0, 1] (`hiprandGenerateUniform`, `...Double`).
+    pub fn uniform<T: RandFloat>(&mut self, out: &mut impl DeviceMemoryMut<T>) -> Result<()> {
+        let n = checks::length(self.kind, self.dimensions, out.len(), None)?;
+        // SAFETY: `p` is `out`'s device address, valid for `n` elements.
+        self.fill(T::NAMES[0], out, |g, p| unsafe {
+            T::uniform(g, p.cast(), n)
+        })
+    }
+
+    /// Normal values of `mean` and `stddev` (`hiprandGenerateNormal`, `...Double`).
+    pub fn normal<T: RandFloat>(
+        &mut self,
+        out: &mut impl DeviceMemoryMut<T>,
+        mean: T,
+        stddev: T,
+    ) -> Result<()> {
+        checks::moments(T::finite(mean), T::finite_positive(stddev))?;
+        let n = checks::length(
+            self.kind,
+            self.dimensions,
+            out.len(),
+            Some(out.device_ptr() as usize / std::mem::size_of::<T>()),
+        )?;
+        // SAFETY: as in uniform.
+        self.fill(T::NAMES[1], out, |g, p| unsafe {
+            T::normal(g, p.cast(), n, mean, stddev)
+        })
+    }
+
+    /// Log-normal values whose logarithm has `mean` and `stddev` (`hiprandGenerateLogNormal`, `...Double`).
+    pub fn log_normal<T: RandFloat>(
+        &mut self,
+        out: &mut impl DeviceMemoryMut<T>,
+        mean: T,
+        stddev: T,
+    ) -> Result<()> {
+        checks::moments(T::finite(mean), T::finite_positive(stddev))?;
+        let n = checks::length(
+            self.kind,
+            self.dimensions,
+            out.len(),
+            Some(out.device_ptr() as usize / std::mem::size_of::<T>()),
+        )?;
+        // SAFETY: as in uniform.
+        self.fill(T::NAMES[2], out, |g, p| unsafe {
+            T::log_normal(g, p.cast(), n, mean, stddev)
+        })
+    }
+
+    /// Poisson-distributed counts of mean `lambda` (`hiprandGeneratePoisson`).
+    pub fn poisson(&mut self, out: &mut impl DeviceMemoryMut<u32>, lambda: f64) -> Result<()> {
+        checks::lambda(lambda)?;
+        let n = checks::length(self.kind, self.dimensions, out.len(), None)?;
+        self.fill("hiprandGeneratePoisson", out, |g, p| {
+            // SAFETY: as in u32.
+            unsafe { sys::hiprandGeneratePoisson(g, p.cast(), n, lambda) }
+        })
+    }
+
+    /// Queue one fill of `out` on the generator's stream, ordered by the memory model.
+    fn fill<T: DeviceCopy>(
+        &mut self,
+        call: &'static str,
+        out: &mut impl DeviceMemoryMut<T>,
+        f: impl FnOnce(sys::hiprandGenerator_t, *mut std::ffi::c_void) -> sys::hiprandStatus_t,
+    ) -> Result<()> {
+        same_device(call, &self.device, out.device())?;
+        if out.is_empty() {
+            return Ok(());
+        }
+        let op = self.stream.begin_op();
+        out.allocation().use_on(&op, Access::Write)?;
+        self.device.bind()?;
+        // The guard `op` keeps captures from starting or ending until the fill is queued.
+        let status = f(self.raw, out.device_ptr());
+        drop(op);
+        check(call, status)
+    }
+}
+
+impl Drop for Generator {
+    fn drop(&mut self) {
+        let _ = self.device.bind();
+        // SAFETY: the live generator, destroyed once; fills it queued stay ordered by the memory model.
+        unsafe { sys::hiprandDestroyGenerator(self.raw) };
+    }
+}
+
+/// `Ok` for `HIPRAND_STATUS_SUCCESS`, else the error for `call`.
+pub(crate) fn check(call: &'static str, status: sys::hiprandStatus_t) -> Result<()> {
+    match status.0 {
+        0 => Ok(()),
+        raw if raw == sys::hiprandRsStatusLibraryNotFound.0 => Err(Error::LibraryNotFound {
+            library: "hipRAND (libhiprand)",
+            tried: loader_failure(),
+            install: "Debian: apt-get install libhiprand-dev; ROCm: hiprand; or point HIP_RS_HIPRAND at the \
+                      library",
+        }),
+        raw if raw == sys::hiprandRsStatusSymbolNotFound.0 => Err(Error::NotSupported {
+            what: call,
+            reason: "the hipRAND that was loaded does not export this function",
+        }),
+        raw => Err(Error::Rand {
+            call,
+            code: RandErrorCode(raw),
+        }),
+    }
+}
+
+#[cfg(feature = "dynamic-loading")]
+fn loader_failure() -> Vec<String> {
+    sys::loader::failure()
+        .map(<[String]>::to_vec)
+        .unwrap_or_default()
+}
+
+#[cfg(not(feature = "dynamic-loading"))]
+fn loader_failure() -> Vec<String> {
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_map_to_errors() {
+        assert!(check("x", sys::hiprandStatus(0)).is_ok());
+        let e = check("hiprandGenerateNormal", sys::hiprandStatus(105)).unwrap_err();
+        assert_eq!(e.rand_code(), Some(RandErrorCode(105)));
+        assert!(matches!(
+            check("x", sys::hiprandRsStatusLibraryNotFound),
+            Err(Error::LibraryNotFound { .. })
+        ));
+        assert!(matches!(
+            check("x", sys::hiprandRsStatusSymbolNotFound),
+            Err(Error::NotSupported { what: "x", .. })
+        ));
+    }
+}

@@ -1,0 +1,2 @@
+/* hipFFT's header, under the path it has in every packaged version (hipfft/hipfft.h). */
+#include <hipfft/hipfft.h>

@@ -1,0 +1,290 @@
+//! hip::fft on a device: every plan kind against a host FFT (rustfft), 1D/2D/3D, single and double
+//! precision, batched and strided layouts, in place, round trips, and wrong sizes refused with nothing
+//! written. Compiled only with `--features gpu,fft`.
+//!
+//! Tolerance: the relative L2 error of a transform, ||got - want|| / ||want||, below 1e-5 in single and
+//! 1e-12 in double precision (FFT rounding grows like sqrt(log n) times the type's epsilon).
+#![cfg(all(feature = "gpu", feature = "fft"))]
+mod common;
+
+use common::device;
+use hip::fft::{Complex, Direction, FftFloat, Layout, Plan, Shape, Transform};
+use hip::prelude::*;
+use hip::Error;
+use rustfft::num_complex::Complex64;
+
+trait Float: FftFloat + Copy {
+    const TOL: f64;
+    fn of(v: f64) -> Self;
+    fn to(self) -> f64;
+}
+impl Float for f32 {
+    const TOL: f64 = 1e-5;
+    fn of(v: f64) -> Self {
+        v as f32
+    }
+    fn to(self) -> f64 {
+        self as f64
+    }
+}
+impl Float for f64 {
+    const TOL: f64 = 1e-12;
+    fn of(v: f64) -> Self {
+        v
+    }
+    fn to(self) -> f64 {
+        self
+    }
+}
+
+fn value(i: usize) -> f64 {
+    ((i * 7919 % 1013) as f64 - 506.0) / 97.0
+}
+
+fn complex<T: Float>(n: usize, seed: usize) -> Vec<Complex<T>> {
+    (0..n)
+        .map(|i| Complex::new(T::of(value(i + seed)), T::of(value(3 * i + seed + 1))))
+        .collect()
+}
+
+fn widen<T: Float>(v: &[Complex<T>]) -> Vec<Complex64> {
+    v.iter()
+        .map(|c| Complex64::new(c.re.to(), c.im.to()))
+        .collect()
+}
+
+/// The host DFT of one contiguous row-major transform of `dims`, in place, forward or inverse.
+fn host_fft(data: &mut [Complex64], dims: &[usize], inverse: bool) {
+    let mut planner = rustfft::FftPlanner::new();
+    let total: usize = dims.iter().product();
+    assert_eq!(data.len(), total);
+    // Along each axis: gather the lines, transform, scatter back.
+    for axis in 0..dims.len() {
+        let n = dims[axis];
+        let stride: usize = dims[axis + 1..].iter().product();
+        let fft = if inverse {
+            planner.plan_fft_inverse(n)
+        } else {
+            planner.plan_fft_forward(n)
+        };
+        let mut line = vec![Complex64::new(0.0, 0.0); n];
+        for start in 0..total {
+            // `start` is the first element of a line along `axis` when its coordinate on the axis is 0.
+            if start % (stride * n) >= stride {
+                continue;
+            }
+            for k in 0..n {
+                line[k] = data[start + k * stride];
+            }
+            fft.process(&mut line);
+            for k in 0..n {
+                data[start + k * stride] = line[k];
+            }
+        }
+    }
+}
+
+fn rel_err(got: &[Complex64], want: &[Complex64]) -> f64 {
+    let (mut d, mut w) = (0.0, 0.0);
+    for (g, x) in got.iter().zip(want) {
+        d += (g - x).norm_sqr();
+        w += x.norm_sqr();
+    }
+    (d / w.max(1e-300)).sqrt()
+}
+
+fn c2c<T: Float>(dims: &[usize], batch: usize) {
+    let d = device();
+    let s = Stream::new(&d).unwrap();
+    let plan = Plan::<T>::new(&s, Transform::C2C, &Shape::new(dims).batch(batch)).unwrap();
+    let one: usize = dims.iter().product();
+    assert_eq!(plan.input_len(), one * batch);
+    let x = complex::<T>(one * batch, dims.len());
+    let dx = DeviceBuffer::from_host(&d, &x).unwrap();
+    let mut dy = DeviceBuffer::<Complex<T>>::zeroed(&d, one * batch).unwrap();
+    plan.c2c(Direction::Forward, &dx, &mut dy).unwrap();
+    let mut want = widen(&x);
+    for b in 0..batch {
+        host_fft(&mut want[b * one..(b + 1) * one], dims, false);
+    }
+    let got = widen(&dy.to_vec().unwrap());
+    let e = rel_err(&got, &want);
+    assert!(e < T::TOL, "c2c {dims:?} x {batch}: relative error {e}");
+    // Inverse in place: n times the input.
+    plan.c2c_in_place(Direction::Inverse, &mut dy).unwrap();
+    let back: Vec<Complex64> = widen(&dy.to_vec().unwrap())
+        .iter()
+        .map(|c| c / one as f64)
+        .collect();
+    let e = rel_err(&back, &widen(&x));
+    assert!(e < T::TOL, "round trip {dims:?}: relative error {e}");
+}
+
+#[test]
+fn complex_transforms_in_one_two_and_three_dimensions_match_the_host() {
+    c2c::<f32>(&[1000], 3);
+    c2c::<f64>(&[1000], 3);
+    c2c::<f32>(&[64, 48], 2);
+    c2c::<f64>(&[64, 48], 2);
+    c2c::<f32>(&[16, 12, 10], 1);
+    c2c::<f64>(&[16, 12, 10], 2);
+}
+
+fn real<T: Float>(dims: &[usize], batch: usize) {
+    let d = device();
+    let s = Stream::new(&d).unwrap();
+    let shape = Shape::new(dims).batch(batch);
+    let fwd = Plan::<T>::new(&s, Transform::R2C, &shape).unwrap();
+    let inv = Plan::<T>::new(&s, Transform::C2R, &shape).unwrap();
+    let one: usize = dims.iter().product();
+    let last = *dims.last().unwrap();
+    let half_one = one / last * (last / 2 + 1);
+    assert_eq!(
+        (fwd.input_len(), fwd.output_len()),
+        (one * batch, half_one * batch)
+    );
+    assert_eq!(
+        (inv.input_len(), inv.output_len()),
+        (half_one * batch, one * batch)
+    );
+    let x: Vec<T> = (0..one * batch).map(|i| T::of(value(i))).collect();
+    let dx = DeviceBuffer::from_host(&d, &x).unwrap();
+    let mut spec = DeviceBuffer::<Complex<T>>::zeroed(&d, half_one * batch).unwrap();
+    fwd.r2c(&dx, &mut spec).unwrap();
+    let got = widen(&spec.to_vec().unwrap());
+    for b in 0..batch {
+        let mut full: Vec<Complex64> = x[b * one..(b + 1) * one]
+            .iter()
+            .map(|v| Complex64::new(v.to(), 0.0))
+            .collect();
+        host_fft(&mut full, dims, false);
+        // The non-redundant half: the first last / 2 + 1 entries of each row of the last dimension.
+        let want: Vec<Complex64> = (0..one / last)
+            .flat_map(|r| full[r * last..r * last + last / 2 + 1].to_vec())
+            .collect();
+        let e = rel_err(&got[b * half_one..(b + 1) * half_one], &want);
+        assert!(e < T::TOL, "r2c {dims:?} transform {b}: relative error {e}");
+    }
+    let mut back = DeviceBuffer::<T>::zeroed(&d, one * batch).unwrap();
+    inv.c2r(&mut spec, &mut back).unwrap();
+    let back: Vec<Complex64> = back
+        .to_vec()
+        .unwrap()
+        .iter()
+        .map(|v| Complex64::new(v.to() / one as f64, 0.0))
+        .collect();
+    let want: Vec<Complex64> = x.iter().map(|v| Complex64::new(v.to(), 0.0)).collect();
+    let e = rel_err(&back, &want);
+    assert!(e < T::TOL, "r2c then c2r {dims:?}: relative error {e}");
+}
+
+#[test]
+fn real_transforms_match_the_host_and_round_trip() {
+    real::<f32>(&[1024], 4);
+    real::<f64>(&[1000], 3);
+    real::<f32>(&[30, 50], 2);
+    real::<f64>(&[8, 6, 10], 1);
+}
+
+#[test]
+fn strided_batched_layouts_read_and_write_where_they_say() {
+    let d = device();
+    let s = Stream::new(&d).unwrap();
+    let (n, batch) = (128, 5);
+    // Input: every second element, transforms 300 apart. Output: contiguous rows padded to 130.
+    let input = Layout {
+        embed: vec![n],
+        stride: 2,
+        dist: 300,
+    };
+    let output = Layout {
+        embed: vec![n],
+        stride: 1,
+        dist: 130,
+    };
+    let shape = Shape::new(&[n])
+        .batch(batch)
+        .input_layout(input)
+        .output_layout(output);
+    let plan = Plan::<f64>::new(&s, Transform::C2C, &shape).unwrap();
+    assert_eq!(
+        (plan.input_len(), plan.output_len()),
+        (4 * 300 + 2 * 127 + 1, 4 * 130 + n)
+    );
+    let x = complex::<f64>(plan.input_len(), 9);
+    let dx = DeviceBuffer::from_host(&d, &x).unwrap();
+    let sentinel = Complex::new(-9.0, 9.0);
+    let mut dy = DeviceBuffer::from_host(&d, &vec![sentinel; plan.output_len()]).unwrap();
+    plan.c2c(Direction::Forward, &dx, &mut dy).unwrap();
+    let got = widen(&dy.to_vec().unwrap());
+    for b in 0..batch {
+        let mut want: Vec<Complex64> = (0..n)
+            .map(|k| Complex64::new(x[b * 300 + 2 * k].re, x[b * 300 + 2 * k].im))
+            .collect();
+        host_fft(&mut want, &[n], false);
+        let e = rel_err(&got[b * 130..b * 130 + n], &want);
+        assert!(e < 1e-12, "transform {b}: relative error {e}");
+        if b + 1 < batch {
+            assert_eq!(
+                &got[b * 130 + n..(b + 1) * 130],
+                &[Complex64::new(-9.0, 9.0); 2],
+                "padding after {b}"
+            );
+        }
+    }
+}
+
+#[test]
+fn wrong_sizes_and_kinds_are_refused_with_nothing_written() {
+    let d = device();
+    let s = Stream::new(&d).unwrap();
+    let plan = Plan::<f32>::new(&s, Transform::C2C, &Shape::new(&[64]).batch(2)).unwrap();
+    let short = DeviceBuffer::<Complex<f32>>::zeroed(&d, 127).unwrap();
+    let sentinel = vec![Complex::new(1.0f32, -1.0); 128];
+    let mut out = DeviceBuffer::from_host(&d, &sentinel).unwrap();
+    let what = |r: hip::Result<()>| match r {
+        Err(Error::InvalidArgument { what, .. }) => what,
+        other => panic!("expected InvalidArgument, got {other:?}"),
+    };
+    assert_eq!(
+        what(plan.c2c(Direction::Forward, &short, &mut out)),
+        "FFT input"
+    );
+    let mut short_out = DeviceBuffer::<Complex<f32>>::zeroed(&d, 100).unwrap();
+    assert_eq!(
+        what(plan.c2c(Direction::Forward, &out.slice(..).unwrap(), &mut short_out)),
+        "FFT output"
+    );
+    let reals = DeviceBuffer::<f32>::zeroed(&d, 128).unwrap();
+    assert_eq!(what(plan.r2c(&reals, &mut out)), "FFT execution");
+    // A real plan over 64 points wants 33 complex values per transform on the complex side.
+    let r2c = Plan::<f32>::new(&s, Transform::R2C, &Shape::new(&[64]).batch(2)).unwrap();
+    let mut spec = DeviceBuffer::<Complex<f32>>::zeroed(&d, 65).unwrap();
+    assert_eq!(what(r2c.r2c(&reals, &mut spec)), "FFT output");
+    // In place needs one layout.
+    let strided = Shape::new(&[64]).input_layout(Layout {
+        embed: vec![64],
+        stride: 2,
+        dist: 128,
+    });
+    let p = Plan::<f32>::new(&s, Transform::C2C, &strided).unwrap();
+    assert_eq!(
+        what(p.c2c_in_place(Direction::Forward, &mut out)),
+        "in-place FFT"
+    );
+    assert_eq!(
+        what(Plan::<f32>::new(&s, Transform::C2C, &Shape::new(&[64, 0])).map(|_| ())),
+        "FFT dimensions"
+    );
+    s.synchronize().unwrap();
+    assert_eq!(
+        out.to_vec().unwrap(),
+        sentinel,
+        "a refused execution wrote nothing"
+    );
+    assert!(
+        plan.work_size() < 1 << 30,
+        "work area of a 64-point plan: {} bytes",
+        plan.work_size()
+    );
+}

@@ -1,0 +1,280 @@
+//! hip::rand on a device: reproducible sequences (twice, and against raw hipRAND calls), moments of 10^7
+//! samples, Kolmogorov-Smirnov tests of uniform and normal values, Poisson, quasi-random points, and wrong
+//! lengths refused with nothing written. Compiled only with `--features gpu,rand`.
+//!
+//! Statistical bounds: a sample mean is within 6 standard errors of the true mean (a false failure about
+//! once in 5e8 runs); sample variances within 6 standard errors of theirs (fourth moments known for each
+//! distribution); the KS statistic `D * sqrt(n)` below 1.95, the 0.1% critical value.
+#![cfg(all(feature = "gpu", feature = "rand"))]
+mod common;
+
+use common::device;
+use hip::prelude::*;
+use hip::rand::{hiprand_sys as sys, Generator, RngType};
+use hip::Error;
+
+const N: usize = 10_000_000;
+
+fn mean_var(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var)
+}
+
+/// `|got - want| <= 6 * se`, with what was measured in the message.
+fn within(what: &str, got: f64, want: f64, se: f64) {
+    assert!(
+        (got - want).abs() <= 6.0 * se,
+        "{what}: {got} vs {want} (standard error {se})"
+    );
+}
+
+/// The KS statistic `sup |F_n - F| * sqrt(n)` of `v` against `cdf`.
+fn ks(mut v: Vec<f64>, cdf: impl Fn(f64) -> f64) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = v.len() as f64;
+    let d = v
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            let f = cdf(*x);
+            (f - i as f64 / n).max((i + 1) as f64 / n - f)
+        })
+        .fold(0.0, f64::max);
+    d * n.sqrt()
+}
+
+/// The standard normal CDF through erfc (Abramowitz and Stegun 7.1.26, error below 1.5e-7).
+fn normal_cdf(x: f64) -> f64 {
+    let z = x.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.3275911 * z);
+    let poly = t
+        * (0.254829592
+            + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+    let erfc = poly * (-z * z).exp();
+    if x >= 0.0 {
+        1.0 - 0.5 * erfc
+    } else {
+        0.5 * erfc
+    }
+}
+
+fn setup(kind: RngType, seed: u64) -> (Device, Stream, Generator) {
+    let d = device();
+    let s = Stream::new(&d).unwrap();
+    let mut g = Generator::new(&s, kind).unwrap();
+    if !kind.is_quasi() {
+        g.set_seed(seed).unwrap();
+    }
+    (d, s, g)
+}
+
+#[test]
+fn the_same_seed_gives_the_same_numbers_twice_and_through_raw_hiprand() {
+    for kind in [
+        RngType::Xorwow,
+        RngType::Philox4x32_10,
+        RngType::Mrg32k3a,
+        RngType::Mtgp32,
+    ] {
+        let n = 1 << 16;
+        let (d, s, mut g) = setup(kind, 1234);
+        let mut first = DeviceBuffer::<u32>::zeroed(&d, n).unwrap();
+        g.u32(&mut first).unwrap();
+        let (_, _, mut again) = setup(kind, 1234);
+        let mut second = DeviceBuffer::<u32>::zeroed(&d, n).unwrap();
+        again.u32(&mut second).unwrap();
+        let first = first.to_vec().unwrap();
+        assert_eq!(
+            first,
+            second.to_vec().unwrap(),
+            "{kind:?}: same seed, same values"
+        );
+        let (_, _, mut other) = setup(kind, 1235);
+        let mut third = DeviceBuffer::<u32>::zeroed(&d, n).unwrap();
+        other.u32(&mut third).unwrap();
+        assert_ne!(
+            first,
+            third.to_vec().unwrap(),
+            "{kind:?}: another seed, other values"
+        );
+
+        // The same through hipRAND's C API on a raw generator.
+        let raw_buf = DeviceBuffer::<u32>::zeroed(&d, n).unwrap();
+        let mut raw: sys::hiprandGenerator_t = std::ptr::null_mut();
+        // SAFETY: a generator made, seeded, used on `s` and destroyed here; the buffer holds n u32s and is
+        // read only after the stream is synchronised.
+        unsafe {
+            assert_eq!(sys::hiprandCreateGenerator(&mut raw, kind.raw()).0, 0);
+            assert_eq!(sys::hiprandSetStream(raw, s.raw()).0, 0);
+            assert_eq!(sys::hiprandSetPseudoRandomGeneratorSeed(raw, 1234).0, 0);
+            assert_eq!(
+                sys::hiprandGenerate(raw, raw_buf.device_ptr().cast(), n).0,
+                0
+            );
+            s.synchronize().unwrap();
+            assert_eq!(sys::hiprandDestroyGenerator(raw).0, 0);
+        }
+        assert_eq!(
+            first,
+            raw_buf.to_vec().unwrap(),
+            "{kind:?}: safe and raw hipRAND agree"
+        );
+    }
+}
+
+#[test]
+fn offsets_reproduce_and_change_the_sequence() {
+    let (d, _s, mut g) = setup(RngType::Philox4x32_10, 7);
+    let mut a = DeviceBuffer::<u32>::zeroed(&d, 4096).unwrap();
+    let mut b = DeviceBuffer::<u32>::zeroed(&d, 4096).unwrap();
+    g.set_offset(1000).unwrap();
+    g.u32(&mut a).unwrap();
+    let (_, _, mut h) = setup(RngType::Philox4x32_10, 7);
+    h.set_offset(1000).unwrap();
+    h.u32(&mut b).unwrap();
+    assert_eq!(a.to_vec().unwrap(), b.to_vec().unwrap());
+    let (_, _, mut k) = setup(RngType::Philox4x32_10, 7);
+    k.set_offset(1001).unwrap();
+    k.u32(&mut b).unwrap();
+    assert_ne!(a.to_vec().unwrap(), b.to_vec().unwrap());
+}
+
+#[test]
+fn uniform_and_normal_moments_and_ks_tests() {
+    let (d, _s, mut g) = setup(RngType::Philox4x32_10, 99);
+    let n = N as f64;
+    // Uniform f32 in (0, 1]: mean 1/2, variance 1/12, fourth central moment 1/80.
+    let mut u = DeviceBuffer::<f32>::zeroed(&d, N).unwrap();
+    g.uniform(&mut u).unwrap();
+    let uv: Vec<f64> = u.to_vec().unwrap().iter().map(|x| *x as f64).collect();
+    assert!(
+        uv.iter().all(|x| *x > 0.0 && *x <= 1.0),
+        "uniform values in (0, 1]"
+    );
+    let (m, v) = mean_var(&uv);
+    within("uniform mean", m, 0.5, (1.0 / 12.0 / n).sqrt());
+    within(
+        "uniform variance",
+        v,
+        1.0 / 12.0,
+        ((1.0 / 80.0 - 1.0 / 144.0) / n).sqrt(),
+    );
+    let d_u = ks(uv[..1_000_000].to_vec(), |x| x.clamp(0.0, 1.0));
+    assert!(d_u < 1.95, "uniform KS: {d_u}");
+
+    // Normal f64 (3, 2^2): fourth central moment 3 sigma^4.
+    let mut x = DeviceBuffer::<f64>::zeroed(&d, N).unwrap();
+    g.normal(&mut x, 3.0, 2.0).unwrap();
+    let xv = x.to_vec().unwrap();
+    let (m, v) = mean_var(&xv);
+    within("normal mean", m, 3.0, (4.0 / n).sqrt());
+    within("normal variance", v, 4.0, ((3.0 * 16.0 - 16.0) / n).sqrt());
+    let d_n = ks(xv[..1_000_000].to_vec(), |t| normal_cdf((t - 3.0) / 2.0));
+    assert!(d_n < 1.95, "normal KS: {d_n}");
+
+    // Normal f32 and log-normal f32: mean of exp(N(0.5, 0.25^2)) is exp(0.5 + 0.25^2 / 2).
+    let mut y = DeviceBuffer::<f32>::zeroed(&d, N).unwrap();
+    g.normal(&mut y, -1.0, 0.5).unwrap();
+    let (m, _) = mean_var(
+        &y.to_vec()
+            .unwrap()
+            .iter()
+            .map(|t| *t as f64)
+            .collect::<Vec<_>>(),
+    );
+    within("normal f32 mean", m, -1.0, (0.25 / n).sqrt());
+    g.log_normal(&mut y, 0.5, 0.25).unwrap();
+    let lv: Vec<f64> = y.to_vec().unwrap().iter().map(|t| *t as f64).collect();
+    assert!(lv.iter().all(|t| *t > 0.0));
+    let s2: f64 = 0.0625;
+    let want = (0.5 + s2 / 2.0).exp();
+    let var = (s2.exp() - 1.0) * (1.0 + s2).exp();
+    within("log-normal mean", mean_var(&lv).0, want, (var / n).sqrt());
+}
+
+#[test]
+fn poisson_counts_have_mean_and_variance_lambda() {
+    let (d, _s, mut g) = setup(RngType::Xorwow, 5);
+    let lambda = 4.5;
+    let mut c = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    g.poisson(&mut c, lambda).unwrap();
+    let cv: Vec<f64> = c.to_vec().unwrap().iter().map(|t| *t as f64).collect();
+    let n = N as f64;
+    let (m, v) = mean_var(&cv);
+    within("Poisson mean", m, lambda, (lambda / n).sqrt());
+    // Fourth central moment of a Poisson: lambda + 3 lambda^2.
+    within(
+        "Poisson variance",
+        v,
+        lambda,
+        ((lambda + 3.0 * lambda * lambda - lambda * lambda) / n).sqrt(),
+    );
+}
+
+#[test]
+fn quasi_random_points_fill_each_dimension_evenly() {
+    let (d, _s, mut g) = setup(RngType::Sobol32, 0);
+    let dims = 3u32;
+    g.set_dimensions(dims).unwrap();
+    let per = 1 << 16;
+    let mut p = DeviceBuffer::<f32>::zeroed(&d, per * dims as usize).unwrap();
+    g.uniform(&mut p).unwrap();
+    let pv = p.to_vec().unwrap();
+    // Dimension by dimension: a low-discrepancy sequence's mean is 1/2 to within O(log n / n).
+    for k in 0..dims as usize {
+        let (m, _) = mean_var(
+            &pv[k * per..(k + 1) * per]
+                .iter()
+                .map(|t| *t as f64)
+                .collect::<Vec<_>>(),
+        );
+        assert!((m - 0.5).abs() < 1e-3, "dimension {k}: mean {m}");
+    }
+    let mut odd = DeviceBuffer::<f32>::zeroed(&d, 10).unwrap();
+    assert!(matches!(
+        g.uniform(&mut odd),
+        Err(Error::InvalidArgument {
+            what: "quasi-random fill length",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn wrong_lengths_and_parameters_are_refused_with_nothing_written() {
+    let (d, s, mut g) = setup(RngType::Xorwow, 1);
+    let sentinel = vec![-3.0f32; 9];
+    let mut buf = DeviceBuffer::from_host(&d, &sentinel).unwrap();
+    let what = |r: hip::Result<()>| match r {
+        Err(Error::InvalidArgument { what, .. }) => what,
+        other => panic!("expected InvalidArgument, got {other:?}"),
+    };
+    assert_eq!(what(g.normal(&mut buf, 0.0, 1.0)), "normal fill length");
+    {
+        let (_, mut tail) = buf.split_at_mut(1).unwrap();
+        let mut view = tail.slice_mut(0..8).unwrap();
+        assert_eq!(what(g.normal(&mut view, 0.0, 1.0)), "normal fill start");
+        assert_eq!(what(g.log_normal(&mut view, 0.0, 1.0)), "normal fill start");
+    }
+    assert_eq!(what(g.normal(&mut buf, 0.0, 0.0)), "stddev");
+    assert_eq!(what(g.normal(&mut buf, f32::NAN, 1.0)), "mean");
+    let mut counts = DeviceBuffer::<u32>::zeroed(&d, 8).unwrap();
+    assert_eq!(what(g.poisson(&mut counts, -1.0)), "Poisson lambda");
+    assert_eq!(what(g.set_dimensions(2)), "quasi-random dimensions");
+    let (_, _, mut sobol) = setup(RngType::Sobol32, 0);
+    assert_eq!(what(sobol.set_seed(3)), "seed");
+    assert_eq!(what(sobol.set_dimensions(0)), "quasi-random dimensions");
+    s.synchronize().unwrap();
+    assert_eq!(
+        buf.to_vec().unwrap(),
+        sentinel,
+        "a refused fill wrote nothing"
+    );
+    assert_eq!(counts.to_vec().unwrap(), [0u32; 8]);
+    // An even view at an even offset is fine.
+    let (_, mut tail) = buf.split_at_mut(2).unwrap();
+    g.normal(&mut tail.slice_mut(0..6).unwrap(), 0.0, 1.0)
+        .unwrap();
+}
