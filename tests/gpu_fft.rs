@@ -187,6 +187,79 @@ fn real_transforms_match_the_host_and_round_trip() {
 }
 
 #[test]
+fn real_transforms_in_place_use_padded_rows() {
+    let d = device();
+    let s = Stream::new(&d).unwrap();
+    let (rows, n) = (30, 50);
+    let (half, padded) = (n / 2 + 1, 2 * (n / 2 + 1));
+    let shape = Shape::new(&[rows, n]);
+    let fwd = Plan::<f32>::new(&s, Transform::R2C, &shape).unwrap();
+    let inv = Plan::<f32>::new(&s, Transform::C2R, &shape).unwrap();
+    let x: Vec<f32> = (0..rows * n).map(|i| value(i) as f32).collect();
+    // Rows of n reals, each padded to 2 * (n / 2 + 1) values (the padding holds -1: never read).
+    let mut padded_x = vec![-1.0f32; rows * padded];
+    for r in 0..rows {
+        padded_x[r * padded..r * padded + n].copy_from_slice(&x[r * n..(r + 1) * n]);
+    }
+    let mut data = DeviceBuffer::<Complex<f32>>::zeroed(&d, rows * half).unwrap();
+    data.reinterpret_mut::<f32>()
+        .unwrap()
+        .copy_from_host(&padded_x)
+        .unwrap();
+    fwd.r2c_in_place(&mut data).unwrap();
+    let mut full: Vec<Complex64> = x.iter().map(|v| Complex64::new(*v as f64, 0.0)).collect();
+    host_fft(&mut full, &[rows, n], false);
+    let want: Vec<Complex64> = (0..rows)
+        .flat_map(|r| full[r * n..r * n + half].to_vec())
+        .collect();
+    let e = rel_err(&widen(&data.to_vec().unwrap()), &want);
+    assert!(e < 1e-5, "r2c in place: relative error {e}");
+    inv.c2r_in_place(&mut data).unwrap();
+    let back = data.reinterpret::<f32>().unwrap().to_vec().unwrap();
+    let got: Vec<Complex64> = (0..rows)
+        .flat_map(|r| {
+            back[r * padded..r * padded + n]
+                .iter()
+                .map(|v| Complex64::new(*v as f64 / (rows * n) as f64, 0.0))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let e = rel_err(
+        &got,
+        &x.iter()
+            .map(|v| Complex64::new(*v as f64, 0.0))
+            .collect::<Vec<_>>(),
+    );
+    assert!(e < 1e-5, "c2r in place: relative error {e}");
+    // Too short, and a plan with a layout, are refused.
+    let mut short = DeviceBuffer::<Complex<f32>>::zeroed(&d, rows * half - 1).unwrap();
+    assert!(matches!(
+        fwd.r2c_in_place(&mut short),
+        Err(Error::InvalidArgument {
+            what: "FFT data",
+            ..
+        })
+    ));
+    let laid = Plan::<f32>::new(
+        &s,
+        Transform::R2C,
+        &shape.clone().output_layout(Layout {
+            embed: vec![rows, half],
+            stride: 1,
+            dist: rows * half,
+        }),
+    )
+    .unwrap();
+    assert!(matches!(
+        laid.r2c_in_place(&mut data),
+        Err(Error::InvalidArgument {
+            what: "in-place FFT",
+            ..
+        })
+    ));
+}
+
+#[test]
 fn strided_batched_layouts_read_and_write_where_they_say() {
     let d = device();
     let s = Stream::new(&d).unwrap();

@@ -21,8 +21,8 @@
 //! least one, advanced layouts whose embed sizes hold their dimensions, non-zero strides, outputs of the
 //! batch that never share elements, every value within hipFFT's C `int`. Each execution then checks the
 //! buffers against the plan: each must hold every element its side spans (real sides `n`, complex sides
-//! `n / 2 + 1` in the last dimension), be on the plan's device, and an in-place transform needs one layout
-//! for both sides. A failed check is [`Error::InvalidArgument`] (or [`Error::DeviceMismatch`]) and nothing
+//! `n / 2 + 1` in the last dimension), be on the plan's device; an in-place complex transform needs one
+//! layout for both sides, an in-place real one the basic layout (rows padded to `2 * (n / 2 + 1)` reals). A failed check is [`Error::InvalidArgument`] (or [`Error::DeviceMismatch`]) and nothing
 //! is queued. Every `hipfftResult` other than success is an [`Error::Fft`] keeping the raw code.
 //!
 //! Executions are queued on the plan's stream through the memory model. A complex-to-real transform may
@@ -120,6 +120,7 @@ pub struct Plan<T: FftFloat> {
     transform: Transform,
     spans: [usize; 2],
     same_layouts: bool,
+    basic: bool,
     work_size: usize,
     device: Device,
     stream: Arc<StreamHandle>,
@@ -184,6 +185,7 @@ impl<T: FftFloat> Plan<T> {
             transform,
             spans: checked.spans,
             same_layouts: shape.input == shape.output,
+            basic: shape.input.is_none() && shape.output.is_none(),
             work_size: 0,
             device,
             stream: Arc::clone(stream.handle()),
@@ -282,6 +284,62 @@ impl<T: FftFloat> Plan<T> {
             (input, Access::Read),
             output,
         )
+    }
+
+    /// A real-to-complex transform in place: `data` holds, for each transform, the reals with every row
+    /// of the last dimension padded to `2 * (n / 2 + 1)` values (the complex row's size; write them
+    /// through [`DeviceMemoryMut::reinterpret_mut`] as `T`), and the spectrum replaces them. Plans of the
+    /// basic layout only (hipFFT's in-place real layout); `data` holds [`output_len`](Self::output_len)
+    /// complex values.
+    pub fn r2c_in_place(&self, data: &mut impl DeviceMemoryMut<Complex<T>>) -> Result<()> {
+        self.real_in_place(Transform::R2C, Direction::Forward, data)
+    }
+
+    /// A complex-to-real transform in place: the spectrum in `data` ([`input_len`](Self::input_len)
+    /// complex values) is replaced by the reals, each row of the last dimension padded to
+    /// `2 * (n / 2 + 1)` values. Plans of the basic layout only.
+    pub fn c2r_in_place(&self, data: &mut impl DeviceMemoryMut<Complex<T>>) -> Result<()> {
+        self.real_in_place(Transform::C2R, Direction::Inverse, data)
+    }
+
+    fn real_in_place(
+        &self,
+        t: Transform,
+        dir: Direction,
+        data: &mut impl DeviceMemoryMut<Complex<T>>,
+    ) -> Result<()> {
+        self.expect(t)?;
+        if !self.basic {
+            return Err(Error::InvalidArgument {
+                what: "in-place FFT",
+                value: "an advanced layout".into(),
+                reason: "real transforms in place use hipFFT's padded basic layout: make the plan without layouts"
+                    .into(),
+            });
+        }
+        // The complex side: the output of R2C, the input of C2R; the padded reals take the same bytes.
+        let complex = if t == Transform::R2C {
+            self.spans[1]
+        } else {
+            self.spans[0]
+        };
+        self.check_len("FFT data", data.len(), complex)?;
+        same_device("fft", &self.device, data.device())?;
+        let op = self.stream.begin_op();
+        data.allocation().use_on(&op, Access::Write)?;
+        self.device.bind()?;
+        // SAFETY: live plan of this precision and transform (checked), basic layout: in place it reads and
+        // writes the padded real rows and the complex rows, both within `complex` complex values, which
+        // `data` holds (checked), on the plan's device (checked), ordered by the model.
+        check(T::NAMES[t as usize], unsafe {
+            T::exec(
+                self.raw,
+                t,
+                data.device_ptr(),
+                data.device_ptr(),
+                raw_dir(dir),
+            )
+        })
     }
 
     /// A complex-to-real (inverse) transform (`hipfftExecC2R` / `Z2D`). The libraries may overwrite the
@@ -415,8 +473,15 @@ mod tests {
 
     #[test]
     fn directions_are_the_header_values_and_results_map_to_errors() {
-        assert_eq!(raw_dir(Direction::Forward), sys::HIPFFT_FORWARD as i32);
-        assert_eq!(raw_dir(Direction::Inverse), sys::HIPFFT_BACKWARD as i32);
+        // bindgen types the two macros differently (-1: i32, 1: u32): compare as i64.
+        assert_eq!(
+            i64::from(raw_dir(Direction::Forward)),
+            sys::HIPFFT_FORWARD as i64
+        );
+        assert_eq!(
+            i64::from(raw_dir(Direction::Inverse)),
+            sys::HIPFFT_BACKWARD as i64
+        );
         assert!(check("x", sys::hipfftResult_t(0)).is_ok());
         let e = check("hipfftPlanMany", sys::hipfftResult_t(8)).unwrap_err();
         assert_eq!(e.fft_code(), Some(FftErrorCode(8)));

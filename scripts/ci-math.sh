@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# CI for the math libraries (`hip::blas`, `hip::rand`, `hip::fft`; no GPU): on the bookworm host, what the
+# features do there (hipRAND 5.3.3 builds and is unit-tested; hipBLAS and hipFFT are missing: a build error
+# naming what was tried; with `dynamic-loading` all three build from the committed bindings); then in the
+# trixie (hipBLAS 5.5.1, hipRAND 5.7.1, hipFFT 6.1.2), sid (6.4.4, 6.4.3, 6.4.3) and experimental (7.2.4)
+# chroots: the libraries installed, clippy and docs with warnings denied, the no-device tests, the examples
+# without a GPU, the benchmark programs built, and (sid) the committed bindings current. Prints how long
+# each part took.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+part() {
+    local name=$1 t0=$SECONDS
+    shift
+    echo "-- $name"
+    "$@"
+    echo "-- $name: $((SECONDS - t0)) s"
+}
+
+bookworm() {
+    mkdir -p target/ci-logs
+    scripts/install-math-libs.sh rand
+    for missing in blas:hipBLAS:hipblas:gemm fft:hipFFT:hipfft:random_fft; do
+        local feature name pkg example
+        IFS=: read -r feature name pkg example <<<"$missing"
+        local log=target/ci-logs/$feature-bookworm.log
+        if cargo build -q --features "$feature,rand" --example "$example" >"$log" 2>&1; then
+            echo "bookworm has no $name, yet --features $feature built" >&2
+            return 1
+        fi
+        grep -q "$name not found ($pkg/$pkg.h)" "$log" && grep -q "apt-get install lib$pkg-dev" "$log" ||
+            { cat "$log" >&2; return 1; }
+        echo "without $name: $(grep -m1 "$name not found" "$log")"
+    done
+    cargo clippy -q --features gpu,rand --all-targets -- -D warnings
+    cargo test -q -p hip --features rand --lib rand
+    cargo test -q -p hip --features blas,rand,fft,dynamic-loading --lib -- blas:: rand:: fft::
+    cargo run -q --features blas,rand,fft,dynamic-loading --example gemm
+    cargo run -q --features blas,rand,fft,dynamic-loading --example random_fft
+}
+part "bookworm (hipRAND 5.3.3; no hipBLAS, no hipFFT): builds, errors, dynamic-loading from the committed bindings" bookworm
+
+cargo fetch -q # the chroots do not download crates (TLS certificates): the host fetches for them
+for suite in trixie sid experimental; do
+    part "$suite: hipBLAS, hipRAND, hipFFT: clippy, docs, no-device tests, examples" scripts/distro-chroot.sh "$suite" run sh -c '
+        set -e
+        scripts/install-math-libs.sh blas rand fft
+        # The sys crates are outside the workspace: their own lints, docs and tests through their manifests.
+        for c in hipblas-sys hiprand-sys hipfft-sys; do
+            cargo clippy -q --offline --manifest-path $c/Cargo.toml --all-targets -- -D warnings
+            RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps --manifest-path $c/Cargo.toml
+            cargo test -q --offline --manifest-path $c/Cargo.toml
+        done
+        cargo clippy -q --offline --features gpu,blas,rand,fft --all-targets -- -D warnings
+        cargo clippy -q --offline -p hip --features blas,rand,fft,dynamic-loading --all-targets -- -D warnings
+        cargo clippy -q --offline -p hip-rs-bench --features blas,rand,fft --bins -- -D warnings
+        RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps -p hip --features blas,rand,fft
+        cargo test -q --offline -p hip --features blas,rand,fft --lib -- blas:: rand:: fft::
+        cargo run -q --offline --features blas,rand,fft --example gemm
+        cargo run -q --offline --features blas,rand,fft --example random_fft'
+done
+part "sid: committed hipBLAS, hipRAND, hipFFT bindings current" scripts/regen-math-prebuilt.sh --check
