@@ -595,6 +595,20 @@ mod tests {
     }
 
     #[test]
+    fn reads_are_free_for_the_last_writer_and_for_streams_already_reading() {
+        let mut u = Users::default();
+        assert!(!u.reads_free(1));
+        u.record(&S(1), Write);
+        assert!(u.reads_free(1) && !u.reads_free(2));
+        u.record(&S(2), Read);
+        assert!(u.reads_free(1) && u.reads_free(2) && !u.reads_free(3));
+        u.record(&S(3), Write);
+        assert!(!u.reads_free(1) && !u.reads_free(2) && u.reads_free(3));
+        u.host_done(Write);
+        assert!(!u.reads_free(3));
+    }
+
+    #[test]
     fn a_reader_alone_is_not_the_sole_user_because_its_write_must_be_recorded() {
         let mut u = Users::default();
         op(&mut u, 1, Write);
