@@ -285,6 +285,52 @@ macro_rules! dynamic_functions {
     (@missing $which:ident) => { () };
 }
 
+/// The run-time loading of one library for a sys crate built with `dynamic-loading` (hipblas-sys,
+/// hiprand-sys, hipfft-sys): expands, inside the crate's loader module, to `functions()` (the crate's
+/// `DynamicFunctions` table, opening the library on first use), `loaded_from()` and `failure()`. `$name`
+/// names the library in their docs; `$candidates` is the list of files to try, in order, each naming only
+/// a library whose API the crate's bindings describe.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! library_loader {
+    ($name:literal, $candidates:expr) => {
+        struct Loaded {
+            library: $crate::loader::Opened,
+            functions: crate::DynamicFunctions,
+        }
+
+        static LIBRARY: ::std::sync::OnceLock<::std::result::Result<Loaded, ::std::vec::Vec<::std::string::String>>> =
+            ::std::sync::OnceLock::new();
+
+        fn load() -> ::std::result::Result<Loaded, ::std::vec::Vec<::std::string::String>> {
+            let opened = $crate::loader::open_first(&$candidates)?;
+            // SAFETY: the candidates name only this library, whose declarations the symbols are given.
+            let functions = unsafe { crate::DynamicFunctions::resolve(&opened.library) };
+            Ok(Loaded {
+                library: opened,
+                functions,
+            })
+        }
+
+        #[doc = concat!("The function table, opening ", $name, " on first use; `None` where none opened.")]
+        #[doc(hidden)]
+        #[inline]
+        pub fn functions() -> ::std::option::Option<&'static crate::DynamicFunctions> {
+            LIBRARY.get_or_init(load).as_ref().ok().map(|l| &l.functions)
+        }
+
+        #[doc = concat!("The file ", $name, " was opened from, opening it on first use.")]
+        pub fn loaded_from() -> ::std::option::Option<&'static str> {
+            LIBRARY.get_or_init(load).as_ref().ok().map(|l| l.library.path.as_str())
+        }
+
+        #[doc = concat!("Why ", $name, " could not be opened: each candidate with the loader's error; `None` once open.")]
+        pub fn failure() -> ::std::option::Option<&'static [::std::string::String]> {
+            LIBRARY.get_or_init(load).as_ref().err().map(|v| v.as_slice())
+        }
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

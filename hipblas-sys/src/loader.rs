@@ -43,59 +43,14 @@ pub use dynamic::*;
 #[cfg(feature = "dynamic-loading")]
 mod dynamic {
     use super::*;
-    use hip_sys::loader::{env_var, open_first, Opened};
-    use std::sync::OnceLock;
-
-    struct Loaded {
-        library: Opened,
-        functions: crate::DynamicFunctions,
-    }
-
-    static HIPBLAS: OnceLock<Result<Loaded, Vec<String>>> = OnceLock::new();
-
-    fn load() -> Result<Loaded, Vec<String>> {
-        let opened = open_first(&hipblas_candidates(
+    hip_sys::library_loader!(
+        "hipBLAS",
+        hipblas_candidates(
             Os::CURRENT,
             crate::HEADER_VERSION.0,
-            &env_var,
-        ))?;
-        // SAFETY: the library has the soname of the header's major version, whose declarations the
-        // symbols are given.
-        let functions = unsafe { crate::DynamicFunctions::resolve(&opened.library) };
-        Ok(Loaded {
-            library: opened,
-            functions,
-        })
-    }
-
-    /// The function table, opening hipBLAS on first use; `None` where none opened.
-    #[doc(hidden)]
-    #[inline]
-    pub fn functions() -> Option<&'static crate::DynamicFunctions> {
-        HIPBLAS
-            .get_or_init(load)
-            .as_ref()
-            .ok()
-            .map(|l| &l.functions)
-    }
-
-    /// The file hipBLAS was opened from, opening it on first use.
-    pub fn loaded_from() -> Option<&'static str> {
-        HIPBLAS
-            .get_or_init(load)
-            .as_ref()
-            .ok()
-            .map(|l| l.library.path.as_str())
-    }
-
-    /// Why hipBLAS could not be opened: each candidate with the loader's error; `None` once open.
-    pub fn failure() -> Option<&'static [String]> {
-        HIPBLAS
-            .get_or_init(load)
-            .as_ref()
-            .err()
-            .map(|v| v.as_slice())
-    }
+            &hip_sys::loader::env_var
+        )
+    );
 }
 
 #[cfg(test)]

@@ -40,50 +40,10 @@ pub use dynamic::*;
 #[cfg(feature = "dynamic-loading")]
 mod dynamic {
     use super::*;
-    use hip_sys::loader::{env_var, open_first, Opened};
-    use std::sync::OnceLock;
-
-    struct Loaded {
-        library: Opened,
-        functions: crate::DynamicFunctions,
-    }
-
-    static HIPFFT: OnceLock<Result<Loaded, Vec<String>>> = OnceLock::new();
-
-    fn load() -> Result<Loaded, Vec<String>> {
-        let opened = open_first(&hipfft_candidates(Os::CURRENT, &env_var))?;
-        // SAFETY: a hipFFT (its soname), whose host API's declarations the symbols are given.
-        let functions = unsafe { crate::DynamicFunctions::resolve(&opened.library) };
-        Ok(Loaded {
-            library: opened,
-            functions,
-        })
-    }
-
-    /// The function table, opening hipFFT on first use; `None` where none opened.
-    #[doc(hidden)]
-    #[inline]
-    pub fn functions() -> Option<&'static crate::DynamicFunctions> {
-        HIPFFT.get_or_init(load).as_ref().ok().map(|l| &l.functions)
-    }
-
-    /// The file hipFFT was opened from, opening it on first use.
-    pub fn loaded_from() -> Option<&'static str> {
-        HIPFFT
-            .get_or_init(load)
-            .as_ref()
-            .ok()
-            .map(|l| l.library.path.as_str())
-    }
-
-    /// Why hipFFT could not be opened: each candidate with the loader's error; `None` once open.
-    pub fn failure() -> Option<&'static [String]> {
-        HIPFFT
-            .get_or_init(load)
-            .as_ref()
-            .err()
-            .map(|v| v.as_slice())
-    }
+    hip_sys::library_loader!(
+        "hipFFT",
+        hipfft_candidates(Os::CURRENT, &hip_sys::loader::env_var)
+    );
 }
 
 #[cfg(test)]

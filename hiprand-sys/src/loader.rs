@@ -40,54 +40,10 @@ pub use dynamic::*;
 #[cfg(feature = "dynamic-loading")]
 mod dynamic {
     use super::*;
-    use hip_sys::loader::{env_var, open_first, Opened};
-    use std::sync::OnceLock;
-
-    struct Loaded {
-        library: Opened,
-        functions: crate::DynamicFunctions,
-    }
-
-    static HIPRAND: OnceLock<Result<Loaded, Vec<String>>> = OnceLock::new();
-
-    fn load() -> Result<Loaded, Vec<String>> {
-        let opened = open_first(&hiprand_candidates(Os::CURRENT, &env_var))?;
-        // SAFETY: a hipRAND (its soname), whose host API's declarations the symbols are given.
-        let functions = unsafe { crate::DynamicFunctions::resolve(&opened.library) };
-        Ok(Loaded {
-            library: opened,
-            functions,
-        })
-    }
-
-    /// The function table, opening hipRAND on first use; `None` where none opened.
-    #[doc(hidden)]
-    #[inline]
-    pub fn functions() -> Option<&'static crate::DynamicFunctions> {
-        HIPRAND
-            .get_or_init(load)
-            .as_ref()
-            .ok()
-            .map(|l| &l.functions)
-    }
-
-    /// The file hipRAND was opened from, opening it on first use.
-    pub fn loaded_from() -> Option<&'static str> {
-        HIPRAND
-            .get_or_init(load)
-            .as_ref()
-            .ok()
-            .map(|l| l.library.path.as_str())
-    }
-
-    /// Why hipRAND could not be opened: each candidate with the loader's error; `None` once open.
-    pub fn failure() -> Option<&'static [String]> {
-        HIPRAND
-            .get_or_init(load)
-            .as_ref()
-            .err()
-            .map(|v| v.as_slice())
-    }
+    hip_sys::library_loader!(
+        "hipRAND",
+        hiprand_candidates(Os::CURRENT, &hip_sys::loader::env_var)
+    );
 }
 
 #[cfg(test)]

@@ -295,27 +295,20 @@ fn scalar_mode<T: DeviceCopy>(alpha: &Scalar<'_, T>, beta: &Scalar<'_, T>) -> Re
     }
 }
 
-/// `Ok` for `HIPBLAS_STATUS_SUCCESS`, else the error for `call`.
-fn check(call: &'static str, status: sys::hipblasStatus_t) -> Result<()> {
-    match status.0 {
-        0 => Ok(()),
-        raw if raw == sys::hipblasRsStatusLibraryNotFound.0 => Err(Error::LibraryNotFound {
-            library: "hipBLAS (libhipblas)",
-            tried: loader_failure(),
-            install:
-                "Debian trixie or newer: apt-get install libhipblas-dev; ROCm: hipblas; or point \
-                      HIP_RS_HIPBLAS at the library",
-        }),
-        raw if raw == sys::hipblasRsStatusSymbolNotFound.0 => Err(Error::NotSupported {
-            what: call,
-            reason: "the hipBLAS that was loaded does not export this function",
-        }),
-        raw => Err(Error::Blas {
-            call,
-            code: BlasErrorCode(raw),
-        }),
-    }
+/// `Ok` for success, else the error for `call`.
+pub(crate) fn check(call: &'static str, status: sys::hipblasStatus_t) -> Result<()> {
+    crate::error::math_status(&LIBRARY, call, status.0, |raw| Error::Blas {
+        call,
+        code: BlasErrorCode(raw),
+    })
 }
+
+const LIBRARY: crate::error::MathLibrary = crate::error::MathLibrary {
+    library: "hipBLAS (libhipblas)",
+    install: "Debian trixie or newer: apt-get install libhipblas-dev; ROCm: hipblas; or point HIP_RS_HIPBLAS at the library",
+    not_loaded: [sys::hipblasRsStatusLibraryNotFound.0, sys::hipblasRsStatusSymbolNotFound.0],
+    tried: loader_failure,
+};
 
 #[cfg(feature = "dynamic-loading")]
 fn loader_failure() -> Vec<String> {

@@ -1,6 +1,6 @@
 //! The raw codes each library returns, kept exactly as returned, with their names.
 
-use super::Status;
+use super::{Error, Result, Status};
 use hip_sys::hipError_t;
 use hiprtc_sys::hiprtcResult;
 use std::fmt;
@@ -335,6 +335,50 @@ impl fmt::Display for FftErrorCode {
             Some(n) => write!(f, "{n} ({})", self.0),
             None => write!(f, "hipfftResult {}", self.0),
         }
+    }
+}
+
+/// A math library (hipBLAS, hipRAND, hipFFT) as its status codes are turned into errors. Compiled in every
+/// build, so its unit tests (and mutation tests) run without the libraries.
+#[cfg_attr(
+    not(any(feature = "blas", feature = "rand", feature = "fft")),
+    allow(dead_code)
+)]
+pub(crate) struct MathLibrary {
+    /// For [`Error::LibraryNotFound`] and [`Error::NotSupported`], e.g. `"hipBLAS (libhipblas)"`.
+    pub library: &'static str,
+    /// What to install, for [`Error::LibraryNotFound`].
+    pub install: &'static str,
+    /// The sys crate's `dynamic-loading` codes: no library opened, no such symbol.
+    pub not_loaded: [u32; 2],
+    /// Why the library could not be opened (the sys crate's loader; empty without `dynamic-loading`).
+    pub tried: fn() -> Vec<String>,
+}
+
+/// `Ok` for status 0; the loader's codes as [`Error::LibraryNotFound`] / [`Error::NotSupported`];
+/// anything else through `error` (the library's own variant, keeping the raw code).
+#[cfg_attr(
+    not(any(feature = "blas", feature = "rand", feature = "fft")),
+    allow(dead_code)
+)]
+pub(crate) fn math_status(
+    lib: &MathLibrary,
+    call: &'static str,
+    raw: u32,
+    error: impl FnOnce(u32) -> Error,
+) -> Result<()> {
+    match raw {
+        0 => Ok(()),
+        r if r == lib.not_loaded[0] => Err(Error::LibraryNotFound {
+            library: lib.library,
+            tried: (lib.tried)(),
+            install: lib.install,
+        }),
+        r if r == lib.not_loaded[1] => Err(Error::NotSupported {
+            what: call,
+            reason: "the library that was loaded does not export this function",
+        }),
+        r => Err(error(r)),
     }
 }
 

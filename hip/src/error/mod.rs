@@ -43,6 +43,11 @@
 mod codes;
 mod status;
 
+#[cfg_attr(
+    not(any(feature = "blas", feature = "rand", feature = "fft")),
+    allow(unused_imports)
+)]
+pub(crate) use codes::{math_status, MathLibrary};
 pub use codes::{
     BlasErrorCode, FftErrorCode, HipErrorCode, NcclErrorCode, RandErrorCode, RtcErrorCode,
 };

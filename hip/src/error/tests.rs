@@ -446,3 +446,77 @@ fn rand_and_fft_codes_keep_their_names_and_dtl_groups() {
         (Status::InvalidArgument, Some(RandErrorCode(103)))
     );
 }
+
+#[test]
+fn math_library_statuses_become_the_right_errors() {
+    use super::{math_status, BlasErrorCode, MathLibrary};
+    let lib = MathLibrary {
+        library: "libtest",
+        install: "install it",
+        not_loaded: [0x4842_0001, 0x4842_0002],
+        tried: || vec!["libtest.so.1: not found".to_string()],
+    };
+    let blas = |raw| Error::Blas {
+        call: "hipblasSgemm",
+        code: BlasErrorCode(raw),
+    };
+    assert!(math_status(&lib, "hipblasSgemm", 0, blas).is_ok());
+    match math_status(&lib, "hipblasSgemm", 0x4842_0001, blas) {
+        Err(Error::LibraryNotFound {
+            library,
+            tried,
+            install,
+        }) => {
+            assert_eq!((library, install), ("libtest", "install it"));
+            assert_eq!(tried, ["libtest.so.1: not found"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        math_status(&lib, "hipblasSgemm", 0x4842_0002, blas),
+        Err(Error::NotSupported {
+            what: "hipblasSgemm",
+            ..
+        })
+    ));
+    let e = math_status(&lib, "hipblasSgemm", 3, blas).unwrap_err();
+    assert_eq!(e.blas_code(), Some(BlasErrorCode(3)));
+    assert_eq!(
+        e.to_string(),
+        "hipblasSgemm failed: HIPBLAS_STATUS_INVALID_VALUE (3)"
+    );
+}
+
+#[test]
+fn blas_codes_keep_their_names_and_dtl_groups() {
+    use super::BlasErrorCode;
+    let cases = [
+        (0, Status::Ok),
+        (1, Status::BackendInitFailed),
+        (2, Status::AllocationFailed),
+        (3, Status::InvalidArgument),
+        (4, Status::MemoryTransferFailed),
+        (5, Status::OperationFailed),
+        (6, Status::BackendError),
+        (7, Status::NotSupported),
+        (8, Status::NotSupported),
+        (9, Status::NullPointer),
+        (10, Status::InvalidArgument),
+        (11, Status::BackendError),
+        (99, Status::BackendError),
+    ];
+    for (raw, status) in cases {
+        assert_eq!(BlasErrorCode(raw).status(), status, "{raw}");
+    }
+    assert_eq!(
+        BlasErrorCode(9).name(),
+        Some("HIPBLAS_STATUS_HANDLE_IS_NULLPTR")
+    );
+    assert_eq!(BlasErrorCode(11).name(), Some("HIPBLAS_STATUS_UNKNOWN"));
+    assert_eq!(BlasErrorCode(12).name(), None);
+    assert_eq!(BlasErrorCode(99).to_string(), "hipblasStatus_t 99");
+    assert_eq!(
+        BlasErrorCode(2).to_string(),
+        "HIPBLAS_STATUS_ALLOC_FAILED (2)"
+    );
+}

@@ -433,27 +433,20 @@ fn raw_dir(dir: Direction) -> i32 {
     }
 }
 
-/// `Ok` for `HIPFFT_SUCCESS`, else the error for `call`.
+/// `Ok` for success, else the error for `call`.
 pub(crate) fn check(call: &'static str, status: sys::hipfftResult) -> Result<()> {
-    match status.0 {
-        0 => Ok(()),
-        raw if raw == sys::hipfftRsResultLibraryNotFound.0 => Err(Error::LibraryNotFound {
-            library: "hipFFT (libhipfft)",
-            tried: loader_failure(),
-            install:
-                "Debian trixie or newer: apt-get install libhipfft-dev; ROCm: hipfft; or point \
-                      HIP_RS_HIPFFT at the library",
-        }),
-        raw if raw == sys::hipfftRsResultSymbolNotFound.0 => Err(Error::NotSupported {
-            what: call,
-            reason: "the hipFFT that was loaded does not export this function",
-        }),
-        raw => Err(Error::Fft {
-            call,
-            code: FftErrorCode(raw),
-        }),
-    }
+    crate::error::math_status(&LIBRARY, call, status.0, |raw| Error::Fft {
+        call,
+        code: FftErrorCode(raw),
+    })
 }
+
+const LIBRARY: crate::error::MathLibrary = crate::error::MathLibrary {
+    library: "hipFFT (libhipfft)",
+    install: "Debian trixie or newer: apt-get install libhipfft-dev; ROCm: hipfft; or point HIP_RS_HIPFFT at the library",
+    not_loaded: [sys::hipfftRsResultLibraryNotFound.0, sys::hipfftRsResultSymbolNotFound.0],
+    tried: loader_failure,
+};
 
 #[cfg(feature = "dynamic-loading")]
 fn loader_failure() -> Vec<String> {

@@ -317,26 +317,20 @@ impl Drop for Generator {
     }
 }
 
-/// `Ok` for `HIPRAND_STATUS_SUCCESS`, else the error for `call`.
+/// `Ok` for success, else the error for `call`.
 pub(crate) fn check(call: &'static str, status: sys::hiprandStatus_t) -> Result<()> {
-    match status.0 {
-        0 => Ok(()),
-        raw if raw == sys::hiprandRsStatusLibraryNotFound.0 => Err(Error::LibraryNotFound {
-            library: "hipRAND (libhiprand)",
-            tried: loader_failure(),
-            install: "Debian: apt-get install libhiprand-dev; ROCm: hiprand; or point HIP_RS_HIPRAND at the \
-                      library",
-        }),
-        raw if raw == sys::hiprandRsStatusSymbolNotFound.0 => Err(Error::NotSupported {
-            what: call,
-            reason: "the hipRAND that was loaded does not export this function",
-        }),
-        raw => Err(Error::Rand {
-            call,
-            code: RandErrorCode(raw),
-        }),
-    }
+    crate::error::math_status(&LIBRARY, call, status.0, |raw| Error::Rand {
+        call,
+        code: RandErrorCode(raw),
+    })
 }
+
+const LIBRARY: crate::error::MathLibrary = crate::error::MathLibrary {
+    library: "hipRAND (libhiprand)",
+    install: "Debian: apt-get install libhiprand-dev; ROCm: hiprand; or point HIP_RS_HIPRAND at the library",
+    not_loaded: [sys::hiprandRsStatusLibraryNotFound.0, sys::hiprandRsStatusSymbolNotFound.0],
+    tried: loader_failure,
+};
 
 #[cfg(feature = "dynamic-loading")]
 fn loader_failure() -> Vec<String> {
