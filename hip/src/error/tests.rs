@@ -481,6 +481,7 @@ fn math_library_statuses_become_the_right_errors() {
     ));
     let e = math_status(&lib, "hipblasSgemm", 3, blas).unwrap_err();
     assert_eq!(e.blas_code(), Some(BlasErrorCode(3)));
+    assert_eq!(e.status(), Status::InvalidArgument);
     assert_eq!(
         e.to_string(),
         "hipblasSgemm failed: HIPBLAS_STATUS_INVALID_VALUE (3)"
