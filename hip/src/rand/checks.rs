@@ -63,6 +63,56 @@ impl RngType {
     }
 }
 
+/// The order in which a generator's threads lay out their values (`hiprandOrdering_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ordering {
+    /// `HIPRAND_ORDERING_PSEUDO_BEST`: the library's fastest order for pseudo-random values.
+    PseudoBest,
+    /// `HIPRAND_ORDERING_PSEUDO_DEFAULT`: the default thread sequence (the legacy one, for now).
+    PseudoDefault,
+    /// `HIPRAND_ORDERING_PSEUDO_SEEDED`: a seeding pattern for fast, lower-quality values.
+    PseudoSeeded,
+    /// `HIPRAND_ORDERING_PSEUDO_LEGACY`: the same sequence across releases (not across backends).
+    PseudoLegacy,
+    /// `HIPRAND_ORDERING_PSEUDO_DYNAMIC`: adjusted to the device, the best performance.
+    PseudoDynamic,
+    /// `HIPRAND_ORDERING_QUASI_DEFAULT`: the one order of quasi-random points.
+    QuasiDefault,
+}
+
+impl Ordering {
+    /// The C value (hipRAND's `hiprandOrdering_t`, ROCm 6 and later).
+    pub fn raw(self) -> u32 {
+        match self {
+            Ordering::PseudoBest => 100,
+            Ordering::PseudoDefault => 101,
+            Ordering::PseudoSeeded => 102,
+            Ordering::PseudoLegacy => 103,
+            Ordering::PseudoDynamic => 104,
+            Ordering::QuasiDefault => 201,
+        }
+    }
+
+    /// Whether it orders quasi-random points (else pseudo-random values).
+    pub fn is_quasi(self) -> bool {
+        self == Ordering::QuasiDefault
+    }
+}
+
+/// A pseudo-random ordering for a pseudo-random generator, the quasi-random one for a quasi-random one.
+pub(crate) fn ordering(kind: RngType, order: Ordering) -> Result<()> {
+    if kind.is_quasi() == order.is_quasi() {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument {
+            what: "generator ordering",
+            value: format!("{order:?} for {kind:?}"),
+            reason: "pseudo-random generators take a pseudo-random ordering, quasi-random ones QuasiDefault"
+                .into(),
+        })
+    }
+}
+
 /// The most dimensions a quasi-random generator takes (hipRAND's and cuRAND's limit).
 pub const MAX_DIMENSIONS: u32 = 20_000;
 
@@ -221,6 +271,24 @@ mod tests {
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
             assert!(lambda(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn orderings_match_their_generators_and_the_header_values() {
+        assert!(ordering(RngType::Philox4x32_10, Ordering::PseudoDynamic).is_ok());
+        assert!(ordering(RngType::Sobol32, Ordering::QuasiDefault).is_ok());
+        assert!(ordering(RngType::Xorwow, Ordering::QuasiDefault).is_err());
+        assert!(ordering(RngType::Sobol64, Ordering::PseudoLegacy).is_err());
+        let all = [
+            Ordering::PseudoBest,
+            Ordering::PseudoDefault,
+            Ordering::PseudoSeeded,
+            Ordering::PseudoLegacy,
+            Ordering::PseudoDynamic,
+            Ordering::QuasiDefault,
+        ];
+        assert_eq!(all.map(Ordering::raw), [100, 101, 102, 103, 104, 201]);
+        assert_eq!(all.iter().filter(|o| o.is_quasi()).count(), 1);
     }
 
     #[test]

@@ -37,7 +37,7 @@ use crate::stream::{Stream, StreamHandle};
 use hiprand_sys as sys;
 use std::sync::Arc;
 
-pub use self::checks::RngType;
+pub use self::checks::{Ordering, RngType};
 /// The raw bindings (`hiprand-sys`).
 pub use hiprand_sys;
 
@@ -203,6 +203,27 @@ impl Generator {
         // SAFETY: live generator.
         check("hiprandSetGeneratorOffset", unsafe {
             sys::hiprandSetGeneratorOffset(self.raw, offset)
+        })
+    }
+
+    /// The order in which the generator lays out its values (`hiprandSetGeneratorOrdering`, hipRAND of
+    /// ROCm 6 and later): a pseudo-random ordering for a pseudo-random generator, `QuasiDefault` for a
+    /// quasi-random one ([`Error::InvalidArgument`] otherwise). Built against an older hipRAND (ROCm 5,
+    /// and the NVIDIA backend of 5.2.3) it is [`Error::NotSupported`].
+    pub fn set_ordering(&mut self, order: Ordering) -> Result<()> {
+        checks::ordering(self.kind, order)?;
+        self.device.bind()?;
+        #[cfg(hiprand_ordering)]
+        {
+            // SAFETY: live generator; `order.raw()` is a hiprandOrdering_t value of the header.
+            check("hiprandSetGeneratorOrdering", unsafe {
+                sys::hiprandSetGeneratorOrdering(self.raw, order.raw() as _)
+            })
+        }
+        #[cfg(not(hiprand_ordering))]
+        Err(Error::NotSupported {
+            what: "hiprandSetGeneratorOrdering",
+            reason: "the hipRAND headers this crate was built against (ROCm 5) have no generator ordering",
         })
     }
 
