@@ -1,5 +1,5 @@
 //! The whole build script of a ROCm math library's sys crate (hipblas-sys, hiprand-sys, hipfft-sys): find
-//! the header ([`find`](crate::find)), run bindgen over the crate's `wrapper.h` against the HIP headers
+//! the header ([`find`]), run bindgen over the crate's `wrapper.h` against the HIP headers
 //! hip-sys used, rewrite the functions into a run-time table with `dynamic-loading`, write the bindings
 //! and the header's version, link the library.
 //!
