@@ -52,6 +52,10 @@
 //! - `HIPRTC_COMPILE_OPTIONS_APPEND` / `HIPRTC_LINK_OPTIONS_APPEND` (options newer HIPRTCs add from the
 //!   environment) must be unset or empty.
 //!
+//! The option and environment checks run on every compile. The scan of the texts runs before a store only:
+//! its answer follows from the source, headers and names the key holds, and the key also holds the scan
+//! rules' version, so an entry exists only for texts that passed these rules, and a hit needs no scan.
+//!
 //! # Whose files
 //!
 //! Everything the cache writes lives in its own subfolder of the directory
@@ -87,7 +91,7 @@ mod inputs;
 
 use entry::{decode, encode, hash64, Decoded, Writer};
 
-pub(crate) use inputs::reads_outside_files;
+pub(crate) use inputs::{options_read_files, texts_read_files};
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -504,6 +508,7 @@ impl Key {
         k.u64(toolchain.hiprtc_version.1 as u64);
         k.u64(toolchain.runtime_version as u64);
         k.str(&toolchain.compiler);
+        k.u64(inputs::RULES);
         k.str(request.output);
         k.str(request.source);
         k.str(request.name);

@@ -302,17 +302,21 @@ impl ProgramBuilder {
             options,
             name_expressions: &self.name_expressions,
         };
-        if let Some(reason) = cache::reads_outside_files(&request) {
-            let mut program = self.compile_with(options, get_output)?;
-            program.cache_outcome = CacheOutcome::NotStored(reason);
-            return Ok(program);
-        }
         let key = cache::Key::new(toolchain, &request);
-        if let Some(hit) = cache.load(&key) {
-            return Ok(hit);
+        let mut uncacheable = cache::options_read_files(&request);
+        if uncacheable.is_none() {
+            if let Some(hit) = cache.load(&key) {
+                return Ok(hit);
+            }
+            // Only texts that passed this scan are ever stored, and the key holds the texts: a lookup
+            // needs no scan, a store does.
+            uncacheable = cache::texts_read_files(&request);
         }
         let mut program = self.compile_with(options, get_output)?;
-        program.cache_outcome = cache.store(&key, &program);
+        program.cache_outcome = match uncacheable {
+            Some(reason) => CacheOutcome::NotStored(reason),
+            None => cache.store(&key, &program),
+        };
         Ok(program)
     }
 

@@ -24,16 +24,32 @@ const OPTION_ENV: &[&str] = &[
     "HIPRTC_LINK_OPTIONS_APPEND",
 ];
 
-/// Why this compile may read something the key does not hold, if it may.
+/// The version of the rules below, part of every key: an entry stored under other rules is never a hit.
+pub(crate) const RULES: u64 = 1;
+
+/// Why this compile may read something the key does not hold, if it may: both checks below.
+#[cfg(test)]
 pub(crate) fn reads_outside_files(request: &Request<'_>) -> Option<String> {
+    options_read_files(request).or_else(|| texts_read_files(request))
+}
+
+/// The checks made on every compile, hits included (they are cheap and depend on the environment, which
+/// the key does not hold): options added from the environment, and options that may read files.
+pub(crate) fn options_read_files(request: &Request<'_>) -> Option<String> {
     if let Some(why) = env_adds_options(|v| std::env::var_os(v)) {
         return Some(why);
     }
-    if let Some(o) = request.options.iter().find(|o| !option_reads_no_file(o)) {
-        return Some(format!(
-            "option `{o}` may make the compiler read files the cache cannot key on"
-        ));
-    }
+    request
+        .options
+        .iter()
+        .find(|o| !option_reads_no_file(o))
+        .map(|o| format!("option `{o}` may make the compiler read files the cache cannot key on"))
+}
+
+/// The scan of the source and headers for includes of files not given. Its answer depends on the source,
+/// the headers and their names only, all of which the key holds, so it runs before a store and not before
+/// a lookup: an entry exists only for a key whose texts passed it (under the same [`RULES`]).
+pub(crate) fn texts_read_files(request: &Request<'_>) -> Option<String> {
     // A set: every include is looked up, so a list would make the scan quadratic.
     let given: HashSet<&str> = request.headers.iter().map(|(n, _)| n.as_str()).collect();
     let texts = std::iter::once((request.name, request.source)).chain(

@@ -496,3 +496,21 @@ fn the_default_limit_is_one_gib() {
     // The README and the module docs promise 1 GiB.
     assert_eq!(CompileCache::DEFAULT_MAX_BYTES, 1_073_741_824);
 }
+
+#[test]
+fn the_key_holds_the_include_scan_rules_version() {
+    // A lookup skips the include scan (its answer follows from the texts the key holds), so an entry
+    // stored under other scan rules must never match: the rules' version is part of every key.
+    let parts = Parts::new();
+    let t = toolchain();
+    let key = key_of(&t, &parts.request());
+    let mut prefix = Writer(Vec::new());
+    prefix.str(t.platform);
+    prefix.u64(9);
+    prefix.u64(0);
+    prefix.u64(t.runtime_version as u64);
+    prefix.str(&t.compiler);
+    prefix.u64(inputs::RULES);
+    prefix.str("code");
+    assert!(key.bytes.starts_with(&prefix.0));
+}
