@@ -518,27 +518,26 @@ fn checked_image(
     image: &[u8],
     device_arch: impl FnOnce() -> Result<String>,
 ) -> Result<(std::borrow::Cow<'_, [u8]>, Option<CodeObject>)> {
-    let body = &image[..image.len().saturating_sub(1)];
-    let ptx = !image.starts_with(b"\x7fELF") && !image.is_empty() && !body.contains(&0);
-    if cfg!(hip_platform = "nvidia") && ptx {
-        // PTX text: the driver reads up to a NUL.
-        let mut text = image.to_vec();
-        if text.last() != Some(&0) {
-            text.push(0);
-        }
-        let code = CodeObject::parse(&text).ok();
-        return Ok((text.into(), code));
+    use crate::code_object::{self as co, Kind, NvidiaImage};
+    if cfg!(hip_platform = "nvidia") {
+        return match co::check_nvidia(image)? {
+            NvidiaImage::Ptx => {
+                // PTX text: the driver reads up to a NUL. Kernels the parser cannot read stay
+                // unchecked rather than refused (the driver is the judge of PTX).
+                let mut text = image.to_vec();
+                if text.last() != Some(&0) {
+                    text.push(0);
+                }
+                let code = CodeObject::parse(&text).ok();
+                Ok((text.into(), code))
+            }
+            NvidiaImage::Cubin => Ok((image.into(), Some(CodeObject::parse(image)?))),
+            NvidiaImage::Fatbin => Ok((image.into(), None)),
+        };
     }
-    let kind = crate::code_object::check(image)?;
-    if cfg!(hip_platform = "amd") {
-        match kind {
-            crate::code_object::Kind::Elf => {
-                crate::code_object::expect_machine(image, crate::code_object::EM_AMDGPU)?
-            }
-            crate::code_object::Kind::Bundle { .. } => {
-                crate::code_object::bundle_for_device(image, &device_arch()?)?
-            }
-        }
+    match co::check(image)? {
+        Kind::Elf => co::expect_machine(image, co::EM_AMDGPU)?,
+        Kind::Bundle { .. } => co::bundle_for_device(image, &device_arch()?)?,
     }
     let code = CodeObject::parse(image)?;
     Ok((image.into(), Some(code)))

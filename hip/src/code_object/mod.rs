@@ -33,11 +33,13 @@
 use crate::error::{Error, Result};
 
 mod metadata;
+mod nvidia;
 mod ptx;
 pub(crate) mod signature;
 pub use signature::Signature;
 mod target;
 pub use metadata::{CodeObject, Format, Kernel, Param, ParamKind};
+pub use nvidia::{check_nvidia, NvidiaImage, EM_CUDA};
 pub use target::{bundle_for_device, bundle_ids, compatible};
 
 /// What kind of code object an image is.
