@@ -72,7 +72,9 @@ fn main() {
         .parse_callbacks(Box::new(bindgen::CargoCallbacks::new()));
     if nvidia {
         // HIPRTC is inline wrappers over NVRTC there: compile extern wrappers for them, as hip-sys does.
+        // NVRTC's own version and target list (CUDA >= 11.2) let the safe crate check a target first.
         builder = builder
+            .allowlist_function("nvrtcVersion|nvrtcGetNumSupportedArchs|nvrtcGetSupportedArchs")
             .wrap_static_fns(true)
             .wrap_static_fns_path(&wrappers);
     }

@@ -56,7 +56,7 @@ pub(crate) fn check_option(option: &str) -> Result<OptionTarget<'_>> {
     }
     if let Some(value) = TARGET_OPTIONS.iter().find_map(|p| option.strip_prefix(p)) {
         if TARGET_WORDS.iter().any(|w| value.contains(w)) || value.contains(char::is_whitespace) {
-            return invalid("the architecture value must be one target id such as gfx90a:xnack-");
+            return invalid("the architecture value must be one target id such as gfx90a:xnack- (AMD) or compute_90 (NVIDIA)");
         }
         check(value)?;
         return Ok(OptionTarget::Arch(value));
@@ -127,10 +127,89 @@ pub(crate) fn check(arch: &str) -> Result<()> {
     Ok(())
 }
 
-/// NVRTC rejects unknown architectures with an error of its own.
+/// Refuse a target NVRTC does not know before it sees it: NVRTC's own error ("invalid value for
+/// --gpu-architecture (-arch)") names neither the value nor what it accepts. NVRTC takes `compute_XY`
+/// (PTX) or `sm_XY` (a cubin), with an `a` suffix from 90 on (`sm_90a`), for each `XY` in
+/// `nvrtcGetSupportedArchs`.
 #[cfg(hip_platform = "nvidia")]
-pub(crate) fn check(_arch: &str) -> Result<()> {
-    Ok(())
+pub(crate) fn check(arch: &str) -> Result<()> {
+    let Some((version, list)) = nvrtc_archs() else {
+        return Ok(()); // an NVRTC older than 11.2 has no list: it judges the value itself
+    };
+    if nvrtc_accepts(arch, list) {
+        return Ok(());
+    }
+    Err(Error::UnknownArch {
+        arch: arch.to_string(),
+        known: nvrtc_known(arch, *version, list),
+    })
+}
+
+/// Whether `arch` is `compute_XY` or `sm_XY` (optionally `XYa` from 90 on) for an `XY` in `list`.
+#[cfg(any(hip_platform = "nvidia", test))]
+fn nvrtc_accepts(arch: &str, list: &[i32]) -> bool {
+    let Some(number) = arch
+        .strip_prefix("compute_")
+        .or_else(|| arch.strip_prefix("sm_"))
+    else {
+        return false;
+    };
+    let (digits, specific) = match number.strip_suffix('a') {
+        Some(d) => (d, true),
+        None => (number, false),
+    };
+    let value = (!digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && !digits.starts_with('0'))
+    .then(|| digits.parse::<i32>().ok())
+    .flatten();
+    value.is_some_and(|v| list.contains(&v) && (!specific || v >= 90))
+}
+
+/// What NVRTC accepts, in words, for the error refusing `arch`.
+#[cfg(any(hip_platform = "nvidia", test))]
+fn nvrtc_known(arch: &str, version: (i32, i32), list: &[i32]) -> String {
+    let numbers: Vec<String> = list.iter().map(i32::to_string).collect();
+    let mut known = format!(
+        "compute_XY (PTX) or sm_XY (a cubin) for XY in {} (NVRTC {}.{}'s list; an `a` suffix from 90 on)",
+        numbers.join(", "),
+        version.0,
+        version.1
+    );
+    if arch.to_ascii_lowercase().starts_with("gfx") {
+        known.push_str(
+            "; AMD targets such as gfx90a need HIP's AMD platform, and this build is for NVIDIA",
+        );
+    }
+    known
+}
+
+/// NVRTC's version and the architecture numbers it supports.
+#[cfg(hip_platform = "nvidia")]
+type NvrtcArchs = ((i32, i32), Vec<i32>);
+
+/// [`NvrtcArchs`], asked once.
+#[cfg(hip_platform = "nvidia")]
+fn nvrtc_archs() -> Option<&'static NvrtcArchs> {
+    static LIST: std::sync::OnceLock<Option<NvrtcArchs>> = std::sync::OnceLock::new();
+    LIST.get_or_init(|| {
+        let ok = hiprtc_sys::NVRTC_SUCCESS;
+        let (mut major, mut minor, mut n) = (0, 0, 0);
+        // SAFETY: live locals; NVRTC writes `n` numbers into a buffer of `n` elements.
+        unsafe {
+            if hiprtc_sys::nvrtcVersion(&mut major, &mut minor) != ok
+                || hiprtc_sys::nvrtcGetNumSupportedArchs(&mut n) != ok
+            {
+                return None;
+            }
+            let mut list = vec![0; usize::try_from(n).ok()?];
+            if hiprtc_sys::nvrtcGetSupportedArchs(list.as_mut_ptr()) != ok {
+                return None;
+            }
+            Some(((major, minor), list))
+        }
+    })
+    .as_ref()
 }
 
 /// One ISA comgr knows: its processor and the target features it supports (`None`: comgr gave no
@@ -280,4 +359,66 @@ unsafe fn metadata_string(c: &sys::Comgr, node: sys::amd_comgr_metadata_node_t) 
     }
     buf.truncate(buf.iter().position(|&b| b == 0).unwrap_or(buf.len()));
     Some(String::from_utf8_lossy(&buf).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{nvrtc_accepts, nvrtc_known};
+
+    /// NVRTC 11.8's `nvrtcGetSupportedArchs`.
+    const NVRTC_11_8: &[i32] = &[
+        35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90,
+    ];
+
+    #[test]
+    fn nvrtc_takes_compute_and_sm_of_its_listed_numbers() {
+        for ok in [
+            "compute_90",
+            "sm_90",
+            "compute_35",
+            "sm_86",
+            "compute_90a",
+            "sm_90a",
+        ] {
+            assert!(nvrtc_accepts(ok, NVRTC_11_8), "{ok}");
+        }
+        for bad in [
+            "compute_100",
+            "sm_100a",
+            "compute_91",
+            "compute_80a",
+            "sm_",
+            "compute_",
+            "compute_090",
+            "compute_9O",
+            "compute_+90",
+            "compute_90 ",
+            "COMPUTE_90",
+            "gfx90a",
+            "GFX90A",
+            "gfx90a:xnack+",
+            "",
+            "90",
+            "compute_90aa",
+            "compute_99999999999",
+        ] {
+            assert!(!nvrtc_accepts(bad, NVRTC_11_8), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_refusal_names_the_list_and_the_amd_platform_for_amd_names() {
+        let known = nvrtc_known("compute_100", (11, 8), NVRTC_11_8);
+        assert!(
+            known.contains("for XY in 35, 37, 50,") && known.contains("89, 90 (NVRTC 11.8's list")
+        );
+        assert!(!known.contains("AMD"), "{known}");
+        for amd in ["gfx90a", "GFX90A", "gfx90a:xnack+"] {
+            let known = nvrtc_known(amd, (11, 8), NVRTC_11_8);
+            assert!(
+                known.contains("AMD targets such as gfx90a need HIP's AMD platform"),
+                "{known}"
+            );
+        }
+    }
 }
