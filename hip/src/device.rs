@@ -173,9 +173,16 @@ impl Device {
 
     /// The device's properties.
     pub fn properties(&self) -> Result<DeviceProperties> {
-        Ok(DeviceProperties::from_raw(&result::device_properties(
-            self.0.ordinal,
-        )?))
+        #[allow(unused_mut)] // changed on NVIDIA only
+        let mut p = DeviceProperties::from_raw(&result::device_properties(self.0.ordinal)?);
+        // HIP's NVIDIA hipGetDeviceProperties copies most fields from cudaGetDeviceProperties but never
+        // fills managedMemory (5.2.3, 5.7.1): it read false on an H100. The attribute maps to
+        // cudaDevAttrManagedMemory.
+        #[cfg(hip_platform = "nvidia")]
+        {
+            p.managed_memory = self.attribute(sys::hipDeviceAttributeManagedMemory)? != 0;
+        }
+        Ok(p)
     }
 
     /// The full architecture name HIPRTC targets: `gcnArchName` on AMD (e.g. `gfx90a:sramecc+:xnack-`),
