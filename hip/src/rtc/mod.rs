@@ -474,6 +474,18 @@ pub(crate) fn current_device_arch() -> Result<String> {
         });
     }
     let ordinal = crate::result::get_device()?;
+    // A device's architecture does not change while the process runs, and asking for it opens the
+    // device and reads its properties (cudaGetDeviceProperties on NVIDIA): once per device, so that a
+    // compile-cache hit does not pay for it.
+    static KNOWN: std::sync::Mutex<Vec<(i32, String)>> = std::sync::Mutex::new(Vec::new());
+    let known = || {
+        KNOWN
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    };
+    if let Some((_, arch)) = known().iter().find(|(o, _)| *o == ordinal) {
+        return Ok(arch.clone());
+    }
     let device = Device::get(ordinal.max(0) as usize)?;
     let arch = device.arch_name()?;
     if arch.is_empty() {
@@ -481,5 +493,6 @@ pub(crate) fn current_device_arch() -> Result<String> {
             reason: format!("device {ordinal} reports no architecture name"),
         });
     }
+    known().push((ordinal, arch.clone()));
     Ok(arch)
 }
