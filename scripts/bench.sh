@@ -18,11 +18,13 @@ bundle)
     rm -rf "$out" && mkdir -p "$out/lib"
     HIP_PLATFORM=nvidia HIP_SYS_CUDA_INCLUDE=$cuda/include HIP_SYS_CUDA_LIB=$cuda/lib \
         cargo build -q --release -p hip-rs-bench --features cudarc --bin hip-rs-bench --target-dir target/nvidia
-    cp target/nvidia/release/hip-rs-bench "$out/"
+    HIP_PLATFORM=nvidia HIP_SYS_CUDA_INCLUDE=$cuda/include HIP_SYS_CUDA_LIB=$cuda/lib \
+        cargo build -q --release -p hip-rs-bench --bin compile_cache --target-dir target/nvidia
+    cp target/nvidia/release/hip-rs-bench target/nvidia/release/compile_cache "$out/"
     g++ -O2 -std=c++17 -shared -fPIC -D__HIP_PLATFORM_NVIDIA__ -I/usr/include -I"$cuda/include" \
         bench/baseline/baseline.cpp -o "$out/lib/libhiprs_baseline.so" \
         -L"$cuda/lib" -l:libcudart.so.11.0 -l:libnvrtc.so.11.2
-    strip "$out/hip-rs-bench" "$out/lib/libhiprs_baseline.so"
+    strip "$out/hip-rs-bench" "$out/compile_cache" "$out/lib/libhiprs_baseline.so"
     cp -L "$cuda/lib/libcudart.so.11.0" "$out/lib/"
     for l in libnvrtc.so.11.2 libnvrtc-builtins.so.11.8; do xz -T2 -6 -c "$cuda/lib/$l" > "$out/lib/$l.xz"; done
     cat > "$out/run.sh" <<'RUN'

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the `gpu` tests and the examples for HIP's NVIDIA platform on a machine without a GPU, and pack
-# them with the run-time libraries they need (libcudart 11.8, NVRTC 11.8 xz-compressed) into one folder
+# them with the run-time libraries they need (libcudart 11.8, NVRTC 11.8; binaries and NVRTC xz-compressed) into one folder
 # (default .gpu-bundle/) under 64 MiB. On the GPU machine, `bash .gpu-bundle/run.sh` runs everything,
 # then the tests again under compute-sanitizer memcheck, and exits non-zero on any failure.
 # example-rust_kernels launches the Rust-built kernels (kernels/prebuilt/*.ptx) and checks their results;
@@ -30,6 +30,8 @@ for ex in vector_add device_query rtc_lowered_names rtc_link streams_events insp
 done
 cp "$CARGO_TARGET_DIR/release/rust_kernel_vs_hiprtc" "$out/bin/bench-rust_kernel_vs_hiprtc"
 strip "$out"/bin/*
+# Compressed to fit the 64 MiB a GPU-machine call carries; run.sh unpacks them.
+xz -T2 -6 "$out"/bin/*
 cp -L target/cuda11/lib/libcudart.so.11.0 "$out/lib/"
 for l in libnvrtc.so.11.2 libnvrtc-builtins.so.11.8; do xz -T2 -6 -c "target/cuda11/lib/$l" > "$out/lib/$l.xz"; done
 cat > "$out/run.sh" <<'RUN'
@@ -37,7 +39,9 @@ cat > "$out/run.sh" <<'RUN'
 # Run inside the bundle on the GPU machine: every gpu test, every example, then memcheck over the tests.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-for f in "$here"/lib/*.xz; do [ -f "${f%.xz}" ] || xz -dk "$f"; done
+for f in "$here"/lib/*.xz "$here"/bin/*.xz; do [ -f "${f%.xz}" ] || xz -dk "$f"; done
+chmod +x "$here"/bin/*
+rm -f "$here"/bin/*.xz
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fail=0
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true

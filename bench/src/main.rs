@@ -3,8 +3,9 @@
 //! cudarc driving CUDA directly. All contenders run in one process on one device, interleaved round by
 //! round (the order rotates each round), with warm-up outside the timings and results verified.
 //!
-//! `hip-rs-bench [--baseline lib.so] [--csv copies.csv] [--link-gbps N] [--arch ARCH] [--quick] [--launch-only]`
-//! (`--launch-only`: the launch-cost and graph sections alone, for iterating on the launch path)
+//! `hip-rs-bench [--baseline lib.so] [--csv copies.csv] [--link-gbps N] [--arch ARCH] [--quick] [--launch-only]
+//! [--compile-only]` (`--launch-only`: the launch-cost and graph sections alone, for iterating on the launch
+//! path; `--compile-only`: the compile-time section alone)
 //!
 //! Prints markdown: launch overhead, copy bandwidth, HIPRTC compile time, event cost, stream overlap, and
 //! whether the targets are met. Without a GPU it runs the compile-time section only. `scripts/bench.sh`
@@ -85,6 +86,7 @@ struct Options {
     arch: Option<String>,
     quick: bool,
     launch_only: bool,
+    compile_only: bool,
 }
 
 /// How much each section does; `--quick` shrinks it for a smoke run.
@@ -135,6 +137,7 @@ fn parse_args() -> Result<Options, String> {
             "--arch" => o.arch = Some(value()?),
             "--quick" => o.quick = true,
             "--launch-only" => o.launch_only = true,
+            "--compile-only" => o.compile_only = true,
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -205,7 +208,7 @@ fn run(opts: &Options) -> Result<String, String> {
         launch_cost::section(&mut out, &mut verdicts, device, &kernels, b, q)?;
         ordering::section(&mut out, &mut verdicts, device, &kernels, b, q)?;
         beyond::graph_section(&mut out, &mut verdicts, device, &kernels, b, q)?;
-    } else if let Some(device) = &device {
+    } else if let (Some(device), false) = (&device, opts.compile_only) {
         let kernels = compile_kernels(device, &arch).map_err(e)?;
         launch_section(
             &mut out,
