@@ -49,7 +49,9 @@ impl Drop for ModuleInner {
 }
 
 impl Module {
-    /// Load a code object from memory: an AMD GPU ELF or clang offload bundle, or on NVIDIA a cubin or PTX.
+    /// Load a code object from memory: an AMD GPU ELF or clang offload bundle, or on NVIDIA PTX text, a
+    /// cubin or a fatbin ([`check_nvidia`](crate::code_object::check_nvidia): anything else is refused
+    /// naming what it is, where the driver would say only "device kernel image is invalid").
     ///
     /// HIP is not told the image's size, so the image is checked first ([`crate::code_object`]): a
     /// truncated or malformed ELF or bundle is refused here rather than letting the runtime read past the
