@@ -158,12 +158,13 @@ fn nvrtc_accepts(arch: &str, list: &[i32]) -> bool {
         Some(d) => (d, true),
         None => (number, false),
     };
-    let value = (!digits.is_empty()
-        && digits.bytes().all(|b| b.is_ascii_digit())
-        && !digits.starts_with('0'))
-    .then(|| digits.parse::<i32>().ok())
-    .flatten();
-    value.is_some_and(|v| list.contains(&v) && (!specific || v >= 90))
+    // Plain decimal digits only (`parse` would also take a sign), without a leading zero.
+    if !digits.bytes().all(|b| b.is_ascii_digit()) || digits.starts_with('0') {
+        return false;
+    }
+    digits
+        .parse::<i32>()
+        .is_ok_and(|v| list.contains(&v) && (!specific || v >= 90))
 }
 
 /// What NVRTC accepts, in words, for the error refusing `arch`.
