@@ -6,6 +6,9 @@
  * safe crate makes, so that graphs work through HIP's NVIDIA platform from C and Rust. bindgen wraps them
  * like every other `static inline` HIP function (wrap_static_fns).
  *
+ * CUDA 12 changed two of the calls (cudaGraphInstantiate lost its error node and log, cudaGraphExecUpdate
+ * returns a struct): both versions are mapped.
+ *
  * Included by wrapper.h on the NVIDIA platform only, and never under nvcc (where HIP's own are defined).
  */
 #ifndef HIP_RS_NVIDIA_GRAPH_H
@@ -31,7 +34,14 @@ static inline hipError_t hipGraphDestroy(hipGraph_t graph) {
 
 static inline hipError_t hipGraphInstantiate(hipGraphExec_t* exec, hipGraph_t graph,
                                              hipGraphNode_t* error_node, char* log, size_t log_size) {
+#if CUDART_VERSION >= 12000
+    /* CUDA 12 dropped the error node and log arguments: report neither. */
+    if (error_node) *error_node = NULL;
+    if (log && log_size > 0) log[0] = '\0';
+    return hipCUDAErrorTohipError(cudaGraphInstantiate(exec, graph, 0));
+#else
     return hipCUDAErrorTohipError(cudaGraphInstantiate(exec, graph, error_node, log, log_size));
+#endif
 }
 
 static inline hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* exec, hipGraph_t graph,
@@ -50,7 +60,16 @@ static inline hipError_t hipGraphExecDestroy(hipGraphExec_t exec) {
 static inline hipError_t hipGraphExecUpdate(hipGraphExec_t exec, hipGraph_t graph,
                                             hipGraphNode_t* error_node,
                                             hipGraphExecUpdateResult* result) {
+#if CUDART_VERSION >= 12000
+    /* CUDA 12 returns both through one struct. */
+    cudaGraphExecUpdateResultInfo info;
+    cudaError_t err = cudaGraphExecUpdate(exec, graph, &info);
+    if (error_node) *error_node = info.errorNode;
+    if (result) *result = info.result;
+    return hipCUDAErrorTohipError(err);
+#else
     return hipCUDAErrorTohipError(cudaGraphExecUpdate(exec, graph, error_node, result));
+#endif
 }
 
 static inline hipError_t hipGraphGetNodes(hipGraph_t graph, hipGraphNode_t* nodes, size_t* count) {

@@ -4,6 +4,7 @@
 #   scripts/bench.sh bundle            build here: the benchmark for HIP's NVIDIA platform (release, with the
 #                                      cudarc contender), the C++ baseline with g++ against the same HIP
 #                                      headers and CUDA libraries, and those libraries -> .bench-bundle/
+#                                      (CUDA 12.9 with HIP 5.7.1's headers; CUDA_MAJOR=11: 11.8 with 5.2.3's)
 #   bash .bench-bundle/run.sh          on the GPU machine (carry .bench-bundle): runs it, writes bench.md,
 #                                      copies.csv and machine.txt into $OUT (or the bundle's folder)
 #   scripts/bench.sh report DIR        here: runs the compile-time section for AMD (gfx90a, CPU only) and
@@ -13,20 +14,23 @@ cd "$(dirname "$0")/.."
 case "${1:-}" in
 bundle)
     out=.bench-bundle
-    scripts/fetch-cuda11.sh target/cuda11 >/dev/null
-    cuda=$PWD/target/cuda11
+    # The C++ baseline needs headers that compile as C++ against the CUDA in use: HIP 5.2.3's do not
+    # against CUDA 12, so the default (CUDA 12) takes HIP 5.7.1's (trixie chroot) for both sides.
+    if [ "${CUDA_MAJOR:-12}" = 12 ] && [ -z "${HIP_HEADERS:-}" ]; then
+        HIP_HEADERS=$(scripts/hip-nvidia-headers.sh trixie)
+    fi
+    . scripts/nvidia-env.sh
     rm -rf "$out" && mkdir -p "$out/lib"
-    HIP_PLATFORM=nvidia HIP_SYS_CUDA_INCLUDE=$cuda/include HIP_SYS_CUDA_LIB=$cuda/lib \
-        cargo build -q --release -p hip-rs-bench --features cudarc --bin hip-rs-bench --target-dir target/nvidia
-    HIP_PLATFORM=nvidia HIP_SYS_CUDA_INCLUDE=$cuda/include HIP_SYS_CUDA_LIB=$cuda/lib \
-        cargo build -q --release -p hip-rs-bench --bin compile_cache --target-dir target/nvidia
-    cp target/nvidia/release/hip-rs-bench target/nvidia/release/compile_cache "$out/"
-    g++ -O2 -std=c++17 -shared -fPIC -D__HIP_PLATFORM_NVIDIA__ -I/usr/include -I"$cuda/include" \
+    cargo build -q --release -p hip-rs-bench --features cudarc --bin hip-rs-bench --target-dir "$nvidia_target"
+    cargo build -q --release -p hip-rs-bench --bin compile_cache --target-dir "$nvidia_target"
+    cp "$nvidia_target"/release/hip-rs-bench "$nvidia_target"/release/compile_cache "$out/"
+    g++ -O2 -std=c++17 -shared -fPIC -D__HIP_PLATFORM_NVIDIA__ -I"$hip_include" -I"$cuda/include" \
         bench/baseline/baseline.cpp -o "$out/lib/libhiprs_baseline.so" \
-        -L"$cuda/lib" -l:libcudart.so.11.0 -l:libnvrtc.so.11.2
+        -L"$cuda/lib" -l:"$cudart_so" -l:"${nvrtc_libs%% *}"
     strip "$out/hip-rs-bench" "$out/compile_cache" "$out/lib/libhiprs_baseline.so"
-    cp -L "$cuda/lib/libcudart.so.11.0" "$out/lib/"
-    for l in libnvrtc.so.11.2 libnvrtc-builtins.so.11.8; do xz -T2 -6 -c "$cuda/lib/$l" > "$out/lib/$l.xz"; done
+    cp -L "$cuda/lib/$cudart_so" "$out/lib/"
+    for l in $nvrtc_libs; do xz -T2 -6 -c "$cuda/lib/$l" > "$out/lib/$l.xz"; done
+    echo "$nvidia_label" > "$out/built-with"
     cat > "$out/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # On the GPU machine: the whole benchmark, once. Results go to $OUT (else next to this script).
@@ -42,6 +46,7 @@ if ! ldconfig -p | grep -q 'libcuda\.so '; then
 fi
 q='name,driver_version,pcie.link.gen.max,pcie.link.width.max,pcie.link.gen.current,pcie.link.width.current,clocks.max.sm'
 nvidia-smi --query-gpu=$q --format=csv | tee "$dest/machine.txt"
+echo "built with: $(cat "$here/built-with")" | tee -a "$dest/machine.txt"
 date -u +%Y-%m-%dT%H:%MZ >> "$dest/machine.txt"
 # Theoretical host-link rate per direction from the PCIe generation and width the GPU reports.
 read -r gen width < <(nvidia-smi --query-gpu=pcie.link.gen.max,pcie.link.width.max --format=csv,noheader,nounits | head -1 | tr -d ' ' | tr ',' ' ')

@@ -8,8 +8,9 @@
 #
 # SRC: the library's source tree (its CMakeLists.txt and library/). DEST (default target/hip<lib>-nvidia)
 # receives include/hip<lib>/ (the headers, plus what CMake would generate: version and export headers) and
-# lib/lib<name>.so.<soname>. The CUDA library comes from scripts/fetch-cuda-libs.sh (CUDA 11.8's), the
-# runtime from scripts/fetch-cuda11.sh, HIP's headers from the machine's HIP. Then build with
+# lib/lib<name>.so.<soname>. The CUDA library comes from scripts/fetch-cuda-libs.sh (CUDA 11.8's: these
+# backends are C++ over HIP 5.2.3's headers, which compile as C++ only against CUDA 11), the runtime from
+# scripts/fetch-cuda.sh 11, HIP's headers from the machine's HIP. Then build with
 # HIPBLAS_PATH / HIPRAND_PATH / HIPFFT_PATH=DEST (docs/GPU.md).
 set -euo pipefail
 [ $# -ge 2 ] || { sed -n '7,7p' "$0" | sed 's/^# //' >&2; exit 2; }
@@ -26,7 +27,7 @@ dest=${3:-target/$name-nvidia}
 backend_path=$src/library/src/nvcc_detail/$backend
 [ -f "$backend_path" ] || backend_path=$src/library/src/nvidia_detail/$backend
 [ -f "$backend_path" ] || { echo "build-math-nvidia: no nvcc_detail/ or nvidia_detail/$backend under $src/library/src" >&2; exit 1; }
-scripts/fetch-cuda11.sh target/cuda11 >/dev/null
+scripts/fetch-cuda.sh 11 target/cuda11 >/dev/null
 scripts/fetch-cuda-libs.sh "$lib" >/dev/null
 cuda=$PWD/target/cuda11
 hip_include=$(dirname "$(dirname "$(readlink -f "$(echo '#include <hip/hip_runtime_api.h>' |

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetch CUDA 11.8's math libraries from PyPI into the CUDA-like tree of scripts/fetch-cuda11.sh (default
+# Fetch CUDA 11.8's math libraries from PyPI into the CUDA 11.8 tree of scripts/fetch-cuda.sh 11 (default
 # target/cuda11/{include,lib}), for the NVIDIA backends of hipBLAS, hipRAND and hipFFT
 # (scripts/build-math-nvidia.sh). Idempotent.
 #

@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
-# Fetch NCCL 2.21.5 for CUDA 11.8 (PyPI's nvidia-nccl-cu11: nccl.h and libnccl.so.2) into the CUDA-like
-# tree of scripts/fetch-cuda11.sh (default target/cuda11/{include,lib}), for the `rccl` feature on HIP's
-# NVIDIA platform. Idempotent.
+# Fetch NCCL from PyPI (nccl.h and libnccl.so.2) into the CUDA-like tree of scripts/fetch-cuda.sh, for the
+# `rccl` feature on HIP's NVIDIA platform. Idempotent.
+#
+#   scripts/fetch-nccl.sh [12|11] [DEST]     default: 12 into target/cuda12
+#
+#   12  nvidia-nccl-cu12 2.21.5: has Hopper code (sm_90 cubins), so nothing is JIT-compiled on an H100/H200.
+#   11  nvidia-nccl-cu11 2.21.5: PTX only for Hopper; the driver JIT-compiles it on a machine's first run.
+# The same NCCL release for both, so a cold-start comparison differs only in the Hopper code. The newest
+# (2.32.3 for CUDA 12) is 451 MB, 40 MB once pruned to sm_90 and xz-packed: with NVRTC 12 beside it, over
+# the 64 MiB a GPU-machine call carries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dest=${1:-target/cuda11}
+major=${1:-12}
+case $major in
+    12) wheel=nvidia-nccl-cu12==2.21.5 ;;
+    11) wheel=nvidia-nccl-cu11==2.21.5 ;;
+    *) echo "fetch-nccl: CUDA major version '$major' is not one this project fetches (12 or 11)" >&2; exit 2 ;;
+esac
+dest=${2:-target/cuda$major}
 [ -f "$dest/include/nccl.h" ] && [ -f "$dest/lib/libnccl.so.2" ] && { echo "$dest: NCCL present"; exit 0; }
-wheels=$(mktemp -d)
+wheels=$(mktemp -d) unpacked=$(mktemp -d)
+trap 'rm -rf "$wheels" "$unpacked"' EXIT
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.11 \
-    --platform manylinux1_x86_64 --platform manylinux2014_x86_64 -d "$wheels" nvidia-nccl-cu11==2.21.5
-unpacked=$(mktemp -d)
+    --platform manylinux1_x86_64 --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux_2_18_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_28_x86_64 -d "$wheels" "$wheel"
 for w in "$wheels"/*.whl; do python3 -m zipfile -e "$w" "$unpacked"; done
 mkdir -p "$dest/include" "$dest/lib"
-cp -r "$unpacked/nvidia/nccl/include/." "$dest/include/"
-cp -r "$unpacked/nvidia/nccl/lib/." "$dest/lib/"
+cp "$unpacked"/nvidia/nccl/include/*.h "$dest/include/"
+cp "$unpacked"/nvidia/nccl/lib/libnccl.so.2 "$dest/lib/"
 ln -sf libnccl.so.2 "$dest/lib/libnccl.so"
-rm -rf "$wheels" "$unpacked"
-echo "NCCL 2.21.5 headers and library in $dest"
+echo "$wheel in $dest"

@@ -2,19 +2,19 @@
 # Build the two-GPU tests (`--features gpu-multi,rccl`: tests/gpu_rccl.rs, gpu_multi.rs, gpu_multi_ordering.rs), the
 # all-reduce / peer-copy benchmark (bench/src/bin/rccl.rs) and its raw C baseline (bench/baseline/
 # nccl_bench.c, gcc against nccl.h) for HIP's NVIDIA platform on a machine without a GPU, and pack them with
-# the run-time libraries (libcudart 11.8; NVRTC 11.8 and NCCL 2.21.5, xz-compressed) into one folder
+# the run-time libraries (libcudart; NVRTC and NCCL 2.21.5, xz-compressed) into one folder
 # (default .gpu-bundle-multi/) under 64 MiB. On a 2-GPU machine, `bash .gpu-bundle-multi/run.sh` runs it.
+# CUDA 12.9 by default, CUDA_MAJOR=11 for 11.8 (scripts/nvidia-env.sh).
 #
-# PyPI's libnccl.so.2 for CUDA 11 is 192 MB: cubins for sm_35..sm_80 and PTX for compute_80. Hopper runs
-# none of those cubins (it JIT-compiles the PTX), so scripts/prune-fatbin.py zeroes them (--keep-sm adds
-# architectures back, e.g. KEEP_SM="80" for an A100 machine) before xz.
+# PyPI's libnccl.so.2 holds cubins for many architectures (CUDA 11's: sm_35..sm_80 and PTX for compute_80;
+# CUDA 12's: up to sm_90). scripts/prune-fatbin.py zeroes the cubins other than sm_90 (KEEP_SM="80" adds
+# an architecture back, e.g. for an A100 machine) before xz.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.gpu-bundle-multi}
-scripts/fetch-cuda11.sh target/cuda11 >/dev/null
-scripts/fetch-nccl.sh target/cuda11 >/dev/null
-export HIP_PLATFORM=nvidia HIP_SYS_CUDA_INCLUDE=$PWD/target/cuda11/include HIP_SYS_CUDA_LIB=$PWD/target/cuda11/lib
-export CARGO_TARGET_DIR=target/nvidia CARGO_PROFILE_DEV_DEBUG=0
+. scripts/nvidia-env.sh
+scripts/fetch-nccl.sh "$CUDA_MAJOR" "$cuda" >/dev/null
+export CARGO_TARGET_DIR=$nvidia_target CARGO_PROFILE_DEV_DEBUG=0
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
 cargo build -q --release -p hip-rs-bench --features rccl --bin rccl
 cp "$CARGO_TARGET_DIR/release/rccl" "$out/bin/bench-rccl"
@@ -26,14 +26,15 @@ for l in sys.stdin:
     if m.get("reason")=="compiler-artifact" and m.get("executable"): print(m["executable"])' | tail -1)
     cp "$exe" "$out/bin/test-$t"
 done
-gcc -O2 -Wall -D__HIP_PLATFORM_NVIDIA__ -I/usr/include -Itarget/cuda11/include bench/baseline/nccl_bench.c \
-    -Ltarget/cuda11/lib -lnccl -lcudart -o "$out/bin/nccl_bench"
+gcc -O2 -Wall -D__HIP_PLATFORM_NVIDIA__ -I"$hip_include" -I"$cuda/include" bench/baseline/nccl_bench.c \
+    -L"$cuda/lib" -lnccl -lcudart -o "$out/bin/nccl_bench"
 strip "$out"/bin/*
-cp -L target/cuda11/lib/libcudart.so.11.0 "$out/lib/"
-keep=(); for sm in ${KEEP_SM:-}; do keep+=(--keep-sm "$sm"); done
-python3 scripts/prune-fatbin.py target/cuda11/lib/libnccl.so.2 "$out/lib/libnccl.so.2" "${keep[@]}"
+cp -L "$cuda/lib/$cudart_so" "$out/lib/"
+keep=(--keep-sm 90 --drop-covered-ptx); for sm in ${KEEP_SM:-}; do keep+=(--keep-sm "$sm"); done
+python3 scripts/prune-fatbin.py "$cuda/lib/libnccl.so.2" "$out/lib/libnccl.so.2" "${keep[@]}"
 xz -T2 -6 "$out/lib/libnccl.so.2"
-for l in libnvrtc.so.11.2 libnvrtc-builtins.so.11.8; do xz -T2 -6 -c "target/cuda11/lib/$l" > "$out/lib/$l.xz"; done
+for l in $nvrtc_libs; do xz -T2 -6 -c "$cuda/lib/$l" > "$out/lib/$l.xz"; done
+echo "$nvidia_label, NCCL $(grep -oE 'NCCL_(MAJOR|MINOR|PATCH) [0-9]+' "$cuda/include/nccl.h" | awk '{printf "%s%s", (NR>1?".":""), $2}')" > "$out/built-with"
 cat > "$out/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # On a machine with two NVIDIA GPUs: every two-GPU test, then the benchmark (markdown tables on stdout and
@@ -42,8 +43,9 @@ set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 for f in "$here"/lib/*.xz; do [ -f "${f%.xz}" ] || xz -dk "$f"; done
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# NCCL 2.21.5 for CUDA 11 has no sm_90 cubins: the driver JIT-compiles its PTX once; keep that in a cache
-# every process shares, outside the bundle so a re-sent bundle keeps it, and load kernels lazily.
+# NCCL for CUDA 11 has no sm_90 cubins: the driver JIT-compiles its PTX once; keep that in a cache every
+# process shares, outside the bundle so a re-sent bundle keeps it, and load kernels lazily.
+echo "built with: $(cat "$here/built-with")"
 export CUDA_CACHE_PATH="${CUDA_CACHE_PATH:-/tmp/hip-rs-nv-cache}" CUDA_CACHE_MAXSIZE=4294967296 CUDA_MODULE_LOADING=LAZY
 fail=0
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader || true

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Build the `gpu` tests and the examples for HIP's NVIDIA platform on a machine without a GPU, and pack
-# them with the run-time libraries they need (libcudart 11.8, NVRTC 11.8; binaries and NVRTC xz-compressed) into one folder
-# (default .gpu-bundle/) under 64 MiB. On the GPU machine, `bash .gpu-bundle/run.sh` runs everything,
+# them with the run-time libraries they need (libcudart, NVRTC; binaries and NVRTC xz-compressed) into one
+# folder (default .gpu-bundle/) under 64 MiB. On the GPU machine, `bash .gpu-bundle/run.sh` runs everything,
 # then the tests again under compute-sanitizer memcheck, and exits non-zero on any failure.
 # example-rust_kernels launches the Rust-built kernels (kernels/prebuilt/*.ptx) and checks their results;
 # bench-rust_kernel_vs_hiprtc (release) times the Rust-built vector_add against the HIPRTC-built one.
+#
+# CUDA 12.9 and the machine's HIP headers by default; CUDA_MAJOR=11 and HIP_HEADERS=DIR (newer HIP headers,
+# scripts/hip-nvidia-headers.sh) choose others (scripts/nvidia-env.sh). run.sh prints which it was built with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.gpu-bundle}
-scripts/fetch-cuda11.sh target/cuda11 >/dev/null
-export HIP_PLATFORM=nvidia HIP_SYS_CUDA_INCLUDE=$PWD/target/cuda11/include HIP_SYS_CUDA_LIB=$PWD/target/cuda11/lib
-export CARGO_TARGET_DIR=target/nvidia CARGO_PROFILE_DEV_DEBUG=0
+. scripts/nvidia-env.sh
+export CARGO_TARGET_DIR=$nvidia_target CARGO_PROFILE_DEV_DEBUG=0
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
 cargo build -q --features gpu --examples
 cargo build -q --release -p hip-rs-bench --bin rust_kernel_vs_hiprtc
@@ -32,8 +34,9 @@ cp "$CARGO_TARGET_DIR/release/rust_kernel_vs_hiprtc" "$out/bin/bench-rust_kernel
 strip "$out"/bin/*
 # Compressed to fit the 64 MiB a GPU-machine call carries; run.sh unpacks them.
 xz -T2 -6 "$out"/bin/*
-cp -L target/cuda11/lib/libcudart.so.11.0 "$out/lib/"
-for l in libnvrtc.so.11.2 libnvrtc-builtins.so.11.8; do xz -T2 -6 -c "target/cuda11/lib/$l" > "$out/lib/$l.xz"; done
+cp -L "$cuda/lib/$cudart_so" "$out/lib/"
+for l in $nvrtc_libs; do xz -T2 -6 -c "$cuda/lib/$l" > "$out/lib/$l.xz"; done
+echo "$nvidia_label" > "$out/built-with"
 cat > "$out/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Run inside the bundle on the GPU machine: every gpu test, every example, then memcheck over the tests.
@@ -44,6 +47,7 @@ chmod +x "$here"/bin/*
 rm -f "$here"/bin/*.xz
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fail=0
+echo "built with: $(cat "$here/built-with")"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 for t in "$here"/bin/test-*; do
     echo "=== $(basename "$t")"; "$t" --test-threads=1 || fail=1

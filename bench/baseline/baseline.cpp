@@ -179,7 +179,7 @@ double bl_graph_replay(hipFunction_t f, int kernels, int replays, unsigned threa
         CHECK(hipModuleLaunchKernel(f, 1, 1, 1, threads, 1, 1, 0, g_stream, nullptr, nullptr));
     }
     GCHECK(BL_G(StreamEndCapture)(g_stream, &graph));
-    GCHECK(BL_G(GraphInstantiate)(&exec, graph, nullptr, nullptr, 0));
+    GCHECK(BL_G(GraphInstantiateWithFlags)(&exec, graph, 0));  // one signature on CUDA 11 and 12
     GCHECK(BL_G(GraphLaunch)(exec, g_stream));  // warm-up
     CHECK(hipStreamSynchronize(g_stream));
     t0 = clock_type::now();

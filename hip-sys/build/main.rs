@@ -201,6 +201,9 @@ fn generate(clang_args: &[String], wrappers: Option<&std::path::Path>) -> String
         builder = builder
             .header_contents("hip_rs_nvidia_values.h", &nvidia::consts_header())
             .allowlist_var("hip_rs_value__.*")
+            // Texture references: these wrappers call CUDA runtime functions CUDA 12 removed (deprecated
+            // since 10.1), so with CUDA 12 they cannot be wrapped or linked. Left out on every CUDA.
+            .blocklist_function("hipBindTexture|hipBindTexture2D|hipGetTextureAlignmentOffset")
             .wrap_static_fns(true)
             .wrap_static_fns_path(path);
     }
@@ -299,8 +302,8 @@ fn missing_cuda_message(tried: &[String]) -> String {
     }
     msg.push_str(
         "\nSet CUDA_PATH (or CUDA_HOME) to a CUDA toolkit root, or HIP_SYS_CUDA_INCLUDE and HIP_SYS_CUDA_LIB to\n\
-         directories holding cuda_runtime_api.h and libcudart.so. HIP 5.2's NVIDIA headers need CUDA 11.x;\n\
-         scripts/fetch-cuda11.sh fetches CUDA 11.8 from PyPI.\n",
+         directories holding cuda_runtime_api.h and libcudart.so. scripts/fetch-cuda.sh fetches CUDA 12.9\n\
+         (or, with the argument 11, CUDA 11.8) from PyPI.\n",
     );
     msg
 }

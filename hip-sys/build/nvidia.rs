@@ -13,26 +13,38 @@ use std::process::Command;
 const CONSTS: &str = include_str!("nvidia_consts.txt");
 const PREFIX: &str = "hip_rs_value__";
 
-/// The extra header bindgen reads: one enumerator per constant, so clang evaluates the macro.
+/// The extra header bindgen reads: one enumerator per constant, so clang evaluates the macro. A name the
+/// headers in use do not define as a macro takes its listed CUDA fallback, or is left out (HIP 5.7.1's
+/// NVIDIA headers dropped the `hipJitOption*` macros for `HIPRTC_JIT_*` ones over the same `CU_JIT_*`).
 pub fn consts_header() -> String {
     let mut h = String::from("#include \"wrapper.h\"\nenum hip_rs_nvidia_values {\n");
-    for (name, _) in consts() {
-        h.push_str(&format!("  {PREFIX}{name} = (int)({name}),\n"));
+    for (name, _, fallback) in consts() {
+        h.push_str(&format!(
+            "#ifdef {name}\n  {PREFIX}{name} = (int)({name}),\n"
+        ));
+        if let Some(cuda) = fallback {
+            h.push_str(&format!("#else\n  {PREFIX}{name} = (int)({cuda}),\n"));
+        }
+        h.push_str("#endif\n");
     }
     h.push_str("};\n");
     h
 }
 
-fn consts() -> impl Iterator<Item = (&'static str, &'static str)> {
+/// `name type [cuda_fallback]` lines of `nvidia_consts.txt`.
+fn consts() -> impl Iterator<Item = (&'static str, &'static str, Option<&'static str>)> {
     CONSTS
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .filter_map(|l| l.split_once(' '))
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            Some((words.next()?, words.next()?, words.next()))
+        })
 }
 
 /// Replace the generated enumerators by constants under their HIP names and AMD types.
 pub fn rename_consts(code: &str) -> String {
-    let types: std::collections::HashMap<_, _> = consts().collect();
+    let types: std::collections::HashMap<_, _> = consts().map(|(n, t, _)| (n, t)).collect();
     let mut out = String::with_capacity(code.len());
     let mut lines = code.lines();
     while let Some(first) = lines.next() {

@@ -61,7 +61,7 @@ fn main() {
     clang_args.push(format!("-I{}", found.include.display()));
     if nvidia {
         // nccl.h lists ncclBfloat16 only where cuda_bf16.h defined this, which it does for C++ alone; the
-        // library (built with CUDA 11) has the type either way.
+        // library (built by NVIDIA with CUDA 11 or 12) has the type either way.
         clang_args.push("-D__CUDA_BF16_TYPES_EXIST__".into());
     }
     let header = if nvidia {
@@ -215,7 +215,8 @@ fn missing_message(nvidia: bool, tried: &[String]) -> String {
     if nvidia {
         msg.push_str(
             "\nSet NCCL_INCLUDE and NCCL_LIB to the directories holding nccl.h and libnccl.so, or fetch NCCL 2.21.5\n\
-             for CUDA 11.8 from PyPI into the CUDA tree hip-sys uses: scripts/fetch-nccl.sh target/cuda11\n",
+             from PyPI into the CUDA tree hip-sys uses: scripts/fetch-nccl.sh 12 target/cuda12 (CUDA 12.9),\n\
+             or scripts/fetch-nccl.sh 11 target/cuda11 (CUDA 11.8)\n",
         );
     } else {
         msg.push_str(
