@@ -200,14 +200,11 @@ fn graph_instantiation_flags_and_half_precision_elements() {
         exec.launch(&s).unwrap();
         assert_eq!(x.to_vec().unwrap(), vec![42; 256], "{flags:?}");
     }
-    // Upload at instantiation: CUDA 12 and HIP 6.1 added it; older runtimes refuse the flag as an
-    // invalid value (measured: CUDA 11.8 on an H100).
+    // Upload at instantiation: HIP 6.1 added it on AMD. CUDA refuses it in cudaGraphInstantiateWithFlags
+    // as an invalid value on every version (CUDA 12 takes it only through cudaGraphInstantiateWithParams;
+    // measured: CUDA 11.8 and 12.9 on an H100).
     let runtime = hip::runtime_version().unwrap();
-    let knows_upload = if hip::PLATFORM == "nvidia" {
-        runtime >= 12_000
-    } else {
-        runtime >= 60_100_000
-    };
+    let knows_upload = hip::PLATFORM == "amd" && runtime >= 60_100_000;
     match graph.instantiate_with_flags(GraphInstantiateFlags::UPLOAD) {
         Ok(mut exec) => {
             assert!(knows_upload, "runtime {runtime} accepted the upload flag");

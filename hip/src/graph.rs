@@ -234,8 +234,10 @@ impl GraphInstantiateFlags {
     /// made by this crate allocate nothing in a graph (`alloc_async` is refused there), so it changes
     /// nothing for them; it is offered for graphs a user builds with raw calls.
     pub const AUTO_FREE_ON_LAUNCH: Self = Self(1);
-    /// Upload the graph to the device as part of instantiation (`Upload`, 2; HIP 6.1 and later, CUDA 12
-    /// and later: older ones refuse it).
+    /// Upload the graph to the device as part of instantiation (`Upload`, 2; HIP 6.1 and later on AMD,
+    /// older ones refuse it). On NVIDIA it is refused as an invalid value on every CUDA: CUDA 12 takes it
+    /// only through `cudaGraphInstantiateWithParams`, not the `WithFlags` call HIP maps (measured with
+    /// CUDA 11.8 and 12.9 on an H100).
     pub const UPLOAD: Self = Self(2);
     /// Launch kernel nodes with the priority they were captured with (`UseNodePriority`, 8; CUDA 11.7 and
     /// later, HIP 6.1 and later).
