@@ -4,7 +4,7 @@
 //! `without_hip_every_entry_point_says_library_not_found` needs HIP hidden from the process: it is run by
 //! `scripts/check-dynamic-loading.sh`, which bind-mounts empty files over the HIP libraries in a private
 //! mount namespace (root), with `--ignored`.
-#![cfg(feature = "dynamic-loading")]
+#![cfg(all(feature = "dynamic-loading", hip_platform = "amd"))]
 mod common;
 
 use hip::rtc::ProgramBuilder;

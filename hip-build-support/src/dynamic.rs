@@ -42,3 +42,88 @@ pub fn rewrite(code: &str, macro_path: &str, get: &str) -> String {
         &code[close + 1..]
     )
 }
+
+/// The functions a compiled archive calls but does not define (`nm -u`), kept where `keep` says so: on
+/// HIP's NVIDIA platform, the CUDA runtime, driver and NVRTC functions the headers' inline wrappers call.
+pub fn undefined_functions(
+    archive: &std::path::Path,
+    keep: impl Fn(&str) -> bool,
+) -> Result<Vec<String>, String> {
+    let out = std::process::Command::new("nm")
+        .args(["-u", "--format=just-symbols"])
+        .arg(archive)
+        .output()
+        .map_err(|e| {
+            format!(
+                "`nm` (binutils) could not run on {}: {e}",
+                archive.display()
+            )
+        })?;
+    if !out.status.success() {
+        return Err(format!("`nm -u {}` failed", archive.display()));
+    }
+    let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|s| keep(s))
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+/// Exported trampolines for `functions` (`dynamic-loading` on HIP's NVIDIA platform): bindgen binds exactly
+/// those functions from `header` (C mode, `clang_args`), and the result becomes an invocation of
+/// `macro_path` (`hip_sys::dynamic_functions`) with `#[no_mangle]` on each function, so that the
+/// compiled inline wrappers' calls land here and go through a table filled from a library at run time
+/// (`get` returns it). `missing_trait` (`hip_sys::loader::Missing`) is implemented, as `Default`, for any
+/// struct a function returns by value. The caller wraps the code in a module of its own.
+pub fn trampolines(
+    header: &str,
+    clang_args: &[String],
+    functions: &[String],
+    macro_path: &str,
+    get: &str,
+    missing_trait: &str,
+) -> Result<String, String> {
+    if functions.is_empty() {
+        return Ok(format!(
+            "{macro_path}! {{ table: DynamicFunctions, get: {get}, export; }}\n"
+        ));
+    }
+    let pattern = functions
+        .iter()
+        .map(|f| format!("^{f}$"))
+        .collect::<Vec<_>>()
+        .join("|");
+    let code = bindgen::Builder::default()
+        .header(header)
+        .clang_args(clang_args)
+        .allowlist_function(pattern)
+        .default_enum_style(bindgen::EnumVariation::Consts)
+        .prepend_enum_name(false)
+        .derive_default(true)
+        .generate_comments(false)
+        .layout_tests(false)
+        .merge_extern_blocks(true)
+        .generate()
+        .map_err(|e| format!("bindgen could not bind {} functions: {e}", functions.len()))?
+        .to_string();
+    let mut structs: Vec<&str> = code
+        .split("-> ")
+        .skip(1)
+        .filter_map(|rest| rest.split(';').next())
+        .map(str::trim)
+        .filter(|ty| code.contains(&format!("pub struct {ty} ")))
+        .collect();
+    structs.sort();
+    structs.dedup();
+    let mut out = rewrite(&code, macro_path, &format!("{get}, export"));
+    for ty in structs {
+        out.push_str(&format!(
+            "impl {missing_trait} for {ty} {{\n    fn library_missing() -> Self {{ Default::default() }}\n    \
+             fn symbol_missing() -> Self {{ Default::default() }}\n}}\n"
+        ));
+    }
+    Ok(out)
+}

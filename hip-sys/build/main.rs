@@ -31,6 +31,7 @@ fn main() {
     for var in ENV_VARS {
         println!("cargo:rerun-if-env-changed={var}");
     }
+    println!("cargo::rustc-check-cfg=cfg(hip_platform, values(\"amd\", \"nvidia\"))");
     println!("cargo:rerun-if-changed=wrapper.h");
     println!("cargo:rerun-if-changed=nvidia_graph.h");
     println!("cargo:rerun-if-changed=nvidia_function.h");
@@ -52,13 +53,7 @@ fn main() {
         )),
     };
 
-    if platform == "nvidia" && dynamic::enabled() {
-        fail(
-            "hip-sys: the dynamic-loading feature applies to HIP's AMD platform only. On the NVIDIA platform \
-             HIP is inline code in its headers over the CUDA runtime: there is no HIP library to open. Build \
-             without dynamic-loading (CUDA's own libraries are then linked as usual).",
-        );
-    }
+    println!("cargo:rustc-cfg=hip_platform=\"{platform}\"");
     let search = find::hip();
     let Some(hip) = search.found else {
         if dynamic::enabled() {
@@ -114,22 +109,33 @@ fn main() {
         code.push_str(&nvidia::type_aliases(&code, &text));
     }
     if dynamic::enabled() {
-        code = dynamic::rewrite(
-            &code,
-            "crate::dynamic_functions",
-            "crate::loader::functions",
-        );
+        code = if cuda.is_some() {
+            // The hip* functions are compiled wrappers there: each checks that CUDA opened first.
+            dynamic::rewrite(&code, "crate::checked_functions", "crate::loader::ready")
+        } else {
+            dynamic::rewrite(
+                &code,
+                "crate::dynamic_functions",
+                "crate::loader::functions",
+            )
+        };
     }
     std::fs::write(out.join("bindings.rs"), code).expect("write bindings.rs");
     write_build_info(&out, platform, hip.version, &hip.found_by);
+    let mut cuda_dynamic = String::new();
 
     if let Some(cuda) = &cuda {
         let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap());
         nvidia::compile_wrappers(&wrappers.with_extension("c"), &hip.include, cuda, &manifest);
-        println!("cargo:rustc-link-search=native={}", cuda.lib.display());
-        println!("cargo:rustc-link-lib=dylib=cudart");
-        nvidia::link_cuda(cuda, &out);
-        println!("cargo:rustc-link-lib=dylib=cuda");
+        if dynamic::enabled() {
+            // No link-time CUDA: the wrappers' CUDA calls go to trampolines over tables opened at run time.
+            cuda_dynamic = nvidia::dynamic_trampolines(&clang_args, cuda, &out);
+        } else {
+            println!("cargo:rustc-link-search=native={}", cuda.lib.display());
+            println!("cargo:rustc-link-lib=dylib=cudart");
+            nvidia::link_cuda(cuda, &out);
+            println!("cargo:rustc-link-lib=dylib=cuda");
+        }
         println!("cargo:cuda_include={}", cuda.include.display());
         println!("cargo:cuda_lib={}", cuda.lib.display());
     } else if dynamic::enabled() {
@@ -145,6 +151,8 @@ fn main() {
         }
         println!("cargo:rustc-link-lib=dylib=amdhip64");
     }
+
+    std::fs::write(out.join("nvidia_dynamic.rs"), cuda_dynamic).expect("write nvidia_dynamic.rs");
 
     // Metadata for downstream -sys crates, read as DEP_AMDHIP64_<KEY>.
     println!("cargo:root={}", hip.root.display());
@@ -173,6 +181,7 @@ fn use_prebuilt(out: &std::path::Path, found_by: &str) {
         );
     }
     std::fs::write(out.join("bindings.rs"), code).expect("write bindings.rs");
+    std::fs::write(out.join("nvidia_dynamic.rs"), "").expect("write nvidia_dynamic.rs");
     write_build_info(out, "amd", (5, 2, 21153), found_by);
     println!("cargo:bindings={}", out.join("bindings.rs").display());
     println!("cargo:platform=amd");

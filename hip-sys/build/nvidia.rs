@@ -7,6 +7,7 @@
 //! stub with the `libcuda.so.1` SONAME is generated, as CUDA's own `lib64/stubs` does.
 
 use crate::find::Cuda;
+use hip_build_support::dynamic;
 use std::path::Path;
 use std::process::Command;
 
@@ -170,4 +171,81 @@ pub fn link_cuda(cuda: &Cuda, out: &Path) {
         crate::fail("hip-sys: could not build the link-time libcuda stub");
     }
     println!("cargo:rustc-link-search=native={}", stub_dir.display());
+}
+
+/// `dynamic-loading` on NVIDIA: the CUDA runtime and driver functions the compiled wrappers call become
+/// exported trampolines over two tables opened at run time (`crate::cudart`, `crate::cuda_driver`; see
+/// `src/loader/nvidia.rs`), with the names of the libraries for this CUDA's major version. Returns the
+/// code of `nvidia_dynamic.rs`.
+pub fn dynamic_trampolines(clang_args: &[String], cuda: &Cuda, out: &Path) -> String {
+    let archive = out.join("libhip_sys_nvidia_wrappers.a");
+    let called = dynamic::undefined_functions(&archive, |s| s.starts_with("cu"))
+        .unwrap_or_else(|e| crate::fail(&format!("hip-sys: {e}")));
+    let (runtime, driver): (Vec<String>, Vec<String>) =
+        called.into_iter().partition(|s| s.starts_with("cuda"));
+    let major = cuda_major(cuda);
+    let (cudart, nvrtc) = if major >= 12 {
+        (
+            format!("libcudart.so.{major}"),
+            format!("libnvrtc.so.{major}"),
+        )
+    } else {
+        (
+            format!("libcudart.so.{major}.0"),
+            format!("libnvrtc.so.{major}.2"),
+        )
+    };
+    let mut code = format!(
+        "/// The CUDA runtime these bindings were built for, opened at run time.\n\
+         pub const CUDART_SONAME: &str = {cudart:?};\n\
+         /// NVRTC of the same CUDA (HIPRTC on NVIDIA), opened by hiprtc-sys.\n\
+         pub const NVRTC_SONAME: &str = {nvrtc:?};\n\
+         /// The driver's library.\n\
+         pub const CUDA_DRIVER_SONAME: &str = \"libcuda.so.1\";\n"
+    );
+    for (module, names, get) in [
+        ("cudart", runtime, "crate::loader::cudart_functions"),
+        (
+            "cuda_driver",
+            driver,
+            "crate::loader::cuda_driver_functions",
+        ),
+    ] {
+        let t = dynamic::trampolines(
+            "wrapper.h",
+            clang_args,
+            &names,
+            "crate::dynamic_functions",
+            get,
+            "crate::loader::Missing",
+        )
+        .unwrap_or_else(|e| crate::fail(&format!("hip-sys: {e}")));
+        code.push_str(&format!(
+            "/// The {} functions HIP's inline wrappers call, exported under their C names (trampolines).\n\
+             #[doc(hidden)]\n\
+             #[allow(non_camel_case_types, non_snake_case, non_upper_case_globals, dead_code, clippy::all)]\n\
+             pub mod {module} {{\n{t}\n}}\n",
+            names.len()
+        ));
+    }
+    code
+}
+
+/// The CUDA major version of the headers (`CUDART_VERSION` in cuda_runtime_api.h: 12090 -> 12).
+fn cuda_major(cuda: &Cuda) -> u32 {
+    let header = cuda.include.join("cuda_runtime_api.h");
+    std::fs::read_to_string(&header)
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .filter_map(|l| l.trim().strip_prefix("#define CUDART_VERSION"))
+                .find_map(|v| v.trim().parse::<u32>().ok())
+        })
+        .map(|v| v / 1000)
+        .unwrap_or_else(|| {
+            crate::fail(&format!(
+                "hip-sys: {} defines no numeric CUDART_VERSION",
+                header.display()
+            ))
+        })
 }

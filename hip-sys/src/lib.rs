@@ -26,3 +26,9 @@ pub use loader::{hipRsErrorLibraryNotFound, hipRsErrorSymbolNotFound};
 
 include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
 include!(concat!(env!("OUT_DIR"), "/build_info.rs"));
+/// `dynamic-loading` on HIP's NVIDIA platform: the CUDA functions HIP's inline wrappers call, as
+/// trampolines over tables opened at run time ([`loader`]); empty elsewhere.
+#[doc(hidden)]
+pub mod nvidia_dynamic {
+    include!(concat!(env!("OUT_DIR"), "/nvidia_dynamic.rs"));
+}

@@ -163,10 +163,13 @@ pub fn env_var(name: &str) -> Option<String> {
 #[cfg(feature = "dynamic-loading")]
 pub use dynamic::*;
 
+#[cfg(all(feature = "dynamic-loading", hip_platform = "nvidia"))]
+mod nvidia;
+#[cfg(all(feature = "dynamic-loading", hip_platform = "nvidia"))]
+pub use nvidia::*;
+
 #[cfg(feature = "dynamic-loading")]
 mod dynamic {
-    use std::sync::OnceLock;
-
     /// An opened library, kept open for the life of the process.
     pub struct Opened {
         /// The library.
@@ -197,6 +200,13 @@ mod dynamic {
         }
         Err(tried)
     }
+}
+
+/// The HIP runtime opened at run time (AMD platform).
+#[cfg(all(feature = "dynamic-loading", not(hip_platform = "nvidia")))]
+mod amd {
+    use super::{open_first, Opened};
+    use std::sync::OnceLock;
 
     struct Loaded {
         opened: Opened,
@@ -233,6 +243,8 @@ mod dynamic {
         loaded().as_ref().err().map(|v| v.as_slice())
     }
 }
+#[cfg(all(feature = "dynamic-loading", not(hip_platform = "nvidia")))]
+pub use amd::*;
 
 /// Declares, from bindgen's `extern "C"` block, a table of function pointers resolved from a library and a
 /// wrapper with the same C signature for each function, calling through the table (`dynamic-loading`). The
@@ -241,7 +253,14 @@ mod dynamic {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! dynamic_functions {
-    (table: $table:ident, get: $get:path; $( $(#[$meta:meta])* pub fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) $(-> $ret:ty)? ; )* ) => {
+    // HIP's NVIDIA platform: the CUDA functions the inline wrappers call, exported under their C names.
+    (table: $table:ident, get: $get:path, export; $($rest:tt)*) => {
+        $crate::dynamic_functions!(@table $table, $get, no_mangle; $($rest)*);
+    };
+    (table: $table:ident, get: $get:path; $($rest:tt)*) => {
+        $crate::dynamic_functions!(@table $table, $get, inline; $($rest)*);
+    };
+    (@table $table:ident, $get:path, $attr:meta; $( $(#[$meta:meta])* pub fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) $(-> $ret:ty)? ; )* ) => {
         /// The runtime's functions, each `None` where the loaded library lacks it.
         #[doc(hidden)]
         #[allow(non_snake_case)]
@@ -269,7 +288,7 @@ macro_rules! dynamic_functions {
         $(
             $(#[$meta])*
             #[allow(non_snake_case, clippy::missing_safety_doc)]
-            #[inline]
+            #[$attr]
             pub unsafe extern "C" fn $name($($arg: $ty),*) $(-> $ret)? {
                 match $get() {
                     ::std::option::Option::Some(table) => match table.$name {
@@ -283,6 +302,37 @@ macro_rules! dynamic_functions {
     };
     (@missing $which:ident $ret:ty) => { <$ret as $crate::loader::Missing>::$which() };
     (@missing $which:ident) => { () };
+}
+
+/// HIP's NVIDIA platform with `dynamic-loading`: the `hip*` functions are the headers' inline wrappers,
+/// compiled into the crate, over CUDA functions that are opened at run time. Declares each wrapper (in
+/// `linked`) and a public function with the same C signature that calls it once `$ready()` says the
+/// libraries opened, and otherwise returns the "library not found" value of its return type.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! checked_functions {
+    (table: $table:ident, get: $ready:path; $( $(#[$meta:meta])* pub fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) $(-> $ret:ty)? ; )* ) => {
+        /// The compiled inline wrappers themselves.
+        #[doc(hidden)]
+        pub mod linked {
+            #[allow(unused_imports)]
+            use super::*;
+            unsafe extern "C" {
+                $( $(#[$meta])* pub fn $name($($arg: $ty),*) $(-> $ret)?; )*
+            }
+        }
+        $(
+            #[allow(non_snake_case, clippy::missing_safety_doc)]
+            #[inline]
+            pub unsafe extern "C" fn $name($($arg: $ty),*) $(-> $ret)? {
+                if $ready() {
+                    linked::$name($($arg),*)
+                } else {
+                    $crate::dynamic_functions!(@missing library_missing $($ret)?)
+                }
+            }
+        )*
+    };
 }
 
 /// The run-time loading of one library for a sys crate built with `dynamic-loading` (hipblas-sys,

@@ -23,11 +23,20 @@ fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
 
     let dep = |key: &str| env::var(format!("DEP_AMDHIP64_{key}")).ok();
+    let nvidia = dep("PLATFORM").as_deref() == Some("nvidia");
+    println!("cargo::rustc-check-cfg=cfg(hip_platform, values(\"amd\", \"nvidia\"))");
+    println!(
+        "cargo:rustc-cfg=hip_platform=\"{}\"",
+        if nvidia { "nvidia" } else { "amd" }
+    );
+    // Filled below on NVIDIA with dynamic-loading only.
+    std::fs::write(out.join("nvidia_dynamic.rs"), "").expect("write nvidia_dynamic.rs");
     // docs.rs, and dynamic loading where hip-sys found no HIP headers: the bindings committed from 5.2.3.
     if env::var_os("DOCS_RS").is_some() || dep("INCLUDE").is_none() {
         write_bindings(
             &out,
             std::fs::read_to_string(PREBUILT).expect("read prebuilt bindings"),
+            false,
         );
         comgr::generate(None, &out);
         println!("cargo:bindings={}", out.join("bindings.rs").display());
@@ -51,7 +60,6 @@ fn main() {
 
     comgr::generate(Some(&include), &out);
 
-    let nvidia = dep("PLATFORM").as_deref() == Some("nvidia");
     let wrappers = out.join("hiprtc_static_wrappers");
     let mut builder = bindgen::Builder::default()
         .header("wrapper.h")
@@ -92,7 +100,7 @@ fn main() {
     println!("cargo:rerun-if-changed={}", header.display());
     let header = std::fs::read_to_string(&header).unwrap_or_default();
     code.push_str(&macro_aliases(&header, &code, &hip_bindings));
-    write_bindings(&out, code);
+    write_bindings(&out, code, nvidia);
 
     if nvidia {
         let cuda_include =
@@ -107,8 +115,14 @@ fn main() {
             .define("HIP_RS_HIPRTC", None)
             .warnings(false)
             .compile("hiprtc_sys_nvidia_wrappers");
-        println!("cargo:rustc-link-search=native={cuda_lib}");
-        println!("cargo:rustc-link-lib=dylib=nvrtc");
+        if dynamic::enabled() {
+            // No link-time NVRTC: its functions become trampolines over a table opened at run time.
+            let code = nvrtc_trampolines(&clang_args, &out);
+            std::fs::write(out.join("nvidia_dynamic.rs"), code).expect("write nvidia_dynamic.rs");
+        } else {
+            println!("cargo:rustc-link-search=native={cuda_lib}");
+            println!("cargo:rustc-link-lib=dylib=nvrtc");
+        }
         println!("cargo:include={}", include.display());
         println!("cargo:library=nvrtc");
         println!("cargo:bindings={}", out.join("bindings.rs").display());
@@ -142,16 +156,57 @@ fn main() {
     println!("cargo:bindings={}", out.join("bindings.rs").display());
 }
 
-/// Write `bindings.rs`, its extern block turned into the run-time table with `dynamic-loading`.
-fn write_bindings(out: &std::path::Path, mut code: String) {
+/// Write `bindings.rs`, its extern block turned into the run-time table with `dynamic-loading` (on NVIDIA:
+/// into checks that NVRTC opened before each compiled wrapper is called).
+fn write_bindings(out: &std::path::Path, mut code: String, nvidia: bool) {
     if dynamic::enabled() {
-        code = dynamic::rewrite(
-            &code,
-            "hip_sys::dynamic_functions",
-            "crate::loader::functions",
-        );
+        code = if nvidia {
+            dynamic::rewrite(&code, "hip_sys::checked_functions", "crate::loader::ready")
+        } else {
+            dynamic::rewrite(
+                &code,
+                "hip_sys::dynamic_functions",
+                "crate::loader::functions",
+            )
+        };
     }
     std::fs::write(out.join("bindings.rs"), code).expect("write bindings.rs");
+}
+
+/// `dynamic-loading` on NVIDIA: the NVRTC functions the compiled wrappers call, and the three this crate
+/// binds directly (NVRTC's version and target list), as exported trampolines (module `nvrtc`) over a table
+/// filled from `hip_sys::loader::NVRTC_SONAME` at run time.
+fn nvrtc_trampolines(clang_args: &[String], out: &std::path::Path) -> String {
+    let archive = out.join("libhiprtc_sys_nvidia_wrappers.a");
+    let mut names = dynamic::undefined_functions(&archive, |s| s.starts_with("nvrtc"))
+        .unwrap_or_else(|e| fail(&format!("hiprtc-sys: {e}")));
+    for direct in [
+        "nvrtcVersion",
+        "nvrtcGetNumSupportedArchs",
+        "nvrtcGetSupportedArchs",
+    ] {
+        if !names.iter().any(|n| n == direct) {
+            names.push(direct.to_string());
+        }
+    }
+    let mut args = clang_args.to_vec();
+    args.push("-DHIP_RS_HIPRTC".into());
+    let code = dynamic::trampolines(
+        "wrapper.h",
+        &args,
+        &names,
+        "hip_sys::dynamic_functions",
+        "crate::loader::nvrtc_functions",
+        "hip_sys::loader::Missing",
+    )
+    .unwrap_or_else(|e| fail(&format!("hiprtc-sys: {e}")));
+    format!(
+        "/// The {} NVRTC functions HIPRTC's inline wrappers call, exported under their C names.\n\
+         #[doc(hidden)]\n\
+         #[allow(non_camel_case_types, non_snake_case, non_upper_case_globals, dead_code, clippy::all)]\n\
+         pub mod nvrtc {{\n{code}\n}}\n",
+        names.len()
+    )
 }
 
 /// From HIP 6.0, `hiprtc.h` names part of its API by macros over the runtime's linker types

@@ -20,6 +20,13 @@ pub use loader::{hiprtcRsErrorLibraryNotFound, hiprtcRsErrorSymbolNotFound};
 
 include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
 
+/// `dynamic-loading` on HIP's NVIDIA platform: the NVRTC functions HIPRTC's inline wrappers call, as
+/// trampolines over a table opened at run time ([`loader`]); empty elsewhere.
+#[doc(hidden)]
+pub mod nvidia_dynamic {
+    include!(concat!(env!("OUT_DIR"), "/nvidia_dynamic.rs"));
+}
+
 /// comgr, AMD's code object manager (the compiler and linker HIPRTC runs on), loaded at run time.
 ///
 /// `Comgr::new(path)` opens the library; each function is a field holding `Ok(fn)` where the loaded

@@ -51,10 +51,66 @@ pub fn hiprtc_candidates(os: Os, var: &dyn Fn(&str) -> Option<String>) -> Vec<St
         .collect()
 }
 
-#[cfg(feature = "dynamic-loading")]
+#[cfg(all(feature = "dynamic-loading", not(hip_platform = "nvidia")))]
 pub use dynamic::*;
 
-#[cfg(feature = "dynamic-loading")]
+#[cfg(all(feature = "dynamic-loading", hip_platform = "nvidia"))]
+pub use nvidia::*;
+
+/// `dynamic-loading` on HIP's NVIDIA platform: NVRTC of the CUDA the crates were built with
+/// (`hip_sys::loader::NVRTC_SONAME`, e.g. `libnvrtc.so.12`), looked for at `HIP_RS_NVRTC` (a file), then
+/// as `hip_sys::loader::cuda_candidates` says. HIPRTC is inline code over NVRTC there: every `hiprtc*`
+/// function first checks that NVRTC opened, else returns [`hiprtcRsErrorLibraryNotFound`].
+#[cfg(all(feature = "dynamic-loading", hip_platform = "nvidia"))]
+mod nvidia {
+    use hip_sys::loader::{cuda_candidates, env_var, open_first, Opened, NVRTC_SONAME};
+    use std::sync::OnceLock;
+
+    struct Loaded {
+        opened: Opened,
+        functions: crate::nvidia_dynamic::nvrtc::DynamicFunctions,
+    }
+
+    static NVRTC: OnceLock<Result<Loaded, Vec<String>>> = OnceLock::new();
+
+    fn load() -> Result<Loaded, Vec<String>> {
+        let opened = open_first(&cuda_candidates(&env_var, "HIP_RS_NVRTC", NVRTC_SONAME))?;
+        // SAFETY: the candidates name NVRTC of the CUDA whose nvrtc.h the trampolines were bound from.
+        let functions =
+            unsafe { crate::nvidia_dynamic::nvrtc::DynamicFunctions::resolve(&opened.library) };
+        Ok(Loaded { opened, functions })
+    }
+
+    /// NVRTC's table, opening it on first use; `None` where it did not open.
+    #[doc(hidden)]
+    #[inline]
+    pub fn nvrtc_functions() -> Option<&'static crate::nvidia_dynamic::nvrtc::DynamicFunctions> {
+        NVRTC.get_or_init(load).as_ref().ok().map(|l| &l.functions)
+    }
+
+    /// Whether NVRTC opened (opening it on first use).
+    #[doc(hidden)]
+    #[inline]
+    pub fn ready() -> bool {
+        nvrtc_functions().is_some()
+    }
+
+    /// The file NVRTC was opened from, opening it on first use.
+    pub fn loaded_from() -> Option<&'static str> {
+        NVRTC
+            .get_or_init(load)
+            .as_ref()
+            .ok()
+            .map(|l| l.opened.path.as_str())
+    }
+
+    /// Why NVRTC could not be opened: each candidate with the loader's error; `None` once open.
+    pub fn failure() -> Option<&'static [String]> {
+        NVRTC.get_or_init(load).as_ref().err().map(|v| v.as_slice())
+    }
+}
+
+#[cfg(all(feature = "dynamic-loading", not(hip_platform = "nvidia")))]
 mod dynamic {
     use super::*;
     use hip_sys::loader::{env_var, open_first};
