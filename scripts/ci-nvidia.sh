@@ -21,7 +21,7 @@ build() {
     cargo build -q --release -p hip-rs-bench --bins --target-dir "$nvidia_target"
 }
 baseline() {
-    g++ -fsyntax-only -std=c++17 -D__HIP_PLATFORM_NVIDIA__ -I"$hip_include" -I"$cuda/include" bench/baseline/baseline.cpp
+    g++ -fsyntax-only -Wno-deprecated-declarations -std=c++17 -D__HIP_PLATFORM_NVIDIA__ -I"$hip_include" -I"$cuda/include" bench/baseline/baseline.cpp
 }
 cuda12() (
     . scripts/nvidia-env.sh

@@ -125,6 +125,10 @@ pub fn compile_wrappers(c_file: &Path, hip_include: &Path, cuda: &Cuda, manifest
         .include(manifest_dir)
         .define("__HIP_PLATFORM_NVIDIA__", None)
         .warnings(false)
+        // HIP 5.7.1's NVIDIA header writes `auto err = ...` in functions C compilers also see, and calls
+        // memset/strncpy without <string.h>: GCC 14 and Clang 16 make both errors by default.
+        .flag_if_supported("-Wno-error=implicit-int")
+        .flag_if_supported("-Wno-error=implicit-function-declaration")
         .compile("hip_sys_nvidia_wrappers");
 }
 
@@ -138,21 +142,13 @@ pub fn link_cuda(cuda: &Cuda, out: &Path) {
         }
     }
     let archive = out.join("libhip_sys_nvidia_wrappers.a");
-    let nm = Command::new("nm")
-        .args(["-u", "--format=just-symbols"])
-        .arg(&archive)
-        .output();
-    let symbols: Vec<String> = match nm {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .filter(|s| s.starts_with("cu") && !s.starts_with("cuda"))
-            .map(str::to_string)
-            .collect(),
-        _ => crate::fail(
-            "hip-sys: no libcuda.so in the CUDA tree and `nm` (binutils) is missing to make a link-time stub.\n\
-             Install binutils, or point HIP_SYS_CUDA_LIB at a directory holding libcuda.so (or stubs/libcuda.so).",
-        ),
-    };
+    let symbols = dynamic::undefined_functions(&archive, |s| s.starts_with("cu") && !s.starts_with("cuda"))
+        .unwrap_or_else(|e| {
+            crate::fail(&format!(
+                "hip-sys: no libcuda.so in the CUDA tree, and a link-time stub needs `nm` (binutils): {e}\n\
+                 Install binutils, or point HIP_SYS_CUDA_LIB at a directory holding libcuda.so (or stubs/libcuda.so)."
+            ))
+        });
     let stub_dir = out.join("cuda-stub");
     std::fs::create_dir_all(&stub_dir).unwrap();
     let src = stub_dir.join("stub.c");

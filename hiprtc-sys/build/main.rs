@@ -114,6 +114,9 @@ fn main() {
             .define("__HIP_PLATFORM_NVIDIA__", None)
             .define("HIP_RS_HIPRTC", None)
             .warnings(false)
+            // As in hip-sys: newer HIP NVIDIA headers are not strict C (GCC 14, Clang 16 refuse by default).
+            .flag_if_supported("-Wno-error=implicit-int")
+            .flag_if_supported("-Wno-error=implicit-function-declaration")
             .compile("hiprtc_sys_nvidia_wrappers");
         if dynamic::enabled() {
             // No link-time NVRTC: its functions become trampolines over a table opened at run time.
