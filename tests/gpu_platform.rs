@@ -174,6 +174,20 @@ fn targets_the_compiler_does_not_know_are_refused_naming_the_value_and_the_list(
             assert!(m.contains("gfx90a"), "comgr's list: {m}");
         }
     }
+    // NVRTC 12.9 added family-specific targets (`f`, from 100): taken, and compiled to PTX for them.
+    if cfg!(hip_platform = "nvidia") && hip::rtc::version().unwrap() >= (12, 9) {
+        for arch in ["compute_100f", "compute_120f"] {
+            let ptx = ProgramBuilder::new(VECTOR_ADD)
+                .arch(arch)
+                .no_cache()
+                .compile()
+                .unwrap_or_else(|e| panic!("{arch}: {e}"));
+            let text = String::from_utf8_lossy(ptx.code()).into_owned();
+            let target = arch.replace("compute", "sm");
+            assert!(text.contains(&format!(".target {target}")), "{arch}: {text}");
+        }
+        assert!(refused_target("compute_90f").contains("`f` suffix from 100"));
+    }
 }
 
 #[test]

@@ -129,14 +129,14 @@ pub(crate) fn check(arch: &str) -> Result<()> {
 
 /// Refuse a target NVRTC does not know before it sees it: NVRTC's own error ("invalid value for
 /// --gpu-architecture (-arch)") names neither the value nor what it accepts. NVRTC takes `compute_XY`
-/// (PTX) or `sm_XY` (a cubin), with an `a` suffix from 90 on (`sm_90a`), for each `XY` in
-/// `nvrtcGetSupportedArchs`.
+/// (PTX) or `sm_XY` (a cubin), with an `a` suffix from 90 on (`sm_90a`) and, from NVRTC 12.9, an `f`
+/// suffix from 100 on (`sm_100f`, family-specific), for each `XY` in `nvrtcGetSupportedArchs`.
 #[cfg(hip_platform = "nvidia")]
 pub(crate) fn check(arch: &str) -> Result<()> {
     let Some((version, list)) = nvrtc_archs() else {
         return Ok(()); // an NVRTC older than 11.2 has no list: it judges the value itself
     };
-    if nvrtc_accepts(arch, list) {
+    if nvrtc_accepts(arch, *version, list) {
         return Ok(());
     }
     Err(Error::UnknownArch {
@@ -145,18 +145,26 @@ pub(crate) fn check(arch: &str) -> Result<()> {
     })
 }
 
-/// Whether `arch` is `compute_XY` or `sm_XY` (optionally `XYa` from 90 on) for an `XY` in `list`.
+/// Whether `arch` is `compute_XY` or `sm_XY` for an `XY` in `list`, optionally `XYa` (architecture-
+/// specific) from 90 on or, with NVRTC >= 12.9 (`version`), `XYf` (family-specific) from 100 on.
 #[cfg(any(hip_platform = "nvidia", test))]
-fn nvrtc_accepts(arch: &str, list: &[i32]) -> bool {
+fn nvrtc_accepts(arch: &str, version: (i32, i32), list: &[i32]) -> bool {
     let Some(number) = arch
         .strip_prefix("compute_")
         .or_else(|| arch.strip_prefix("sm_"))
     else {
         return false;
     };
-    let (digits, specific) = match number.strip_suffix('a') {
-        Some(d) => (d, true),
-        None => (number, false),
+    // The lowest number each suffix is taken from; `None`: no suffix.
+    let (digits, suffix_from) = if let Some(d) = number.strip_suffix('a') {
+        (d, Some(90))
+    } else if let Some(d) = number.strip_suffix('f') {
+        if version < (12, 9) {
+            return false;
+        }
+        (d, Some(100))
+    } else {
+        (number, None)
     };
     // Plain decimal digits only (`parse` would also take a sign), without a leading zero.
     if !digits.bytes().all(|b| b.is_ascii_digit()) || digits.starts_with('0') {
@@ -164,7 +172,7 @@ fn nvrtc_accepts(arch: &str, list: &[i32]) -> bool {
     }
     digits
         .parse::<i32>()
-        .is_ok_and(|v| list.contains(&v) && (!specific || v >= 90))
+        .is_ok_and(|v| list.contains(&v) && suffix_from.is_none_or(|from| v >= from))
 }
 
 /// What NVRTC accepts, in words, for the error refusing `arch`.
@@ -172,10 +180,15 @@ fn nvrtc_accepts(arch: &str, list: &[i32]) -> bool {
 fn nvrtc_known(arch: &str, version: (i32, i32), list: &[i32]) -> String {
     let numbers: Vec<String> = list.iter().map(i32::to_string).collect();
     let mut known = format!(
-        "compute_XY (PTX) or sm_XY (a cubin) for XY in {} (NVRTC {}.{}'s list; an `a` suffix from 90 on)",
+        "compute_XY (PTX) or sm_XY (a cubin) for XY in {} (NVRTC {}.{}'s list; an `a` suffix from 90 on{})",
         numbers.join(", "),
         version.0,
-        version.1
+        version.1,
+        if version >= (12, 9) {
+            ", an `f` suffix from 100 on"
+        } else {
+            ""
+        }
     );
     if arch.to_ascii_lowercase().starts_with("gfx") {
         known.push_str(
@@ -370,6 +383,50 @@ mod tests {
     const NVRTC_11_8: &[i32] = &[
         35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90,
     ];
+    /// NVRTC 12.9's, read from PyPI's libnvrtc.so.12 (12.9.86).
+    const NVRTC_12_9: &[i32] = &[
+        50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120, 121,
+    ];
+
+    #[test]
+    fn nvrtc_12_9_takes_the_family_suffix_from_100_and_11_8_never() {
+        // What NVRTC 12.9.86 compiled (0) or refused, measured with its own library: compute_100f,
+        // sm_100f, compute_101f, compute_103f, compute_120f, compute_121f, sm_120a compiled; compute_90f
+        // and sm_110f were refused.
+        for ok in [
+            "compute_100f",
+            "sm_100f",
+            "compute_101f",
+            "compute_103f",
+            "compute_120f",
+            "compute_121f",
+            "sm_120a",
+            "compute_90a",
+            "compute_100",
+        ] {
+            assert!(nvrtc_accepts(ok, (12, 9), NVRTC_12_9), "{ok}");
+        }
+        for bad in [
+            "compute_90f",
+            "sm_110f",
+            "compute_35",
+            "compute_100af",
+            "compute_100fa",
+            "compute_f",
+            "sm_0100f",
+        ] {
+            assert!(!nvrtc_accepts(bad, (12, 9), NVRTC_12_9), "{bad}");
+        }
+        // Before 12.9 there is no family suffix, even for a listed number.
+        assert!(!nvrtc_accepts("compute_100f", (12, 8), NVRTC_12_9));
+        assert!(nvrtc_accepts("compute_100a", (12, 8), NVRTC_12_9));
+        let known = nvrtc_known("compute_90f", (12, 9), NVRTC_12_9);
+        assert!(
+            known.contains("120, 121 (NVRTC 12.9's list") && known.contains("`f` suffix from 100"),
+            "{known}"
+        );
+        assert!(!nvrtc_known("x", (11, 8), NVRTC_11_8).contains("`f`"));
+    }
 
     #[test]
     fn nvrtc_takes_compute_and_sm_of_its_listed_numbers() {
@@ -381,7 +438,7 @@ mod tests {
             "compute_90a",
             "sm_90a",
         ] {
-            assert!(nvrtc_accepts(ok, NVRTC_11_8), "{ok}");
+            assert!(nvrtc_accepts(ok, (11, 8), NVRTC_11_8), "{ok}");
         }
         for bad in [
             "compute_100",
@@ -403,7 +460,7 @@ mod tests {
             "compute_90aa",
             "compute_99999999999",
         ] {
-            assert!(!nvrtc_accepts(bad, NVRTC_11_8), "{bad}");
+            assert!(!nvrtc_accepts(bad, (11, 8), NVRTC_11_8), "{bad}");
         }
     }
 
