@@ -184,7 +184,10 @@ fn targets_the_compiler_does_not_know_are_refused_naming_the_value_and_the_list(
                 .unwrap_or_else(|e| panic!("{arch}: {e}"));
             let text = String::from_utf8_lossy(ptx.code()).into_owned();
             let target = arch.replace("compute", "sm");
-            assert!(text.contains(&format!(".target {target}")), "{arch}: {text}");
+            assert!(
+                text.contains(&format!(".target {target}")),
+                "{arch}: {text}"
+            );
         }
         assert!(refused_target("compute_90f").contains("`f` suffix from 100"));
     }
