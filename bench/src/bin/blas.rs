@@ -4,7 +4,7 @@
 //! context). All three call the same cuBLAS on HIP's NVIDIA platform (the run prints which file).
 //!
 //! ```text
-//! blas --baseline libhiprs_blas_baseline.so [--host-steps]
+//! blas --baseline libhiprs_blas_baseline.so [--host-steps] [--host-only]
 //! ```
 //! Throughput: f32 (`hipblasSgemm`), f16 and bf16 (`gemm_ex`, f32 compute, output of the input type, as
 //! cudarc's `Gemm<f16>` calls cuBLAS) at 1024, 4096 and 8192 square and one tall-skinny shape. The
@@ -17,6 +17,7 @@
 //! calls per contender (order rotating), each timed alone and followed by a synchronize (not timed), so the
 //! queue never fills; the per-round differences to raw C++: mean with a 95% interval, and median.
 //! `--host-steps` adds cudarc and the safe call's steps through the public API (bind, `track_use`).
+//! `--host-only` skips the throughput part.
 use hip::blas::{ComputeType, Gemm, Handle};
 use hip::half::{bf16, f16};
 use hip::prelude::*;
@@ -507,8 +508,15 @@ fn run(baseline: &str) -> Result<(), String> {
         "GEMM on {} (HIP's {} platform, hipBLAS {:?}); peak: H100/H200 SXM datasheet (FP32 66.9, FP16/BF16 tensor 989.4 TFLOPS dense)\n\n",
         props.name, hip::PLATFORM, hip::blas::HEADER_VERSION
     );
-    throughput(&mut b, &mut out)?;
-    host_cost(&mut b, &mut out, (64, 64, 64), 4000)?;
+    if !std::env::args().any(|a| a == "--host-only") {
+        throughput(&mut b, &mut out)?;
+    }
+    // Each part printed when done, so a later failure keeps the earlier results.
+    print!("{out}");
+    out.clear();
+    host_cost(&mut b, &mut out, (64, 64, 64), 16000)?;
+    print!("{out}");
+    out.clear();
     host_cost(&mut b, &mut out, (0, 0, 0), 20000)?;
     // Which cuBLAS each side ran on (cudarc opens its own by name).
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
@@ -596,10 +604,11 @@ mod cuda {
                     n: n as i32,
                     k: k as i32,
                     alpha,
-                    lda: m as i32,
-                    ldb: k as i32,
+                    // At least 1, as BLAS requires (an empty product has m = 0).
+                    lda: m.max(1) as i32,
+                    ldb: k.max(1) as i32,
                     beta,
-                    ldc: m as i32,
+                    ldc: m.max(1) as i32,
                 }
             }
             for _ in 0..calls {
