@@ -141,14 +141,21 @@ impl Drop for Event {
 }
 
 /// Refuse work whose stream and memory (or event) are on different devices.
+#[inline]
 pub(crate) fn same_device(what: &'static str, stream: &Device, other: &Device) -> Result<()> {
     if stream.ordinal() == other.ordinal() {
         Ok(())
     } else {
-        Err(Error::DeviceMismatch {
-            what,
-            stream: stream.ordinal(),
-            other: other.ordinal(),
-        })
+        Err(device_mismatch(what, stream, other))
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn device_mismatch(what: &'static str, stream: &Device, other: &Device) -> Error {
+    Error::DeviceMismatch {
+        what,
+        stream: stream.ordinal(),
+        other: other.ordinal(),
     }
 }

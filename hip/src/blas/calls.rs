@@ -443,6 +443,7 @@ impl Handle {
 }
 
 /// Each operand of a GEMM holds what the shape reaches.
+#[inline]
 pub(super) fn check_operands(shape: &Gemm, need: &[usize; 3], len: [usize; 3]) -> Result<()> {
     let names = ["gemm operand a", "gemm operand b", "gemm operand c"];
     for i in 0..3 {

@@ -168,6 +168,7 @@ impl Handle {
         self.begin_with_mode::<u8>(what, operands, &[], true)
     }
 
+    #[inline]
     fn begin_with_mode<T: DeviceCopy>(
         &self,
         what: &'static str,
@@ -277,25 +278,32 @@ impl<'a, T: DeviceCopy> Scalar<'a, T> {
 }
 
 /// Whether `alpha` and `beta` are device scalars; an error when one is and the other is not.
+#[inline]
 fn scalar_mode<T: DeviceCopy>(alpha: &Scalar<'_, T>, beta: &Scalar<'_, T>) -> Result<bool> {
     if alpha.is_device() == beta.is_device() {
         Ok(alpha.is_device())
     } else {
-        Err(Error::InvalidArgument {
-            what: "beta",
-            value: if beta.is_device() {
-                "a device scalar"
-            } else {
-                "a host value"
-            }
-            .into(),
-            reason: "alpha and beta of one call must both be host values or both device scalars"
-                .into(),
-        })
+        Err(mixed_scalars(beta.is_device()))
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn mixed_scalars(beta_on_device: bool) -> Error {
+    Error::InvalidArgument {
+        what: "beta",
+        value: if beta_on_device {
+            "a device scalar"
+        } else {
+            "a host value"
+        }
+        .into(),
+        reason: "alpha and beta of one call must both be host values or both device scalars".into(),
     }
 }
 
 /// `Ok` for success, else the error for `call`.
+#[inline]
 pub(crate) fn check(call: &'static str, status: sys::hipblasStatus_t) -> Result<()> {
     crate::error::math_status(&LIBRARY, call, status.0, |raw| Error::Blas {
         call,

@@ -27,12 +27,25 @@ impl Op {
 }
 
 /// A value as hipBLAS's `int`, or an error naming it.
+///
+/// The checks below run before every call: each is inlined, its error built out of line (`#[cold]`), so a
+/// call's hot path stays a few cache lines of code (measured: docs/BENCHMARKS.md, GEMM host cost).
+#[inline]
 pub(crate) fn int(what: &'static str, v: usize) -> Result<i32> {
-    i32::try_from(v).map_err(|_| Error::InvalidArgument {
+    match i32::try_from(v) {
+        Ok(v) => Ok(v),
+        Err(_) => Err(not_int(what, v)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn not_int(what: &'static str, v: usize) -> Error {
+    Error::InvalidArgument {
         what,
         value: v.to_string(),
         reason: format!("hipBLAS takes it as a C int: at most {}", i32::MAX),
-    })
+    }
 }
 
 /// Elements a vector of `n` elements `inc` apart spans: `1 + (n - 1) * |inc|` (0 for `n == 0`).
@@ -71,16 +84,10 @@ pub(crate) fn positive_vector_len(what: &'static str, n: usize, inc: i32) -> Res
 
 /// Elements a column-major `rows x cols` matrix with leading dimension `ld` spans:
 /// `ld * (cols - 1) + rows` (0 when it has no elements). `ld` must be at least `max(1, rows)`.
+#[inline]
 pub(crate) fn matrix_len(what: &'static str, rows: usize, cols: usize, ld: usize) -> Result<usize> {
     if ld < rows.max(1) {
-        return Err(Error::InvalidArgument {
-            what,
-            value: format!("leading dimension {ld}"),
-            reason: format!(
-                "a column-major matrix of {rows} rows needs a leading dimension of at least {}",
-                rows.max(1)
-            ),
-        });
+        return Err(short_ld(what, rows, ld));
     }
     if rows == 0 || cols == 0 {
         return Ok(0);
@@ -90,7 +97,21 @@ pub(crate) fn matrix_len(what: &'static str, rows: usize, cols: usize, ld: usize
         .ok_or_else(|| overflow(what))
 }
 
+#[cold]
+#[inline(never)]
+fn short_ld(what: &'static str, rows: usize, ld: usize) -> Error {
+    Error::InvalidArgument {
+        what,
+        value: format!("leading dimension {ld}"),
+        reason: format!(
+            "a column-major matrix of {rows} rows needs a leading dimension of at least {}",
+            rows.max(1)
+        ),
+    }
+}
+
 /// `len` must hold `need` elements.
+#[inline]
 pub(crate) fn holds(
     what: &'static str,
     len: usize,
@@ -100,14 +121,22 @@ pub(crate) fn holds(
     if len >= need {
         Ok(())
     } else {
-        Err(Error::InvalidArgument {
-            what,
-            value: format!("a buffer of {len} elements"),
-            reason: format!("{} spans {need} elements", shape()),
-        })
+        Err(too_short(what, len, need, shape))
     }
 }
 
+#[cold]
+#[inline(never)]
+fn too_short(what: &'static str, len: usize, need: usize, shape: &dyn Fn() -> String) -> Error {
+    Error::InvalidArgument {
+        what,
+        value: format!("a buffer of {len} elements"),
+        reason: format!("{} spans {need} elements", shape()),
+    }
+}
+
+#[cold]
+#[inline(never)]
 fn overflow(what: &'static str) -> Error {
     Error::InvalidArgument {
         what,
@@ -191,6 +220,7 @@ impl Gemm {
     }
 
     /// The column-major call this shape is, with the elements each operand spans.
+    #[inline]
     pub(crate) fn resolve(&self) -> Result<GemmCall> {
         // Each operand as the user stores it: (rows, cols) of the stored matrix, in the user's order.
         let (ra, ca) = self.op_a.stored(self.m, self.k);

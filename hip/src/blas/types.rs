@@ -144,8 +144,9 @@ macro_rules! blas_scalar {
     ($t:ty, real $real:ty, $axpy:ident, $dot:ident, $dotc:ident, $nrm2:ident, $scal:ident, $gemv:ident,
      $gemm:ident, $sb:ident, $batched:ident) => {
         impl sealed::Sealed for $t {}
-        // Each function forwards to the hipBLAS function of this element type; the pointer casts only name
-        // the header's element type (`float`, `hipblasComplex`, ...), which has this type's layout.
+        // Each function forwards to the hipBLAS function of this element type (inlined: the call then calls
+        // hipBLAS directly); the pointer casts only name the header's element type (`float`,
+        // `hipblasComplex`, ...), which has this type's layout.
         impl BlasScalar for $t {
             type Real = $real;
             const NAMES: Names = Names {
@@ -159,6 +160,7 @@ macro_rules! blas_scalar {
                 gemm_strided_batched: stringify!($sb),
                 gemm_batched: stringify!($batched),
             };
+            #[inline]
             unsafe fn axpy(
                 h: H,
                 n: i32,
@@ -171,6 +173,7 @@ macro_rules! blas_scalar {
                 // SAFETY: the caller's contract (a live handle, pointers spanning what the arguments say).
                 unsafe { sys::$axpy(h, n, alpha.cast(), x.cast(), incx, y.cast(), incy) }
             }
+            #[inline]
             unsafe fn dot(
                 h: H,
                 n: i32,
@@ -183,6 +186,7 @@ macro_rules! blas_scalar {
                 // SAFETY: as in axpy.
                 unsafe { sys::$dot(h, n, x.cast(), incx, y.cast(), incy, r.cast()) }
             }
+            #[inline]
             unsafe fn dotc(
                 h: H,
                 n: i32,
@@ -195,14 +199,17 @@ macro_rules! blas_scalar {
                 // SAFETY: as in axpy.
                 unsafe { sys::$dotc(h, n, x.cast(), incx, y.cast(), incy, r.cast()) }
             }
+            #[inline]
             unsafe fn nrm2(h: H, n: i32, x: DevicePtr, incx: i32, r: *mut Self::Real) -> S {
                 // SAFETY: as in axpy.
                 unsafe { sys::$nrm2(h, n, x.cast(), incx, r.cast()) }
             }
+            #[inline]
             unsafe fn scal(h: H, n: i32, alpha: *const Self, x: DevicePtr, incx: i32) -> S {
                 // SAFETY: as in axpy.
                 unsafe { sys::$scal(h, n, alpha.cast(), x.cast(), incx) }
             }
+            #[inline]
             unsafe fn gemv(
                 h: H,
                 op: O,
@@ -235,6 +242,7 @@ macro_rules! blas_scalar {
                     )
                 }
             }
+            #[inline]
             unsafe fn gemm(
                 h: H,
                 oa: O,
@@ -271,6 +279,7 @@ macro_rules! blas_scalar {
                     )
                 }
             }
+            #[inline]
             unsafe fn gemm_strided_batched(
                 h: H,
                 oa: O,
@@ -315,6 +324,7 @@ macro_rules! blas_scalar {
                     )
                 }
             }
+            #[inline]
             unsafe fn gemm_batched(
                 h: H,
                 oa: O,

@@ -357,10 +357,13 @@ pub(crate) struct MathLibrary {
 
 /// `Ok` for status 0; the loader's codes as [`Error::LibraryNotFound`] / [`Error::NotSupported`];
 /// anything else through `error` (the library's own variant, keeping the raw code).
+///
+/// Inlined into every call's hot path; the error is built out of line.
 #[cfg_attr(
     not(any(feature = "blas", feature = "rand", feature = "fft")),
     allow(dead_code)
 )]
+#[inline]
 pub(crate) fn math_status(
     lib: &MathLibrary,
     call: &'static str,
@@ -369,16 +372,34 @@ pub(crate) fn math_status(
 ) -> Result<()> {
     match raw {
         0 => Ok(()),
-        r if r == lib.not_loaded[0] => Err(Error::LibraryNotFound {
+        r => Err(math_error(lib, call, r, error)),
+    }
+}
+
+/// The error for a status other than success.
+#[cfg_attr(
+    not(any(feature = "blas", feature = "rand", feature = "fft")),
+    allow(dead_code)
+)]
+#[cold]
+#[inline(never)]
+fn math_error(
+    lib: &MathLibrary,
+    call: &'static str,
+    raw: u32,
+    error: impl FnOnce(u32) -> Error,
+) -> Error {
+    match raw {
+        r if r == lib.not_loaded[0] => Error::LibraryNotFound {
             library: lib.library,
             tried: (lib.tried)(),
             install: lib.install,
-        }),
-        r if r == lib.not_loaded[1] => Err(Error::NotSupported {
+        },
+        r if r == lib.not_loaded[1] => Error::NotSupported {
             what: call,
             reason: "the library that was loaded does not export this function",
-        }),
-        r => Err(error(r)),
+        },
+        r => error(r),
     }
 }
 

@@ -434,6 +434,7 @@ fn raw_dir(dir: Direction) -> i32 {
 }
 
 /// `Ok` for success, else the error for `call`.
+#[inline]
 pub(crate) fn check(call: &'static str, status: sys::hipfftResult) -> Result<()> {
     crate::error::math_status(&LIBRARY, call, status.0, |raw| Error::Fft {
         call,

@@ -287,19 +287,8 @@ impl Allocation {
     pub(crate) fn use_on(self: &Arc<Self>, op: &StreamOp<'_>, access: Access) -> Result<()> {
         let handle = op.handle();
         if op.is_capturing() {
-            if let Some(log) = op.capture_log() {
-                if self.host_visible {
-                    return Err(Error::InvalidArgument {
-                        what: "memory used by a captured operation",
-                        value: "pinned or managed host-visible memory".into(),
-                        reason: "a graph replay is not borrow-checked against the host's slices of it; \
-                                 capture copies through device buffers and copy to or from the host \
-                                 outside the graph"
-                            .into(),
-                    });
-                }
-                log.record(self, access);
-                return Ok(());
+            if let Some(recorded) = self.use_in_capture(op, access) {
+                return recorded;
             }
         }
         let id = handle.id;
@@ -310,6 +299,27 @@ impl Allocation {
             return Ok(());
         }
         self.use_on_slow(handle, access)
+    }
+
+    /// [`use_on`](Self::use_on) while a capture made by this crate records `op`: the use is logged for the
+    /// graph (`None`: no such capture, the stream is used as outside one). Out of line: the hot path of
+    /// every operation stays short.
+    #[cold]
+    #[inline(never)]
+    fn use_in_capture(self: &Arc<Self>, op: &StreamOp<'_>, access: Access) -> Option<Result<()>> {
+        let log = op.capture_log()?;
+        if self.host_visible {
+            return Some(Err(Error::InvalidArgument {
+                what: "memory used by a captured operation",
+                value: "pinned or managed host-visible memory".into(),
+                reason: "a graph replay is not borrow-checked against the host's slices of it; \
+                         capture copies through device buffers and copy to or from the host outside \
+                         the graph"
+                    .into(),
+            }));
+        }
+        log.record(self, access);
+        Some(Ok(()))
     }
 
     #[cold]

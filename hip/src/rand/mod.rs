@@ -339,6 +339,7 @@ impl Drop for Generator {
 }
 
 /// `Ok` for success, else the error for `call`.
+#[inline]
 pub(crate) fn check(call: &'static str, status: sys::hiprandStatus_t) -> Result<()> {
     crate::error::math_status(&LIBRARY, call, status.0, |raw| Error::Rand {
         call,
