@@ -52,6 +52,8 @@ mod calls;
 mod gemm_ex;
 mod shape;
 mod types;
+#[cfg(hipblas_workspace)]
+mod workspace;
 
 pub use self::gemm_ex::{ComputeType, GemmExType};
 pub use self::shape::{Gemm, Gemv, Op, StridedBatch};
@@ -65,7 +67,7 @@ pub use num_complex::{Complex32, Complex64};
 use crate::device::Device;
 use crate::error::{BlasErrorCode, Error, Result};
 use crate::event::same_device;
-use crate::memory::{Access, Allocation, DeviceCopy, DeviceMemory, DevicePtr};
+use crate::memory::{Access, Allocation, DeviceBuffer, DeviceCopy, DeviceMemory, DevicePtr};
 use crate::stream::{Stream, StreamHandle, StreamOp};
 use hipblas_sys as sys;
 use std::cell::Cell;
@@ -87,6 +89,9 @@ pub struct Handle {
     stream_raw: sys::hipStream_t,
     /// The pointer mode last set on the handle (`true`: device).
     device_scalars: Cell<bool>,
+    /// The caller's workspace (`set_workspace`, hipBLAS 3.x): every call may write it. `None`: hipBLAS's
+    /// own.
+    workspace: Option<DeviceBuffer<u8>>,
 }
 
 // SAFETY: a hipBLAS handle may be used from any thread, one at a time; `Handle` is not `Sync` (the `Cell`),
@@ -107,6 +112,7 @@ impl Handle {
             stream: Arc::clone(stream.handle()),
             stream_raw: stream.raw(),
             device_scalars: Cell::new(false),
+            workspace: None,
         };
         // SAFETY: `raw` is the live handle just made; the stream is live (kept by `handle.stream`) and on
         // the handle's device.
@@ -129,6 +135,9 @@ impl Handle {
         })?;
         self.stream = Arc::clone(stream.handle());
         self.stream_raw = stream.raw();
+        // cuBLAS goes back to its own workspace when its stream changes: give it the caller's again.
+        #[cfg(hipblas_workspace)]
+        self.apply_workspace()?;
         Ok(())
     }
 
@@ -144,7 +153,8 @@ impl Handle {
     }
 
     /// Start a call: every operand and device scalar on the handle's device, the stream ordered after
-    /// their conflicting users and recorded as their user, the device current, the pointer mode set for
+    /// their conflicting users and recorded as their user (and as the workspace's writer, where the
+    /// caller gave one), the device current, the pointer mode set for
     /// `scalars` (host unless they are device scalars; `scalar_mode` checked they agree). The returned
     /// guard keeps captures from starting or ending until the call is queued.
     #[inline]
@@ -183,6 +193,9 @@ impl Handle {
         let op = self.stream.begin_op();
         for (_, allocation, access) in operands.iter().copied().chain(scalar_operands) {
             allocation.use_on(&op, access)?;
+        }
+        if let Some(workspace) = &self.workspace {
+            workspace.allocation().use_on(&op, Access::Write)?;
         }
         self.device.bind()?;
         if self.device_scalars.get() != device_scalars {
