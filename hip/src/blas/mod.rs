@@ -324,24 +324,13 @@ pub(crate) fn check(call: &'static str, status: sys::hipblasStatus_t) -> Result<
     })
 }
 
-const LIBRARY: crate::error::MathLibrary = crate::error::MathLibrary {
-    library: "hipBLAS (libhipblas)",
-    install: "Debian trixie or newer: apt-get install libhipblas-dev; ROCm: hipblas; or point HIP_RS_HIPBLAS at the library",
-    not_loaded: [sys::hipblasRsStatusLibraryNotFound.0, sys::hipblasRsStatusSymbolNotFound.0],
-    tried: loader_failure,
-};
-
-#[cfg(feature = "dynamic-loading")]
-fn loader_failure() -> Vec<String> {
-    sys::loader::failure()
-        .map(<[String]>::to_vec)
-        .unwrap_or_default()
-}
-
-#[cfg(not(feature = "dynamic-loading"))]
-fn loader_failure() -> Vec<String> {
-    Vec::new()
-}
+const LIBRARY: crate::error::MathLibrary = crate::error::math_library!(
+    sys,
+    "hipBLAS (libhipblas)",
+    "Debian trixie or newer: apt-get install libhipblas-dev; ROCm: hipblas; or point HIP_RS_HIPBLAS at the library",
+    hipblasRsStatusLibraryNotFound,
+    hipblasRsStatusSymbolNotFound,
+);
 
 /// `hipblasOperation_t` of an [`Op`].
 fn raw_op(op: Op) -> sys::hipblasOperation_t {

@@ -355,6 +355,38 @@ pub(crate) struct MathLibrary {
     pub tried: fn() -> Vec<String>,
 }
 
+/// The [`MathLibrary`] of a math sys crate `$sys` (imported under that name where this is used): its
+/// loader's two codes (`$not_found`, `$no_symbol`) and, with `dynamic-loading`, its loader's failure.
+#[cfg_attr(
+    not(any(feature = "blas", feature = "rand", feature = "fft")),
+    allow(unused_macros)
+)]
+macro_rules! math_library {
+    ($sys:ident, $library:expr, $install:expr, $not_found:ident, $no_symbol:ident $(,)?) => {{
+        #[cfg(feature = "dynamic-loading")]
+        fn tried() -> Vec<String> {
+            $sys::loader::failure()
+                .map(<[String]>::to_vec)
+                .unwrap_or_default()
+        }
+        #[cfg(not(feature = "dynamic-loading"))]
+        fn tried() -> Vec<String> {
+            Vec::new()
+        }
+        $crate::error::MathLibrary {
+            library: $library,
+            install: $install,
+            not_loaded: [$sys::$not_found.0, $sys::$no_symbol.0],
+            tried,
+        }
+    }};
+}
+#[cfg_attr(
+    not(any(feature = "blas", feature = "rand", feature = "fft")),
+    allow(unused_imports)
+)]
+pub(crate) use math_library;
+
 /// `Ok` for status 0; the loader's codes as [`Error::LibraryNotFound`] / [`Error::NotSupported`];
 /// anything else through `error` (the library's own variant, keeping the raw code).
 ///

@@ -47,7 +47,7 @@ mod status;
     not(any(feature = "blas", feature = "rand", feature = "fft")),
     allow(unused_imports)
 )]
-pub(crate) use codes::{math_status, MathLibrary};
+pub(crate) use codes::{math_library, math_status, MathLibrary};
 pub use codes::{
     BlasErrorCode, FftErrorCode, HipErrorCode, NcclErrorCode, RandErrorCode, RtcErrorCode,
 };

@@ -442,24 +442,13 @@ pub(crate) fn check(call: &'static str, status: sys::hipfftResult) -> Result<()>
     })
 }
 
-const LIBRARY: crate::error::MathLibrary = crate::error::MathLibrary {
-    library: "hipFFT (libhipfft)",
-    install: "Debian trixie or newer: apt-get install libhipfft-dev; ROCm: hipfft; or point HIP_RS_HIPFFT at the library",
-    not_loaded: [sys::hipfftRsResultLibraryNotFound.0, sys::hipfftRsResultSymbolNotFound.0],
-    tried: loader_failure,
-};
-
-#[cfg(feature = "dynamic-loading")]
-fn loader_failure() -> Vec<String> {
-    sys::loader::failure()
-        .map(<[String]>::to_vec)
-        .unwrap_or_default()
-}
-
-#[cfg(not(feature = "dynamic-loading"))]
-fn loader_failure() -> Vec<String> {
-    Vec::new()
-}
+const LIBRARY: crate::error::MathLibrary = crate::error::math_library!(
+    sys,
+    "hipFFT (libhipfft)",
+    "Debian trixie or newer: apt-get install libhipfft-dev; ROCm: hipfft; or point HIP_RS_HIPFFT at the library",
+    hipfftRsResultLibraryNotFound,
+    hipfftRsResultSymbolNotFound,
+);
 
 #[cfg(test)]
 mod tests {

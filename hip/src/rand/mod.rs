@@ -347,24 +347,13 @@ pub(crate) fn check(call: &'static str, status: sys::hiprandStatus_t) -> Result<
     })
 }
 
-const LIBRARY: crate::error::MathLibrary = crate::error::MathLibrary {
-    library: "hipRAND (libhiprand)",
-    install: "Debian: apt-get install libhiprand-dev; ROCm: hiprand; or point HIP_RS_HIPRAND at the library",
-    not_loaded: [sys::hiprandRsStatusLibraryNotFound.0, sys::hiprandRsStatusSymbolNotFound.0],
-    tried: loader_failure,
-};
-
-#[cfg(feature = "dynamic-loading")]
-fn loader_failure() -> Vec<String> {
-    sys::loader::failure()
-        .map(<[String]>::to_vec)
-        .unwrap_or_default()
-}
-
-#[cfg(not(feature = "dynamic-loading"))]
-fn loader_failure() -> Vec<String> {
-    Vec::new()
-}
+const LIBRARY: crate::error::MathLibrary = crate::error::math_library!(
+    sys,
+    "hipRAND (libhiprand)",
+    "Debian: apt-get install libhiprand-dev; ROCm: hiprand; or point HIP_RS_HIPRAND at the library",
+    hiprandRsStatusLibraryNotFound,
+    hiprandRsStatusSymbolNotFound,
+);
 
 #[cfg(test)]
 mod tests {
