@@ -21,6 +21,8 @@
 use hip::blas::{ComputeType, Gemm, Handle};
 use hip::half::{bf16, f16};
 use hip::prelude::*;
+#[path = "../baseline_arg.rs"]
+mod baseline_arg;
 #[path = "../stats.rs"]
 #[allow(dead_code)]
 mod stats;
@@ -439,19 +441,7 @@ fn host_cost(
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let Some(baseline) = args
-        .iter()
-        .position(|a| a == "--baseline")
-        .and_then(|i| args.get(i + 1))
-    else {
-        eprintln!("usage: blas --baseline libhiprs_blas_baseline.so");
-        std::process::exit(2);
-    };
-    if let Err(msg) = run(baseline) {
-        eprintln!("blas benchmark failed: {msg}");
-        std::process::exit(1);
-    }
+    baseline_arg::main("blas", "libhiprs_blas_baseline.so", run);
 }
 
 fn run(baseline: &str) -> Result<(), String> {

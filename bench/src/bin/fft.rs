@@ -12,6 +12,8 @@ use hip::prelude::*;
 use std::ffi::{c_int, c_void};
 use std::time::Instant;
 
+#[path = "../baseline_arg.rs"]
+mod baseline_arg;
 #[path = "../stats.rs"]
 #[allow(dead_code)]
 mod stats;
@@ -24,19 +26,7 @@ const ROUNDS: usize = 11;
 const CALLS: usize = 50;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let Some(baseline) = args
-        .iter()
-        .position(|a| a == "--baseline")
-        .and_then(|i| args.get(i + 1))
-    else {
-        eprintln!("usage: fft --baseline libhiprs_fft_baseline.so");
-        std::process::exit(2);
-    };
-    if let Err(msg) = run(baseline) {
-        eprintln!("fft benchmark failed: {msg}");
-        std::process::exit(1);
-    }
+    baseline_arg::main("fft", "libhiprs_fft_baseline.so", run);
 }
 
 fn run(baseline: &str) -> Result<(), String> {

@@ -12,6 +12,8 @@ use hip::rand::{Generator, RngType};
 use std::ffi::{c_int, c_void};
 use std::time::Instant;
 
+#[path = "../baseline_arg.rs"]
+mod baseline_arg;
 #[path = "../stats.rs"]
 #[allow(dead_code)]
 mod stats;
@@ -25,19 +27,7 @@ const CALLS: usize = 20;
 const ROUNDS: usize = 11;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let Some(baseline) = args
-        .iter()
-        .position(|a| a == "--baseline")
-        .and_then(|i| args.get(i + 1))
-    else {
-        eprintln!("usage: rand --baseline libhiprs_rand_baseline.so");
-        std::process::exit(2);
-    };
-    if let Err(msg) = run(baseline) {
-        eprintln!("rand benchmark failed: {msg}");
-        std::process::exit(1);
-    }
+    baseline_arg::main("rand", "libhiprs_rand_baseline.so", run);
 }
 
 fn run(baseline: &str) -> Result<(), String> {
