@@ -266,17 +266,7 @@ impl Generator {
         mean: T,
         stddev: T,
     ) -> Result<()> {
-        checks::moments(T::finite(mean), T::finite_positive(stddev))?;
-        let n = checks::length(
-            self.kind,
-            self.dimensions,
-            out.len(),
-            Some(out.device_ptr() as usize / std::mem::size_of::<T>()),
-        )?;
-        // SAFETY: as in uniform.
-        self.fill(T::NAMES[1], out, |g, p| unsafe {
-            T::normal(g, p.cast(), n, mean, stddev)
-        })
+        self.fill_with_moments(T::NAMES[1], out, mean, stddev, T::normal)
     }
 
     /// Log-normal values whose logarithm has `mean` and `stddev` (`hiprandGenerateLogNormal`, `...Double`).
@@ -286,6 +276,19 @@ impl Generator {
         mean: T,
         stddev: T,
     ) -> Result<()> {
+        self.fill_with_moments(T::NAMES[2], out, mean, stddev, T::log_normal)
+    }
+
+    /// [`normal`](Self::normal) and [`log_normal`](Self::log_normal): the moments and the length checked,
+    /// then `generate` (`T`'s function of the two) fills `out`.
+    fn fill_with_moments<T: RandFloat>(
+        &mut self,
+        name: &'static str,
+        out: &mut impl DeviceMemoryMut<T>,
+        mean: T,
+        stddev: T,
+        generate: unsafe fn(sys::hiprandGenerator_t, *mut T, usize, T, T) -> sys::hiprandStatus_t,
+    ) -> Result<()> {
         checks::moments(T::finite(mean), T::finite_positive(stddev))?;
         let n = checks::length(
             self.kind,
@@ -294,8 +297,8 @@ impl Generator {
             Some(out.device_ptr() as usize / std::mem::size_of::<T>()),
         )?;
         // SAFETY: as in uniform.
-        self.fill(T::NAMES[2], out, |g, p| unsafe {
-            T::log_normal(g, p.cast(), n, mean, stddev)
+        self.fill(name, out, |g, p| unsafe {
+            generate(g, p.cast(), n, mean, stddev)
         })
     }
 
