@@ -285,13 +285,8 @@ impl Handle {
             &[read(a), read(b), write(c)],
             &[&alpha, &beta],
         )?;
-        let (x, y) = if call.swapped {
-            (b.device_ptr(), a.device_ptr())
-        } else {
-            (a.device_ptr(), b.device_ptr())
-        };
-        let [m, n, k] = call.mnk.map(|v| v as i32);
-        let [lx, ly, lc] = call.ld.map(|v| v as i32);
+        let (x, y) = call.ordered(a.device_ptr(), b.device_ptr());
+        let ([m, n, k], [lx, ly, lc]) = call.ints();
         // SAFETY: as in axpy: A, B and C span every element the shape reaches (checked; the dimensions and
         // leading dimensions fit in int, checked by resolve); in row-major the call's operands are the
         // user's B and A, with their own leading dimensions.
@@ -335,13 +330,9 @@ impl Handle {
         check_operands_batched(shape, batch, &need, [a.len(), b.len(), c.len()])?;
         let name = T::NAMES.gemm_strided_batched;
         let _op = self.begin(name, &[read(a), read(b), write(c)], &[&alpha, &beta])?;
-        let (x, y, sx, sy) = if call.swapped {
-            (b.device_ptr(), a.device_ptr(), stride[1], stride[0])
-        } else {
-            (a.device_ptr(), b.device_ptr(), stride[0], stride[1])
-        };
-        let [m, n, k] = call.mnk.map(|v| v as i32);
-        let [lx, ly, lc] = call.ld.map(|v| v as i32);
+        let (x, y) = call.ordered(a.device_ptr(), b.device_ptr());
+        let (sx, sy) = call.ordered(stride[0], stride[1]);
+        let ([m, n, k], [lx, ly, lc]) = call.ints();
         // SAFETY: as in gemm, for `count` matrices per operand, each buffer holding the last one at
         // `stride * (count - 1)` (checked), strides fitting i64 and count in int (checked by resolve).
         check(name, unsafe {
@@ -401,7 +392,7 @@ impl Handle {
             return Ok(());
         }
         let table = |ptrs: Vec<usize>| DeviceBuffer::from_host(&self.device, &ptrs);
-        let (first, second) = if call.swapped { (b, a) } else { (a, b) };
+        let (first, second) = call.ordered(a, b);
         let xs = table(first.iter().map(|m| m.device_ptr() as usize).collect())?;
         let ys = table(second.iter().map(|m| m.device_ptr() as usize).collect())?;
         let cs = table(c.iter().map(|m| m.device_ptr() as usize).collect())?;
@@ -414,8 +405,7 @@ impl Handle {
         }
         let name = T::NAMES.gemm_batched;
         let _op = self.begin(name, &ops, &[&alpha, &beta])?;
-        let [m, n, k] = call.mnk.map(|v| v as i32);
-        let [lx, ly, lc] = call.ld.map(|v| v as i32);
+        let ([m, n, k], [lx, ly, lc]) = call.ints();
         // SAFETY: as in gemm for each product; the three tables hold `count` device pointers to those
         // buffers (the C buffers are distinct `&mut` borrows, so no two products write the same memory).
         // The tables are used by the stream (recorded), so dropping them below frees them only after the

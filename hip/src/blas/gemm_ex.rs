@@ -109,13 +109,8 @@ impl Handle {
             (c.device(), c.allocation(), Access::Write),
         ];
         let _op = self.begin::<f32>(NAME, &ops, &[])?;
-        let (x, y) = if call.swapped {
-            (b.device_ptr(), a.device_ptr())
-        } else {
-            (a.device_ptr(), b.device_ptr())
-        };
-        let [m, n, k] = call.mnk.map(|v| v as i32);
-        let [lx, ly, lc] = call.ld.map(|v| v as i32);
+        let (x, y) = call.ordered(a.device_ptr(), b.device_ptr());
+        let ([m, n, k], [lx, ly, lc]) = call.ints();
         // SAFETY: as in gemm: A, B and C span every element the shape reaches (checked, values fit in int);
         // each data type names the element type of its buffer, alpha/beta point at host values of the
         // compute type, live for the call.

@@ -303,6 +303,24 @@ pub(crate) struct GemmCall {
     pub swapped: bool,
 }
 
+impl GemmCall {
+    /// The user's `a` and `b` (their pointers, strides, buffers) in the call's order.
+    #[inline]
+    pub fn ordered<P>(&self, a: P, b: P) -> (P, P) {
+        if self.swapped {
+            (b, a)
+        } else {
+            (a, b)
+        }
+    }
+
+    /// `m, n, k` and the leading dimensions as hipBLAS's `int` ([`Gemm::resolve`] checked they fit).
+    #[inline]
+    pub fn ints(&self) -> ([i32; 3], [i32; 3]) {
+        (self.mnk.map(|v| v as i32), self.ld.map(|v| v as i32))
+    }
+}
+
 /// Strides between the matrices of a strided batch, in elements (`hipblasStride`), and their count.
 ///
 /// A stride of 0 for A or B uses one matrix for every product. C's stride must keep the products apart

@@ -82,6 +82,12 @@ fn row_major_gemm_is_the_transposed_column_major_call() {
         (call.mnk, call.ld, call.len, call.swapped),
         ([3, 4, 2], [3, 2, 3], [8, 6, 12], true)
     );
+    // What hipBLAS is handed: B's memory first, then A's; the sizes as C ints.
+    assert_eq!(call.ordered("a", "b"), ("b", "a"));
+    assert_eq!(call.ints(), ([3, 4, 2], [3, 2, 3]));
+    let column_major = Gemm::new(4, 3, 2).resolve().unwrap();
+    assert_eq!(column_major.ordered("a", "b"), ("a", "b"));
+    assert_eq!(column_major.ints(), ([4, 3, 2], [4, 2, 4]));
     let call = Gemm::row_major(4, 3, 2)
         .op_a(Op::T)
         .lda(7)
