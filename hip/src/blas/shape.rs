@@ -278,17 +278,9 @@ impl Gemm {
         } else {
             "column-major"
         };
-        let ld = self.resolve_ld(operand);
+        // The tight default, as in resolve: the stored rows (column-major) or columns (row-major).
+        let ld = self.ld[operand].unwrap_or(if self.row_major { c } else { r }.max(1));
         format!("a {order} {r}x{c} matrix with leading dimension {ld}")
-    }
-
-    fn resolve_ld(&self, operand: usize) -> usize {
-        let (r, c) = match operand {
-            0 => self.op_a.stored(self.m, self.k),
-            1 => self.op_b.stored(self.k, self.n),
-            _ => (self.m, self.n),
-        };
-        self.ld[operand].unwrap_or(if self.row_major { c } else { r }.max(1))
     }
 }
 
