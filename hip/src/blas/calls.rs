@@ -391,25 +391,28 @@ impl Handle {
         if a.is_empty() {
             return Ok(());
         }
-        let table = |ptrs: Vec<usize>| DeviceBuffer::from_host(&self.device, &ptrs);
+        // One device table of the call's three pointer arrays, one after the other: one allocation and
+        // one upload per call.
         let (first, second) = call.ordered(a, b);
-        let xs = table(first.iter().map(|m| m.device_ptr() as usize).collect())?;
-        let ys = table(second.iter().map(|m| m.device_ptr() as usize).collect())?;
-        let cs = table(c.iter().map(|m| m.device_ptr() as usize).collect())?;
-        let mut ops: Vec<Operand<'_>> = Vec::with_capacity(3 * a.len() + 3);
+        let ptrs: Vec<usize> = (first.iter().map(|m| m.device_ptr()))
+            .chain(second.iter().map(|m| m.device_ptr()))
+            .chain(c.iter().map(|m| m.device_ptr()))
+            .map(|p| p as usize)
+            .collect();
+        let table = DeviceBuffer::from_host(&self.device, &ptrs)?;
+        let array = |i: usize| table.device_ptr().cast::<usize>().wrapping_add(i * a.len());
+        let mut ops: Vec<Operand<'_>> = Vec::with_capacity(3 * a.len() + 1);
         ops.extend(a.iter().map(|m| read(*m)));
         ops.extend(b.iter().map(|m| read(*m)));
         ops.extend(c.iter().map(|m| write(&**m)));
-        for t in [&xs, &ys, &cs] {
-            ops.push((t.device(), t.allocation(), Access::Read));
-        }
+        ops.push((table.device(), table.allocation(), Access::Read));
         let name = T::NAMES.gemm_batched;
         let _op = self.begin(name, &ops, &[&alpha, &beta])?;
         let ([m, n, k], [lx, ly, lc]) = call.ints();
-        // SAFETY: as in gemm for each product; the three tables hold `count` device pointers to those
-        // buffers (the C buffers are distinct `&mut` borrows, so no two products write the same memory).
-        // The tables are used by the stream (recorded), so dropping them below frees them only after the
-        // call is done.
+        // SAFETY: as in gemm for each product; the table's three arrays hold `count` device pointers each
+        // to those buffers (the C buffers are distinct `&mut` borrows, so no two products write the same
+        // memory). The table is used by the stream (recorded), so dropping it below frees it only after
+        // the call is done.
         check(name, unsafe {
             T::gemm_batched(
                 self.raw,
@@ -419,12 +422,12 @@ impl Handle {
                 n,
                 k,
                 alpha.ptr(),
-                xs.device_ptr(),
+                array(0).cast(),
                 lx,
-                ys.device_ptr(),
+                array(1).cast(),
                 ly,
                 beta.ptr(),
-                cs.device_ptr(),
+                array(2).cast(),
                 lc,
                 count,
             )
