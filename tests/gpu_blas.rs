@@ -1,6 +1,7 @@
 //! hip::blas on a device: every call against a host reference, transposes, leading dimensions larger
 //! than the rows, strided and pointer-array batches, device scalars, one handle on two streams, and wrong
-//! shapes refused with nothing written. Compiled only with `--features gpu,blas`.
+//! shapes refused with nothing written, the caller's workspace (hipBLAS 3.x; refused before). Compiled only
+//! with `--features gpu,blas`.
 //!
 //! Tolerances, relative to the size of the terms (`sum |a| |b|`, so cancellation does not matter): `k`
 //! times the element type's epsilon for real types, twice that for complex (four products per term);
@@ -756,4 +757,63 @@ fn wrong_shapes_are_refused_with_nothing_written() {
         sentinel,
         "a refused call wrote nothing"
     );
+}
+
+/// hipBLAS 3.x takes the caller's workspace: products stay right with it, across a change of stream, and
+/// it comes back. Older hipBLAS manages its own and refuses (`NotSupported`), the handle working as before.
+#[test]
+fn a_workspace_is_taken_where_hipblas_has_one() {
+    let d = device();
+    let (s1, s2) = (Stream::new(&d).unwrap(), Stream::new(&d).unwrap());
+    let mut blas = Handle::new(&s1).unwrap();
+    let empty = DeviceBuffer::<u8>::zeroed(&d, 0).unwrap();
+    match blas.set_workspace(empty) {
+        Err(Error::InvalidArgument { what, .. }) => assert_eq!(what, "blas workspace"),
+        other => panic!("an empty workspace: {:?}", other.err()),
+    }
+    let workspace = DeviceBuffer::<u8>::zeroed(&d, 32 << 20).unwrap();
+    let ptr = workspace.device_ptr();
+    let has_workspace = hip::blas::HEADER_VERSION.0 >= 3;
+    match blas.set_workspace(workspace) {
+        Ok(previous) => {
+            assert!(
+                has_workspace,
+                "hipBLAS {:?} took a workspace",
+                hip::blas::HEADER_VERSION
+            );
+            assert!(previous.is_none());
+        }
+        Err(Error::NotSupported { what, .. }) => {
+            assert!(!has_workspace, "hipBLAS 3.x refused a workspace");
+            assert!(what.contains("hipblasSetWorkspace"), "{what}");
+        }
+        Err(e) => panic!("set_workspace: {e}"),
+    }
+    // C = A * A on s1, then E = C * A on s2 (the workspace, if taken, is given again there).
+    let n = 256;
+    let a: Vec<f32> = data(n * n, 3);
+    let da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut c = DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap();
+    let mut e = DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap();
+    let shape = Gemm::new(n, n, n);
+    blas.gemm(&shape, 1.0f32, &da, &da, 0.0f32, &mut c).unwrap();
+    blas.set_stream(&s2).unwrap();
+    blas.gemm(&shape, 1.0f32, &c, &da, 0.0f32, &mut e).unwrap();
+    let one = Stream::new(&d).unwrap();
+    let reference = Handle::new(&one).unwrap();
+    let mut c2 = DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap();
+    let mut e2 = DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap();
+    reference
+        .gemm(&shape, 1.0f32, &da, &da, 0.0f32, &mut c2)
+        .unwrap();
+    reference
+        .gemm(&shape, 1.0f32, &c2, &da, 0.0f32, &mut e2)
+        .unwrap();
+    assert_eq!(e.to_vec().unwrap(), e2.to_vec().unwrap());
+    let back = blas.take_workspace().unwrap();
+    assert_eq!(back.map(|w| w.device_ptr()), has_workspace.then_some(ptr));
+    // Back on hipBLAS's own workspace: still right.
+    blas.scal(n * n, 2.0f32, &mut e, 1).unwrap();
+    let doubled: Vec<f32> = e2.to_vec().unwrap().iter().map(|v| v * 2.0).collect();
+    assert_eq!(e.to_vec().unwrap(), doubled);
 }

@@ -52,7 +52,6 @@ mod calls;
 mod gemm_ex;
 mod shape;
 mod types;
-#[cfg(hipblas_workspace)]
 mod workspace;
 
 pub use self::gemm_ex::{ComputeType, GemmExType};
@@ -136,8 +135,9 @@ impl Handle {
         self.stream = Arc::clone(stream.handle());
         self.stream_raw = stream.raw();
         // cuBLAS goes back to its own workspace when its stream changes: give it the caller's again.
-        #[cfg(hipblas_workspace)]
-        self.apply_workspace()?;
+        if self.workspace.is_some() {
+            self.apply_workspace()?;
+        }
         Ok(())
     }
 

@@ -1,7 +1,8 @@
 //! The caller's workspace (`hipblasSetWorkspace`, hipBLAS 3.x / ROCm 7): device memory hipBLAS uses for
-//! scratch space instead of its own.
+//! scratch space instead of its own. Older hipBLAS manages its own workspace only: there `set_workspace`
+//! answers [`Error::NotSupported`].
 
-use super::{check, sys, Handle};
+use super::Handle;
 use crate::error::{Error, Result};
 use crate::event::same_device;
 use crate::memory::{DeviceBuffer, DeviceMemory};
@@ -10,9 +11,12 @@ use crate::memory::{DeviceBuffer, DeviceMemory};
 const ALIGNMENT: usize = 256;
 
 impl Handle {
-    /// Give hipBLAS `workspace` for the scratch memory of later calls (`hipblasSetWorkspace`; hipBLAS
-    /// 3.x, ROCm 7, only), instead of the memory it manages itself; returns the workspace given before, if
-    /// any. The handle owns the buffer while it uses it.
+    /// Give hipBLAS `workspace` for the scratch memory of later calls (`hipblasSetWorkspace`), instead of
+    /// the memory it manages itself; returns the workspace given before, if any. The handle owns the
+    /// buffer while it uses it. hipBLAS 3.x (ROCm 7) only: with older hipBLAS ([`HEADER_VERSION`] below
+    /// 3) this is [`Error::NotSupported`] and the buffer is dropped.
+    ///
+    /// [`HEADER_VERSION`]: super::HEADER_VERSION
     ///
     /// Every later call is ordered as a writer of the workspace, like its output: a call on another
     /// stream (after [`set_stream`](Self::set_stream)) waits for the calls before it, and the buffer
@@ -47,8 +51,12 @@ impl Handle {
         Ok(previous)
     }
 
-    /// Return hipBLAS to the workspace it manages itself, and hand back the caller's, if one was given.
+    /// Return hipBLAS to the workspace it manages itself, and hand back the caller's, if one was given
+    /// (always `None` with hipBLAS older than 3.x, where none can be).
     pub fn take_workspace(&mut self) -> Result<Option<DeviceBuffer<u8>>> {
+        if self.workspace.is_none() {
+            return Ok(None);
+        }
         let previous = self.workspace.take();
         if let Err(e) = self.apply_workspace() {
             self.workspace = previous;
@@ -58,7 +66,9 @@ impl Handle {
     }
 
     /// Tell hipBLAS the workspace recorded in `self.workspace` (none: its own).
+    #[cfg(hipblas_workspace)]
     pub(super) fn apply_workspace(&self) -> Result<()> {
+        use super::{check, sys};
         let (ptr, bytes) = match &self.workspace {
             Some(w) => (w.device_ptr(), w.len()),
             None => (std::ptr::null_mut(), 0),
@@ -69,6 +79,15 @@ impl Handle {
         // and ordered by the memory model as written by every call that may use it.
         check("hipblasSetWorkspace", unsafe {
             sys::hipblasSetWorkspace(self.raw, ptr, bytes)
+        })
+    }
+
+    /// hipBLAS older than 3.x has no `hipblasSetWorkspace`.
+    #[cfg(not(hipblas_workspace))]
+    pub(super) fn apply_workspace(&self) -> Result<()> {
+        Err(Error::NotSupported {
+            what: "hipblasSetWorkspace (Handle::set_workspace)",
+            reason: "hipBLAS older than 3.x (ROCm 7) manages its own workspace only",
         })
     }
 }
