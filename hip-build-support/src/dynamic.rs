@@ -10,6 +10,11 @@ pub fn enabled() -> bool {
 /// `hip_sys::dynamic_functions!`, which declares the table and a wrapper per function with the same
 /// signature. `get` is the path of the function returning the crate's table.
 pub fn rewrite(code: &str, macro_path: &str, get: &str) -> String {
+    invocation(code, macro_path, get, false)
+}
+
+/// [`rewrite`], and with `export` each function also exported under its C name (`#[no_mangle]`).
+fn invocation(code: &str, macro_path: &str, get: &str, export: bool) -> String {
     let start = code
         .find("unsafe extern \"C\" {")
         .or_else(|| code.find("extern \"C\" {"))
@@ -35,8 +40,9 @@ pub fn rewrite(code: &str, macro_path: &str, get: &str) -> String {
         !code[close..].contains("extern \"C\" {"),
         "bindgen emitted more than one extern block: merge_extern_blocks must be on"
     );
+    let export = if export { ", export" } else { "" };
     format!(
-        "{}{macro_path}! {{ table: DynamicFunctions, get: {get};{}}}{}",
+        "{}{macro_path}! {{ table: DynamicFunctions, get: {get}{export};{}}}{}",
         &code[..start],
         &code[open + 1..close],
         &code[close + 1..]
@@ -118,7 +124,7 @@ pub fn trampolines(
         .collect();
     structs.sort();
     structs.dedup();
-    let mut out = rewrite(&code, macro_path, &format!("{get}, export"));
+    let mut out = invocation(&code, macro_path, get, true);
     for ty in structs {
         out.push_str(&format!(
             "impl {missing_trait} for {ty} {{\n    fn library_missing() -> Self {{ Default::default() }}\n    \
