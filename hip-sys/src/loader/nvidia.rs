@@ -65,29 +65,41 @@ static FAILURE: OnceLock<Vec<String>> = OnceLock::new();
 
 fn cudart() -> &'static Result<Loaded<crate::nvidia_dynamic::cudart::DynamicFunctions>, Vec<String>>
 {
-    CUDART.get_or_init(|| {
-        let opened = open_first(&cuda_candidates(&env_var, "HIP_RS_CUDART", CUDART_SONAME))?;
-        // SAFETY: the candidates name the CUDA runtime of the headers the trampolines were bound from.
-        let functions =
-            unsafe { crate::nvidia_dynamic::cudart::DynamicFunctions::resolve(&opened.library) };
-        Ok(Loaded { opened, functions })
+    // SAFETY: the candidates name the CUDA runtime of the headers the trampolines were bound from.
+    CUDART.get_or_init(|| unsafe {
+        open_table(
+            "HIP_RS_CUDART",
+            CUDART_SONAME,
+            crate::nvidia_dynamic::cudart::DynamicFunctions::resolve,
+        )
     })
 }
 
 fn driver(
 ) -> &'static Result<Loaded<crate::nvidia_dynamic::cuda_driver::DynamicFunctions>, Vec<String>> {
-    DRIVER.get_or_init(|| {
-        let opened = open_first(&cuda_candidates(
-            &env_var,
+    // SAFETY: the candidates name the CUDA driver library, whose API the trampolines were bound from.
+    DRIVER.get_or_init(|| unsafe {
+        open_table(
             "HIP_RS_CUDA_DRIVER",
             CUDA_DRIVER_SONAME,
-        ))?;
-        // SAFETY: the candidates name the CUDA driver library, whose API the trampolines were bound from.
-        let functions = unsafe {
-            crate::nvidia_dynamic::cuda_driver::DynamicFunctions::resolve(&opened.library)
-        };
-        Ok(Loaded { opened, functions })
+            crate::nvidia_dynamic::cuda_driver::DynamicFunctions::resolve,
+        )
     })
+}
+
+/// The first CUDA library that opens among [`cuda_candidates`] for `var` and `soname`, with its table.
+///
+/// # Safety
+/// `resolve` must be the table of the library those candidates name (its functions' real signatures).
+unsafe fn open_table<T>(
+    var: &str,
+    soname: &str,
+    resolve: unsafe fn(&libloading::Library) -> T,
+) -> Result<Loaded<T>, Vec<String>> {
+    let opened = open_first(&cuda_candidates(&env_var, var, soname))?;
+    // SAFETY: the caller's contract.
+    let functions = unsafe { resolve(&opened.library) };
+    Ok(Loaded { opened, functions })
 }
 
 /// The CUDA runtime's table, opening it on first use; `None` where it did not open.
