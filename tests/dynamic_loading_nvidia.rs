@@ -13,18 +13,7 @@ use hip::{Device, Error, Status};
 
 #[test]
 fn the_binary_does_not_link_cuda() {
-    let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
-    let needed = common::elf::needed(&exe);
-    assert!(
-        needed.iter().any(|n| n.starts_with("libc.so")),
-        "{needed:?}"
-    );
-    assert!(
-        !needed
-            .iter()
-            .any(|n| n.contains("cudart") || n.contains("libcuda") || n.contains("nvrtc")),
-        "{needed:?}"
-    );
+    common::elf::assert_this_binary_needs_none_of(&["cudart", "libcuda", "nvrtc"]);
 }
 
 #[test]

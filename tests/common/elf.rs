@@ -89,3 +89,20 @@ pub fn needed(b: &[u8]) -> Vec<String> {
     }
     out
 }
+
+/// Check that this test binary is dynamically linked (libc among its `NEEDED` entries) and that no entry
+/// names any of `libraries`: the loader must find none of them before `main` (`dynamic-loading`).
+pub fn assert_this_binary_needs_none_of(libraries: &[&str]) {
+    let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+    let needed = needed(&exe);
+    assert!(
+        needed.iter().any(|n| n.starts_with("libc.so")),
+        "{needed:?}"
+    );
+    assert!(
+        !needed
+            .iter()
+            .any(|n| libraries.iter().any(|l| n.contains(l))),
+        "{needed:?}"
+    );
+}
