@@ -4,7 +4,7 @@
 //! context). All three call the same cuBLAS on HIP's NVIDIA platform (the run prints which file).
 //!
 //! ```text
-//! blas --baseline libhiprs_blas_baseline.so [--host-steps] [--host-only]
+//! blas --baseline libhiprs_blas_baseline.so [--host-steps] [--host-only] [--pool]
 //! ```
 //! Throughput: f32 (`hipblasSgemm`), f16 and bf16 (`gemm_ex`, f32 compute, output of the input type, as
 //! cudarc's `Gemm<f16>` calls cuBLAS) at 1024, 4096 and 8192 square and one tall-skinny shape. The
@@ -18,6 +18,8 @@
 //! queue never fills; the per-round differences to raw C++: mean with a 95% interval, and median.
 //! `--host-steps` adds cudarc and the safe call's steps through the public API (bind, `track_use`).
 //! `--host-only` skips the throughput part.
+//! `--pool` takes the safe and raw sides' operands from the device's stream-ordered pool, as cudarc
+//! allocates its own (cuMemAllocAsync), instead of hipMalloc.
 use hip::blas::{ComputeType, Gemm, Handle};
 use hip::half::{bf16, f16};
 use hip::prelude::*;
@@ -453,20 +455,30 @@ fn run(baseline: &str) -> Result<(), String> {
         .max()
         .unwrap_or(0);
     let host = [random(max, 1), random(max, 2), random(max, 3)];
-    let up = |v: &[f32]| DeviceBuffer::from_host(&device, v).map_err(e);
+    // --pool: the operands from the device's stream-ordered pool, as cudarc allocates its own
+    // (cuMemAllocAsync); otherwise hipMalloc.
+    let pool = std::env::args().any(|a| a == "--pool");
+    fn upload<T: hip::memory::DeviceCopy>(
+        device: &Device,
+        stream: &Stream,
+        pool: bool,
+        v: &[T],
+    ) -> Result<DeviceBuffer<T>, String> {
+        if !pool {
+            return DeviceBuffer::from_host(device, v).map_err(e);
+        }
+        let mut b = DeviceBuffer::zeroed_async(stream, v.len()).map_err(e)?;
+        b.copy_from_host(v).map_err(e)?;
+        Ok(b)
+    }
+    let up = |v: &[f32]| upload(&device, &stream, pool, v);
     let up16 = |v: &[f32]| {
-        DeviceBuffer::from_host(
-            &device,
-            &v.iter().map(|x| f16::from_f32(*x)).collect::<Vec<_>>(),
-        )
-        .map_err(e)
+        let v: Vec<f16> = v.iter().map(|x| f16::from_f32(*x)).collect();
+        upload(&device, &stream, pool, &v)
     };
     let upb = |v: &[f32]| {
-        DeviceBuffer::from_host(
-            &device,
-            &v.iter().map(|x| bf16::from_f32(*x)).collect::<Vec<_>>(),
-        )
-        .map_err(e)
+        let v: Vec<bf16> = v.iter().map(|x| bf16::from_f32(*x)).collect();
+        upload(&device, &stream, pool, &v)
     };
     let ops = Operands {
         f32: [up(&host[0])?, up(&host[1])?, up(&host[2])?],
@@ -495,8 +507,11 @@ fn run(baseline: &str) -> Result<(), String> {
     };
     let props = b.device.properties().map_err(e)?;
     let mut out = format!(
-        "GEMM on {} (HIP's {} platform, hipBLAS {:?}); peak: H100/H200 SXM datasheet (FP32 66.9, FP16/BF16 tensor 989.4 TFLOPS dense)\n\n",
-        props.name, hip::PLATFORM, hip::blas::HEADER_VERSION
+        "GEMM on {} (HIP's {} platform, hipBLAS {:?}); peak: H100/H200 SXM datasheet (FP32 66.9, FP16/BF16 tensor 989.4 TFLOPS dense); safe and raw operands from {}\n\n",
+        props.name,
+        hip::PLATFORM,
+        hip::blas::HEADER_VERSION,
+        if pool { "the stream-ordered pool (--pool)" } else { "hipMalloc" }
     );
     if !std::env::args().any(|a| a == "--host-only") {
         throughput(&mut b, &mut out)?;
