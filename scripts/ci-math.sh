@@ -9,13 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
-part() {
-    local name=$1 t0=$SECONDS
-    shift
-    echo "-- $name"
-    "$@"
-    echo "-- $name: $((SECONDS - t0)) s"
-}
+. scripts/lib/step.sh
 
 bookworm() {
     mkdir -p target/ci-logs
@@ -38,11 +32,11 @@ bookworm() {
     cargo run -q --features blas,rand,fft,dynamic-loading --example gemm
     cargo run -q --features blas,rand,fft,dynamic-loading --example random_fft
 }
-part "bookworm (hipRAND 5.3.3; no hipBLAS, no hipFFT): builds, errors, dynamic-loading from the committed bindings" bookworm
+step "bookworm (hipRAND 5.3.3; no hipBLAS, no hipFFT): builds, errors, dynamic-loading from the committed bindings" bookworm
 
 cargo fetch -q # the chroots do not download crates (TLS certificates): the host fetches for them
 for suite in trixie sid experimental; do
-    part "$suite: hipBLAS, hipRAND, hipFFT: clippy, docs, no-device tests, examples" scripts/distro-chroot.sh "$suite" run sh -c '
+    step "$suite: hipBLAS, hipRAND, hipFFT: clippy, docs, no-device tests, examples" scripts/distro-chroot.sh "$suite" run sh -c '
         set -e
         scripts/install-math-libs.sh blas rand fft
         # The sys crates are outside the workspace: their own lints, docs and tests through their manifests.
@@ -59,4 +53,4 @@ for suite in trixie sid experimental; do
         cargo run -q --offline --features blas,rand,fft --example gemm
         cargo run -q --offline --features blas,rand,fft --example random_fft'
 done
-part "sid: committed hipBLAS, hipRAND, hipFFT bindings current" scripts/regen-math-prebuilt.sh --check
+step "sid: committed hipBLAS, hipRAND, hipFFT bindings current" scripts/regen-math-prebuilt.sh --check

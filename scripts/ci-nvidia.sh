@@ -9,13 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
-step() {
-    local name=$1 t0=$SECONDS
-    shift
-    echo "-- $name"
-    "$@"
-    echo "-- $name: $((SECONDS - t0)) s"
-}
+. scripts/lib/step.sh
 build() {
     cargo build -q --features gpu --tests --examples --target-dir "$nvidia_target"
     cargo build -q --release -p hip-rs-bench --bins --target-dir "$nvidia_target"

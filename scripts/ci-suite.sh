@@ -8,13 +8,7 @@ export CARGO_TERM_COLOR=never
 hip=$(grep -E 'define HIP_VERSION_(MAJOR|MINOR|PATCH)' /usr/include/hip/hip_version.h | awk '{print $3}' | paste -sd.)
 echo "== HIP $hip ($(. /etc/os-release && echo "$PRETTY_NAME"))"
 
-step() {
-    local name=$1 t0=$SECONDS
-    shift
-    echo "-- $name"
-    "$@"
-    echo "-- $name: $((SECONDS - t0)) s"
-}
+. scripts/lib/step.sh
 
 step "README: install-prereqs and vector_add" sh -c 'scripts/install-prereqs.sh && cargo run -q --example vector_add'
 step "clippy -D warnings" cargo clippy -q --workspace --all-targets -- -D warnings
