@@ -10,6 +10,7 @@
 #   fft   nvidia-cufft-cu11  10.9.0.58  cufft.h, libcufft.so.10 (about 280 MB)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/wheels.sh
 dest=target/cuda11
 libs=()
 while [ $# -gt 0 ]; do
@@ -26,10 +27,8 @@ for lib in "${libs[@]}"; do
         fft) wheel=nvidia-cufft-cu11==10.9.0.58 dir=cufft check=libcufft.so.10 ;;
     esac
     [ -f "$dest/lib/$check" ] && { echo "$dest: $wheel present"; continue; }
-    wheels=$(mktemp -d) unpacked=$(mktemp -d)
-    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.11 \
-        --platform manylinux1_x86_64 --platform manylinux2014_x86_64 -d "$wheels" "$wheel"
-    for w in "$wheels"/*.whl; do python3 -m zipfile -e "$w" "$unpacked"; done
+    unpacked=$(mktemp -d)
+    unpack_wheels "$unpacked" "manylinux1_x86_64 manylinux2014_x86_64" "$wheel"
     mkdir -p "$dest/include" "$dest/lib"
     cp "$unpacked/nvidia/$dir/include/"*.h "$dest/include/"
     for so in "$unpacked/nvidia/$dir/lib/"*.so.*; do
@@ -37,6 +36,6 @@ for lib in "${libs[@]}"; do
         base=$(basename "$so")
         ln -sf "$base" "$dest/lib/${base%%.so.*}.so"
     done
-    rm -rf "$wheels" "$unpacked"
+    rm -rf "$unpacked"
     echo "$wheel in $dest"
 done

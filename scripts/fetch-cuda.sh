@@ -26,13 +26,12 @@ case $major in
 esac
 dest=${2:-target/cuda$major}
 [ -f "$dest/include/cuda_profiler_api.h" ] && [ -f "$dest/lib/libnvrtc.so" ] && { echo "$dest: present"; exit 0; }
-wheels=$(mktemp -d) unpacked=$(mktemp -d)
-trap 'rm -rf "$wheels" "$unpacked"' EXIT
+. scripts/lib/wheels.sh
+unpacked=$(mktemp -d)
+trap 'rm -rf "$unpacked"' EXIT
 # shellcheck disable=SC2086 # one wheel per word
-python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.11 \
-    --platform manylinux1_x86_64 --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
-    --platform manylinux_2_27_x86_64 -d "$wheels" $wheels_wanted
-for w in "$wheels"/*.whl; do python3 -m zipfile -e "$w" "$unpacked"; done
+unpack_wheels "$unpacked" "manylinux1_x86_64 manylinux2014_x86_64 manylinux_2_17_x86_64 manylinux_2_27_x86_64" \
+    $wheels_wanted
 mkdir -p "$dest/include" "$dest/lib"
 for part in $parts; do
     cp -r "$unpacked/nvidia/$part/include/." "$dest/include/"

@@ -19,12 +19,11 @@ case $major in
 esac
 dest=${2:-target/cuda$major}
 [ -f "$dest/include/nccl.h" ] && [ -f "$dest/lib/libnccl.so.2" ] && { echo "$dest: NCCL present"; exit 0; }
-wheels=$(mktemp -d) unpacked=$(mktemp -d)
-trap 'rm -rf "$wheels" "$unpacked"' EXIT
-python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.11 \
-    --platform manylinux1_x86_64 --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
-    --platform manylinux_2_18_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_28_x86_64 -d "$wheels" "$wheel"
-for w in "$wheels"/*.whl; do python3 -m zipfile -e "$w" "$unpacked"; done
+. scripts/lib/wheels.sh
+unpacked=$(mktemp -d)
+trap 'rm -rf "$unpacked"' EXIT
+unpack_wheels "$unpacked" "manylinux1_x86_64 manylinux2014_x86_64 manylinux_2_17_x86_64 manylinux_2_18_x86_64
+    manylinux_2_27_x86_64 manylinux_2_28_x86_64" "$wheel"
 mkdir -p "$dest/include" "$dest/lib"
 cp "$unpacked"/nvidia/nccl/include/*.h "$dest/include/"
 cp "$unpacked"/nvidia/nccl/lib/libnccl.so.2 "$dest/lib/"
