@@ -377,7 +377,27 @@ unsafe fn metadata_string(c: &sys::Comgr, node: sys::amd_comgr_metadata_node_t) 
 
 #[cfg(test)]
 mod tests {
-    use super::{nvrtc_accepts, nvrtc_known};
+    use super::{check_option, nvrtc_accepts, nvrtc_known};
+    use crate::Error;
+
+    /// A target option's value is one target id: whitespace in it, or another target option inside it,
+    /// is refused before any compiler is asked.
+    #[test]
+    fn a_target_option_holds_one_target_id() {
+        for option in [
+            "--gpu-architecture=gfx90a -O3",
+            "--offload-arch=gfx90a\tgfx1100",
+            "-arch=compute_90 ",
+            "--gpu-architecture=--offload-arch=gfx90a",
+        ] {
+            match check_option(option) {
+                Err(Error::InvalidOption { reason, .. }) => {
+                    assert!(reason.contains("one target id"), "{option}: {reason}")
+                }
+                other => panic!("{option}: {other:?}"),
+            }
+        }
+    }
 
     /// NVRTC 11.8's `nvrtcGetSupportedArchs`.
     const NVRTC_11_8: &[i32] = &[
