@@ -818,24 +818,6 @@ fn a_workspace_is_taken_where_hipblas_has_one() {
     assert_eq!(e.to_vec().unwrap(), doubled);
 }
 
-/// A kernel that spins about `cycles` clock cycles in every thread, then writes `value` to `x[..n]`
-/// (`slow_fill`) or copies `src` to `dst` (`slow_copy`): a BLAS call queued after it on another stream
-/// would overtake it without the memory model.
-const SLOW_F32: &str = r#"
-extern "C" __global__ void slow_fill(float* x, float value, unsigned int n, long long cycles) {
-    long long start = clock64();
-    while (clock64() - start < cycles) {}
-    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) x[i] = value;
-}
-extern "C" __global__ void slow_copy(const float* src, float* dst, unsigned int n, long long cycles) {
-    long long start = clock64();
-    while (clock64() - start < cycles) {}
-    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) dst[i] = src[i];
-}
-"#;
-
 /// Program order across streams through hipBLAS, many rounds: a slow kernel on stream A writes x, then
 /// `axpy` on B reads it (read after write); a slow kernel on A reads x, then `scal` on B writes it (write
 /// after read). Every element must show the program's order in every round. `HIP_RS_TEST_UNTRACKED=1`
@@ -843,53 +825,23 @@ extern "C" __global__ void slow_copy(const float* src, float* dst, unsigned int 
 #[test]
 fn blas_calls_on_another_stream_keep_program_order_with_kernels() {
     let d = device();
-    let module = common::load(&d, SLOW_F32);
+    let slow = common::slow::Slow::new(&d);
     let (a, b) = (Stream::new(&d).unwrap(), Stream::new(&d).unwrap());
     let blas = Handle::new(&b).unwrap();
     let n: usize = 1 << 20;
-    let n32 = n as u32;
-    let cycles: i64 = 2_000_000;
-    let config = LaunchConfig::for_num_elems(n32);
-    let untracked = std::env::var("HIP_RS_TEST_UNTRACKED").is_ok_and(|v| v == "1");
-    let buffer = || {
-        let mut b = DeviceBuffer::<f32>::zeroed(&d, n).unwrap();
-        if untracked {
-            // SAFETY: the control run only shows wrong values; the device is idle before each round's
-            // buffers are dropped.
-            unsafe { b.set_untracked(true) };
-        }
-        b
-    };
+    let buffer = || slow.buffer(DeviceBuffer::<f32>::zeroed(&d, n).unwrap());
     let mut bad = Vec::new();
     for round in 0..20 {
         let v = 1.0 + round as f32;
         // Read after write: y = 1 * x + y, with x written by the slow kernel on A.
         let mut x = buffer();
         let mut y = buffer();
-        let mut args = LaunchArgs::new();
-        args.arg_mut(&mut x).arg(&v).arg(&n32).arg(&cycles);
-        // SAFETY: slow_fill(float*, float, unsigned, long long) writes x[..n].
-        unsafe {
-            module
-                .function("slow_fill")
-                .unwrap()
-                .launch(&a, &config, &mut args)
-                .unwrap()
-        };
+        slow.fill(&a, &mut x, v);
         blas.axpy(n, 1.0f32, &x, 1, &mut y, 1).unwrap();
         let raw = y.to_vec().unwrap().iter().filter(|&&e| e != v).count();
         // Write after read: the slow kernel on A copies x to z; scal on B then doubles x.
         let mut z = buffer();
-        let mut args = LaunchArgs::new();
-        args.arg(&x).arg_mut(&mut z).arg(&n32).arg(&cycles);
-        // SAFETY: slow_copy(const float*, float*, unsigned, long long) reads x[..n], writes z[..n].
-        unsafe {
-            module
-                .function("slow_copy")
-                .unwrap()
-                .launch(&a, &config, &mut args)
-                .unwrap()
-        };
+        slow.copy(&a, &x, &mut z);
         blas.scal(n, 2.0f32, &mut x, 1).unwrap();
         let war = z.to_vec().unwrap().iter().filter(|&&e| e != v).count();
         let doubled = x
@@ -901,9 +853,7 @@ fn blas_calls_on_another_stream_keep_program_order_with_kernels() {
         if raw + war + doubled > 0 {
             bad.push((round, raw, war, doubled));
         }
-        if untracked {
-            d.synchronize().unwrap();
-        }
+        slow.end_round(&d);
     }
     assert!(
         bad.is_empty(),

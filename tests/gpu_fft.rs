@@ -1,6 +1,6 @@
 //! hip::fft on a device: every plan kind against a host FFT (rustfft), 1D/2D/3D, single and double
 //! precision, batched and strided layouts, in place, round trips, and wrong sizes refused with nothing
-//! written. Compiled only with `--features gpu,fft`.
+//! written, program order across streams. Compiled only with `--features gpu,fft`.
 //!
 //! Tolerance: the relative L2 error of a transform, ||got - want|| / ||want||, below 1e-5 in single and
 //! 1e-12 in double precision (FFT rounding grows like sqrt(log n) times the type's epsilon).
@@ -359,5 +359,47 @@ fn wrong_sizes_and_kinds_are_refused_with_nothing_written() {
         plan.work_size() < 1 << 30,
         "work area of a 64-point plan: {} bytes",
         plan.work_size()
+    );
+}
+
+/// Program order across streams through hipFFT, many rounds: a slow kernel on stream A writes x (every
+/// element v + vi) and another copies y to z; the plan on B then transforms x into y. The transform must
+/// see the kernel's x (read after write: bin 0 is n (v + vi), the others 0) and the copy y's old values
+/// (write after read). `HIP_RS_TEST_UNTRACKED=1` is the control without the ordering.
+#[test]
+fn transforms_on_another_stream_keep_program_order_with_kernels() {
+    let d = device();
+    let slow = common::slow::Slow::new(&d);
+    let (a, b) = (Stream::new(&d).unwrap(), Stream::new(&d).unwrap());
+    let n: usize = 1 << 20;
+    let plan = Plan::<f32>::new(&b, Transform::C2C, &Shape::new(&[n])).unwrap();
+    let old = Complex::new(7.0f32, 7.0);
+    let mut bad = Vec::new();
+    for round in 0..20 {
+        let v = 1.0 + round as f32;
+        let mut x = slow.buffer(DeviceBuffer::<Complex<f32>>::zeroed(&d, n).unwrap());
+        let mut y = slow.buffer(DeviceBuffer::from_host(&d, &vec![old; n]).unwrap());
+        let mut z = slow.buffer(DeviceBuffer::<Complex<f32>>::zeroed(&d, n).unwrap());
+        slow.fill(&a, &mut x, v);
+        slow.copy(&a, &y, &mut z);
+        plan.c2c(Direction::Forward, &x, &mut y).unwrap();
+        let out = y.to_vec().unwrap();
+        let sum = n as f32 * v;
+        // A constant's transform: bin 0 holds the sum, the others cancel to rounding.
+        let early_read = usize::from(
+            (out[0].re - sum).abs() > 1e-3 * sum || (out[0].im - sum).abs() > 1e-3 * sum,
+        ) + out[1..]
+            .iter()
+            .filter(|c| c.re.abs().max(c.im.abs()) > 1e-3 * sum)
+            .count();
+        let late_copy = z.to_vec().unwrap().iter().filter(|&&c| c != old).count();
+        if early_read + late_copy > 0 {
+            bad.push((round, early_read, late_copy));
+        }
+        slow.end_round(&d);
+    }
+    assert!(
+        bad.is_empty(),
+        "rounds that saw another order (round, transform read x early, copy saw the transform): {bad:?}"
     );
 }

@@ -1,6 +1,7 @@
 //! hip::rand on a device: reproducible sequences (twice, and against raw hipRAND calls), moments of 10^7
 //! samples, Kolmogorov-Smirnov tests of uniform and normal values, Poisson, quasi-random points, and wrong
-//! lengths refused with nothing written. Compiled only with `--features gpu,rand`.
+//! lengths refused with nothing written, program order across streams. Compiled only with
+//! `--features gpu,rand`.
 //!
 //! Statistical bounds: a sample mean is within 6 standard errors of the true mean (a false failure about
 //! once in 5e8 runs); sample variances within 6 standard errors of theirs (fourth moments known for each
@@ -277,4 +278,36 @@ fn wrong_lengths_and_parameters_are_refused_with_nothing_written() {
     let (_, mut tail) = buf.split_at_mut(2).unwrap();
     g.normal(&mut tail.slice_mut(0..6).unwrap(), 0.0, 1.0)
         .unwrap();
+}
+
+/// Program order across streams through hipRAND, many rounds: a slow kernel on stream A writes x and
+/// another copies it to z; the generator on B then fills x. The copy must see the first kernel's values
+/// (write after read), and x must end with the generator's (write after write: uniform values lie in
+/// (0, 1], the kernel writes 5 and more). `HIP_RS_TEST_UNTRACKED=1` is the control without the ordering.
+#[test]
+fn fills_on_another_stream_keep_program_order_with_kernels() {
+    let d = device();
+    let slow = common::slow::Slow::new(&d);
+    let (a, b) = (Stream::new(&d).unwrap(), Stream::new(&d).unwrap());
+    let mut g = Generator::new(&b, RngType::Philox4x32_10).unwrap();
+    let n: usize = 1 << 20;
+    let buffer = || slow.buffer(DeviceBuffer::<f32>::zeroed(&d, n).unwrap());
+    let mut bad = Vec::new();
+    for round in 0..20 {
+        let v = 5.0 + round as f32;
+        let (mut x, mut z) = (buffer(), buffer());
+        slow.fill(&a, &mut x, v);
+        slow.copy(&a, &x, &mut z);
+        g.uniform(&mut x).unwrap();
+        let copied_late = z.to_vec().unwrap().iter().filter(|&&e| e != v).count();
+        let overwritten = x.to_vec().unwrap().iter().filter(|&&e| e > 1.0).count();
+        if copied_late + overwritten > 0 {
+            bad.push((round, copied_late, overwritten));
+        }
+        slow.end_round(&d);
+    }
+    assert!(
+        bad.is_empty(),
+        "rounds that saw another order (round, copy saw the fill, kernel's values left in x): {bad:?}"
+    );
 }

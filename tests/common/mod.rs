@@ -4,6 +4,7 @@
 pub mod bundle;
 pub mod elf;
 pub mod rng;
+pub mod slow;
 pub mod tempdir;
 
 /// Device 0, for the `--features gpu` tests.

@@ -1,0 +1,101 @@
+//! Slow kernels for the math libraries' ordering tests (hip::blas, hip::rand, hip::fft): each spins about
+//! [`CYCLES`] clock cycles in every thread before it touches memory, so a library call queued after it on
+//! another stream would overtake it without the memory model. They see buffers as `float`s: a buffer of
+//! any element type works, `value` is written to each of its 4-byte words.
+//!
+//! `HIP_RS_TEST_UNTRACKED=1` turns tracking off for the buffers made through [`Slow::buffer`]: the control
+//! run that shows a test fails without the ordering.
+use hip::memory::DeviceCopy;
+use hip::prelude::*;
+
+/// About a millisecond on the GPUs used here.
+pub const CYCLES: i64 = 2_000_000;
+
+const SOURCE: &str = r#"
+extern "C" __global__ void slow_fill(float* x, float value, unsigned int n, long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = value;
+}
+extern "C" __global__ void slow_copy(const float* src, float* dst, unsigned int n, long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = src[i];
+}
+"#;
+
+/// The slow kernels, loaded on one device.
+pub struct Slow {
+    module: Module,
+    untracked: bool,
+}
+
+impl Slow {
+    pub fn new(device: &Device) -> Slow {
+        Slow {
+            module: super::load(device, SOURCE),
+            untracked: std::env::var("HIP_RS_TEST_UNTRACKED").is_ok_and(|v| v == "1"),
+        }
+    }
+
+    /// `b`, untracked in the control run.
+    pub fn buffer<T: DeviceCopy>(&self, mut b: DeviceBuffer<T>) -> DeviceBuffer<T> {
+        if self.untracked {
+            // SAFETY: the control run only shows wrong values; `end_round` waits for the device before a
+            // round's buffers are dropped.
+            unsafe { b.set_untracked(true) };
+        }
+        b
+    }
+
+    /// On `s`: spin, then write `value` to every 4-byte word of `x`.
+    pub fn fill<T: DeviceCopy>(&self, s: &Stream, x: &mut DeviceBuffer<T>, value: f32) {
+        let n = words(x.byte_len());
+        let mut args = LaunchArgs::new();
+        args.arg_mut(x).arg(&value).arg(&n).arg(&CYCLES);
+        // SAFETY: slow_fill(float*, float, unsigned, long long) writes x's n words.
+        unsafe {
+            self.module
+                .function("slow_fill")
+                .unwrap()
+                .launch(s, &LaunchConfig::for_num_elems(n), &mut args)
+                .unwrap()
+        };
+    }
+
+    /// On `s`: spin, then copy `src` into `dst` (the same size).
+    pub fn copy<T: DeviceCopy>(
+        &self,
+        s: &Stream,
+        src: &DeviceBuffer<T>,
+        dst: &mut DeviceBuffer<T>,
+    ) {
+        assert_eq!(src.len(), dst.len());
+        let n = words(src.byte_len());
+        let mut args = LaunchArgs::new();
+        args.arg(src).arg_mut(dst).arg(&n).arg(&CYCLES);
+        // SAFETY: slow_copy(const float*, float*, unsigned, long long) reads src's n words, writes dst's.
+        unsafe {
+            self.module
+                .function("slow_copy")
+                .unwrap()
+                .launch(s, &LaunchConfig::for_num_elems(n), &mut args)
+                .unwrap()
+        };
+    }
+
+    /// The end of a round: in the control run, wait for the device (nothing orders the untracked buffers'
+    /// frees after their users).
+    pub fn end_round(&self, device: &Device) {
+        if self.untracked {
+            device.synchronize().unwrap();
+        }
+    }
+}
+
+fn words(bytes: usize) -> u32 {
+    assert_eq!(bytes % 4, 0, "the slow kernels see 4-byte words");
+    u32::try_from(bytes / 4).unwrap()
+}
