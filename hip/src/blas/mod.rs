@@ -154,9 +154,9 @@ impl Handle {
 
     /// Start a call: every operand and device scalar on the handle's device, the stream ordered after
     /// their conflicting users and recorded as their user (and as the workspace's writer, where the
-    /// caller gave one), the device current, the pointer mode set for
-    /// `scalars` (host unless they are device scalars; `scalar_mode` checked they agree). The returned
-    /// guard keeps captures from starting or ending until the call is queued.
+    /// caller gave one), the device current, the pointer mode set for `scalars` (host unless they are
+    /// device scalars; `scalar_mode` checked they agree). The returned guard keeps captures from
+    /// starting or ending until the call is queued.
     #[inline]
     fn begin<T: DeviceCopy>(
         &self,
