@@ -44,8 +44,9 @@ impl Handle {
         }
         let previous = self.workspace.replace(workspace);
         if let Err(e) = self.apply_workspace() {
-            // hipBLAS still has the previous workspace (or its own): keep the record true to it.
-            let _refused = std::mem::replace(&mut self.workspace, previous);
+            // hipBLAS still has the previous workspace (or its own): keep the record true to it (the
+            // refused buffer is dropped).
+            self.workspace = previous;
             return Err(e);
         }
         Ok(previous)
