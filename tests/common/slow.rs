@@ -56,13 +56,7 @@ impl Slow {
         let mut args = LaunchArgs::new();
         args.arg_mut(x).arg(&value).arg(&n).arg(&CYCLES);
         // SAFETY: slow_fill(float*, float, unsigned, long long) writes x's n words.
-        unsafe {
-            self.module
-                .function("slow_fill")
-                .unwrap()
-                .launch(s, &LaunchConfig::for_num_elems(n), &mut args)
-                .unwrap()
-        };
+        unsafe { self.launch("slow_fill", s, n, &mut args) };
     }
 
     /// On `s`: spin, then copy `src` into `dst` (the same size).
@@ -77,13 +71,17 @@ impl Slow {
         let mut args = LaunchArgs::new();
         args.arg(src).arg_mut(dst).arg(&n).arg(&CYCLES);
         // SAFETY: slow_copy(const float*, float*, unsigned, long long) reads src's n words, writes dst's.
-        unsafe {
-            self.module
-                .function("slow_copy")
-                .unwrap()
-                .launch(s, &LaunchConfig::for_num_elems(n), &mut args)
-                .unwrap()
-        };
+        unsafe { self.launch("slow_copy", s, n, &mut args) };
+    }
+
+    /// Launch `kernel` over `n` threads on `s`.
+    ///
+    /// # Safety
+    /// `args` are `kernel`'s, and the memory they point at spans what it touches for `n` threads.
+    unsafe fn launch(&self, kernel: &str, s: &Stream, n: u32, args: &mut LaunchArgs<'_>) {
+        let f = self.module.function(kernel).unwrap();
+        // SAFETY: the caller's contract.
+        unsafe { f.launch(s, &LaunchConfig::for_num_elems(n), args).unwrap() };
     }
 
     /// The end of a round: in the control run, wait for the device (nothing orders the untracked buffers'
