@@ -34,7 +34,7 @@ project=$(cd "$(dirname "$0")/.." && pwd)
 root_dir=${HIP_RS_CHROOTS:-/var/tmp/hip-rs-chroots}
 dir=$root_dir/$suite
 # Bump when the preparation below changes, so existing chroots are rebuilt.
-recipe=3
+recipe=4
 stamp=$dir/.hip-rs-ready
 
 # The Debian mirror of this machine: the URIs: line of a deb822 .sources file, else a sources.list line.
@@ -52,7 +52,8 @@ mirror() {
 
 # Run "$@" with the chroot's pseudo file systems mounted, in a private mount namespace.
 in_chroot() {
-    export HIP_RS_CHROOT_ENV CI
+    # CI's disk-saving cargo settings (.ci/run) reach the builds inside too.
+    export HIP_RS_CHROOT_ENV CI CARGO_INCREMENTAL CARGO_PROFILE_DEV_DEBUG
     unshare -m --propagation private bash -s "$dir" "$project" "$@" <<'EOF'
 set -euo pipefail
 dir=$1 project=$2; shift 2
@@ -68,6 +69,8 @@ cp -L /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null || true
 exec chroot "$dir" /usr/bin/env -i HOME="$HOME" TERM=dumb LANG=C.UTF-8 \
     PATH="$HOME/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
     RUSTUP_HOME="$HOME/.rustup" CARGO_HOME="$HOME/.cargo" CI="${CI:-}" \
+    ${CARGO_INCREMENTAL:+CARGO_INCREMENTAL=$CARGO_INCREMENTAL} \
+    ${CARGO_PROFILE_DEV_DEBUG:+CARGO_PROFILE_DEV_DEBUG=$CARGO_PROFILE_DEV_DEBUG} \
     ${HIP_RS_CHROOT_ENV:-} "$@"
 EOF
 }
@@ -91,8 +94,13 @@ prepare() {
     debootstrap --variant=minbase --include=ca-certificates,gcc,g++,libc6-dev,make,git,python3 \
         "$base" "$dir" "$m" >"$root_dir/$suite-debootstrap.log" 2>&1 ||
         { tail -20 "$root_dir/$suite-debootstrap.log" >&2; exit 1; }
-    # sid's Release file can be past its Valid-Until date.
-    echo 'Acquire::Check-Valid-Until "false";' >"$dir/etc/apt/apt.conf.d/99hip-rs"
+    # sid's Release file can be past its Valid-Until date. Downloaded packages are deleted once installed,
+    # as Debian's container images do: kept, they were 0.8 to 1.7 GB per suite beside the ROCm they hold.
+    cat >"$dir/etc/apt/apt.conf.d/99hip-rs" <<'APT'
+Acquire::Check-Valid-Until "false";
+DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb || true"; };
+APT
+    in_chroot apt-get clean # debootstrap's own packages
     echo "deb $m $base main" >"$dir/etc/apt/sources.list"
     if [ "$suite" = experimental ]; then
         echo "deb $m experimental main" >>"$dir/etc/apt/sources.list"
