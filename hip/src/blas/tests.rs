@@ -1,6 +1,6 @@
 //! The checks of the blas module that need no device: shapes, strides, scalars and status mapping.
 
-use super::shape::{matrix_len, vector_len, Gemm, Gemv, Op, StridedBatch};
+use super::shape::{matrix_len, positive_vector_len, vector_len, Gemm, Gemv, Op, StridedBatch};
 use super::*;
 use crate::error::Status;
 
@@ -24,6 +24,18 @@ fn vector_span_is_one_plus_n_minus_one_increments() {
         invalid_what(vector_len("y", usize::MAX, 2).unwrap_err()),
         "y"
     );
+}
+
+#[test]
+fn positive_only_calls_refuse_zero_and_negative_increments() {
+    assert_eq!(positive_vector_len("x", 0, 1).unwrap(), 0);
+    assert_eq!(positive_vector_len("x", 4, 1).unwrap(), 4);
+    assert_eq!(positive_vector_len("x", 4, 3).unwrap(), 10);
+    for inc in [0, -1, i32::MIN] {
+        let e = positive_vector_len("nrm2 x", 4, inc).unwrap_err();
+        assert!(e.to_string().contains(&format!("increment {inc}")), "{e}");
+        assert_eq!(invalid_what(e), "nrm2 x");
+    }
 }
 
 #[test]
@@ -216,6 +228,50 @@ fn short_buffers_are_refused_naming_the_operand_and_shape() {
     assert_eq!(e.status(), Status::InvalidArgument);
     assert!(calls_check(&shape, &call.len, [8, 6, 12]).is_ok());
     assert!(calls_check(&shape, &call.len, [100, 6, 13]).is_ok());
+}
+
+#[test]
+fn gemm_shapes_describe_each_operand_as_the_user_stores_it() {
+    let shape = Gemm::new(4, 3, 2);
+    assert_eq!(shape.dims(), (4, 3, 2));
+    assert_eq!(
+        shape.describe(0),
+        "a column-major 4x2 matrix with leading dimension 4"
+    );
+    assert_eq!(
+        shape.describe(1),
+        "a column-major 2x3 matrix with leading dimension 2"
+    );
+    assert_eq!(
+        shape.describe(2),
+        "a column-major 4x3 matrix with leading dimension 4"
+    );
+    // Transposed operands are stored k x m and n x k; an explicit leading dimension is reported as given.
+    let shape = Gemm::new(4, 3, 2).op_a(Op::T).op_b(Op::C).ldb(7);
+    assert_eq!(shape.dims(), (4, 3, 2));
+    assert_eq!(
+        shape.describe(0),
+        "a column-major 2x4 matrix with leading dimension 2"
+    );
+    assert_eq!(
+        shape.describe(1),
+        "a column-major 3x2 matrix with leading dimension 7"
+    );
+    // Row-major: the tight leading dimension is the number of columns.
+    let shape = Gemm::row_major(5, 6, 7).ldc(9);
+    assert_eq!(shape.dims(), (5, 6, 7));
+    assert_eq!(
+        shape.describe(0),
+        "a row-major 5x7 matrix with leading dimension 7"
+    );
+    assert_eq!(
+        shape.describe(1),
+        "a row-major 7x6 matrix with leading dimension 6"
+    );
+    assert_eq!(
+        shape.describe(2),
+        "a row-major 5x6 matrix with leading dimension 9"
+    );
 }
 
 fn calls_check(shape: &Gemm, need: &[usize; 3], len: [usize; 3]) -> Result<()> {

@@ -397,9 +397,16 @@ mod tests {
         );
         assert!(check(
             Transform::C2C,
-            &Shape::new(&[4])
-                .batch(2)
-                .input_layout(Layout { dist: 0, ..overlap })
+            &Shape::new(&[4]).batch(2).input_layout(Layout {
+                dist: 0,
+                ..overlap.clone()
+            })
+        )
+        .is_ok());
+        // One transform has nothing to overlap with: any distance will do.
+        assert!(check(
+            Transform::C2C,
+            &Shape::new(&[4]).output_layout(Layout { dist: 0, ..overlap })
         )
         .is_ok());
         assert_eq!(
