@@ -295,8 +295,15 @@ fn hip_errors_keep_the_call_the_code_and_the_runtimes_message() {
         panic!("{e:?}")
     };
     assert_eq!((*call, *code), ("hipMalloc", HipErrorCode(2)));
-    // SAFETY: hipGetErrorString takes any value and returns a static C string.
-    let runtime = unsafe { CStr::from_ptr(hip_sys::hipGetErrorString(hipError_t(2))) };
+    // SAFETY: hipGetErrorString takes any value and returns a static C string, or null where no runtime
+    // could be loaded (`dynamic-loading`); this test needs one, and says so instead of crashing.
+    let ptr = unsafe { hip_sys::hipGetErrorString(hipError_t(2)) };
+    assert!(
+        !ptr.is_null(),
+        "hipGetErrorString returned null: this test needs a HIP runtime that loads"
+    );
+    // SAFETY: non-null (checked), a NUL-terminated string the runtime keeps for the process's life.
+    let runtime = unsafe { CStr::from_ptr(ptr) };
     assert_eq!(message.as_str(), runtime.to_str().unwrap());
     assert!(!message.is_empty());
     assert_eq!(
