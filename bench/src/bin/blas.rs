@@ -13,9 +13,11 @@
 //! (with their range), so slow drifts of the clock cancel. Operands hold random values (zeros run faster on
 //! tensor cores).
 //!
-//! Host cost: a 64x64x64 f32 GEMM, paired method as in the launch benchmark: rounds of one batch of 32
-//! calls per contender (order rotating), each timed alone and followed by a synchronize (not timed), so the
-//! queue never fills; the per-round differences to raw C++: mean with a 95% interval, and median.
+//! Host cost (bench/src/blas_host.rs): a 64x64x64 f32 GEMM, paired method as in the launch benchmark:
+//! rounds of one batch of 32 calls per contender (order rotating), each timed alone and followed by a
+//! synchronize (not timed), so the queue never fills; the per-round differences to raw C++: mean with a
+//! 95% interval, and median. Then call by call: raw C++ and each contender alternating, every call timed
+//! alone, the difference taken between neighbouring calls.
 //! `--host-steps` adds cudarc and the safe call's steps through the public API (bind, `track_use`).
 //! `--host-only` skips the throughput part.
 //! `--pool` takes the safe and raw sides' operands from the device's stream-ordered pool, as cudarc
@@ -28,7 +30,9 @@ mod baseline_arg;
 #[path = "../stats.rs"]
 #[allow(dead_code)]
 mod stats;
-use stats::{mean_ci, Samples};
+use stats::Samples;
+#[path = "../blas_host.rs"]
+mod host;
 use std::ffi::{c_int, c_void};
 use std::time::Instant;
 
@@ -381,67 +385,6 @@ fn throughput(b: &mut Bench, out: &mut String) -> Result<(), String> {
 /// Rounds of the throughput measurement.
 const ROUNDS: usize = 11;
 
-/// The host cost of a call of `shape`: 64x64x64 (a real product, cuBLAS's own ~15 us included), and
-/// 0x0x0 (hipBLAS returns at once: the wrappers' cost alone, without cuBLAS's variation).
-fn host_cost(
-    b: &mut Bench,
-    out: &mut String,
-    shape: (usize, usize, usize),
-    rounds: usize,
-) -> Result<(), String> {
-    use std::fmt::Write;
-    let batch = 32;
-    // Few contenders, so each round's pairs are close in time: raw C++, hipblas-sys from Rust, safe,
-    // and the safe call without the memory model (cudarc and the intermediate steps: --host-steps).
-    let steps = std::env::args().any(|a| a == "--host-steps");
-    let who_all: Vec<usize> = if steps {
-        (0..CONTENDERS.len())
-            .chain([SYS, SYS_BIND, SYS_TRACK, UNTRACKED])
-            .collect()
-    } else {
-        vec![0, 1, SYS, UNTRACKED]
-    };
-    let name = |w: usize| match w {
-        SYS => "hipblas-sys from Rust (same handle)",
-        SYS_BIND => "hipblas-sys + Device::bind",
-        SYS_TRACK => "hipblas-sys + bind + track_use of A, B, C",
-        UNTRACKED => "safe hip::blas, operands untracked (no memory model)",
-        _ => CONTENDERS[w],
-    };
-    let mut per: Vec<Vec<f64>> = vec![Vec::new(); SYS_TRACK + 1];
-    for &who in &who_all {
-        b.run(who, Type::F32, shape, 50)?;
-        b.sync(who)?;
-    }
-    for round in 0..rounds {
-        for i in 0..who_all.len() {
-            let who = who_all[(i + round) % who_all.len()];
-            let t0 = Instant::now();
-            b.run(who, Type::F32, shape, batch)?;
-            per[who].push(t0.elapsed().as_nanos() as f64 / batch as f64);
-            b.sync(who)?;
-        }
-    }
-    let _ = writeln!(out, "\nHost time per call, {}x{}x{} f32 GEMM ({rounds} rounds of {batch} calls per contender, order rotating, queue drained between batches):\n", shape.0, shape.1, shape.2);
-    let _ = writeln!(
-        out,
-        "| contender | median ns/call | over raw C++, same round: mean ns (95% CI) | median of the differences |"
-    );
-    let _ = writeln!(out, "|---|---|---|---|");
-    for &who in &who_all {
-        let diffs: Vec<f64> = per[who].iter().zip(&per[0]).map(|(a, r)| a - r).collect();
-        let (mean, ci) = mean_ci(&diffs);
-        let median = Samples::new(per[who].clone()).median();
-        let median_diff = Samples::new(diffs).median();
-        let _ = writeln!(
-            out,
-            "| {} | {median:.0} | {mean:+.1} ± {ci:.1} | {median_diff:+.1} |",
-            name(who)
-        );
-    }
-    Ok(())
-}
-
 fn main() {
     baseline_arg::main("blas", "libhiprs_blas_baseline.so", run);
 }
@@ -519,10 +462,13 @@ fn run(baseline: &str) -> Result<(), String> {
     // Each part printed when done, so a later failure keeps the earlier results.
     print!("{out}");
     out.clear();
-    host_cost(&mut b, &mut out, (64, 64, 64), 16000)?;
+    host::cost(&mut b, &mut out, (64, 64, 64), 16000)?;
     print!("{out}");
     out.clear();
-    host_cost(&mut b, &mut out, (0, 0, 0), 20000)?;
+    host::cost_interleaved(&mut b, &mut out, (64, 64, 64), 8000)?;
+    print!("{out}");
+    out.clear();
+    host::cost(&mut b, &mut out, (0, 0, 0), 20000)?;
     // Which cuBLAS each side ran on (cudarc opens its own by name).
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
     let mut libs: Vec<&str> = maps
