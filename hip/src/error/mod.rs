@@ -398,6 +398,10 @@ fn log_suffix(log: &Option<String>) -> String {
     }
 }
 
+/// [`Error::Hip`]'s message for a code the headers name when the runtime gives no text for it: its
+/// `hipGetErrorString` answers null (with `dynamic-loading`, when no runtime could be loaded).
+const NO_RUNTIME_MESSAGE: &str = "the runtime gives no message for it (is a HIP runtime loaded?)";
+
 impl Error {
     /// The DTL-style status of this error (see the [module table](self)).
     pub fn status(&self) -> Status {
@@ -522,6 +526,7 @@ impl Error {
             || runtime == "hipErrorUnknown"
             || runtime.eq_ignore_ascii_case("unknown error");
         let message = match (HipErrorCode(code.0).name(), generic) {
+            (Some(_), _) if runtime.is_empty() => NO_RUNTIME_MESSAGE.to_string(),
             (Some(_), _) => runtime,
             (None, true) => "a code this HIP's headers do not list".to_string(),
             (None, false) => {

@@ -251,8 +251,24 @@ fn extreme_configurations_are_refused_without_panicking() {
     refused(LaunchConfig::new((0, m, m), 64), 0, "empty");
     refused(LaunchConfig::new(1, (m, 0, 1)), 0, "empty");
     work_items(LaunchConfig::new(m, 2));
-    refused(LaunchConfig::new((1, m, 1), (1, 2, 1)), 0, "along y");
+    work_items(LaunchConfig::new((1, m, 1), (1, 2, 1)));
     work_items(LaunchConfig::new(LaunchConfig::for_num_elems(m).grid, 256));
+    // A device's own grid limits apply on both platforms (an NVIDIA GPU's: 2^31-1 x 65535 x 65535).
+    let nvidia_like = Limits {
+        max_grid_dim: [i32::MAX as u32, 65535, 65535],
+        ..LIMITS
+    };
+    match check_config(
+        &LaunchConfig::new((1, m, 1), (1, 2, 1)),
+        &nvidia_like,
+        0,
+        0,
+        0,
+        "k",
+    ) {
+        Err(Error::InvalidLaunch(msg)) => assert!(msg.contains("grid limits"), "{msg}"),
+        other => panic!("{other:?}"),
+    }
     let huge_shared = LaunchConfig {
         shared_mem_bytes: m,
         ..LaunchConfig::new(1, 1)
