@@ -402,6 +402,24 @@ fn log_suffix(log: &Option<String>) -> String {
 /// `hipGetErrorString` answers null (with `dynamic-loading`, when no runtime could be loaded).
 const NO_RUNTIME_MESSAGE: &str = "the runtime gives no message for it (is a HIP runtime loaded?)";
 
+/// [`Error::Hip`]'s message: the runtime's text for a code (`runtime`, empty where it gave none), for a
+/// code the headers list or not (`listed`).
+fn hip_message(listed: bool, runtime: String) -> String {
+    // The runtime describes any code it does not know as "hipErrorUnknown" or "unknown error", which
+    // reads as code 999: say plainly that this code is not one the headers list.
+    let generic = runtime.is_empty()
+        || runtime == "hipErrorUnknown"
+        || runtime.eq_ignore_ascii_case("unknown error");
+    match (listed, generic) {
+        (true, _) if runtime.is_empty() => NO_RUNTIME_MESSAGE.to_string(),
+        (true, _) => runtime,
+        (false, true) => "a code this HIP's headers do not list".to_string(),
+        (false, false) => {
+            format!("a code this HIP's headers do not list; the runtime says: {runtime}")
+        }
+    }
+}
+
 impl Error {
     /// The DTL-style status of this error (see the [module table](self)).
     pub fn status(&self) -> Status {
@@ -520,23 +538,10 @@ impl Error {
                 .to_string_lossy()
                 .into_owned()
         };
-        // The runtime describes any code it does not know as "hipErrorUnknown" or "unknown error", which
-        // reads as code 999: say plainly that this code is not one the headers list.
-        let generic = runtime.is_empty()
-            || runtime == "hipErrorUnknown"
-            || runtime.eq_ignore_ascii_case("unknown error");
-        let message = match (HipErrorCode(code.0).name(), generic) {
-            (Some(_), _) if runtime.is_empty() => NO_RUNTIME_MESSAGE.to_string(),
-            (Some(_), _) => runtime,
-            (None, true) => "a code this HIP's headers do not list".to_string(),
-            (None, false) => {
-                format!("a code this HIP's headers do not list; the runtime says: {runtime}")
-            }
-        };
         Error::Hip {
             call,
             code: HipErrorCode(code.0),
-            message,
+            message: hip_message(HipErrorCode(code.0).name().is_some(), runtime),
         }
     }
 

@@ -329,6 +329,23 @@ fn hip_errors_keep_the_call_the_code_and_the_runtimes_message() {
 }
 
 #[test]
+fn a_hip_message_says_what_the_runtime_said_or_that_it_said_nothing() {
+    let own = |listed, runtime: &str| super::hip_message(listed, runtime.to_string());
+    assert_eq!(own(true, "out of memory"), "out of memory");
+    // A listed code keeps even the runtime's generic words (hipErrorUnknown is code 999's own name).
+    assert_eq!(own(true, "hipErrorUnknown"), "hipErrorUnknown");
+    assert_eq!(own(true, ""), super::NO_RUNTIME_MESSAGE);
+    let unlisted = "a code this HIP's headers do not list";
+    for generic in ["", "hipErrorUnknown", "unknown error", "Unknown Error"] {
+        assert_eq!(own(false, generic), unlisted, "{generic:?}");
+    }
+    assert_eq!(
+        own(false, "a newer runtime's words"),
+        format!("{unlisted}; the runtime says: a newer runtime's words")
+    );
+}
+
+#[test]
 fn the_loaders_own_codes_become_not_supported_and_library_not_found() {
     let e = Error::from_hip("hipFuncX", hip_sys::hipRsErrorSymbolNotFound);
     assert!(
