@@ -5,9 +5,10 @@
 # scripts/mutants-allowed.txt does not list with the reason it cannot (or need not) be caught.
 #
 # Bounded: the fixed list holds about 600 mutants, which take about 17 minutes on the shared 2-core CI
-# machine. Each run tests one third of them (round-robin over the list, so each third covers every file),
-# chosen by the commit count modulo 3: three consecutive commits cover all of it. About 6 minutes, plus
-# installing cargo-mutants on a fresh machine (docs/RELIABILITY.md).
+# machine, and the math libraries' shape checks (a second run with their features) about 160 more. Each
+# run tests one third of both (round-robin over the list, so each third covers every file), chosen by the
+# commit count modulo 3: three consecutive commits cover all of it. About 9 minutes, plus installing
+# cargo-mutants on a fresh machine (docs/RELIABILITY.md).
 #
 #   scripts/mutants.sh                 a third of the list, by the commit count modulo 3
 #   MUTANTS_SHARD=all scripts/...      the whole list
@@ -75,6 +76,12 @@ exclude=(
 args=(-p hip --no-shuffle)
 for f in "${files[@]}"; do args+=(-f "$f"); done
 for e in "${exclude[@]}"; do args+=(-E "$e"); done
+# The math libraries' shape checks, in a second run built with their features and `dynamic-loading`: the
+# committed bindings stand in for the headers bookworm lacks, so no hipBLAS, hipRAND or hipFFT is needed
+# (their calls need a device: tests/gpu_blas.rs, gpu_rand.rs, gpu_fft.rs).
+math_files=(hip/src/blas/shape.rs hip/src/rand/checks.rs hip/src/fft/layout.rs)
+math_args=(-p hip --no-shuffle --features blas,rand,fft,dynamic-loading)
+for f in "${math_files[@]}"; do math_args+=(-f "$f"); done
 
 shard=${MUTANTS_SHARD:-auto}
 if [ "$shard" = auto ]; then
@@ -84,6 +91,7 @@ if [ "$shard" = auto ]; then
 fi
 if [ "$shard" != all ]; then
     args+=(--shard "$shard" --sharding round-robin)
+    math_args+=(--shard "$shard" --sharding round-robin)
 fi
 
 # cargo-mutants names carry `:line:column`; the allow-list does not (lines move with every edit).
@@ -91,38 +99,48 @@ strip() { sed -E 's/^([^:]+):[0-9]+:[0-9]+: /\1: /' | LC_ALL=C sort -u; }
 
 out=${MUTANTS_OUT:-target/mutants}
 mkdir -p "$out"
-status=0
-if [ "$judge_only" != 1 ]; then
-    echo "== cargo mutants, shard $shard: ${args[*]}"
+# One cargo-mutants run into $1/mutants.out with the arguments after it.
+run_mutants() {
+    local dir=$1 status=0
+    shift
+    echo "== cargo mutants, shard $shard: $*"
     # --lib for every cargo call: only the unit-test binary is built (not also the rlib) and run. No
     # debug info in the copies cargo-mutants builds: each mutant's build and link are faster. Incremental
     # builds even where the caller turned them off (.ci/run does, for disk): each mutant rebuilds one
     # crate changed in one place, and without incremental state the third took 16 minutes instead of 8.
     CARGO_PROFILE_DEV_DEBUG=0 CARGO_PROFILE_TEST_DEBUG=0 CARGO_INCREMENTAL=1 \
-        cargo mutants "${args[@]}" --cargo-arg=--lib -j "${MUTANTS_JOBS:-2}" -o "$out" || status=$?
+        cargo mutants "$@" --cargo-arg=--lib -j "${MUTANTS_JOBS:-2}" -o "$dir" || status=$?
+    # 0: every mutant caught; 2: some missed (judged below); 3: some timed out (a mutant that hangs the
+    # tests is one they notice: reported, not failed). Anything else (1 usage, 4 the unmutated tests
+    # failed) fails.
+    case $status in
+        0 | 2 | 3) ;;
+        *) echo "cargo mutants failed (exit $status)" >&2; exit "$status" ;;
+    esac
+}
+if [ "$judge_only" != 1 ]; then
+    run_mutants "$out" "${args[@]}"
+    run_mutants "$out/math" "${math_args[@]}"
 fi
-# 0: every mutant caught; 2: some missed (judged below); 3: some timed out (a mutant that hangs the tests
-# is one they notice: reported, not failed). Anything else (1 usage, 4 the unmutated tests failed) fails.
-case $status in
-    0 | 2 | 3) ;;
-    *) echo "cargo mutants failed (exit $status)" >&2; exit "$status" ;;
-esac
 
-results=$out/mutants.out
+# Both runs' results (the math run's where it ran).
+runs=("$out/mutants.out")
+[ -d "$out/math/mutants.out" ] && runs+=("$out/math/mutants.out")
 allowed=$(sed -e '/^#/d' -e '/^[[:space:]]*$/d' -e 's/  # .*$//' scripts/mutants-allowed.txt | LC_ALL=C sort -u)
-missed=$(strip <"$results/missed.txt")
+missed=$(for r in "${runs[@]}"; do cat "$r/missed.txt"; done | strip)
 tested=$(python3 -c 'import json, sys
-for o in json.load(open(sys.argv[1]))["outcomes"]:
-    m = o["scenario"]
-    if isinstance(m, dict) and "Mutant" in m:
-        print(m["Mutant"]["name"])' "$results/outcomes.json" | strip)
+for path in sys.argv[1:]:
+    for o in json.load(open(path))["outcomes"]:
+        m = o["scenario"]
+        if isinstance(m, dict) and "Mutant" in m:
+            print(m["Mutant"]["name"])' "${runs[@]/%//outcomes.json}" | strip)
 unexplained=$(comm -23 <(echo "$missed") <(echo "$allowed") | sed '/^$/d')
 # Listed, tested in this run, and caught: the entry is out of date.
 stale=$(comm -12 <(echo "$allowed") <(echo "$tested") | comm -23 - <(echo "$missed") | sed '/^$/d')
 
-count() { sed '/^$/d' "$results/$1.txt" | wc -l; }
+count() { for r in "${runs[@]}"; do cat "$r/$1.txt"; done | sed '/^$/d' | wc -l; }
 label="shard $shard"
-[ "$judge_only" = 1 ] && label="results in $results"
+[ "$judge_only" = 1 ] && label="results in $out"
 echo "== $label: $(count caught) caught, $(count missed) missed, $(count unviable) unviable, $(count timeout) timed out; $((SECONDS - start)) s"
 if [ -n "$stale" ]; then
     echo "== in scripts/mutants-allowed.txt but caught now: remove them"

@@ -366,7 +366,7 @@ impl StridedBatch {
                     .ok_or_else(|| overflow(names[i]))?,
             };
         }
-        if self.count > 1 && one[2] > 0 && stride[2] < one[2] {
+        if self.count > 1 && stride[2] < one[2] {
             return Err(Error::InvalidArgument {
                 what: "stride_c",
                 value: stride[2].to_string(),
