@@ -61,6 +61,16 @@ use tools::*;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::{Mutex, MutexGuard};
+
+    /// Held by every test that runs a program (they all spawn rustc, cargo or a stand-in script): a test
+    /// thread forking while another writes its stand-in `rustc` leaves the child holding the script open
+    /// for writing, and running the script then fails with ETXTBSY ("Text file busy"; seen under load,
+    /// 5 in 300 runs of this binary).
+    fn programs() -> MutexGuard<'static, ()> {
+        static PROGRAMS: Mutex<()> = Mutex::new(());
+        PROGRAMS.lock().unwrap_or_else(|e| e.into_inner())
+    }
 
     #[test]
     fn amd_target_ids_parse_and_print_back() {
@@ -100,6 +110,7 @@ mod tests {
 
     #[test]
     fn build_checks_its_input_before_running_anything() {
+        let _programs = programs();
         let dir = std::env::temp_dir().join("hip-kernel-build-test-none");
         let b = KernelBuilder::new(&dir).out_dir(&dir);
         assert!(matches!(b.build(), Err(Error::NoTargets)));
@@ -111,6 +122,7 @@ mod tests {
 
     #[test]
     fn a_missing_rustc_is_named() {
+        let _programs = programs();
         let dir = std::env::temp_dir().join("hip-kernel-build-test-rustc");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"k\"\n").unwrap();
@@ -143,6 +155,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_stable_compiler_needs_nightly_or_rustc_bootstrap() {
+        let _programs = programs();
         let dir = std::env::temp_dir().join(format!("hkb-stable-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"k\"\n").unwrap();
@@ -168,6 +181,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_nightly_compiler_without_rust_src_is_named() {
+        let _programs = programs();
         let dir = std::env::temp_dir().join(format!("hkb-nightly-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"k\"\n").unwrap();
@@ -194,6 +208,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn missing_cargo_clang_and_llvm_tools_are_named() {
+        let _programs = programs();
         let dir = std::env::temp_dir().join(format!("hkb-tools-{}", std::process::id()));
         let core = dir.join("lib/rustlib/src/rust/library/core/src");
         std::fs::create_dir_all(&core).unwrap();
