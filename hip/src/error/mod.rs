@@ -571,34 +571,55 @@ fn not_loaded(call: &'static str, raw: u32) -> Option<Error> {
         return None;
     }
     let rtc = call.starts_with("hiprtc");
-    let (library, install) = if cfg!(hip_platform = "nvidia") {
-        (
-            if rtc {
-                "NVRTC (HIPRTC on HIP's NVIDIA platform)"
-            } else {
-                "the CUDA runtime and driver (HIP's NVIDIA platform)"
-            },
-            "the NVIDIA driver (libcuda.so.1), and the CUDA runtime and NVRTC of the CUDA major version this \
-             program was built with (a CUDA toolkit, or PyPI's nvidia-cuda-runtime-cu12 / \
-             nvidia-cuda-nvrtc-cu12 on the loader's path); or point HIP_RS_CUDART / HIP_RS_CUDA_DRIVER / \
-             HIP_RS_NVRTC at the files",
-        )
-    } else {
-        (
-            if rtc {
-                "HIPRTC (libhiprtc, or libamdhip64 on ROCm 5)"
-            } else {
-                "the HIP runtime (libamdhip64)"
-            },
-            "Debian/Ubuntu: apt-get install libamdhip64-dev (HIPRTC from ROCm 6: libhiprtc-dev); \
-             ROCm: the HIP runtime packages; or point HIP_RS_AMDHIP64 / HIP_RS_HIPRTC at the library",
-        )
-    };
+    #[cfg(hip_platform = "nvidia")]
+    let (library, install) = (
+        if rtc {
+            "NVRTC (HIPRTC on HIP's NVIDIA platform)"
+        } else {
+            "the CUDA runtime and driver (HIP's NVIDIA platform)"
+        },
+        nvidia_install(),
+    );
+    #[cfg(not(hip_platform = "nvidia"))]
+    let (library, install) = (
+        if rtc {
+            "HIPRTC (libhiprtc, or libamdhip64 on ROCm 5)"
+        } else {
+            "the HIP runtime (libamdhip64)"
+        },
+        "Debian/Ubuntu: apt-get install libamdhip64-dev (HIPRTC from ROCm 6: libhiprtc-dev); ROCm: the \
+         HIP runtime packages; or point HIP_RS_AMDHIP64 / HIP_RS_HIPRTC at the library",
+    );
     Some(Error::LibraryNotFound {
         library,
         tried: loader_failure(rtc),
         install,
     })
+}
+
+/// What to install on HIP's NVIDIA platform: the driver, and the runtime and NVRTC of the CUDA major
+/// version the build's bindings were made for (PyPI's packages of that version by name).
+#[cfg(hip_platform = "nvidia")]
+fn nvidia_install() -> &'static str {
+    #[cfg(feature = "dynamic-loading")]
+    {
+        let soname = hip_sys::loader::CUDART_SONAME;
+        if soname.starts_with("libcudart.so.11") {
+            return "the NVIDIA driver (libcuda.so.1), and the CUDA 11 runtime and NVRTC this program was \
+                    built with (a CUDA 11 toolkit, or PyPI's nvidia-cuda-runtime-cu11 / \
+                    nvidia-cuda-nvrtc-cu11 on the loader's path); or point HIP_RS_CUDART / \
+                    HIP_RS_CUDA_DRIVER / HIP_RS_NVRTC at the files";
+        }
+        if soname.starts_with("libcudart.so.12") {
+            return "the NVIDIA driver (libcuda.so.1), and the CUDA 12 runtime and NVRTC this program was \
+                    built with (a CUDA 12 toolkit, or PyPI's nvidia-cuda-runtime-cu12 / \
+                    nvidia-cuda-nvrtc-cu12 on the loader's path); or point HIP_RS_CUDART / \
+                    HIP_RS_CUDA_DRIVER / HIP_RS_NVRTC at the files";
+        }
+    }
+    "the NVIDIA driver (libcuda.so.1), and the CUDA runtime and NVRTC of the CUDA major version this \
+     program was built with (a CUDA toolkit of that version); or point HIP_RS_CUDART / \
+     HIP_RS_CUDA_DRIVER / HIP_RS_NVRTC at the files"
 }
 
 #[cfg(feature = "dynamic-loading")]

@@ -385,6 +385,17 @@ fn the_loaders_own_codes_become_not_supported_and_library_not_found() {
         "{e}"
     );
     assert_eq!(e.status(), Status::BackendNotAvailable);
+    // A build for CUDA 11 or 12 names that version's PyPI packages.
+    #[cfg(all(hip_platform = "nvidia", feature = "dynamic-loading"))]
+    {
+        let soname = hip_sys::loader::CUDART_SONAME;
+        let major = soname["libcudart.so.".len()..].split('.').next().unwrap();
+        let pypi = format!("nvidia-cuda-runtime-cu{major} / nvidia-cuda-nvrtc-cu{major} ");
+        assert!(
+            matches!(&e, Error::LibraryNotFound { install, .. } if install.contains(&pypi)),
+            "{soname}: {e}"
+        );
+    }
     // Linked, not loaded: no loader tried any path.
     #[cfg(not(feature = "dynamic-loading"))]
     assert!(matches!(&e, Error::LibraryNotFound { tried, .. } if tried.is_empty()));
