@@ -45,11 +45,14 @@ fig.savefig(docs / "bench-bandwidth.png", dpi=110)
 
 header = "\n".join(f"    {line}" for line in machine)
 body = bench.split("\n", 2)[2] if bench.startswith("platform") else bench
-# Sections written by other runs (two GPUs, dynamic loading, Rust kernels) follow this run's own: keep them.
+# Sections written by other runs (GEMM, random numbers and FFTs, two GPUs, dynamic loading, Rust kernels)
+# follow this run's own, from the first heading after its last one ("Reading the numbers"): keep them.
 previous = docs / "BENCHMARKS.md"
-kept_marker = "## Two GPUs: all-reduce and peer copies"
-kept = previous.read_text().split(kept_marker, 1) if previous.exists() else []
-kept = "\n" + kept_marker + kept[1] if len(kept) == 2 else ""
+kept = ""
+if previous.exists():
+    after_own = previous.read_text().split("\n## Reading the numbers\n", 1)
+    others = after_own[1].split("\n## ", 1) if len(after_own) == 2 else []
+    kept = "\n## " + others[1] if len(others) == 2 else ""
 (docs / "BENCHMARKS.md").write_text(f"""# Benchmarks
 
 The safe `hip` crate against raw `hip-sys` calls, a raw C++ program making the same HIP calls (built with
