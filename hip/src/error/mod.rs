@@ -601,20 +601,32 @@ fn not_loaded(call: &'static str, raw: u32) -> Option<Error> {
 /// version the build's bindings were made for (PyPI's packages of that version by name).
 #[cfg(hip_platform = "nvidia")]
 fn nvidia_install() -> &'static str {
+    /// The hint for CUDA major version `$v` (a literal), with PyPI's package names of that version.
+    #[cfg(feature = "dynamic-loading")]
+    macro_rules! cuda_version_install {
+        ($v:literal) => {
+            concat!(
+                "the NVIDIA driver (libcuda.so.1), and the CUDA ",
+                $v,
+                " runtime and NVRTC this program was built with (a CUDA ",
+                $v,
+                " toolkit, or PyPI's nvidia-cuda-runtime-cu",
+                $v,
+                " / nvidia-cuda-nvrtc-cu",
+                $v,
+                " on the loader's path); or point HIP_RS_CUDART / HIP_RS_CUDA_DRIVER / HIP_RS_NVRTC at \
+                 the files"
+            )
+        };
+    }
     #[cfg(feature = "dynamic-loading")]
     {
         let soname = hip_sys::loader::CUDART_SONAME;
         if soname.starts_with("libcudart.so.11") {
-            return "the NVIDIA driver (libcuda.so.1), and the CUDA 11 runtime and NVRTC this program was \
-                    built with (a CUDA 11 toolkit, or PyPI's nvidia-cuda-runtime-cu11 / \
-                    nvidia-cuda-nvrtc-cu11 on the loader's path); or point HIP_RS_CUDART / \
-                    HIP_RS_CUDA_DRIVER / HIP_RS_NVRTC at the files";
+            return cuda_version_install!("11");
         }
         if soname.starts_with("libcudart.so.12") {
-            return "the NVIDIA driver (libcuda.so.1), and the CUDA 12 runtime and NVRTC this program was \
-                    built with (a CUDA 12 toolkit, or PyPI's nvidia-cuda-runtime-cu12 / \
-                    nvidia-cuda-nvrtc-cu12 on the loader's path); or point HIP_RS_CUDART / \
-                    HIP_RS_CUDA_DRIVER / HIP_RS_NVRTC at the files";
+            return cuda_version_install!("12");
         }
     }
     "the NVIDIA driver (libcuda.so.1), and the CUDA runtime and NVRTC of the CUDA major version this \
