@@ -292,10 +292,13 @@ impl Allocation {
             }
         }
         let id = handle.id;
-        if self.sole.load(Ordering::Acquire) == id
-            || (access == Access::Read && self.reader.load(Ordering::Acquire) == id)
-            || self.untracked.load(Ordering::Relaxed)
-        {
+        // Free when this stream is the sole user, or a free reader and this is a read, or the memory is
+        // untracked: each term below is 0 exactly then. One branch, not three: the three fields sit on one
+        // cache line, and after a library call's own host work (a GEMM's) every branch here is a cold one.
+        let sole = self.sole.load(Ordering::Acquire) ^ id;
+        let reader = (self.reader.load(Ordering::Acquire) ^ id) | u64::from(access != Access::Read);
+        let tracked = u64::from(!self.untracked.load(Ordering::Relaxed));
+        if sole.min(reader).min(tracked) == 0 {
             return Ok(());
         }
         self.use_on_slow(handle, access)
