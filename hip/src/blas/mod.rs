@@ -157,7 +157,7 @@ impl Handle {
     /// caller gave one), the device current, the pointer mode set for `scalars` (host unless they are
     /// device scalars; `scalar_mode` checked they agree). The returned guard keeps captures from
     /// starting or ending until the call is queued.
-    #[inline]
+    #[inline(always)]
     fn begin<T: DeviceCopy>(
         &self,
         what: &'static str,
@@ -178,7 +178,11 @@ impl Handle {
         self.begin_with_mode::<u8>(what, operands, &[], true)
     }
 
-    #[inline]
+    /// The work of [`begin`](Self::begin), as one straight line for the usual call (host scalars, every
+    /// check passing): a call runs right after hipBLAS's own host work, which leaves the branch
+    /// predictor cold, so each loop and taken jump here costs more than its instructions. The scalars'
+    /// operands and the pointer mode are looked at only when they matter; errors are built out of line.
+    #[inline(always)]
     fn begin_with_mode<T: DeviceCopy>(
         &self,
         what: &'static str,
@@ -186,32 +190,80 @@ impl Handle {
         scalars: &[&Scalar<'_, T>],
         device_scalars: bool,
     ) -> Result<StreamOp<'_>> {
-        let scalar_operands = scalars.iter().filter_map(|s| s.operand());
-        for (device, _, _) in operands.iter().copied().chain(scalar_operands.clone()) {
+        for &(device, _, _) in operands {
             same_device(what, &self.device, device)?;
         }
+        if device_scalars {
+            self.check_scalar_devices(what, scalars)?;
+        }
         let op = self.stream.begin_op();
-        for (_, allocation, access) in operands.iter().copied().chain(scalar_operands) {
+        for &(_, allocation, access) in operands {
             allocation.use_on(&op, access)?;
         }
-        if let Some(workspace) = &self.workspace {
-            workspace.allocation().use_on(&op, Access::Write)?;
+        if device_scalars {
+            use_scalars(&op, scalars)?;
+        }
+        if self.workspace.is_some() {
+            self.use_workspace(&op)?;
         }
         self.device.bind()?;
         if self.device_scalars.get() != device_scalars {
-            let mode = if device_scalars {
-                sys::HIPBLAS_POINTER_MODE_DEVICE
-            } else {
-                sys::HIPBLAS_POINTER_MODE_HOST
-            };
-            // SAFETY: live handle, a valid pointer mode.
-            check("hipblasSetPointerMode", unsafe {
-                sys::hipblasSetPointerMode(self.raw, mode)
-            })?;
-            self.device_scalars.set(device_scalars);
+            self.set_pointer_mode(device_scalars)?;
         }
         Ok(op)
     }
+
+    /// Device scalars on the handle's device. Out of line: host scalars are the usual call.
+    #[cold]
+    #[inline(never)]
+    fn check_scalar_devices<T: DeviceCopy>(
+        &self,
+        what: &'static str,
+        scalars: &[&Scalar<'_, T>],
+    ) -> Result<()> {
+        for (device, _, _) in scalars.iter().filter_map(|s| s.operand()) {
+            same_device(what, &self.device, device)?;
+        }
+        Ok(())
+    }
+
+    /// The caller's workspace, written by the call under `op`. Out of line: most handles use hipBLAS's
+    /// own.
+    #[cold]
+    #[inline(never)]
+    fn use_workspace(&self, op: &StreamOp<'_>) -> Result<()> {
+        match &self.workspace {
+            Some(workspace) => workspace.allocation().use_on(op, Access::Write),
+            None => Ok(()),
+        }
+    }
+
+    /// `hipblasSetPointerMode`: device scalars (`true`) or host ones, recorded for the next call.
+    #[cold]
+    #[inline(never)]
+    fn set_pointer_mode(&self, device_scalars: bool) -> Result<()> {
+        let mode = if device_scalars {
+            sys::HIPBLAS_POINTER_MODE_DEVICE
+        } else {
+            sys::HIPBLAS_POINTER_MODE_HOST
+        };
+        // SAFETY: live handle, a valid pointer mode.
+        check("hipblasSetPointerMode", unsafe {
+            sys::hipblasSetPointerMode(self.raw, mode)
+        })?;
+        self.device_scalars.set(device_scalars);
+        Ok(())
+    }
+}
+
+/// Device scalars read by the call under `op`, ordered by the memory model like the operands.
+#[cold]
+#[inline(never)]
+fn use_scalars<T: DeviceCopy>(op: &StreamOp<'_>, scalars: &[&Scalar<'_, T>]) -> Result<()> {
+    for (_, allocation, access) in scalars.iter().filter_map(|s| s.operand()) {
+        allocation.use_on(op, access)?;
+    }
+    Ok(())
 }
 
 impl Drop for Handle {

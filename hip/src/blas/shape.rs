@@ -220,7 +220,7 @@ impl Gemm {
     }
 
     /// The column-major call this shape is, with the elements each operand spans.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn resolve(&self) -> Result<GemmCall> {
         // Each operand as the user stores it: (rows, cols) of the stored matrix, in the user's order.
         let (ra, ca) = self.op_a.stored(self.m, self.k);
