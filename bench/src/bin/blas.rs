@@ -4,7 +4,7 @@
 //! context). All three call the same cuBLAS on HIP's NVIDIA platform (the run prints which file).
 //!
 //! ```text
-//! blas --baseline libhiprs_blas_baseline.so [--host-steps] [--host-only] [--pool]
+//! blas --baseline libhiprs_blas_baseline.so [--host-steps] [--host-only] [--host-rounds N] [--pool]
 //! ```
 //! Throughput: f32 (`hipblasSgemm`), f16 and bf16 (`gemm_ex`, f32 compute, output of the input type, as
 //! cudarc's `Gemm<f16>` calls cuBLAS) at 1024, 4096 and 8192 square and one tall-skinny shape. The
@@ -19,7 +19,8 @@
 //! 95% interval, and median. Then call by call: raw C++ and each contender alternating, every call timed
 //! alone, the difference taken between neighbouring calls.
 //! `--host-steps` adds cudarc and the safe call's steps through the public API (bind, `track_use`).
-//! `--host-only` skips the throughput part.
+//! `--host-only` skips the throughput part. `--host-rounds N`: N rounds call by call and 2N in batches
+//! (default 8000), for many short runs in separate processes (scripts/blas-host-runs.py pools them).
 //! `--pool` takes the safe and raw sides' operands from the device's stream-ordered pool, as cudarc
 //! allocates its own (cuMemAllocAsync), instead of hipMalloc.
 use hip::blas::{ComputeType, Gemm, Handle};
@@ -385,6 +386,19 @@ fn throughput(b: &mut Bench, out: &mut String) -> Result<(), String> {
 /// Rounds of the throughput measurement.
 const ROUNDS: usize = 11;
 
+/// `--host-rounds N` (default 8000): the rounds of the call-by-call host cost.
+fn host_rounds() -> Result<usize, String> {
+    let args: Vec<String> = std::env::args().collect();
+    match args.iter().position(|a| a == "--host-rounds") {
+        None => Ok(8000),
+        Some(i) => args
+            .get(i + 1)
+            .and_then(|v| v.parse().ok())
+            .filter(|&n: &usize| n > 0)
+            .ok_or_else(|| "--host-rounds takes a positive number of rounds".to_string()),
+    }
+}
+
 fn main() {
     baseline_arg::main("blas", "libhiprs_blas_baseline.so", run);
 }
@@ -392,11 +406,18 @@ fn main() {
 fn run(baseline: &str) -> Result<(), String> {
     let device = Device::get(0).map_err(e)?;
     let stream = Stream::new(&device).map_err(e)?;
-    let max = SHAPES
-        .iter()
-        .map(|&(m, n, k)| (m * k).max(k * n).max(m * n))
-        .max()
-        .unwrap_or(0);
+    // --host-only: operands for the 64x64x64 host-cost product only (a short run starts in a second,
+    // without the 8192-square operands).
+    let host_only = std::env::args().any(|a| a == "--host-only");
+    let max = if host_only {
+        64 * 64
+    } else {
+        SHAPES
+            .iter()
+            .map(|&(m, n, k)| (m * k).max(k * n).max(m * n))
+            .max()
+            .unwrap_or(0)
+    };
     let host = [random(max, 1), random(max, 2), random(max, 3)];
     // --pool: the operands from the device's stream-ordered pool, as cudarc allocates its own
     // (cuMemAllocAsync); otherwise hipMalloc.
@@ -456,16 +477,17 @@ fn run(baseline: &str) -> Result<(), String> {
         hip::blas::HEADER_VERSION,
         if pool { "the stream-ordered pool (--pool)" } else { "hipMalloc" }
     );
-    if !std::env::args().any(|a| a == "--host-only") {
+    if !host_only {
         throughput(&mut b, &mut out)?;
     }
     // Each part printed when done, so a later failure keeps the earlier results.
     print!("{out}");
     out.clear();
-    host::cost(&mut b, &mut out, (64, 64, 64), 16000)?;
+    let rounds = host_rounds()?;
+    host::cost(&mut b, &mut out, (64, 64, 64), 2 * rounds)?;
     print!("{out}");
     out.clear();
-    host::cost_interleaved(&mut b, &mut out, (64, 64, 64), 8000)?;
+    host::cost_interleaved(&mut b, &mut out, (64, 64, 64), rounds)?;
     print!("{out}");
     out.clear();
     host::cost(&mut b, &mut out, (0, 0, 0), 20000)?;
