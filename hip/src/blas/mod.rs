@@ -154,9 +154,9 @@ impl Handle {
 
     /// Start a call: every operand and device scalar on the handle's device, the stream ordered after
     /// their conflicting users and recorded as their user (and as the workspace's writer, where the
-    /// caller gave one), the device current, the pointer mode set for `scalars` (host unless they are
-    /// device scalars; `scalar_mode` checked they agree). The returned guard keeps captures from
-    /// starting or ending until the call is queued.
+    /// caller gave one), the device current, the pointer mode set for `scalars` (all host values or
+    /// all device scalars, else an error). The returned guard keeps captures from starting or ending
+    /// until the call is queued.
     #[inline(always)]
     fn begin<T: DeviceCopy>(
         &self,
@@ -164,7 +164,17 @@ impl Handle {
         operands: &[(&Device, &Arc<Allocation>, Access)],
         scalars: &[&Scalar<'_, T>],
     ) -> Result<StreamOp<'_>> {
-        let device_scalars = scalars.first().is_some_and(|s| s.is_device());
+        // All host values or all device scalars, checked here too (each call also checks first, with the
+        // shapes): one pointer mode covers every scalar of the call.
+        let device_scalars = match scalars {
+            [] => false,
+            [first, rest @ ..] => {
+                if let Some(other) = rest.iter().find(|s| s.is_device() != first.is_device()) {
+                    return Err(mixed_scalars(other.is_device()));
+                }
+                first.is_device()
+            }
+        };
         self.begin_with_mode(what, operands, scalars, device_scalars)
     }
 
