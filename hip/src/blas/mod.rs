@@ -166,15 +166,10 @@ impl Handle {
     ) -> Result<StreamOp<'_>> {
         // All host values or all device scalars, checked here too (each call also checks first, with the
         // shapes): one pointer mode covers every scalar of the call.
-        let device_scalars = match scalars {
-            [] => false,
-            [first, rest @ ..] => {
-                if let Some(other) = rest.iter().find(|s| s.is_device() != first.is_device()) {
-                    return Err(mixed_scalars(other.is_device()));
-                }
-                first.is_device()
-            }
-        };
+        let mut device_scalars = scalars.first().is_some_and(|s| s.is_device());
+        for pair in scalars.windows(2) {
+            device_scalars = scalar_mode(pair[0], pair[1])?;
+        }
         self.begin_with_mode(what, operands, scalars, device_scalars)
     }
 
@@ -213,8 +208,8 @@ impl Handle {
         if device_scalars {
             use_scalars(&op, scalars)?;
         }
-        if self.workspace.is_some() {
-            self.use_workspace(&op)?;
+        if let Some(workspace) = &self.workspace {
+            use_workspace(&op, workspace)?;
         }
         self.device.bind()?;
         if self.device_scalars.get() != device_scalars {
@@ -237,17 +232,6 @@ impl Handle {
         Ok(())
     }
 
-    /// The caller's workspace, written by the call under `op`. Out of line: most handles use hipBLAS's
-    /// own.
-    #[cold]
-    #[inline(never)]
-    fn use_workspace(&self, op: &StreamOp<'_>) -> Result<()> {
-        match &self.workspace {
-            Some(workspace) => workspace.allocation().use_on(op, Access::Write),
-            None => Ok(()),
-        }
-    }
-
     /// `hipblasSetPointerMode`: device scalars (`true`) or host ones, recorded for the next call.
     #[cold]
     #[inline(never)]
@@ -264,6 +248,13 @@ impl Handle {
         self.device_scalars.set(device_scalars);
         Ok(())
     }
+}
+
+/// The caller's workspace, written by the call under `op`. Out of line: most handles use hipBLAS's own.
+#[cold]
+#[inline(never)]
+fn use_workspace(op: &StreamOp<'_>, workspace: &DeviceBuffer<u8>) -> Result<()> {
+    workspace.allocation().use_on(op, Access::Write)
 }
 
 /// Device scalars read by the call under `op`, ordered by the memory model like the operands.
