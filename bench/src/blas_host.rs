@@ -4,7 +4,9 @@
 //! alone, raw C++ and the other contender alternating call by call (which goes first alternating too), so
 //! each difference is between neighbouring calls, both run right after a cuBLAS call: the machine's drift
 //! over a batch (raw C++ took 11.7 to 18.3 us per call between runs of one machine start) cancels.
-use super::{Bench, Type, CONTENDERS, SYS, SYS_BIND, SYS_TRACK, UNTRACKED};
+use super::{
+    Bench, Type, CONTENDERS, SYS, SYS_BIND, SYS_GATE, SYS_RMW, SYS_STORE, SYS_TRACK, UNTRACKED,
+};
 use crate::stats::{mean_ci, Samples};
 use std::time::Instant;
 
@@ -21,14 +23,17 @@ pub fn cost(
     // Few contenders, so each round's pairs are close in time: raw C++, hipblas-sys from Rust, safe,
     // and the safe call without the memory model (cudarc and the intermediate steps: --host-steps).
     let steps = std::env::args().any(|a| a == "--host-steps");
-    let who_all: Vec<usize> = if steps {
+    let atomics = std::env::args().any(|a| a == "--host-atomics");
+    let who_all: Vec<usize> = if atomics {
+        vec![0, 1, SYS, SYS_BIND, SYS_GATE, SYS_RMW, SYS_STORE]
+    } else if steps {
         (0..CONTENDERS.len())
             .chain([SYS, SYS_BIND, SYS_TRACK, UNTRACKED])
             .collect()
     } else {
         vec![0, 1, SYS, UNTRACKED]
     };
-    let mut per: Vec<Vec<f64>> = vec![Vec::new(); SYS_TRACK + 1];
+    let mut per: Vec<Vec<f64>> = vec![Vec::new(); SYS_STORE + 1];
     for &who in &who_all {
         b.run(who, Type::F32, shape, 50)?;
         b.sync(who)?;
@@ -75,7 +80,11 @@ pub fn cost_interleaved(
 ) -> Result<(), String> {
     use std::fmt::Write;
     let pairs = 32;
-    let others = [1, SYS, UNTRACKED];
+    let others: &[usize] = if std::env::args().any(|a| a == "--host-atomics") {
+        &[1, SYS, SYS_GATE, SYS_RMW]
+    } else {
+        &[1, SYS, UNTRACKED]
+    };
     let mut round_means: Vec<Vec<f64>> = vec![Vec::new(); others.len()];
     let mut all: Vec<Vec<f64>> = vec![Vec::new(); others.len()];
     for &who in others.iter().chain([&0]) {
@@ -132,6 +141,9 @@ fn name(w: usize) -> &'static str {
         SYS => "hipblas-sys from Rust (same handle)",
         SYS_BIND => "hipblas-sys + Device::bind",
         SYS_TRACK => "hipblas-sys + bind + track_use of A, B, C",
+        SYS_GATE => "hipblas-sys inside a read lock",
+        SYS_RMW => "hipblas-sys, then an atomic read-modify-write",
+        SYS_STORE => "hipblas-sys, then a plain atomic store",
         UNTRACKED => "safe hip::blas, operands untracked (no memory model)",
         _ => CONTENDERS[w],
     }

@@ -4,7 +4,7 @@
 //! context). All three call the same cuBLAS on HIP's NVIDIA platform (the run prints which file).
 //!
 //! ```text
-//! blas --baseline libhiprs_blas_baseline.so [--host-steps] [--host-only] [--host-rounds N] [--pool]
+//! blas --baseline libhiprs_blas_baseline.so [--host-steps] [--host-atomics] [--host-only] [--host-rounds N] [--pool]
 //! ```
 //! Throughput: f32 (`hipblasSgemm`), f16 and bf16 (`gemm_ex`, f32 compute, output of the input type, as
 //! cudarc's `Gemm<f16>` calls cuBLAS) at 1024, 4096 and 8192 square and one tall-skinny shape. The
@@ -19,6 +19,8 @@
 //! 95% interval, and median. Then call by call: raw C++ and each contender alternating, every call timed
 //! alone, the difference taken between neighbouring calls.
 //! `--host-steps` adds cudarc and the safe call's steps through the public API (bind, `track_use`).
+//! `--host-atomics` instead adds the same C call inside a read lock (as the capture gate), followed by an
+//! atomic read-modify-write, and followed by a plain atomic store: what atomics cost right after cuBLAS.
 //! `--host-only` skips the throughput part. `--host-rounds N`: N rounds call by call and 2N in batches
 //! (default 8000), for many short runs in separate processes (scripts/blas-host-runs.py pools them).
 //! `--pool` takes the safe and raw sides' operands from the device's stream-ordered pool, as cudarc
@@ -128,6 +130,9 @@ struct Bench {
     ops: Operands,
     /// 64x64 f32 operands, untracked (the host-cost contender).
     untracked: [DeviceBuffer<f32>; 3],
+    /// What the `--host-atomics` contenders lock and write.
+    gate: std::sync::RwLock<()>,
+    counter: std::sync::atomic::AtomicU64,
     #[cfg(feature = "cudarc")]
     cudarc: cuda::Side,
 }
@@ -204,18 +209,22 @@ impl Bench {
     /// hipBLAS's C function called from Rust through hipblas-sys on the same handle: the FFI cost alone.
     /// With `steps` 1: `Device::bind` first, as the safe call does; 2: also the memory model's ordering
     /// of the three operands (`track_use`), the safe call's steps through the public API.
+    /// `--host-atomics` (steps 3 to 5): the same call inside a read lock (as the capture gate), followed
+    /// by one atomic read-modify-write, or by one plain atomic store.
     fn sys(&self, (m, n, k): (usize, usize, usize), calls: usize, steps: u8) -> Result<(), String> {
         use hip::blas::hipblas_sys as sys;
         use hip::memory::Access;
+        use std::sync::atomic::Ordering;
         let (a, b, c) = ptrs(&self.ops.f32);
         let (one, zero) = (1.0f32, 0.0f32);
         // Leading dimensions of at least 1, as BLAS requires (an empty product has m = 0).
         let ld = |v: usize| v.max(1) as c_int;
         for _ in 0..calls {
-            if steps >= 1 {
+            let _gate = (steps == 3).then(|| self.gate.read());
+            if (1..=2).contains(&steps) {
                 self.device.bind().map_err(e)?;
             }
-            if steps >= 2 {
+            if steps == 2 {
                 let [da, db, dc] = &self.ops.f32;
                 da.track_use(&self.stream, Access::Read).map_err(e)?;
                 db.track_use(&self.stream, Access::Read).map_err(e)?;
@@ -240,6 +249,13 @@ impl Bench {
                     ld(m),
                 )
             };
+            match steps {
+                4 => {
+                    self.counter.fetch_add(1, Ordering::AcqRel);
+                }
+                5 => self.counter.store(s.0 as u64, Ordering::Release),
+                _ => {}
+            }
             if s.0 != 0 {
                 return Err(format!("hipblasSgemm status {}", s.0));
             }
@@ -260,6 +276,9 @@ impl Bench {
             SYS => self.sys(shape, calls, 0),
             SYS_BIND => self.sys(shape, calls, 1),
             SYS_TRACK => self.sys(shape, calls, 2),
+            SYS_GATE => self.sys(shape, calls, 3),
+            SYS_RMW => self.sys(shape, calls, 4),
+            SYS_STORE => self.sys(shape, calls, 5),
             UNTRACKED => self.untracked(shape, calls),
             #[cfg(feature = "cudarc")]
             _ => self.cudarc.gemm(t, shape, calls),
@@ -303,6 +322,11 @@ const UNTRACKED: usize = 4;
 /// hipblas-sys after `Device::bind`, and after bind and `track_use` of the three operands.
 const SYS_BIND: usize = 5;
 const SYS_TRACK: usize = 6;
+/// hipblas-sys inside a read lock, then with an atomic read-modify-write after, then with a plain atomic
+/// store after (`--host-atomics`).
+const SYS_GATE: usize = 7;
+const SYS_RMW: usize = 8;
+const SYS_STORE: usize = 9;
 
 /// `per-round ratio` of contender `a` over `b`: median, and the range over the rounds.
 fn paired(a: &[f64], b: &[f64]) -> String {
@@ -461,6 +485,8 @@ fn run(baseline: &str) -> Result<(), String> {
     }
     let mut b = Bench {
         untracked,
+        gate: std::sync::RwLock::new(()),
+        counter: std::sync::atomic::AtomicU64::new(0),
         safe: Handle::new(&stream).map_err(e)?,
         raw,
         #[cfg(feature = "cudarc")]
