@@ -109,7 +109,7 @@ pub fn elf_size(image: &[u8]) -> Result<u64> {
     }
     // `e_shentsize * e_shnum` is an `int` product in the runtime: past i32::MAX it is undefined.
     let product = shentsize * shnum;
-    if product > i32::MAX as u64 {
+    if i32::try_from(product).is_err() {
         return Err(bad(format!(
             "e_shentsize {shentsize} x e_shnum {shnum} overflows the runtime's size arithmetic"
         )));
