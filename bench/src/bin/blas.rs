@@ -206,12 +206,17 @@ impl Bench {
         Ok(())
     }
 
-    /// hipBLAS's C function called from Rust through hipblas-sys on the same handle: the FFI cost alone.
-    /// With `steps` 1: `Device::bind` first, as the safe call does; 2: also the memory model's ordering
-    /// of the three operands (`track_use`), the safe call's steps through the public API.
-    /// `--host-atomics` (steps 3 to 5): the same call inside a read lock (as the capture gate), followed
-    /// by one atomic read-modify-write, or by one plain atomic store.
-    fn sys(&self, (m, n, k): (usize, usize, usize), calls: usize, steps: u8) -> Result<(), String> {
+    /// hipBLAS's C function called from Rust through hipblas-sys on the same handle: the FFI cost alone
+    /// (`who` = `SYS`). `SYS_BIND`: `Device::bind` first, as the safe call does; `SYS_TRACK`: also the
+    /// memory model's ordering of the three operands (`track_use`), the safe call's steps through the
+    /// public API. `--host-atomics`: the same call inside a read lock (`SYS_GATE`, as the capture gate),
+    /// followed by one atomic read-modify-write (`SYS_RMW`), or by one plain atomic store (`SYS_STORE`).
+    fn sys(
+        &self,
+        (m, n, k): (usize, usize, usize),
+        calls: usize,
+        who: usize,
+    ) -> Result<(), String> {
         use hip::blas::hipblas_sys as sys;
         use hip::memory::Access;
         use std::sync::atomic::Ordering;
@@ -220,11 +225,11 @@ impl Bench {
         // Leading dimensions of at least 1, as BLAS requires (an empty product has m = 0).
         let ld = |v: usize| v.max(1) as c_int;
         for _ in 0..calls {
-            let _gate = (steps == 3).then(|| self.gate.read());
-            if (1..=2).contains(&steps) {
+            let _gate = (who == SYS_GATE).then(|| self.gate.read());
+            if matches!(who, SYS_BIND | SYS_TRACK) {
                 self.device.bind().map_err(e)?;
             }
-            if steps == 2 {
+            if who == SYS_TRACK {
                 let [da, db, dc] = &self.ops.f32;
                 da.track_use(&self.stream, Access::Read).map_err(e)?;
                 db.track_use(&self.stream, Access::Read).map_err(e)?;
@@ -249,11 +254,11 @@ impl Bench {
                     ld(m),
                 )
             };
-            match steps {
-                4 => {
+            match who {
+                SYS_RMW => {
                     self.counter.fetch_add(1, Ordering::AcqRel);
                 }
-                5 => self.counter.store(s.0 as u64, Ordering::Release),
+                SYS_STORE => self.counter.store(s.0 as u64, Ordering::Release),
                 _ => {}
             }
             if s.0 != 0 {
@@ -273,12 +278,9 @@ impl Bench {
         match who {
             0 => self.raw(t, shape, calls),
             1 => self.safe(t, shape, calls),
-            SYS => self.sys(shape, calls, 0),
-            SYS_BIND => self.sys(shape, calls, 1),
-            SYS_TRACK => self.sys(shape, calls, 2),
-            SYS_GATE => self.sys(shape, calls, 3),
-            SYS_RMW => self.sys(shape, calls, 4),
-            SYS_STORE => self.sys(shape, calls, 5),
+            SYS | SYS_BIND | SYS_TRACK | SYS_GATE | SYS_RMW | SYS_STORE => {
+                self.sys(shape, calls, who)
+            }
             UNTRACKED => self.untracked(shape, calls),
             #[cfg(feature = "cudarc")]
             _ => self.cudarc.gemm(t, shape, calls),
