@@ -499,3 +499,36 @@ fn buffers_work_from_another_thread() {
         .unwrap();
     assert_eq!(v, [1, 2, 3]);
 }
+
+#[test]
+fn a_thread_whose_first_call_is_a_launch_runs_it() {
+    // A fresh thread has no current context on NVIDIA, and a module launch goes through the driver API
+    // (`cuLaunchKernel`), which needs one: the launch must bind the device itself.
+    let d = device();
+    let f = vector_add_module(&d).function("vector_add").unwrap();
+    let n = 4099u32;
+    let (a, b) = (random(n as usize, 5), random(n as usize, 6));
+    let (da, db) = (
+        DeviceBuffer::from_host(&d, &a).unwrap(),
+        DeviceBuffer::from_host(&d, &b).unwrap(),
+    );
+    let mut dc = DeviceBuffer::from_host(&d, &vec![7.0f32; n as usize]).unwrap();
+    let s = Stream::new(&d).unwrap();
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let mut args = LaunchArgs::new();
+                args.arg(&da).arg(&db).arg_mut(&mut dc).arg(&n);
+                // SAFETY: vector_add's parameters are (const float*, const float*, float*, unsigned), each
+                // buffer holds n floats, and the grid covers n.
+                unsafe { f.launch(&s, &LaunchConfig::for_num_elems(n), &mut args) }
+                    .expect("the first call of a new thread launches");
+            })
+            .join()
+            .unwrap()
+    });
+    let c = dc.to_vec().unwrap();
+    for i in 0..n as usize {
+        assert_eq!(c[i], a[i] + b[i], "element {i}");
+    }
+}

@@ -4,6 +4,7 @@ use crate::error::{Error, Result};
 use crate::result;
 use crate::stream::{Stream, StreamHandle};
 use hip_sys as sys;
+use std::cell::Cell;
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -32,6 +33,9 @@ struct DeviceInner {
     /// The context (`hipCtx_t`) found current right after this device was bound on some thread; null
     /// until then. [`Device::bind`] compares the current context with it before anything else.
     context: AtomicPtr<c_void>,
+    /// The process sees no other device (`hipGetDeviceCount` was 1 when this one was opened; the count is
+    /// fixed for a process's life). [`Device::bind`] then has nothing to choose between.
+    alone: bool,
     /// The null stream's handle: one identity for the memory model's synchronous operations.
     null_stream: OnceLock<Arc<StreamHandle>>,
 }
@@ -102,6 +106,7 @@ impl Device {
             ordinal,
             limits,
             context: AtomicPtr::new(std::ptr::null_mut()),
+            alone: count == 1,
             null_stream: OnceLock::new(),
         })))
     }
@@ -116,23 +121,50 @@ impl Device {
     }
 
     /// Make this device current on the calling thread. Every launch and synchronous copy binds its device,
-    /// so the usual case is one cheap call: when the thread's current context (`hipCtxGetCurrent`; on
-    /// NVIDIA `cuCtxGetCurrent`) is the one seen right after this device was last bound, the device is
-    /// current. Otherwise (another device, no context yet, a context the caller pushed) `hipGetDevice`, and
-    /// `hipSetDevice` when that says another device. Measured per launch on an H200 through HIP's NVIDIA
-    /// platform: `hipCtxGetCurrent` about 30 ns, `hipGetDevice` 30-100 ns, `hipSetDevice` about 100 ns
-    /// even when nothing changes (docs/BENCHMARKS.md).
+    /// so the usual case costs little:
+    ///
+    /// - When the process sees this device only, a thread binds it once, on its first call (the full
+    ///   check below); after that there is no other device its current one could be, and nothing is
+    ///   called. A context the caller changes with raw calls (popped, or one of its own pushed) is not
+    ///   looked at again; the checked path below would not replace it either, since it only compares
+    ///   device ordinals: HIP then works in whatever context the caller left, as it would after that path.
+    /// - Otherwise, when the thread's current context (`hipCtxGetCurrent`; on NVIDIA `cuCtxGetCurrent`)
+    ///   is the one seen right after this device was last bound, the device is current. Else (another
+    ///   device, no context yet, a context the caller pushed) `hipGetDevice`, and `hipSetDevice` when
+    ///   that says another device.
+    ///
+    /// Measured per launch on an H200 through HIP's NVIDIA platform: `hipCtxGetCurrent` about 30 ns,
+    /// `hipGetDevice` 30-100 ns, `hipSetDevice` about 100 ns even when nothing changes
+    /// (docs/BENCHMARKS.md).
     ///
     /// The check relies on a device's context living as long as the process, as primary contexts do: a
     /// context destroyed behind the crate's back (raw `hipDeviceReset`, `hipCtxDestroy`) invalidates every
     /// object of that device anyway.
     #[inline]
     pub fn bind(&self) -> Result<()> {
+        if self.0.alone {
+            return self.bind_alone();
+        }
         let known = self.0.context.load(Ordering::Relaxed);
         if !known.is_null() && result::ctx_get_current().ok() == Some(known as sys::hipCtx_t) {
             return Ok(());
         }
         self.bind_checked()
+    }
+
+    /// [`bind`](Self::bind) when the process has this device only: the full check once per thread.
+    #[inline]
+    fn bind_alone(&self) -> Result<()> {
+        thread_local! {
+            // No destructor and a constant start: reading it is one thread-local load.
+            static BOUND: Cell<bool> = const { Cell::new(false) };
+        }
+        if BOUND.get() {
+            return Ok(());
+        }
+        self.bind_checked()?;
+        BOUND.set(true);
+        Ok(())
     }
 
     #[cold]
@@ -385,6 +417,7 @@ impl Device {
                 max_shared_mem_optin: 65536,
             },
             context: AtomicPtr::new(std::ptr::null_mut()),
+            alone: false,
             null_stream: OnceLock::new(),
         }))
     }
