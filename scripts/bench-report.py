@@ -49,9 +49,14 @@ body = bench.split("\n", 2)[2] if bench.startswith("platform") else bench
 # follow this run's own, from the first heading after its last one ("Reading the numbers"): keep them.
 previous = docs / "BENCHMARKS.md"
 kept = ""
+# "Reading the numbers" is prose about one run, written by hand after it: the previous one is kept as it
+# was, and this script reminds whoever runs it to bring it up to date.
+reading = "## Reading the numbers\n\n(Write what this run shows here.)\n"
 if previous.exists():
     after_own = previous.read_text().split("\n## Reading the numbers\n", 1)
     others = after_own[1].split("\n## ", 1) if len(after_own) == 2 else []
+    if len(after_own) == 2:
+        reading = "## Reading the numbers\n" + others[0].rstrip("\n") + "\n"
     kept = "\n## " + others[1] if len(others) == 2 else ""
 (docs / "BENCHMARKS.md").write_text(f"""# Benchmarks
 
@@ -85,39 +90,6 @@ The run's raw output is kept in [bench-run/](bench-run/).
 
 {amd.split("## HIPRTC compile time", 1)[1].split("## Targets", 1)[0].strip()}
 
-## Reading the numbers
-
-This run (2026-11-23, NVIDIA H100, the memory model: program order across streams). Earlier runs' raw
-output: [bench-run/earlier/](bench-run/earlier/) (the last H200 run before the memory model:
-[bench-2026-11-21-h200-latest.md](bench-run/earlier/bench-2026-11-21-h200-latest.md)). The old code and the
-new one were also run back to back in the same device call with the launch sections only:
-[bench-run/memory-model-old-vs-new.md](bench-run/memory-model-old-vs-new.md).
-
-- Synchronous copies now run at raw speed: they are queued on the null stream and ordered by the memory
-  model instead of waiting for the whole device before and after. Device to device, paired rounds
-  (section above): 0.969x-0.999x of raw C++ from 4 KiB to 16 MiB with 95% intervals within +-0.018, where
-  the old code measured 0.41x in the same call (and 0.35x-0.83x up to 64 MiB in the H200 run). The median
-  sweep's lowest points (0.92x-0.95x at D2D 4 MiB, H2D pinned 4 KiB) have spreads wider than the gap and
-  move between runs; the paired figures are the ones to read there.
-- The memory model on one stream costs nothing measurable: two buffer arguments, +116 +- 14 ns over raw
-  C++ with the memory model against +122 +- 10 ns with the old code, back to back (the empty launch:
-  +70 +- 15 against +92 +- 11). The <= 50 ns target over raw C++ is still missed, with or without it:
-  the device binding and the launch checks, as before.
-- At a change of stream the launch records one fence event on the old stream and waits on it on the new
-  one: +1.16 to +1.20 us per launch over raw C++ when every launch alternates between two streams (raw
-  C++ then orders nothing and can give wrong answers), against +1.63 to +2.20 us for cudarc 0.19's event
-  tracking, which pays that on one stream too (+1.75 to +2.19 us).
-- Launch throughput (100 000 launches, then one synchronise): safe / raw C++ 1.014x empty, 1.050x with 8
-  arguments (4 tracked buffers), about the 1.04x-1.11x of earlier runs.
-- Staged pageable copies (3 pinned buffers of 8 MiB, 4 copy threads, from 16 MiB) stay 2.0x-3.3x (H2D)
-  and 1.6x-2.3x (D2H) faster than raw `hipMemcpy` from the same memory at 64 MiB to 1 GiB.
-- Graph replay: 100 small kernels at 1030 ns per kernel against 3649 one by one (3.5x), safe / raw C++
-  0.997x (the graph's buffers are ordered once per replay, not per node).
-- Events: safe record + query 811 ns against 698 in C++ (0.86x, spreads 658-986 and 581-908 ns; earlier
-  runs 0.85x-0.91x): the device binding. A record now also checks whether its stream is being captured
-  (two atomic loads); the memory model records no event while a buffer stays on one stream.
-- Copies: pinned transfers reach 86-88% of the PCIe 5.0 x16 link's 63 GB/s per direction, safe / C++
-  0.99x-1.00x at >= 16 MiB. Device-to-device counts bytes copied (each read and written once).
-
-{kept}""")
+{reading}{kept}""")
 print(f"wrote {docs / 'BENCHMARKS.md'} and {docs / 'bench-bandwidth.png'}")
+print("kept the previous 'Reading the numbers': update its figures to this run by hand")
