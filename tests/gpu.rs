@@ -12,6 +12,38 @@ fn vector_add_module(d: &Device) -> Module {
     Module::load_data(d, code.code()).unwrap()
 }
 
+/// `vector_add`'s operands: two random inputs of `n` floats, on the host and uploaded, and an output of
+/// `n` sentinels (7.0, which no sum of two elements in [-0.5, 0.5) can equal).
+struct VectorAddCase {
+    a: Vec<f32>,
+    b: Vec<f32>,
+    da: DeviceBuffer<f32>,
+    db: DeviceBuffer<f32>,
+    dc: DeviceBuffer<f32>,
+}
+
+impl VectorAddCase {
+    fn new(d: &Device, n: u32, seed: u64) -> Self {
+        let (a, b) = (random(n as usize, seed), random(n as usize, seed + 1));
+        VectorAddCase {
+            da: DeviceBuffer::from_host(d, &a).unwrap(),
+            db: DeviceBuffer::from_host(d, &b).unwrap(),
+            dc: DeviceBuffer::from_host(d, &vec![7.0f32; n as usize]).unwrap(),
+            a,
+            b,
+        }
+    }
+
+    /// Every output element is the sum of its inputs (waits for the work writing it).
+    fn assert_summed(&self) {
+        let c = self.dc.to_vec().unwrap();
+        assert_eq!(c.len(), self.a.len());
+        for (i, (&c, (&a, &b))) in c.iter().zip(self.a.iter().zip(&self.b)).enumerate() {
+            assert_eq!(c, a + b, "element {i}");
+        }
+    }
+}
+
 fn random(n: usize, seed: u64) -> Vec<f32> {
     let mut s = seed
         .wrapping_mul(6364136223846793005)
@@ -183,25 +215,19 @@ fn kernel_launch_computes_vector_add() {
     let m = vector_add_module(&d);
     let f = m.function("vector_add").unwrap();
     let n = 100_003u32;
-    let (a, b) = (random(n as usize, 2), random(n as usize, 3));
-    let (da, db) = (
-        DeviceBuffer::from_host(&d, &a).unwrap(),
-        DeviceBuffer::from_host(&d, &b).unwrap(),
-    );
-    // A sentinel no sum of two elements in [-0.5, 0.5) can equal.
-    let mut dc = DeviceBuffer::from_host(&d, &vec![7.0f32; n as usize]).unwrap();
+    let mut case = VectorAddCase::new(&d, n, 2);
     let s = Stream::new(&d).unwrap();
     let mut args = LaunchArgs::new();
-    args.arg(&da).arg(&db).arg_mut(&mut dc).arg(&n);
+    args.arg(&case.da)
+        .arg(&case.db)
+        .arg_mut(&mut case.dc)
+        .arg(&n);
     unsafe {
         f.launch(&s, &LaunchConfig::for_num_elems(n), &mut args)
             .unwrap()
     };
     s.synchronize().unwrap();
-    let c = dc.to_vec().unwrap();
-    for i in 0..n as usize {
-        assert_eq!(c[i], a[i] + b[i], "element {i}");
-    }
+    case.assert_summed();
     assert!(f.max_threads_per_block() >= 256);
     assert!(f.num_regs().unwrap() > 0);
     // vector_add has no __shared__ array and nothing to spill.
@@ -507,18 +533,16 @@ fn a_thread_whose_first_call_is_a_launch_runs_it() {
     let d = device();
     let f = vector_add_module(&d).function("vector_add").unwrap();
     let n = 4099u32;
-    let (a, b) = (random(n as usize, 5), random(n as usize, 6));
-    let (da, db) = (
-        DeviceBuffer::from_host(&d, &a).unwrap(),
-        DeviceBuffer::from_host(&d, &b).unwrap(),
-    );
-    let mut dc = DeviceBuffer::from_host(&d, &vec![7.0f32; n as usize]).unwrap();
+    let mut case = VectorAddCase::new(&d, n, 5);
     let s = Stream::new(&d).unwrap();
     std::thread::scope(|scope| {
         scope
             .spawn(|| {
                 let mut args = LaunchArgs::new();
-                args.arg(&da).arg(&db).arg_mut(&mut dc).arg(&n);
+                args.arg(&case.da)
+                    .arg(&case.db)
+                    .arg_mut(&mut case.dc)
+                    .arg(&n);
                 // SAFETY: vector_add's parameters are (const float*, const float*, float*, unsigned), each
                 // buffer holds n floats, and the grid covers n.
                 unsafe { f.launch(&s, &LaunchConfig::for_num_elems(n), &mut args) }
@@ -527,8 +551,5 @@ fn a_thread_whose_first_call_is_a_launch_runs_it() {
             .join()
             .unwrap()
     });
-    let c = dc.to_vec().unwrap();
-    for i in 0..n as usize {
-        assert_eq!(c[i], a[i] + b[i], "element {i}");
-    }
+    case.assert_summed();
 }
