@@ -529,7 +529,10 @@ fn buffers_work_from_another_thread() {
 #[test]
 fn a_thread_whose_first_call_is_a_launch_runs_it() {
     // A fresh thread has no current context on NVIDIA, and a module launch goes through the driver API
-    // (`cuLaunchKernel`), which needs one: the launch must bind the device itself.
+    // (`cuLaunchKernel`), which needs one: a worker thread whose first call is a launch must still run it.
+    // This guards the user's case, not `Device::bind` alone: a build whose binding did nothing on a
+    // one-device machine passed it too (CUDA 12.9, H100), the launch's other runtime calls making the
+    // context current.
     let d = device();
     let f = vector_add_module(&d).function("vector_add").unwrap();
     let n = 4099u32;
