@@ -10,7 +10,8 @@
 # On the GPU machine, three calls in a row (the machine stays warm between them):
 #   carry .blas-lt-a:   bash .blas-lt-a/stash.sh
 #   carry .blas-lt-b:   bash .blas-lt-b/stash.sh
-#   carry .blas-bundle: bash .blas-bundle/run.sh     (tests, memcheck, example, benchmark; results in $OUT)
+#   carry .blas-bundle: bash .blas-bundle/run.sh     (tests, memcheck, example, benchmark; results in $OUT;
+#                                                    HIP_RS_SKIP_BENCH=1: all but the benchmark)
 set -euo pipefail
 [ $# -ge 1 ] || { sed -n '8,9p' "$0" | sed 's/^# //' >&2; exit 2; }
 src=$1
@@ -22,12 +23,14 @@ export HIPBLAS_PATH=$PWD/target/hipblas-nvidia CARGO_TARGET_DIR=target/nvidia CA
 out=.blas-bundle
 rm -rf "$out" .blas-lt-a .blas-lt-b && mkdir -p "$out/bin" "$out/lib" .blas-lt-a .blas-lt-b
 cargo build -q --features gpu,blas --example gemm
-test_exe=$(cargo test -q --features gpu,blas --test gpu_blas --no-run --message-format=json 2>/dev/null |
-    python3 -c 'import json,sys
+for t in gpu_blas gpu_blas_handle; do
+    test_exe=$(cargo test -q --features gpu,blas --test "$t" --no-run --message-format=json 2>/dev/null |
+        python3 -c 'import json,sys
 for l in sys.stdin:
     m=json.loads(l)
     if m.get("reason")=="compiler-artifact" and m.get("executable"): print(m["executable"])')
-cp "$test_exe" "$out/bin/test-gpu_blas"
+    cp "$test_exe" "$out/bin/test-$t"
+done
 cp "$CARGO_TARGET_DIR/debug/examples/gemm" "$out/bin/example-gemm"
 cargo build -q --release -p hip-rs-bench --features blas,cudarc --bin blas
 cp "$CARGO_TARGET_DIR/release/blas" "$out/bin/bench-blas"
@@ -70,11 +73,15 @@ if ! ldconfig -p | grep -q 'libcuda\.so '; then
 fi
 fail=0
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-echo "=== test-gpu_blas"; "$here/bin/test-gpu_blas" --test-threads=1 || fail=1
+tests=(gpu_blas gpu_blas_handle)
+for t in "${tests[@]}"; do echo "=== test-$t"; "$here/bin/test-$t" --test-threads=1 || fail=1; done
 echo "=== example-gemm"; "$here/bin/example-gemm" || fail=1
-echo "=== memcheck test-gpu_blas"
-compute-sanitizer --tool memcheck --report-api-errors no "$here/bin/test-gpu_blas" --test-threads=1 > "$dest/memcheck-gpu_blas.log" 2>&1 || fail=1
-grep -E "ERROR SUMMARY|test result" "$dest/memcheck-gpu_blas.log"
+for t in "${tests[@]}"; do
+    echo "=== memcheck test-$t"
+    compute-sanitizer --tool memcheck --report-api-errors no "$here/bin/test-$t" --test-threads=1 > "$dest/memcheck-$t.log" 2>&1 || fail=1
+    grep -E "ERROR SUMMARY|test result" "$dest/memcheck-$t.log"
+done
+[ "${HIP_RS_SKIP_BENCH:-}" = 1 ] && { echo "=== bench-blas skipped (HIP_RS_SKIP_BENCH=1)"; echo "=== exit $fail"; exit $fail; }
 echo "=== bench-blas"; "$here/bin/bench-blas" --baseline "$here/lib/libhiprs_blas_baseline.so" | tee "$dest/bench-blas.md" || fail=1
 echo "=== exit $fail"
 exit $fail

@@ -81,7 +81,7 @@ for f in "${files[@]}"; do args+=(-f "$f"); done
 for e in "${exclude[@]}"; do args+=(-E "$e"); done
 # The math libraries' shape checks, in a second run built with their features and `dynamic-loading`: the
 # committed bindings stand in for the headers bookworm lacks, so no hipBLAS, hipRAND or hipFFT is needed
-# (their calls need a device: tests/gpu_blas.rs, gpu_rand.rs, gpu_fft.rs).
+# (their calls need a device: tests/gpu_blas.rs, gpu_blas_handle.rs, gpu_rand.rs, gpu_fft.rs).
 math_files=(hip/src/blas/shape.rs hip/src/rand/checks.rs hip/src/fft/layout.rs)
 math_args=(-p hip --no-shuffle --features blas,rand,fft,dynamic-loading)
 for f in "${math_files[@]}"; do math_args+=(-f "$f"); done
