@@ -63,7 +63,7 @@ rust_kernels_ci() {
     # It shares the kernel build directory with step 1, so core and the kernels are not built again.
     out=$(HIP_RS_BUILD_KERNELS=1 HIP_KERNEL_RUSTC=/usr/bin/rustc HIP_KERNEL_CARGO=/usr/bin/cargo RUSTC_BOOTSTRAP=1 \
         HIP_KERNEL_TARGET_DIR="$CARGO_TARGET_DIR/rust-kernels-build" \
-        CARGO_TARGET_DIR="$CARGO_TARGET_DIR/rust-kernels-example" cargo run -q -j1 --example rust_kernels)
+        CARGO_TARGET_DIR="$CARGO_TARGET_DIR/rust-kernels-example" cargo run -q --example rust_kernels)
     echo "$out"
     grep -q "10 kernels" <<<"$out" || fail "the example did not find 10 kernels in the bundle it was built with"
     local built
