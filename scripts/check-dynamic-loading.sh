@@ -23,8 +23,13 @@ for ex in "${examples[@]}"; do
     fi
 done
 echo "examples need no HIP library at load time"
-cargo test -q "${feature[@]}" 2>&1 | grep -E "^test result|FAILED|panicked" | sort | uniq -c
-cargo test -q "${feature[@]}" >/dev/null 2>&1 || { cargo test "${feature[@]}"; exit 1; }
+# One run (about a minute of tests): its summary, or the whole output when it fails.
+log=$t/test-run.log
+if cargo test -q "${feature[@]}" >"$log" 2>&1; then
+    grep -E "^test result|FAILED|panicked" "$log" | sort | uniq -c
+else
+    cat "$log"; exit 1
+fi
 bins=$(cargo test "${feature[@]}" --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
