@@ -10,7 +10,7 @@ use hip::blas::{Gemm, Gemv, Handle, Scalar, StridedBatch};
 use hip::prelude::*;
 use hip::Error;
 
-/// `n` small f32 values in [-2, 2], different for each seed; exact in f32.
+/// `n` f32 values in [-2, 2] (multiples of 1/7), different for each seed.
 fn data(n: usize, seed: usize) -> Vec<f32> {
     (0..n)
         .map(|i| (((i * 13 + seed) * 37 % 29) as f32 - 14.0) / 7.0)
