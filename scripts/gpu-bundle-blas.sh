@@ -13,7 +13,7 @@
 #   carry .blas-bundle: bash .blas-bundle/run.sh     (tests, memcheck, example, benchmark; results in $OUT;
 #                                                    HIP_RS_SKIP_BENCH=1: all but the benchmark)
 set -euo pipefail
-[ $# -ge 1 ] || { sed -n '8,9p' "$0" | sed 's/^# //' >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n '8p' "$0" | sed 's/^# //' >&2; exit 2; }
 src=$1
 cd "$(dirname "$0")/.."
 scripts/build-math-nvidia.sh blas "$src" target/hipblas-nvidia
