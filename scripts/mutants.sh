@@ -65,12 +65,12 @@ exclude=(
     # occupancy.rs: the runtime's occupancy calls; the choice among block sizes and the configurations
     # built from it are tested here.
     'occupancy\.rs:.*(Function::|LaunchConfig::for_occupancy)'
-    # error/mod.rs: two cfg variants of one function (dynamic-loading or not) share this name; the
+    # error/loading.rs: two cfg variants of one function (dynamic-loading or not) share this name; the
     # default one is pinned by error::tests, the other is not compiled in this build.
-    'error/mod\.rs:.*replace loader_failure'
-    # error/mod.rs: what to install on the NVIDIA platform is compiled only for it (its lib tests, run
+    'error/loading\.rs:.*replace loader_failure'
+    # error/loading.rs: what to install on the NVIDIA platform is compiled only for it (its lib tests, run
     # by hand for CUDA 11 and 12 with dynamic-loading, check each version's packages).
-    'error/mod\.rs:.*nvidia_install'
+    'error/loading\.rs:.*nvidia_install'
     # arch.rs: the target check asks comgr (AMD) or NVRTC (NVIDIA, not compiled here) which targets they
     # take (tests/rtc*.rs and the gpu tests run those); the option check and NVRTC's rule on a list are
     # tested here.
