@@ -6,12 +6,12 @@
 //! ```text
 //! blas --baseline libhiprs_blas_baseline.so [--host-steps] [--host-atomics] [--host-only] [--host-rounds N] [--pool]
 //! ```
-//! Throughput: f32 (`hipblasSgemm`), f16 and bf16 (`gemm_ex`, f32 compute, output of the input type, as
-//! cudarc's `Gemm<f16>` calls cuBLAS) at 1024, 4096 and 8192 square and one tall-skinny shape. The
-//! contenders run in rounds (order rotating), each a batch of about 25 ms of products timed from the host
-//! around a stream synchronize; TFLOPS are the median round's, ratios the median of the per-round ratios
-//! (with their range), so slow drifts of the clock cancel. Operands hold random values (zeros run faster on
-//! tensor cores).
+//! Throughput (bench/src/blas_throughput.rs): f32 (`hipblasSgemm`), f16 and bf16 (`gemm_ex`, f32
+//! compute, output of the input type, as cudarc's `Gemm<f16>` calls cuBLAS) at 1024, 4096 and 8192
+//! square and one tall-skinny shape. The contenders run in rounds (order rotating), each a batch of about
+//! 25 ms of products timed from the host around a stream synchronize; TFLOPS are the median round's,
+//! ratios the median of the per-round ratios (with their range), so slow drifts of the clock cancel.
+//! Operands hold random values (zeros run faster on tensor cores).
 //!
 //! Host cost (bench/src/blas_host.rs): a 64x64x64 f32 GEMM, paired method as in the launch benchmark:
 //! rounds of one batch of 32 calls per contender (order rotating), each timed alone and followed by a
@@ -30,14 +30,15 @@ use hip::half::{bf16, f16};
 use hip::prelude::*;
 #[path = "../baseline_arg.rs"]
 mod baseline_arg;
+#[path = "../blas_host.rs"]
+mod host;
 #[path = "../stats.rs"]
 #[allow(dead_code)]
 mod stats;
-use stats::Samples;
-#[path = "../blas_host.rs"]
-mod host;
+#[path = "../blas_throughput.rs"]
+mod throughput;
 use std::ffi::{c_int, c_void};
-use std::time::Instant;
+use throughput::{throughput, SHAPES};
 
 type RawGemm = unsafe extern "C" fn(
     *mut c_void,
@@ -304,13 +305,6 @@ fn ptrs<T: hip::memory::DeviceCopy>(
     (b[0].device_ptr(), b[1].device_ptr(), b[2].device_ptr())
 }
 
-const SHAPES: [(usize, usize, usize); 4] = [
-    (1024, 1024, 1024),
-    (4096, 4096, 4096),
-    (8192, 8192, 8192),
-    (32768, 128, 4096),
-];
-
 #[cfg(feature = "cudarc")]
 const CONTENDERS: [&str; 3] = ["raw C++ hipBLAS", "safe hip::blas", "cudarc cuBLAS"];
 #[cfg(not(feature = "cudarc"))]
@@ -329,88 +323,6 @@ const SYS_TRACK: usize = 6;
 const SYS_GATE: usize = 7;
 const SYS_RMW: usize = 8;
 const SYS_STORE: usize = 9;
-
-/// `per-round ratio` of contender `a` over `b`: median, and the range over the rounds.
-fn paired(a: &[f64], b: &[f64]) -> String {
-    let r = Samples::new(a.iter().zip(b).map(|(x, y)| x / y).collect());
-    format!("{:.3} ({:.3}-{:.3})", r.median(), r.min(), r.max())
-}
-
-fn throughput(b: &mut Bench, out: &mut String) -> Result<(), String> {
-    use std::fmt::Write;
-    let heads: Vec<String> = CONTENDERS
-        .iter()
-        .map(|c| format!("{c} TFLOPS (% of peak)"))
-        .collect();
-    let cudarc_head = if CONTENDERS.len() > 2 {
-        " safe / cudarc |"
-    } else {
-        ""
-    };
-    let _ = writeln!(
-        out,
-        "| type | m x n x k | {} | safe / raw |{cudarc_head}",
-        heads.join(" | ")
-    );
-    let _ = writeln!(
-        out,
-        "|---|---|{}---|{}",
-        "---|".repeat(CONTENDERS.len()),
-        if CONTENDERS.len() > 2 { "---|" } else { "" }
-    );
-    for t in [Type::F32, Type::F16, Type::Bf16] {
-        for shape in SHAPES {
-            let flop = 2.0 * (shape.0 * shape.1 * shape.2) as f64;
-            for who in 0..CONTENDERS.len() {
-                b.run(who, t, shape, 2)?;
-                b.sync(who)?;
-            }
-            // Calls per batch for about 25 ms, from three timed calls of the raw side.
-            let t0 = Instant::now();
-            b.run(0, t, shape, 3)?;
-            b.sync(0)?;
-            let per = t0.elapsed().as_secs_f64() / 3.0;
-            let calls = ((0.025 / per) as usize).clamp(1, 2000);
-            let mut tflops: Vec<Vec<f64>> = vec![Vec::new(); CONTENDERS.len()];
-            for round in 0..ROUNDS {
-                for i in 0..CONTENDERS.len() {
-                    let who = (i + round) % CONTENDERS.len();
-                    let t0 = Instant::now();
-                    b.run(who, t, shape, calls)?;
-                    b.sync(who)?;
-                    tflops[who].push(flop * calls as f64 / t0.elapsed().as_secs_f64() / 1e12);
-                }
-            }
-            let cells: Vec<String> = tflops
-                .iter()
-                .map(|x| {
-                    let m = Samples::new(x.clone()).median();
-                    format!("{m:.1} ({:.0}%)", 100.0 * m / t.peak())
-                })
-                .collect();
-            let vs_cudarc = if CONTENDERS.len() > 2 {
-                format!(" {} |", paired(&tflops[1], &tflops[2]))
-            } else {
-                String::new()
-            };
-            let _ = writeln!(
-                out,
-                "| {} | {}x{}x{} | {} | {} |{vs_cudarc}",
-                t.name(),
-                shape.0,
-                shape.1,
-                shape.2,
-                cells.join(" | "),
-                paired(&tflops[1], &tflops[0])
-            );
-            eprintln!("{} {:?} done", t.name(), shape);
-        }
-    }
-    Ok(())
-}
-
-/// Rounds of the throughput measurement.
-const ROUNDS: usize = 11;
 
 /// `--host-rounds N` (default 8000): the rounds of the call-by-call host cost.
 fn host_rounds() -> Result<usize, String> {
