@@ -2,7 +2,7 @@
 //! each a batch of about 25 ms of products timed around a stream synchronize; a markdown row per product
 //! with the median round's TFLOPS and the median of the per-round ratios with their range.
 use super::{Bench, Type, CONTENDERS};
-use crate::stats::Samples;
+use crate::stats::{paired_ratio, Samples};
 use std::time::Instant;
 
 /// The products measured: three squares and one tall-skinny shape (m, n, k).
@@ -12,12 +12,6 @@ pub const SHAPES: [(usize, usize, usize); 4] = [
     (8192, 8192, 8192),
     (32768, 128, 4096),
 ];
-
-/// `per-round ratio` of contender `a` over `b`: median, and the range over the rounds.
-fn paired(a: &[f64], b: &[f64]) -> String {
-    let r = Samples::new(a.iter().zip(b).map(|(x, y)| x / y).collect());
-    format!("{:.3} ({:.3}-{:.3})", r.median(), r.min(), r.max())
-}
 
 pub fn throughput(b: &mut Bench, out: &mut String) -> Result<(), String> {
     use std::fmt::Write;
@@ -72,7 +66,7 @@ pub fn throughput(b: &mut Bench, out: &mut String) -> Result<(), String> {
                 })
                 .collect();
             let vs_cudarc = if CONTENDERS.len() > 2 {
-                format!(" {} |", paired(&tflops[1], &tflops[2]))
+                format!(" {} |", paired_ratio(&tflops[1], &tflops[2]))
             } else {
                 String::new()
             };
@@ -84,7 +78,7 @@ pub fn throughput(b: &mut Bench, out: &mut String) -> Result<(), String> {
                 shape.1,
                 shape.2,
                 cells.join(" | "),
-                paired(&tflops[1], &tflops[0])
+                paired_ratio(&tflops[1], &tflops[0])
             );
             eprintln!("{} {:?} done", t.name(), shape);
         }

@@ -55,6 +55,14 @@ pub fn ratio(a: &Samples, b: &Samples) -> String {
     format!("{:.3}x", a.median() / b.median())
 }
 
+/// The per-round ratios `a[i] / b[i]` of two contenders measured in the same rounds: their median and
+/// range, as `1.002 (0.995-1.010)`. Used by the library benchmarks (blas, rand, fft), not the main one.
+#[allow(dead_code)]
+pub fn paired_ratio(a: &[f64], b: &[f64]) -> String {
+    let r = Samples::new(a.iter().zip(b).map(|(x, y)| x / y).collect());
+    format!("{:.3} ({:.3}-{:.3})", r.median(), r.min(), r.max())
+}
+
 /// For "lower is better" figures: does `other` beat `ours` by more than its own spread?
 pub fn beats_by_more_than_spread(other: &Samples, ours: &Samples) -> bool {
     ours.median() - other.median() > other.spread()

@@ -104,15 +104,12 @@ fn run(baseline: &str) -> Result<(), String> {
                 rate[who].push(CALLS as f64 / t0.elapsed().as_secs_f64());
             }
         }
-        let ratio = Samples::new(rate[1].iter().zip(&rate[0]).map(|(s, r)| s / r).collect());
         let med = |v: &[f64]| Samples::new(v.to_vec()).median();
         println!(
-            "| {name} | {:.0} | {:.0} | {:.3} ({:.3}-{:.3}) |",
+            "| {name} | {:.0} | {:.0} | {} |",
             med(&rate[0]),
             med(&rate[1]),
-            ratio.median(),
-            ratio.min(),
-            ratio.max()
+            stats::paired_ratio(&rate[1], &rate[0])
         );
     }
     Ok(())

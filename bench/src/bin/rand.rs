@@ -82,20 +82,17 @@ fn run(baseline: &str) -> Result<(), String> {
             gbs[who].push((N * 4 * CALLS) as f64 / t0.elapsed().as_secs_f64() / 1e9);
         }
     }
-    let ratio = Samples::new(gbs[1].iter().zip(&gbs[0]).map(|(s, r)| s / r).collect());
     let med = |v: &[f64]| Samples::new(v.to_vec()).median();
     println!(
         "Uniform f32 (Philox4x32-10), fills of 2^28 values on {} (HIP's {} platform, hipRAND {:?}):\n\n\
          | raw C++ hipRAND GB/s | safe hip::rand GB/s | safe / raw (median of rounds, range) |\n|---|---|---|\n\
-         | {:.1} | {:.1} | {:.3} ({:.3}-{:.3}) |",
+         | {:.1} | {:.1} | {} |",
         device.properties().map_err(e)?.name,
         hip::PLATFORM,
         hip::rand::hiprand_sys::HEADER_VERSION,
         med(&gbs[0]),
         med(&gbs[1]),
-        ratio.median(),
-        ratio.min(),
-        ratio.max()
+        stats::paired_ratio(&gbs[1], &gbs[0])
     );
     Ok(())
 }
