@@ -181,28 +181,6 @@ impl Device {
         Ok(())
     }
 
-    /// Wait for all work on this device (`hipDeviceSynchronize`).
-    pub fn synchronize(&self) -> Result<()> {
-        self.bind()?;
-        result::device_synchronize()
-    }
-
-    /// Wait for all work on every device (`hipDeviceSynchronize` on each), then make the calling thread's
-    /// current device what it was. For memory any device may be using (managed memory).
-    pub fn synchronize_all() -> Result<()> {
-        let current = result::get_device()?;
-        let count = result::device_count()?;
-        let mut outcome = Ok(());
-        for ordinal in 0..count {
-            outcome = result::set_device(ordinal).and_then(|()| result::device_synchronize());
-            if outcome.is_err() {
-                break;
-            }
-        }
-        let restored = result::set_device(current);
-        outcome.and(restored)
-    }
-
     /// The device's properties.
     pub fn properties(&self) -> Result<DeviceProperties> {
         #[allow(unused_mut)] // changed on NVIDIA only

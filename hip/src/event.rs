@@ -2,10 +2,11 @@
 
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::queue::Queue;
 use crate::result;
 use crate::stream::{lock, CaptureLog, Stream};
 use hip_sys as sys;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 /// A HIP event. Created without timing unless asked ([`Event::with_timing`]): timing events cost several
 /// times more to record.
@@ -21,6 +22,9 @@ pub struct Event {
     /// that waits for it joins that capture.
     capture: Mutex<Option<Arc<CaptureLog>>>,
     in_capture: std::sync::atomic::AtomicBool,
+    /// Where the last live record stands in its stream's queue (the memory model's label), for what a
+    /// wait on the event or its completion teaches the memory model.
+    position: Mutex<Option<(Weak<Queue>, u64)>>,
 }
 
 // SAFETY: a hipEvent_t is a handle to a runtime object that HIP synchronises internally, usable from any
@@ -52,6 +56,7 @@ impl Event {
             recorded: std::sync::atomic::AtomicBool::new(false),
             capture: Mutex::new(None),
             in_capture: std::sync::atomic::AtomicBool::new(false),
+            position: Mutex::new(None),
         })
     }
 
@@ -76,6 +81,8 @@ impl Event {
         // the device's default stream); both belong to the event's device (checked above), which `bind`
         // made current.
         unsafe { result::event_record(self.raw, stream.raw()) }?;
+        *lock(&self.position) =
+            (!op.is_capturing()).then(|| (Arc::downgrade(&stream.handle().queue), op.label()));
         // Only a record on a capturing stream (or the first one after) touches the capture slot: plain
         // records stay as cheap as HIP's.
         if op.is_capturing() || self.in_capture.load(std::sync::atomic::Ordering::Relaxed) {
@@ -101,16 +108,38 @@ impl Event {
         lock(&self.capture).clone()
     }
 
+    /// The queue and label of the last live record, if it is still alive.
+    pub(crate) fn position(&self) -> Option<(Arc<Queue>, u64)> {
+        let p = lock(&self.position);
+        let (queue, pos) = p.as_ref()?;
+        Some((queue.upgrade()?, *pos))
+    }
+
+    /// The recorded work is complete: the memory model never waits for it again.
+    fn completed(&self, position: Option<(Arc<Queue>, u64)>) {
+        if let Some((queue, pos)) = position {
+            queue.complete_through(pos);
+        }
+    }
+
     /// Whether the recorded work is done, without blocking. An event never recorded counts as done.
     pub fn query(&self) -> Result<bool> {
+        let position = self.position();
         // SAFETY: `self.raw` is live until Drop (created in `with_flags`, destroyed only there).
-        unsafe { result::event_query(self.raw) }
+        let done = unsafe { result::event_query(self.raw) }?;
+        if done {
+            self.completed(position);
+        }
+        Ok(done)
     }
 
     /// Block until the recorded work is done.
     pub fn synchronize(&self) -> Result<()> {
+        let position = self.position();
         // SAFETY: as in `query`.
-        unsafe { result::event_synchronize(self.raw) }
+        unsafe { result::event_synchronize(self.raw) }?;
+        self.completed(position);
+        Ok(())
     }
 
     /// Milliseconds from `self` (recorded first) to `end`. Both need timing

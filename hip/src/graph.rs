@@ -418,6 +418,7 @@ impl GraphExec {
                     .into(),
             });
         }
+        // In address order (`merge_uses` sorted them), as every operation takes its allocations.
         for (alloc, access) in self.uses.iter() {
             alloc.use_on(&op, *access)?;
         }

@@ -83,11 +83,76 @@ unsafe extern "C" fn callback(_stream: sys::hipStream_t, _status: sys::hipError_
     run_raw(p)
 }
 
-/// Runs the closure once, catches a panic, frees the payload.
+thread_local! {
+    /// Set while this thread runs a host function for HIP.
+    static IN_HOST_FN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the calling thread is running a host function: waiting here for stream work may wait for
+/// work queued behind the function itself (a deadlock), so the crate never does.
+pub(crate) fn in_host_fn() -> bool {
+    IN_HOST_FN.with(|f| f.get())
+}
+
+/// The error for a host wait asked for inside a host function.
+pub(crate) fn refuse_wait() -> crate::Error {
+    crate::Error::InvalidArgument {
+        what: "host wait inside a host function",
+        value: "a buffer's host access (as_slice, as_mut_slice, wait)".into(),
+        reason: "the work it would wait for may be queued behind the host function itself, which \
+                 would never finish; read the buffer after the stream reached the function's end \
+                 (synchronize, an event, or a later host function's handle)"
+            .into(),
+    }
+}
+
+/// Run `work` (a free that waits for streams) on the crate's releasing thread, outside any host
+/// function. If that thread cannot be started the work is leaked, never run here: memory is then never
+/// freed rather than freed under work or deadlocked.
+pub(crate) fn defer(work: Box<dyn FnOnce() + Send>) {
+    use std::sync::mpsc::{channel, Sender};
+    use std::sync::OnceLock;
+    static RELEASER: OnceLock<Option<Mutex<Sender<Box<dyn FnOnce() + Send>>>>> = OnceLock::new();
+    let sender = RELEASER.get_or_init(|| {
+        let (tx, rx) = channel::<Box<dyn FnOnce() + Send>>();
+        std::thread::Builder::new()
+            .name("hip-rs-release".into())
+            .spawn(move || {
+                for work in rx {
+                    work();
+                }
+            })
+            .ok()
+            .map(|_| Mutex::new(tx))
+    });
+    let refused = match sender {
+        Some(tx) => tx
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send(work)
+            .err()
+            .map(|e| e.0),
+        None => Some(work),
+    };
+    if let Some(work) = refused {
+        std::mem::forget(work);
+    }
+}
+
+/// Runs the closure once, catches a panic, frees the payload. Everything the closure owns is dropped
+/// while [`in_host_fn`] is set: buffers it held are freed by the releasing thread ([`defer`]).
 ///
 /// # Safety
 /// `p` came from [`into_raw`] and was neither run nor reclaimed.
 pub(crate) unsafe fn run_raw(p: *mut c_void) {
+    struct Inside;
+    impl Drop for Inside {
+        fn drop(&mut self) {
+            IN_HOST_FN.with(|f| f.set(false));
+        }
+    }
+    IN_HOST_FN.with(|f| f.set(true));
+    let _inside = Inside;
     let payload = Box::from_raw(p as *mut Payload);
     let Payload { f, state } = *payload;
     let outcome = match catch_unwind(AssertUnwindSafe(f)) {

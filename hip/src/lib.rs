@@ -62,6 +62,7 @@ pub mod launch;
 pub mod memory;
 pub mod module;
 mod occupancy;
+mod queue;
 #[cfg(feature = "rand")]
 pub mod rand;
 #[cfg(feature = "rccl")]

@@ -5,18 +5,21 @@ use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::memory::{Access, Allocation};
 use crate::module::Function;
+pub(crate) use crate::queue::lock;
+use crate::queue::Queue;
 use crate::result;
 use hip_sys as sys;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The owner of a raw stream handle: destroys it (when owned) once the [`Stream`] and everything that
 /// may still queue work on it are gone: a buffer freed in stream order
 /// ([`DeviceBuffer::alloc_async`](crate::DeviceBuffer::alloc_async)) and every allocation whose last use
 /// was on this stream (the memory model records a fence here at the next change of stream).
 ///
-/// It also owns the stream's *fence*: one event, created on first need and recorded when another stream
-/// (or the host) must wait for the work queued here so far (see `docs/MEMORY_MODEL.md`).
+/// It also holds the stream's [`Queue`]: the labels, markers and knowledge of the memory model (see
+/// `docs/MEMORY_MODEL.md`).
 pub(crate) struct StreamHandle {
     pub(crate) raw: sys::hipStream_t,
     pub(crate) device: Device,
@@ -24,18 +27,20 @@ pub(crate) struct StreamHandle {
     /// Unique for the life of the process, unlike `raw`: HIP reuses a destroyed stream's handle address for
     /// the next stream, so an address cannot say which stream queued earlier work.
     pub(crate) id: u64,
-    /// The fence event (null until first needed). The lock also orders a fence record against the start of
-    /// a capture, so a fence is never recorded into a graph.
-    fence: Mutex<RawEvent>,
+    /// Labels, markers and what is known complete: the memory model's view of this stream.
+    pub(crate) queue: Arc<Queue>,
     /// Set while a capture made by this crate records this stream's work (its own, or joined through an
     /// event): operations then go to `capture` instead of the memory model's live state.
     capturing: AtomicBool,
     capture: Mutex<Option<Arc<CaptureLog>>>,
-    /// Held shared by each operation from its capture check to its last HIP call ([`StreamOp`]), and
-    /// exclusively while a capture begins or ends on this stream: an operation is wholly live (ordered by
-    /// the memory model) or wholly captured (recorded in the capture), never checked as one and queued as
-    /// the other because another thread began or ended a capture in between.
-    gate: RwLock<()>,
+    /// Held by each operation from its capture check to its last HIP call ([`StreamOp`]), and while a
+    /// capture begins or ends on this stream: an operation is wholly live (ordered by the memory model) or
+    /// wholly captured (recorded in the capture), never checked as one and queued as the other because
+    /// another thread began or ended a capture in between; and operations on one stream get their labels
+    /// in the order their HIP calls are queued. Re-entrant on the thread that holds it (`gate_owner`):
+    /// an operation whose error path drops a buffer freed on the same stream takes it again.
+    gate: Mutex<()>,
+    gate_owner: AtomicU64,
 }
 
 /// An operation in progress on a stream (see [`StreamHandle::begin_op`]): while it lives no capture begins
@@ -44,7 +49,11 @@ pub(crate) struct StreamHandle {
 /// for the same stream on the same thread while holding it.
 pub(crate) struct StreamOp<'a> {
     handle: &'a Arc<StreamHandle>,
-    _gate: RwLockReadGuard<'a, ()>,
+    /// `None` for an operation begun inside another on the same thread: the outer one publishes.
+    gate: Option<MutexGuard<'a, ()>>,
+    label: u64,
+    /// Whether a use was stamped with `label`: the operation then records a marker when it ends.
+    touched: Cell<bool>,
 }
 
 impl<'a> StreamOp<'a> {
@@ -64,20 +73,52 @@ impl<'a> StreamOp<'a> {
     pub(crate) fn capture_log(&self) -> Option<Arc<CaptureLog>> {
         self.handle.capture_log()
     }
+
+    /// The operation's label: its position in the stream's queue.
+    #[inline]
+    pub(crate) fn label(&self) -> u64 {
+        self.label
+    }
+
+    /// A use was stamped with this operation's label: record a marker after it (see [`Queue`]).
+    #[inline]
+    pub(crate) fn touch(&self) {
+        self.touched.set(true);
+    }
+
+    /// The operation's work is complete (a synchronous call returned after it ran): the host knows it.
+    pub(crate) fn completed(&self) {
+        self.handle.queue.mark_queued(self.label);
+        self.handle.queue.complete_through(self.label);
+    }
 }
 
-/// A raw event handle owned by a [`StreamHandle`] (null: none yet).
-struct RawEvent(sys::hipEvent_t);
+impl Drop for StreamOp<'_> {
+    fn drop(&mut self) {
+        if self.gate.is_none() {
+            return;
+        }
+        let queue = &self.handle.queue;
+        queue.mark_queued(self.label);
+        if self.touched.get() && Queue::markers_wanted() {
+            queue.record_marker(self.label, self.handle.is_capturing());
+        }
+        self.handle.gate_owner.store(0, Ordering::Relaxed);
+    }
+}
 
-// SAFETY: the event handle is only passed to HIP event calls, which the runtime allows from any thread;
-// `StreamHandle` keeps it behind a mutex, so only one thread at a time records it or swaps it in.
-unsafe impl Send for RawEvent {}
+/// A token unique to the calling thread (never 0), for the gate's re-entrancy.
+fn thread_token() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local!(static TOKEN: u64 = NEXT.fetch_add(1, Ordering::Relaxed));
+    TOKEN.with(|t| *t)
+}
 // SAFETY: `raw` is a stream handle, passed only to HIP calls, which accept a stream from any thread (HIP
-// synchronises its stream objects internally); the rest is `Device` (Send + Sync), plain integers, and a
-// fence event behind a mutex.
+// synchronises its stream objects internally); the rest is `Device` (Send + Sync), plain integers, the
+// `Queue` (Send + Sync), atomics and mutexes.
 unsafe impl Send for StreamHandle {}
-// SAFETY: as for Send: shared access only reads `raw`, `device` and `id`, or goes through the
-// `capturing` atomic and the `fence` / `capture` mutexes.
+// SAFETY: as for Send: shared access only reads `raw`, `device` and `id`, or goes through the `Queue`,
+// the atomics and the `gate` / `capture` mutexes.
 unsafe impl Sync for StreamHandle {}
 
 impl std::fmt::Debug for StreamHandle {
@@ -110,15 +151,17 @@ struct Joined {
 
 impl StreamHandle {
     fn new(raw: sys::hipStream_t, device: &Device, owned: bool) -> Arc<StreamHandle> {
+        let id = next_id();
         Arc::new(StreamHandle {
             raw,
             device: device.clone(),
             owned,
-            id: next_id(),
-            fence: Mutex::new(RawEvent(std::ptr::null_mut())),
+            id,
+            queue: Queue::new(raw, device, id),
             capturing: AtomicBool::new(false),
             capture: Mutex::new(None),
-            gate: RwLock::new(()),
+            gate: Mutex::new(()),
+            gate_owner: AtomicU64::new(0),
         })
     }
 
@@ -133,18 +176,54 @@ impl StreamHandle {
         self.capturing.load(Ordering::Acquire)
     }
 
-    /// Start an operation on this stream: see [`StreamOp`]. Waits while a capture begins or ends here.
+    /// Start an operation on this stream: see [`StreamOp`]. Waits while another thread's operation, or a
+    /// capture's start or end, holds the gate.
     #[inline]
     pub(crate) fn begin_op(self: &Arc<Self>) -> StreamOp<'_> {
+        let me = thread_token();
+        if self.gate_owner.load(Ordering::Relaxed) == me {
+            return StreamOp {
+                handle: self,
+                gate: None,
+                label: self.queue.queued().max(1),
+                touched: Cell::new(false),
+            };
+        }
+        let gate = lock(&self.gate);
+        self.gate_owner.store(me, Ordering::Relaxed);
         StreamOp {
             handle: self,
-            _gate: self.gate.read().unwrap_or_else(|e| e.into_inner()),
+            label: self.queue.next_label(),
+            gate: Some(gate),
+            touched: Cell::new(false),
         }
     }
 
+    /// A library handle (BLAS, RNG, FFT) moves its own device state (workspace, generator states, work
+    /// area) from stream `old` to this one: this stream's later work waits for everything queued on `old`
+    /// so far. Nothing to do for the same stream; skipped while this stream is captured (the wait would
+    /// be a graph dependency on work outside the graph).
+    #[cfg_attr(
+        not(any(feature = "blas", feature = "rand", feature = "fft")),
+        allow(dead_code)
+    )]
+    pub(crate) fn take_over_from(self: &Arc<Self>, old: &Arc<StreamHandle>) -> Result<()> {
+        let op = self.begin_op();
+        if op.is_capturing() {
+            return Ok(());
+        }
+        self.queue
+            .wait_for(&old.queue, crate::queue::OPEN, op.label())
+    }
+
     /// Exclusive use of the gate: no operation is between its check and its HIP calls.
-    fn close_gate(&self) -> RwLockWriteGuard<'_, ()> {
-        self.gate.write().unwrap_or_else(|e| e.into_inner())
+    fn close_gate(&self) -> GateGuard<'_> {
+        let guard = lock(&self.gate);
+        self.gate_owner.store(thread_token(), Ordering::Relaxed);
+        GateGuard {
+            owner: &self.gate_owner,
+            _guard: guard,
+        }
     }
 
     /// The capture recording this stream, if any.
@@ -152,34 +231,10 @@ impl StreamHandle {
         lock(&self.capture).clone()
     }
 
-    /// An event that completes when the work queued on this stream so far has: the fence, recorded now.
-    /// While the stream is being captured the fence is not recorded again (it would become a graph node);
-    /// it then stands where it was recorded when the capture began, after all work queued outside it.
-    pub(crate) fn fence(&self) -> Result<sys::hipEvent_t> {
-        let mut fence = lock(&self.fence);
-        self.fence_locked(&mut fence)?;
-        Ok(fence.0)
-    }
-
-    fn fence_locked(&self, fence: &mut RawEvent) -> Result<()> {
-        self.device.bind()?;
-        if fence.0.is_null() {
-            fence.0 = result::event_create(sys::hipEventDisableTiming)?;
-        }
-        if !self.is_capturing() {
-            // SAFETY: `fence.0` is a live event created on this stream's device (above, or by an earlier
-            // call; destroyed only in Drop), `self.raw` is this live stream (owned, or kept live by
-            // `from_raw`'s contract), and `bind` made their device current, as HIP requires of a record.
-            // Not capturing (a crate capture sets the flag under this same lock), so the record is not
-            // made a graph node.
-            unsafe { result::event_record(fence.0, self.raw)? };
-        }
-        Ok(())
-    }
-
-    /// Start recording this stream into `log`: the fence is recorded first (it must cover everything
-    /// queued before the capture), then `begin` runs (`hipStreamBeginCapture`), all with the gate closed
-    /// (no operation in progress) and under the fence's lock (no fence lands inside). A stream already
+    /// Start recording this stream into `log`: a marker is recorded first (it covers everything queued
+    /// before the capture, and stands for this stream's work while the capture lasts), then `begin` runs
+    /// (`hipStreamBeginCapture`), all with the gate closed (no operation in progress) and under the
+    /// markers' lock (no marker lands inside). A stream already
     /// capturing is refused ([`Error::InvalidArgument`]).
     pub(crate) fn begin_capture(
         self: &Arc<Self>,
@@ -203,13 +258,15 @@ impl StreamHandle {
         log: &Arc<CaptureLog>,
         begin: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
-        let mut fence = lock(&self.fence);
-        self.fence_locked(&mut fence)?;
+        let (event, label) = self.queue.event_covering(crate::queue::OPEN)?;
+        let mut markers = lock(&self.queue.markers);
+        markers.at_capture = Some((event, label));
         *lock(&self.capture) = Some(log.clone());
         self.capturing.store(true, Ordering::Release);
         if let Err(e) = begin() {
             *lock(&self.capture) = None;
             self.capturing.store(false, Ordering::Release);
+            markers.at_capture = None;
             return Err(e);
         }
         Ok(())
@@ -271,6 +328,7 @@ impl StreamHandle {
         let r = end();
         for s in others.iter().map(|j| j.as_ref()).chain([self]) {
             *lock(&s.capture) = None;
+            lock(&s.queue.markers).at_capture = None;
             s.capturing.store(false, Ordering::Release);
         }
         drop(gates);
@@ -293,24 +351,23 @@ impl CaptureLog {
     }
 }
 
-/// Lock a mutex, taking the data even if a thread panicked while holding it (the data here stays valid).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+/// The gate held exclusively (capture start and end), with its owner token cleared on release.
+struct GateGuard<'a> {
+    owner: &'a AtomicU64,
+    _guard: MutexGuard<'a, ()>,
+}
+
+impl Drop for GateGuard<'_> {
+    fn drop(&mut self) {
+        self.owner.store(0, Ordering::Relaxed);
+    }
 }
 
 impl Drop for StreamHandle {
     fn drop(&mut self) {
         // Destroying a stream with queued work is allowed: HIP finishes the work first. An error here
-        // has nowhere to go and must not panic.
+        // has nowhere to go and must not panic. The queue's markers go with the queue.
         let _ = self.device.bind();
-        let fence = self.fence.get_mut().unwrap_or_else(|e| e.into_inner()).0;
-        if !fence.is_null() {
-            // SAFETY: the fence was created by this handle and no Rust code can reach it any more (every
-            // caller of `fence()` held an Arc of this handle). Waits other streams queued on it may still
-            // be pending: HIP (like CUDA) allows destroying an event with pending work and releases it
-            // once that completes.
-            let _ = unsafe { result::event_destroy(fence) };
-        }
         if self.owned {
             // SAFETY: the stream was created by `Stream::create` and destroyed only here, once; no Arc of
             // its handle is left, so nothing can queue on it again. Work still queued on it completes
@@ -446,19 +503,28 @@ impl Stream {
     /// the stream this is [`Error::InvalidArgument`] (HIP would invalidate the capture).
     pub fn synchronize(&self) -> Result<()> {
         self.refuse_while_capturing("synchronize")?;
+        let queued = self.handle.queue.queued();
         self.device.bind()?;
         // SAFETY: `self.raw` is live while `self` is (owned through `handle`, or kept live by
         // `from_raw`'s contract), or null for the default stream; its device is current.
-        unsafe { result::stream_synchronize(self.raw) }
+        unsafe { result::stream_synchronize(self.raw) }?;
+        // Completed work is never waited for again (docs/MEMORY_MODEL.md).
+        self.handle.queue.complete_through(queued);
+        Ok(())
     }
 
     /// Whether all work queued so far is done, without blocking. Refused while capturing, like
     /// [`Stream::synchronize`].
     pub fn query(&self) -> Result<bool> {
         self.refuse_while_capturing("query")?;
+        let queued = self.handle.queue.queued();
         self.device.bind()?;
         // SAFETY: as in `synchronize`.
-        unsafe { result::stream_query(self.raw) }
+        let done = unsafe { result::stream_query(self.raw) }?;
+        if done {
+            self.handle.queue.complete_through(queued);
+        }
+        Ok(done)
     }
 
     /// Make work queued on this stream from now on wait until `event` completes. The event may belong to
@@ -474,7 +540,16 @@ impl Stream {
         let wait = || unsafe { result::stream_wait_event(self.raw, event.raw()) };
         match event.capture_log() {
             Some(log) => self.handle.join_capture(&log, wait),
-            None => wait(),
+            None => {
+                let op = self.begin_op();
+                wait()?;
+                // The memory model learns the order: this stream's later work needs no wait for the
+                // event's stream up to the event (docs/MEMORY_MODEL.md).
+                if let (false, Some((queue, pos))) = (op.is_capturing(), event.position()) {
+                    self.handle.queue.learn(&queue, pos, op.label());
+                }
+                Ok(())
+            }
         }
     }
 

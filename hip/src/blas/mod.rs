@@ -113,6 +113,8 @@ impl Handle {
             device_scalars: Cell::new(false),
             workspace: None,
         };
+        // The handle's own device state was last used on the old stream: the new one waits for it.
+        stream.handle().take_over_from(&self.stream)?;
         // SAFETY: `raw` is the live handle just made; the stream is live (kept by `handle.stream`) and on
         // the handle's device.
         check("hipblasSetStream", unsafe {
@@ -202,14 +204,24 @@ impl Handle {
             self.check_scalar_devices(what, scalars)?;
         }
         let op = self.stream.begin_op();
-        for &(_, allocation, access) in operands {
-            allocation.use_on(&op, access)?;
-        }
-        if device_scalars {
-            use_scalars(&op, scalars)?;
-        }
-        if let Some(workspace) = &self.workspace {
-            use_workspace(&op, workspace)?;
+        if !device_scalars && self.workspace.is_none() && operands.len() <= 4 {
+            // The usual call: the operands alone, in address order (see memory::tracking).
+            let mut sorted = [None; 4];
+            for (slot, &(_, allocation, access)) in sorted.iter_mut().zip(operands) {
+                *slot = Some((allocation, access));
+            }
+            sorted[..operands.len()].sort_unstable_by_key(|u| u.map(|(a, _)| Arc::as_ptr(a)));
+            for &(allocation, access) in sorted.iter().flatten() {
+                allocation.use_on(&op, access)?;
+            }
+        } else {
+            use_all(
+                &op,
+                operands,
+                scalars,
+                self.workspace.as_ref(),
+                device_scalars,
+            )?;
         }
         self.device.bind()?;
         if self.device_scalars.get() != device_scalars {
@@ -250,18 +262,32 @@ impl Handle {
     }
 }
 
-/// The caller's workspace, written by the call under `op`. Out of line: most handles use hipBLAS's own.
+/// Operands, device scalars and the caller's workspace (written), ordered under `op` in address order.
+/// Out of line: most calls have host scalars and hipBLAS's own workspace.
 #[cold]
 #[inline(never)]
-fn use_workspace(op: &StreamOp<'_>, workspace: &DeviceBuffer<u8>) -> Result<()> {
-    workspace.allocation().use_on(op, Access::Write)
-}
-
-/// Device scalars read by the call under `op`, ordered by the memory model like the operands.
-#[cold]
-#[inline(never)]
-fn use_scalars<T: DeviceCopy>(op: &StreamOp<'_>, scalars: &[&Scalar<'_, T>]) -> Result<()> {
-    for (_, allocation, access) in scalars.iter().filter_map(|s| s.operand()) {
+fn use_all<T: DeviceCopy>(
+    op: &StreamOp<'_>,
+    operands: &[(&Device, &Arc<Allocation>, Access)],
+    scalars: &[&Scalar<'_, T>],
+    workspace: Option<&DeviceBuffer<u8>>,
+    device_scalars: bool,
+) -> Result<()> {
+    let mut uses: Vec<(&Arc<Allocation>, Access)> =
+        operands.iter().map(|&(_, a, x)| (a, x)).collect();
+    if device_scalars {
+        uses.extend(
+            scalars
+                .iter()
+                .filter_map(|s| s.operand())
+                .map(|(_, a, x)| (a, x)),
+        );
+    }
+    if let Some(w) = workspace {
+        uses.push((w.allocation(), Access::Write));
+    }
+    crate::memory::tracking::by_address(&mut uses);
+    for (allocation, access) in uses {
         allocation.use_on(op, access)?;
     }
     Ok(())

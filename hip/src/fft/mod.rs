@@ -191,6 +191,8 @@ impl<T: FftFloat> Plan<T> {
             stream: Arc::clone(stream.handle()),
             _t: PhantomData,
         };
+        // The handle's own device state was last used on the old stream: the new one waits for it.
+        stream.handle().take_over_from(&self.stream)?;
         // SAFETY: live plan; the stream is live (kept by `plan.stream`) and on its device.
         check("hipfftSetStream", unsafe {
             sys::hipfftSetStream(raw, stream.raw())
@@ -370,8 +372,11 @@ impl<T: FftFloat> Plan<T> {
         same_device("fft", &self.device, input.device())?;
         same_device("fft", &self.device, output.device())?;
         let op = self.stream.begin_op();
-        input.allocation().use_on(&op, in_access)?;
-        output.allocation().use_on(&op, Access::Write)?;
+        crate::memory::tracking::use_both(
+            &op,
+            (input.allocation(), in_access),
+            (output.allocation(), Access::Write),
+        )?;
         self.device.bind()?;
         let call = T::NAMES[t as usize];
         // SAFETY: live plan of this precision and transform (checked); each buffer spans what its side

@@ -263,10 +263,20 @@ impl<'a> LaunchArgs<'a> {
 
     /// Order a launch (the operation `op`) by the tracked arguments and record it as their user.
     fn order_on(&self, op: &StreamOp<'_>) -> Result<()> {
-        for i in 0..self.uses {
-            // SAFETY: `push` wrote entries `..uses` (uses <= MAX_KERNEL_ARGS) from `&'a Arc<Allocation>`
-            // references; 'a outlives `&self`, so the entry is initialised and points at a live Arc.
-            let alloc = unsafe { &*self.tracked[i].assume_init() };
+        // In address order (see memory::tracking): the entries' indices, sorted by their allocation.
+        let mut order = [0u8; MAX_KERNEL_ARGS];
+        for (i, o) in order.iter_mut().enumerate().take(self.uses) {
+            *o = i as u8; // i < MAX_KERNEL_ARGS = 32
+        }
+        // SAFETY (both closures): `push` wrote entries `..uses` (uses <= MAX_KERNEL_ARGS) from
+        // `&'a Arc<Allocation>` references; 'a outlives `&self`, so each is initialised and points at a
+        // live Arc.
+        let at = |i: u8| unsafe { &*self.tracked[usize::from(i)].assume_init() };
+        if self.uses > 1 {
+            order[..self.uses].sort_unstable_by_key(|&i| Arc::as_ptr(at(i)) as usize);
+        }
+        for &i in &order[..self.uses] {
+            let alloc = at(i);
             let access = if self.writes >> i & 1 == 1 {
                 Access::Write
             } else {

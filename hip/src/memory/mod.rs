@@ -95,6 +95,7 @@ use hip_sys as sys;
 use std::ffi::c_void;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
+use tracking::use_both;
 
 /// A device address. HIP's `hipDeviceptr_t` is `void*` on AMD but `CUdeviceptr` (an integer) on NVIDIA;
 /// `hipMalloc` and the copy functions take `void*` on both, so this crate holds addresses as that.
@@ -166,7 +167,7 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
     /// call this before queueing them. Work on the default stream of another device is allowed (peer
     /// access). See `docs/MEMORY_MODEL.md`.
     fn track_use(&self, stream: &Stream, access: Access) -> Result<()> {
-        self.allocation().use_on(&stream.begin_op(), access)
+        self.allocation().use_on_open(&stream.begin_op(), access)
     }
 
     /// Copy everything into `dst`, whose length must match. Synchronous: queued on the device's null
@@ -234,7 +235,10 @@ fn read_to_host<T: DeviceCopy, M: DeviceMemory<T> + ?Sized>(m: &M, dst: *mut u8)
     // SAFETY: pointers and size as above. The null stream of the memory's device (current) was ordered
     // after its writers, and hipMemcpy to the host returns only once the copy is done, so `dst` is not
     // written after the call and `m` is not read after its borrow ends.
-    unsafe { result::memcpy(dst.cast(), m.device_ptr(), n, sys::hipMemcpyDeviceToHost) }
+    unsafe { result::memcpy(dst.cast(), m.device_ptr(), n, sys::hipMemcpyDeviceToHost) }?;
+    // The copy ran (and the null stream's earlier work with it): the memory model knows.
+    op.completed();
+    Ok(())
 }
 
 /// Device memory that may be written: owned buffers and mutable views.
@@ -287,8 +291,11 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
             return Ok(());
         }
         let op = self.device().null_stream().begin_op();
-        src.allocation().use_on(&op, Access::Read)?;
-        self.allocation().use_on(&op, Access::Write)?;
+        use_both(
+            &op,
+            (src.allocation(), Access::Read),
+            (self.allocation(), Access::Write),
+        )?;
         self.device().bind()?;
         // SAFETY: both are `n` bytes of device memory (equal lengths checked; sealed trait), alive for the
         // call. The null stream of this memory's device (current) was ordered after the source's writers

@@ -185,7 +185,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 height,
                 sys::hipMemcpyDeviceToHost,
             )
-        }
+        }?;
+        op.completed();
+        Ok(())
     }
 }
 

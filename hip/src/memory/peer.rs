@@ -1,5 +1,6 @@
 //! Copies between devices (`hipMemcpyPeerAsync`).
 
+use super::tracking::use_both;
 use super::{check_len, Access, DeviceCopy, DeviceMemory, DeviceMemoryMut};
 use crate::error::{Error, Result};
 use crate::event::same_device;
@@ -38,8 +39,11 @@ impl Stream {
             ordinal(src.device().ordinal())?,
         );
         let op = self.begin_op();
-        src.allocation().use_on(&op, Access::Read)?;
-        dst.allocation().use_on(&op, Access::Write)?;
+        use_both(
+            &op,
+            (src.allocation(), Access::Read),
+            (dst.allocation(), Access::Write),
+        )?;
         self.device().bind()?;
         // SAFETY: both are device memory of `byte_len()` bytes (equal lengths checked; sealed trait) on the
         // devices whose ordinals are passed; `dst`'s device (the stream's, checked) is current. This stream

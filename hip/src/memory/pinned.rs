@@ -1,6 +1,6 @@
 //! Pinned (page-locked) host memory, the only host memory asynchronous copies accept.
 
-use super::tracking::{Access, Allocation, Release};
+use super::tracking::{use_both, Access, Allocation, Release};
 use super::{byte_size, check_len, sealed, DeviceCopy, DeviceMemory, DeviceMemoryMut};
 use super::{HostMemory, HostMemoryMut};
 use crate::device::Device;
@@ -191,8 +191,11 @@ impl Stream {
             return Ok(());
         }
         let op = self.begin_op();
-        src.allocation().use_on(&op, Access::Read)?;
-        dst.allocation().use_on(&op, Access::Write)?;
+        use_both(
+            &op,
+            (src.allocation(), Access::Read),
+            (dst.allocation(), Access::Write),
+        )?;
         self.device().bind()?;
         // SAFETY: `src` is pinned host memory and `dst` device memory, both of byte_len() bytes (equal
         // lengths checked), on the stream's device (checked, and current). The stream now waits for the
@@ -227,8 +230,11 @@ impl Stream {
             return Ok(());
         }
         let op = self.begin_op();
-        src.allocation().use_on(&op, Access::Read)?;
-        dst.allocation().use_on(&op, Access::Write)?;
+        use_both(
+            &op,
+            (src.allocation(), Access::Read),
+            (dst.allocation(), Access::Write),
+        )?;
         self.device().bind()?;
         // SAFETY: as in copy_to_device_async, the other way: `dst` is pinned memory of byte_len() bytes,
         // which the host reads (`as_slice`) or writes only after this copy, recorded as its writer, is
@@ -258,8 +264,11 @@ impl Stream {
             return Ok(());
         }
         let op = self.begin_op();
-        src.allocation().use_on(&op, Access::Read)?;
-        dst.allocation().use_on(&op, Access::Write)?;
+        use_both(
+            &op,
+            (src.allocation(), Access::Read),
+            (dst.allocation(), Access::Write),
+        )?;
         self.device().bind()?;
         // SAFETY: both are device memory of byte_len() bytes (equal lengths checked); `dst` is on the
         // stream's device (current), `src` on it or a peer. The stream now waits for the source's writers and

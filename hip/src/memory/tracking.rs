@@ -1,23 +1,30 @@
-//! The memory model: who may still touch an allocation.
+//! The memory model: who may still touch an allocation, and up to which point of each stream's queue.
 //!
 //! Every allocation the crate hands out is one [`Allocation`], shared (`Arc`) by the buffer that owns it,
 //! its views (by reference), and every graph that captured work on it. It remembers which streams may
-//! still use it: the last stream that wrote it, and the streams that read it since. Every safe operation
-//! that touches the memory on a stream asks it first ([`Allocation::use_on`]):
+//! still use it and where: the last write (stream and label, see [`crate::queue`]) and the reads since.
+//! Every safe operation that touches the memory on a stream asks it first ([`Allocation::use_on`]):
 //!
-//! - read after write: the stream waits for the last writer's stream;
-//! - write after read or write: the stream waits for every reader's and the writer's stream;
-//! - read after read: nothing.
+//! - read after write: the stream waits for the writer's stream up to the write;
+//! - write after read or write: the stream waits for every reader's and the writer's stream up to their
+//!   uses;
+//! - read after read: nothing; work known complete, or already waited for: nothing.
 //!
-//! A wait is one fence event recorded on the other stream (covering all the work queued there so far)
-//! and one `hipStreamWaitEvent` on this one. While an allocation stays on one stream nothing is recorded
-//! or waited for: the fast path is two atomic loads. Synchronous host accesses block on the same fences
+//! A wait is one `hipStreamWaitEvent` on a marker of the other stream (see [`crate::queue`]). While an
+//! allocation stays on one stream nothing is waited for: the fast path is one load and one
+//! compare-and-swap of a packed (stream, label) word. Synchronous host accesses block on the same markers
 //! ([`Allocation::host_wait`]), and freeing waits for every stream still using the memory.
+//!
+//! Uses are recorded before the operation's HIP calls are queued (under the stream's gate). Another thread
+//! that finds a conflicting use whose operation is still being queued waits until it is
+//! ([`Queue::wait_queued`]) before taking a marker: no pending use is lost, and since every operation
+//! takes its allocations in address order, no two operations wait for each other.
 //!
 //! The rules a user relies on, and the costs, are in `docs/MEMORY_MODEL.md`.
 
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::queue::OPEN;
 use crate::result;
 use crate::stream::{lock, StreamHandle, StreamOp};
 use std::ffi::c_void;
@@ -45,14 +52,23 @@ impl StreamKey for Arc<StreamHandle> {
     }
 }
 
-/// The streams that may still use an allocation: the last writer, and the readers since that write.
+/// One stream's use: the stream, and the label of its last such use ([`OPEN`]: whatever it has queued
+/// when someone waits).
+#[derive(Clone, Debug)]
+pub(crate) struct Use<S> {
+    pub(crate) stream: S,
+    pub(crate) pos: u64,
+}
+
+/// The streams that may still use an allocation: the last write, and the reads since it (the writer's
+/// own later reads among them, for a later writer elsewhere to wait for).
 ///
 /// A stream is in `readers` only after it was ordered after `writer` (or when there was none), and the
 /// readers are cleared at every write: so a stream listed as a reader needs no further wait to read.
 #[derive(Debug)]
 pub(crate) struct Users<S> {
-    writer: Option<S>,
-    readers: Vec<S>,
+    writer: Option<Use<S>>,
+    readers: Vec<Use<S>>,
 }
 
 impl<S> Default for Users<S> {
@@ -64,32 +80,42 @@ impl<S> Default for Users<S> {
     }
 }
 
+/// Later of two labels, [`OPEN`] being the latest.
+fn later(a: u64, b: u64) -> u64 {
+    a.max(b)
+}
+
 impl<S: StreamKey> Users<S> {
-    /// Call `wait` once for each stream that stream `s` must wait for before an `access`, without
-    /// allocating (the change-of-stream path). Stops at the first error.
+    /// Call `wait` once for each (stream, label) that stream `s` must wait for before an `access`, the
+    /// latest label per stream. Stops at the first error.
     pub(crate) fn for_each_conflict(
         &self,
         s: u64,
         access: Access,
-        mut wait: impl FnMut(&S) -> Result<()>,
+        mut wait: impl FnMut(&S, u64) -> Result<()>,
     ) -> Result<()> {
-        let writer = self.writer.as_ref().filter(|w| w.key() != s);
+        let writer = self.writer.as_ref().filter(|w| w.stream.key() != s);
         match access {
             Access::Read => {
-                if self.readers.iter().any(|r| r.key() == s) {
+                if self.readers.iter().any(|r| r.stream.key() == s) {
                     return Ok(());
                 }
-                writer.map_or(Ok(()), wait)
+                writer.map_or(Ok(()), |w| wait(&w.stream, w.pos))
             }
             Access::Write => {
+                // The writer's stream once, at the later of its write and its reads since.
+                let writer_key = self.writer.as_ref().map(|w| w.stream.key());
                 if let Some(w) = writer {
-                    wait(w)?;
+                    let read = self
+                        .readers
+                        .iter()
+                        .find(|r| r.stream.key() == w.stream.key())
+                        .map_or(0, |r| r.pos);
+                    wait(&w.stream, later(w.pos, read))?;
                 }
-                // `record` keeps the readers distinct and never lists the writer among them.
-                let writer_key = self.writer.as_ref().map(|w| w.key());
                 for r in &self.readers {
-                    if r.key() != s && Some(r.key()) != writer_key {
-                        wait(r)?;
+                    if r.stream.key() != s && Some(r.stream.key()) != writer_key {
+                        wait(&r.stream, r.pos)?;
                     }
                 }
                 Ok(())
@@ -97,38 +123,67 @@ impl<S: StreamKey> Users<S> {
         }
     }
 
-    /// The streams that stream `s` must wait for before an `access`, each once.
-    #[cfg(test)]
-    pub(crate) fn conflicts(&self, s: u64, access: Access) -> Vec<S> {
+    /// The (stream, label) pairs stream `s` must wait for before an `access`.
+    pub(crate) fn conflicts(&self, s: u64, access: Access) -> Vec<(S, u64)> {
         let mut all = Vec::new();
-        let _ = self.for_each_conflict(s, access, |c| {
-            all.push(c.clone());
+        let _ = self.for_each_conflict(s, access, |c, pos| {
+            all.push((c.clone(), pos));
             Ok(())
         });
         all
     }
 
-    /// Record that `s`, now ordered after its conflicts, makes `access`.
-    pub(crate) fn record(&mut self, s: &S, access: Access) {
+    /// Record that `s`, now ordered after its conflicts, makes `access` at label `pos`.
+    pub(crate) fn record(&mut self, s: &S, pos: u64, access: Access) {
         match access {
             Access::Read => {
                 let k = s.key();
-                let is_writer = self.writer.as_ref().is_some_and(|w| w.key() == k);
-                if !is_writer && !self.readers.iter().any(|r| r.key() == k) {
-                    self.readers.push(s.clone());
+                match self.readers.iter_mut().find(|r| r.stream.key() == k) {
+                    Some(r) => r.pos = later(r.pos, pos),
+                    None => self.readers.push(Use {
+                        stream: s.clone(),
+                        pos,
+                    }),
                 }
             }
             Access::Write => {
-                self.writer = Some(s.clone());
+                self.writer = Some(Use {
+                    stream: s.clone(),
+                    pos,
+                });
                 self.readers.clear();
             }
         }
     }
 
-    /// The streams the host must wait for before an `access` of its own.
-    pub(crate) fn host_conflicts(&self, access: Access) -> Vec<S> {
+    /// Fold a fast-path write stamp: stream `id`, the sole user, wrote at `pos`.
+    pub(crate) fn stamp_write(&mut self, id: u64, pos: u64) {
+        if let Some(w) = self.writer.as_mut().filter(|w| w.stream.key() == id) {
+            w.pos = later(w.pos, pos);
+        }
+    }
+
+    /// Fold a fast-path read stamp: stream `id`, whose reads are free, read at `pos`.
+    pub(crate) fn stamp_read(&mut self, id: u64, pos: u64) {
+        let known = self
+            .readers
+            .iter()
+            .chain(self.writer.iter())
+            .find(|u| u.stream.key() == id)
+            .map(|u| u.stream.clone());
+        if let Some(s) = known {
+            self.record(&s, pos, Access::Read);
+        }
+    }
+
+    /// The uses the host must wait for before an `access` of its own.
+    pub(crate) fn host_conflicts(&self, access: Access) -> Vec<(S, u64)> {
         match access {
-            Access::Read => self.writer.iter().cloned().collect(),
+            Access::Read => self
+                .writer
+                .iter()
+                .map(|w| (w.stream.clone(), w.pos))
+                .collect(),
             Access::Write => self.all(),
         }
     }
@@ -141,35 +196,102 @@ impl<S: StreamKey> Users<S> {
         }
     }
 
-    /// Whether a read by stream `s` needs no wait and changes nothing: `s` wrote last or already reads
-    /// (the read fast path, for memory one stream keeps reading after another wrote it).
-    pub(crate) fn reads_free(&self, s: u64) -> bool {
-        self.writer.as_ref().is_some_and(|w| w.key() == s)
-            || self.readers.iter().any(|r| r.key() == s)
+    /// Drop the uses known complete (`done` answers per stream): nobody needs to wait for them.
+    pub(crate) fn forget_done(&mut self, done: impl Fn(&S, u64) -> bool) {
+        if self.writer.as_ref().is_some_and(|w| done(&w.stream, w.pos)) {
+            self.writer = None;
+        }
+        self.readers.retain(|r| !done(&r.stream, r.pos));
     }
 
-    /// Every stream that may still use the allocation, each once.
-    pub(crate) fn all(&self) -> Vec<S> {
-        let mut all: Vec<S> = Vec::new();
+    /// Whether a read by stream `s` needs no wait: `s` wrote last or already reads. Its label, if so.
+    pub(crate) fn reads_free(&self, s: u64) -> Option<u64> {
+        let w = self.writer.as_ref().filter(|w| w.stream.key() == s);
+        let r = self.readers.iter().find(|r| r.stream.key() == s);
+        match (w, r) {
+            (None, None) => None,
+            (w, r) => Some(later(w.map_or(0, |w| w.pos), r.map_or(0, |r| r.pos))),
+        }
+    }
+
+    /// Every use, the latest label per stream.
+    pub(crate) fn all(&self) -> Vec<(S, u64)> {
+        let mut all: Vec<(S, u64)> = Vec::new();
         for c in self.writer.iter().chain(&self.readers) {
-            if !all.iter().any(|a| a.key() == c.key()) {
-                all.push(c.clone());
+            match all.iter_mut().find(|a| a.0.key() == c.stream.key()) {
+                Some(a) => a.1 = later(a.1, c.pos),
+                None => all.push((c.stream.clone(), c.pos)),
             }
         }
         all
     }
 
-    /// The stream for which reads and writes need no wait and change nothing (the use fast path): the
-    /// last writer, when no other stream read since. 0 if there is none.
-    pub(crate) fn sole(&self) -> u64 {
-        let Some(writer) = self.writer.as_ref().map(|w| w.key()) else {
-            return 0;
-        };
-        if self.readers.iter().all(|r| r.key() == writer) {
-            writer
-        } else {
-            0
+    /// The stream whose writes need no wait (the use fast path) and its write label: the last writer,
+    /// when no other stream read since.
+    pub(crate) fn sole(&self) -> Option<(u64, u64)> {
+        let w = self.writer.as_ref()?;
+        let k = w.stream.key();
+        self.readers
+            .iter()
+            .all(|r| r.stream.key() == k)
+            .then_some((k, w.pos))
+    }
+}
+
+/// The fast path's words: a stream id and a label packed in one `u64` (0: none), so one
+/// compare-and-swap moves a stamp forward only while the word still names that stream.
+const POS_BITS: u32 = 40;
+const POS_MASK: u64 = (1 << POS_BITS) - 1;
+
+/// Pack (stream, label); 0 (no fast path: the slow path handles it) when either does not fit.
+fn pack(id: u64, pos: u64) -> u64 {
+    if id == 0 || id >> (64 - POS_BITS) != 0 || pos > POS_MASK {
+        0
+    } else {
+        id << POS_BITS | pos
+    }
+}
+
+fn unpack(word: u64) -> (u64, u64) {
+    (word >> POS_BITS, word & POS_MASK)
+}
+
+/// The fast path: if `word` names stream `id`, move its label to `label` and answer `true` (nothing to
+/// wait for, nothing else to record). Only the slow path changes the word to another stream, swapping it
+/// out first, and one stream's operations are serialized by its gate: a failed exchange means the slow
+/// path took the word, and the caller must take the slow path too.
+#[inline]
+fn try_stamp(word: &AtomicU64, id: u64, label: u64) -> bool {
+    let v = word.load(Ordering::Acquire);
+    let new = pack(id, label);
+    v >> POS_BITS == id
+        && new != 0
+        && word
+            .compare_exchange(v, new, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+}
+
+impl<S: StreamKey> Users<S> {
+    /// Fold the fast-path words into the uses, taking them (0 is left): see [`try_stamp`].
+    pub(crate) fn fold(&mut self, sole: &AtomicU64, reader: &AtomicU64) {
+        let (id, pos) = unpack(sole.swap(0, Ordering::AcqRel));
+        if id != 0 {
+            self.stamp_write(id, pos);
         }
+        let (id, pos) = unpack(reader.swap(0, Ordering::AcqRel));
+        if id != 0 {
+            self.stamp_read(id, pos);
+        }
+    }
+
+    /// The fast-path words for the uses as they now stand (0: none); `user` just used the memory (its
+    /// reads may be free).
+    pub(crate) fn words(&self, user: Option<u64>) -> (u64, u64) {
+        let sole = self.sole().map_or(0, |(id, pos)| pack(id, pos));
+        let reader = user
+            .and_then(|id| self.reads_free(id).map(|pos| pack(id, pos)))
+            .unwrap_or(0);
+        (sole, reader)
     }
 }
 
@@ -195,11 +317,12 @@ pub(crate) enum Release {
 pub struct Allocation {
     ptr: *mut c_void,
     device: Device,
-    /// [`Users::sole`] as of the last change: the stream whose uses need no wait and change nothing.
+    /// The fast path for writes: [`Users::sole`] packed with its write label (0: none). A write by that
+    /// stream moves the label forward (compare-and-swap) and needs nothing else; the slow path takes the
+    /// word (swap to 0) and folds the label into `users` before changing anything.
     sole: AtomicU64,
-    /// A stream whose reads need no wait and change nothing ([`Users::reads_free`]) as of the last change by
-    /// it; 0 if none. Cleared by every change that could make it wrong (another stream's use stores its
-    /// own, a host wait stores 0).
+    /// The fast path for reads: a stream whose reads need no wait ([`Users::reads_free`]) packed with its
+    /// last read label (0: none); folded like `sole`.
     reader: AtomicU64,
     /// Set by [`DeviceBuffer::set_untracked`](crate::DeviceBuffer::set_untracked): the caller orders
     /// every use.
@@ -275,33 +398,51 @@ impl Allocation {
     }
 
     /// Order an operation on `stream` that makes `access` to this memory after the conflicting work
-    /// queued earlier on other streams, and record `stream` as a user. Call it before queueing the
-    /// operation. On a stream being captured, the use is recorded in the capture instead (the graph orders
-    /// its launches and keeps the memory alive); host-visible memory (pinned, managed) is refused there
-    /// ([`Error::InvalidArgument`]): a replay needs no borrow of the buffer, so it could write memory the
-    /// host holds a slice of.
+    /// queued earlier on other streams (up to the conflicting uses, not later work), and record the
+    /// operation as a user at its label. Call it before queueing the operation, with the operation's
+    /// HIP calls made before `op` is dropped. On a stream being captured, the use is recorded in the
+    /// capture instead (the graph orders its launches and keeps the memory alive); host-visible memory
+    /// (pinned, managed) is refused there ([`Error::InvalidArgument`]): a replay needs no borrow of the
+    /// buffer, so it could write memory the host holds a slice of.
     ///
-    /// `op` is the operation in progress on the stream: the caller queues the operation before dropping
-    /// it, so it is captured exactly when `use_on` saw a capture.
+    /// An operation touching several allocations calls this in address order ([`by_address`]).
     #[inline]
     pub(crate) fn use_on(self: &Arc<Self>, op: &StreamOp<'_>, access: Access) -> Result<()> {
-        let handle = op.handle();
         if op.is_capturing() {
             if let Some(recorded) = self.use_in_capture(op, access) {
                 return recorded;
             }
         }
-        let id = handle.id;
-        // Free when this stream is the sole user, or a free reader and this is a read, or the memory is
-        // untracked: each term below is 0 exactly then. One branch, not three: the three fields sit on one
-        // cache line, and after a library call's own host work (a GEMM's) every branch here is a cold one.
-        let sole = self.sole.load(Ordering::Acquire) ^ id;
-        let reader = (self.reader.load(Ordering::Acquire) ^ id) | u64::from(access != Access::Read);
-        let tracked = u64::from(!self.untracked.load(Ordering::Relaxed));
-        if sole.min(reader).min(tracked) == 0 {
+        if self.untracked.load(Ordering::Relaxed) {
             return Ok(());
         }
-        self.use_on_slow(handle, access)
+        let id = op.handle().id;
+        let word = match access {
+            Access::Write => &self.sole,
+            Access::Read => &self.reader,
+        };
+        if try_stamp(word, id, op.label()) {
+            op.touch();
+            return Ok(());
+        }
+        self.use_on_slow(op.handle(), op.label(), access)?;
+        op.touch();
+        Ok(())
+    }
+
+    /// Like [`use_on`](Self::use_on), for work queued on the stream after `op` ends (raw work after
+    /// `track_use`, a collective queued at the end of an RCCL group): the use is recorded [`OPEN`], so
+    /// whoever waits for it waits for everything queued on the stream by then.
+    pub(crate) fn use_on_open(self: &Arc<Self>, op: &StreamOp<'_>, access: Access) -> Result<()> {
+        if op.is_capturing() {
+            if let Some(recorded) = self.use_in_capture(op, access) {
+                return recorded;
+            }
+        }
+        if self.untracked.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        self.use_on_slow(op.handle(), OPEN, access)
     }
 
     /// [`use_on`](Self::use_on) while a capture made by this crate records `op`: the use is logged for the
@@ -325,45 +466,85 @@ impl Allocation {
         Some(Ok(()))
     }
 
-    #[cold]
-    fn use_on_slow(&self, handle: &Arc<StreamHandle>, access: Access) -> Result<()> {
+    /// Lock `users` with the fast-path words folded in and the uses known complete dropped.
+    fn settled(&self) -> std::sync::MutexGuard<'_, Users<Arc<StreamHandle>>> {
         let mut users = lock(&self.users);
-        users.for_each_conflict(handle.id, access, |other| {
-            let fence = other.fence()?;
-            handle.device.bind()?;
-            // SAFETY: `handle.raw` is live while its `Arc<StreamHandle>` is held (by the caller), and `bind`
-            // made its device current; `fence` is a live event owned by `other`, held in `users` (HIP
-            // accepts an event of another device, as for a peer copy).
-            unsafe { result::stream_wait_event(handle.raw, fence) }
-        })?;
-        users.record(handle, access);
-        self.sole.store(users.sole(), Ordering::Release);
-        let reader = if users.reads_free(handle.id) {
-            handle.id
-        } else {
-            0
-        };
+        users.fold(&self.sole, &self.reader);
+        users.forget_done(|s, pos| s.queue.is_done(pos));
+        users
+    }
+
+    /// Publish the fast-path words for `users` as they now stand; `reader` is the stream that just used
+    /// the memory (its reads may be free).
+    fn publish(&self, users: &Users<Arc<StreamHandle>>, reader: Option<u64>) {
+        let (sole, reader) = users.words(reader);
+        self.sole.store(sole, Ordering::Release);
         self.reader.store(reader, Ordering::Release);
-        Ok(())
+    }
+
+    #[cold]
+    fn use_on_slow(&self, handle: &Arc<StreamHandle>, label: u64, access: Access) -> Result<()> {
+        loop {
+            let mut users = self.settled();
+            let conflicts = users.conflicts(handle.id, access);
+            // A conflicting operation another thread is still queueing: let it finish, without holding
+            // the lock, then look again.
+            if let Some((s, pos)) = conflicts.iter().find(|(s, pos)| s.queue.in_flight(*pos)) {
+                let (queue, pos) = (s.queue.clone(), *pos);
+                self.publish(&users, None);
+                drop(users);
+                queue.wait_queued(pos);
+                continue;
+            }
+            let mut waited = Ok(());
+            for (other, pos) in &conflicts {
+                waited = handle.queue.wait_for(&other.queue, *pos, label);
+                if waited.is_err() {
+                    break;
+                }
+            }
+            if waited.is_ok() {
+                users.record(handle, label, access);
+            }
+            self.publish(&users, Some(handle.id));
+            return waited;
+        }
     }
 
     /// Block the host until the work that conflicts with a host `access` (a read waits for the writer, a
-    /// write for everyone) is done.
+    /// write for everyone) is done. Refused inside a host function ([`crate::host_fn`]): the work it
+    /// would wait for may be queued behind the function itself.
     pub(crate) fn host_wait(&self, access: Access) -> Result<()> {
         if self.untracked.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let mut users = lock(&self.users);
-        for other in users.host_conflicts(access) {
-            let fence = other.fence()?;
-            // SAFETY: `fence` is a live event owned by `other`, whose handle `users` holds (and the lock
-            // keeps it there) through the call.
-            unsafe { result::event_synchronize(fence)? };
+        loop {
+            let mut users = self.settled();
+            let conflicts = users.host_conflicts(access);
+            if !conflicts.is_empty() && crate::host_fn::in_host_fn() {
+                self.publish(&users, None);
+                return Err(crate::host_fn::refuse_wait());
+            }
+            if let Some((s, pos)) = conflicts.iter().find(|(s, pos)| s.queue.in_flight(*pos)) {
+                let (queue, pos) = (s.queue.clone(), *pos);
+                self.publish(&users, None);
+                drop(users);
+                queue.wait_queued(pos);
+                continue;
+            }
+            let mut waited = Ok(());
+            for (other, pos) in &conflicts {
+                waited = other.queue.host_wait_for(*pos);
+                if waited.is_err() {
+                    break;
+                }
+            }
+            if waited.is_ok() {
+                users.host_done(access);
+            }
+            self.publish(&users, None);
+            return waited;
         }
-        users.host_done(access);
-        self.sole.store(users.sole(), Ordering::Release);
-        self.reader.store(0, Ordering::Release);
-        Ok(())
     }
 
     /// Hand the memory to the caller (`DeviceBuffer::into_raw`): wait (host) for every stream still using
@@ -396,33 +577,64 @@ impl Allocation {
     /// Before freeing: make `free_on` (or, without it, the host) wait for every stream still using the
     /// memory. `Err` when a wait failed: the memory must then not be freed.
     fn wait_for_all_users(&mut self, free_on: Option<&Arc<StreamHandle>>) -> Result<()> {
-        let users = self
-            .users
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .all();
-        for other in users {
+        let users = self.settled().all();
+        for (other, pos) in users {
             match free_on {
                 Some(f) if other.id == f.id => {}
                 Some(f) => {
-                    let fence = other.fence()?;
-                    f.device.bind()?;
-                    // SAFETY: as in use_on_slow: `f` (the free stream, held by `release`) is live and its
-                    // device current; `fence` is owned by `other`, held in this local list.
-                    unsafe { result::stream_wait_event(f.raw, fence)? };
+                    let op = f.begin_op();
+                    f.queue.wait_for(&other.queue, pos, op.label())?;
                 }
-                // SAFETY: the fence is a live event owned by `other`, held in this local list.
-                None => unsafe { result::event_synchronize(other.fence()?)? },
+                None => other.queue.host_wait_for(pos)?,
             }
         }
         Ok(())
     }
 }
 
+/// Order one operation on two allocations (a copy's source and destination), in address order.
+pub(crate) fn use_both(
+    op: &StreamOp<'_>,
+    (a, access_a): (&Arc<Allocation>, Access),
+    (b, access_b): (&Arc<Allocation>, Access),
+) -> Result<()> {
+    if Arc::as_ptr(a) <= Arc::as_ptr(b) {
+        a.use_on(op, access_a)?;
+        b.use_on(op, access_b)
+    } else {
+        b.use_on(op, access_b)?;
+        a.use_on(op, access_a)
+    }
+}
+
+/// Sort an operation's allocations by address, the order every operation takes them in: two operations
+/// that each wait for a use the other is still queueing cannot both be waiting (see the module doc).
+#[cfg_attr(not(any(feature = "blas", feature = "rccl")), allow(dead_code))]
+pub(crate) fn by_address<T>(uses: &mut [(&Arc<Allocation>, T)]) {
+    uses.sort_unstable_by_key(|(a, _)| Arc::as_ptr(a) as usize);
+}
+
 impl Drop for Allocation {
     /// Free the memory once no stream can still use it. If waiting fails (a broken device), the memory is
     /// leaked: never freed under work that may still run.
     fn drop(&mut self) {
+        if crate::host_fn::in_host_fn() && !matches!(self.release, Release::Nothing) {
+            // Freeing waits for the streams still using the memory, possibly the one running this host
+            // function (behind it): a thread that may wait frees it instead.
+            let users = std::mem::take(&mut *self.settled());
+            let moved = Allocation {
+                ptr: self.ptr,
+                device: self.device.clone(),
+                sole: AtomicU64::new(0),
+                reader: AtomicU64::new(0),
+                untracked: AtomicBool::new(self.untracked.load(Ordering::Relaxed)),
+                users: Mutex::new(users),
+                release: std::mem::replace(&mut self.release, Release::Nothing),
+                host_visible: self.host_visible,
+            };
+            crate::host_fn::defer(Box::new(move || drop(moved)));
+            return;
+        }
         match std::mem::replace(&mut self.release, Release::Nothing) {
             Release::Nothing => {}
             Release::Free => {
@@ -460,10 +672,9 @@ impl Drop for Allocation {
                     return;
                 }
                 drop(op);
-                let idle = self.wait_for_all_users(None).and_then(|()| {
-                    // SAFETY: the fence is a live event owned by `stream`, which `release` held.
-                    unsafe { result::event_synchronize(stream.fence()?) }
-                });
+                let idle = self
+                    .wait_for_all_users(None)
+                    .and_then(|()| stream.queue.host_wait_for(OPEN));
                 let null = stream.device.null_stream();
                 let op = null.begin_op();
                 if idle.is_ok() && !op.is_capturing() && stream.device.bind().is_ok() {

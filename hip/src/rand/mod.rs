@@ -162,6 +162,8 @@ impl Generator {
             device,
             stream: Arc::clone(stream.handle()),
         };
+        // The handle's own device state was last used on the old stream: the new one waits for it.
+        stream.handle().take_over_from(&self.stream)?;
         // SAFETY: live generator; the stream is live (kept by `g.stream`) and on its device.
         check("hiprandSetStream", unsafe {
             sys::hiprandSetStream(raw, stream.raw())

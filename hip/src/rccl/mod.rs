@@ -247,10 +247,18 @@ impl Comm {
     ) -> Result<(StreamOp<'s>, result::Call)> {
         same_device(what, stream.device(), &self.device)?;
         let op = stream.begin_op();
-        for (alloc, access) in uses {
-            alloc.use_on(&op, *access)?;
+        let mut uses = uses.to_vec();
+        crate::memory::tracking::by_address(&mut uses);
+        // Inside `group` NCCL queues the call only at ncclGroupEnd: keep the memory until then, and record
+        // the uses open (whoever waits for them waits for all the stream has queued by then).
+        let in_group = GROUP_KEEP.with(|k| k.borrow().is_some());
+        for (alloc, access) in &uses {
+            if in_group {
+                alloc.use_on_open(&op, *access)?;
+            } else {
+                alloc.use_on(&op, *access)?;
+            }
         }
-        // Inside `group` NCCL queues the call only at ncclGroupEnd: keep the memory until then.
         GROUP_KEEP.with(|k| {
             if let Some(kept) = k.borrow_mut().as_mut() {
                 kept.extend(uses.iter().map(|(alloc, _)| Arc::clone(alloc)));

@@ -1,0 +1,372 @@
+//! What the memory model knows about one stream's queue: positions, markers and completion.
+//!
+//! Every operation this crate queues on a stream gets a *label* when it begins (1, 2, 3, ... per stream,
+//! in queue order: operations on one stream are serialized by its gate), and the stream publishes the
+//! label of the last operation whose HIP calls are all queued (`queued`). A buffer's use is stamped with
+//! its operation's label, so "the work up to this use" has a name. Three things turn a name into waiting
+//! only for what is needed:
+//!
+//! - **Markers.** While two or more streams exist, each operation that touched tracked memory records a
+//!   marker event right after its last HIP call (one event record per operation, from a small ring). A
+//!   consumer on another stream waits on the first marker at or after the producer's label: it waits for
+//!   the producing operation, not for work queued on the producer's stream later. Without a marker (one
+//!   stream, or a ring that moved on) it records one now, covering everything queued so far: never
+//!   shorter than needed.
+//! - **Host knowledge** (`done`). A host synchronization (`Stream::synchronize`, `Device::synchronize`,
+//!   an event waited for or found complete, a host wait of this crate, a synchronous copy to the host)
+//!   tells which labels have completed; completed work is never waited for again, on the GPU or the host.
+//! - **Stream knowledge** (`knows`). When stream B is made to wait for stream A up to label p (by this
+//!   crate, or by the user's `Stream::wait_event`), B remembers it: B's later work needs no wait for A's
+//!   work up to p. Completion travels along these waits: when B is known done past its wait, A is known
+//!   done up to p.
+//!
+//! The rules and what they still over-wait are in `docs/MEMORY_MODEL.md`.
+
+use crate::device::Device;
+use crate::error::Result;
+use crate::result;
+use hip_sys as sys;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+/// The position of a use whose work is queued after its record (raw work after `track_use`, collectives
+/// inside an RCCL group): whoever waits for it waits for everything queued on its stream at that moment.
+pub(crate) const OPEN: u64 = u64::MAX;
+
+/// Markers kept per stream: a consumer further behind than this falls back to the oldest one kept.
+const MARKERS: usize = 16;
+
+/// Lock a mutex, taking the data even if a thread panicked while holding it (the data here stays valid).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A raw event handle owned by a stream's queue state (null: not created yet).
+pub(crate) struct RawEvent(pub(crate) sys::hipEvent_t);
+
+// SAFETY: the event handle is only passed to HIP event calls, which the runtime allows from any thread;
+// it lives behind the `Markers` mutex, so only one thread at a time records it or creates it.
+unsafe impl Send for RawEvent {}
+
+/// The marker ring: events recorded after operations, each with the label it covers.
+#[derive(Default)]
+pub(crate) struct Markers {
+    ring: Vec<(u64, RawEvent)>,
+    next: usize,
+    /// While a capture records the stream: the marker recorded when it began (no marker may be recorded
+    /// during a capture: it would become a graph node), covering everything queued live before it.
+    pub(crate) at_capture: Option<(sys::hipEvent_t, u64)>,
+}
+
+/// "Stream `id` is ordered after the other stream's work up to `pos`, from this stream's label `at` on."
+struct Known {
+    other: Weak<Queue>,
+    id: u64,
+    pos: u64,
+    at: u64,
+}
+
+/// How many streams (other than null streams) exist: markers are recorded only with two or more, since
+/// with one stream nothing but the host and the null stream's synchronous copies waits for it.
+static LIVE_STREAMS: AtomicUsize = AtomicUsize::new(0);
+
+/// Every queue of the process, for `Device::synchronize` (which completes all of a device's work).
+static REGISTRY: Mutex<Vec<Weak<Queue>>> = Mutex::new(Vec::new());
+
+/// One stream's queue state. Held (`Arc`) by its `StreamHandle`, and weakly by the knowledge of other
+/// queues and the registry.
+pub(crate) struct Queue {
+    pub(crate) raw: sys::hipStream_t,
+    pub(crate) device: Device,
+    pub(crate) id: u64,
+    null: bool,
+    /// The last label handed out (under the stream's gate).
+    seq: AtomicU64,
+    /// The label of the last operation whose HIP calls are all queued.
+    queued: AtomicU64,
+    /// Every operation labelled up to this has completed (host knowledge).
+    done: AtomicU64,
+    pub(crate) markers: Mutex<Markers>,
+    knows: Mutex<Vec<Known>>,
+}
+
+// SAFETY: `raw` is a stream handle, passed only to HIP calls, which accept a stream from any thread (HIP
+// synchronises its stream objects internally); the rest is `Device`, atomics and mutexes.
+unsafe impl Send for Queue {}
+// SAFETY: as for Send: shared access reads `raw`, `device` and `id`, or goes through atomics and mutexes.
+unsafe impl Sync for Queue {}
+
+impl Queue {
+    pub(crate) fn new(raw: sys::hipStream_t, device: &Device, id: u64) -> Arc<Queue> {
+        let null = raw.is_null();
+        if !null {
+            LIVE_STREAMS.fetch_add(1, Ordering::Relaxed);
+        }
+        let q = Arc::new(Queue {
+            raw,
+            device: device.clone(),
+            id,
+            null,
+            seq: AtomicU64::new(0),
+            queued: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+            markers: Mutex::new(Markers::default()),
+            knows: Mutex::new(Vec::new()),
+        });
+        let mut all = lock(&REGISTRY);
+        if all.len() >= 64 && all.len().is_power_of_two() {
+            all.retain(|w| w.strong_count() > 0);
+        }
+        all.push(Arc::downgrade(&q));
+        q
+    }
+
+    /// The next label (call with the stream's gate held: labels follow queue order).
+    pub(crate) fn next_label(&self) -> u64 {
+        let l = self.seq.load(Ordering::Relaxed) + 1;
+        self.seq.store(l, Ordering::Relaxed);
+        l
+    }
+
+    /// The operation labelled `label` has queued its last HIP call.
+    pub(crate) fn mark_queued(&self, label: u64) {
+        self.queued.store(label, Ordering::Release);
+    }
+
+    /// The label of the last operation fully queued.
+    pub(crate) fn queued(&self) -> u64 {
+        self.queued.load(Ordering::Acquire)
+    }
+
+    /// Whether the work up to `pos` is known complete.
+    #[inline]
+    pub(crate) fn is_done(&self, pos: u64) -> bool {
+        pos != OPEN && self.done.load(Ordering::Acquire) >= pos
+    }
+
+    /// Whether a use at `pos` is still being queued by another thread (its operation began, its HIP calls
+    /// are not all queued yet): no event can cover it yet.
+    pub(crate) fn in_flight(&self, pos: u64) -> bool {
+        pos != OPEN && self.queued() < pos
+    }
+
+    /// Block (yielding) until the operation labelled `pos` is queued. Only reachable when another thread
+    /// is between an operation's record and its HIP call; such an operation never waits for this thread.
+    pub(crate) fn wait_queued(&self, pos: u64) {
+        while self.in_flight(pos) {
+            std::thread::yield_now();
+        }
+    }
+
+    /// Whether markers are recorded after operations: with two or more streams alive.
+    pub(crate) fn markers_wanted() -> bool {
+        LIVE_STREAMS.load(Ordering::Relaxed) >= 2
+    }
+
+    /// Record a marker covering the work up to `label` (just queued). Errors are dropped: without the
+    /// marker a consumer records its own later, which only waits longer.
+    pub(crate) fn record_marker(&self, label: u64, capturing: bool) {
+        if capturing || self.null {
+            return;
+        }
+        let mut m = lock(&self.markers);
+        let _ = self.record_slot(&mut m, label);
+    }
+
+    /// Record the next ring slot now, as covering `label`.
+    fn record_slot(&self, m: &mut Markers, label: u64) -> Result<sys::hipEvent_t> {
+        self.device.bind()?;
+        if m.ring.len() < MARKERS {
+            let e = result::event_create(sys::hipEventDisableTiming)?;
+            m.ring.push((0, RawEvent(e)));
+            m.next = m.ring.len() - 1;
+        }
+        let i = m.next % m.ring.len();
+        let event = m.ring[i].1 .0;
+        // SAFETY: `event` is a live event created on this stream's device (destroyed only in Drop); `raw`
+        // is this live stream (owned by the handle that holds this queue, or kept live by `from_raw`'s
+        // contract) and `bind` made its device current. Callers never record during a capture.
+        unsafe { result::event_record(event, self.raw)? };
+        m.ring[i].0 = label;
+        m.next = (i + 1) % MARKERS;
+        Ok(event)
+    }
+
+    /// An event that completes once the work up to `pos` has, and the label it covers: the first marker
+    /// at or after `pos`, else one recorded now (covering everything queued so far). While the stream is
+    /// captured: the marker recorded when the capture began.
+    pub(crate) fn event_covering(&self, pos: u64) -> Result<(sys::hipEvent_t, u64)> {
+        let mut m = lock(&self.markers);
+        if let Some(at) = m.at_capture {
+            return Ok(at);
+        }
+        if pos != OPEN {
+            let best = m
+                .ring
+                .iter()
+                .filter(|(l, e)| *l >= pos && !e.0.is_null())
+                .min_by_key(|(l, _)| *l);
+            if let Some((l, e)) = best {
+                return Ok((e.0, *l));
+            }
+        }
+        let q = self.queued();
+        let e = self.record_slot(&mut m, q)?;
+        Ok((e, q))
+    }
+
+    /// What this stream knows of stream `id`: its work up to the returned label runs before this
+    /// stream's work from now on (0: nothing).
+    pub(crate) fn knows(&self, id: u64) -> u64 {
+        lock(&self.knows)
+            .iter()
+            .find(|k| k.id == id)
+            .map_or(0, |k| k.pos)
+    }
+
+    /// This stream, from its label `at` on, runs after `other`'s work up to `pos`.
+    pub(crate) fn learn(&self, other: &Arc<Queue>, pos: u64, at: u64) {
+        let mut k = lock(&self.knows);
+        match k.iter_mut().find(|k| k.id == other.id) {
+            Some(e) if e.pos >= pos => {}
+            Some(e) => {
+                e.pos = pos;
+                e.at = e.at.max(at);
+            }
+            None => {
+                if k.len() >= 32 {
+                    k.retain(|e| e.other.strong_count() > 0);
+                }
+                k.push(Known {
+                    other: Arc::downgrade(other),
+                    id: other.id,
+                    pos,
+                    at,
+                });
+            }
+        }
+    }
+
+    /// The host knows the work up to `pos` is complete; so is whatever this stream waited for before it.
+    pub(crate) fn complete_through(&self, pos: u64) {
+        if pos == OPEN || self.done.fetch_max(pos, Ordering::AcqRel) >= pos {
+            return;
+        }
+        let implied: Vec<(Arc<Queue>, u64)> = lock(&self.knows)
+            .iter()
+            .filter(|k| k.at <= pos)
+            .filter_map(|k| k.other.upgrade().map(|o| (o, k.pos)))
+            .collect();
+        for (other, p) in implied {
+            other.complete_through(p);
+        }
+    }
+
+    /// Make this stream wait (on the GPU) for `other`'s work up to `pos`, unless that is complete or
+    /// already waited for; this stream's operation `at` is the first after the wait.
+    pub(crate) fn wait_for(&self, other: &Arc<Queue>, pos: u64, at: u64) -> Result<()> {
+        if other.id == self.id || other.is_done(pos) || (pos != OPEN && self.knows(other.id) >= pos)
+        {
+            return Ok(());
+        }
+        let (event, covered) = other.event_covering(pos)?;
+        self.device.bind()?;
+        // SAFETY: `self.raw` is live while its queue is (see `record_slot`) and `bind` made its device
+        // current; `event` is a live event owned by `other`, held by the caller (HIP accepts an event of
+        // another device, as for a peer copy). A ring slot re-recorded meanwhile only covers more.
+        unsafe { result::stream_wait_event(self.raw, event)? };
+        self.learn(other, covered, at);
+        Ok(())
+    }
+
+    /// Block the host until this stream's work up to `pos` is complete.
+    pub(crate) fn host_wait_for(&self, pos: u64) -> Result<()> {
+        if self.is_done(pos) {
+            return Ok(());
+        }
+        self.wait_queued(pos);
+        let (event, covered) = self.event_covering(pos)?;
+        // SAFETY: `event` is a live event owned by this queue (destroyed only in Drop).
+        unsafe { result::event_synchronize(event)? };
+        self.complete_through(covered);
+        Ok(())
+    }
+
+    /// The device's queues with their queued labels now: after a device-wide synchronization,
+    /// [`complete`](DeviceSnapshot::complete) marks all of that work complete.
+    pub(crate) fn snapshot(ordinal: Option<usize>) -> DeviceSnapshot {
+        let all = lock(&REGISTRY)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|q| ordinal.is_none_or(|o| q.device.ordinal() == o))
+            .map(|q| {
+                let l = q.queued();
+                (q, l)
+            })
+            .collect();
+        DeviceSnapshot(all)
+    }
+}
+
+/// The queues of a device (or of all devices) and their queued labels at one moment.
+pub(crate) struct DeviceSnapshot(Vec<(Arc<Queue>, u64)>);
+
+impl DeviceSnapshot {
+    /// The device(s) were synchronized after the snapshot: all that work is complete.
+    pub(crate) fn complete(self) {
+        for (q, l) in self.0 {
+            q.complete_through(l);
+        }
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        if !self.null {
+            LIVE_STREAMS.fetch_sub(1, Ordering::Relaxed);
+        }
+        let _ = self.device.bind();
+        let m = self.markers.get_mut().unwrap_or_else(|e| e.into_inner());
+        for (_, e) in m.ring.drain(..) {
+            // SAFETY: created by `record_slot` and reachable by no one else now (every user of the queue
+            // held an Arc of it). Waits queued on it may still be pending: HIP (like CUDA) allows
+            // destroying such an event and releases it once they complete.
+            let _ = unsafe { result::event_destroy(e.0) };
+        }
+    }
+}
+
+/// Device-wide synchronization lives here, beside the knowledge it gives the memory model: `device.rs`
+/// stays below the queues.
+impl Device {
+    /// Wait for all work on this device (`hipDeviceSynchronize`). The memory model learns that everything
+    /// queued on the device's streams before the call is complete, and never waits for it again.
+    pub fn synchronize(&self) -> Result<()> {
+        let snapshot = Queue::snapshot(Some(self.ordinal()));
+        self.bind()?;
+        result::device_synchronize()?;
+        snapshot.complete();
+        Ok(())
+    }
+
+    /// Wait for all work on every device (`hipDeviceSynchronize` on each), then make the calling thread's
+    /// current device what it was. For memory any device may be using (managed memory). Like
+    /// [`Device::synchronize`], it teaches the memory model that all of it is complete.
+    pub fn synchronize_all() -> Result<()> {
+        let snapshot = Queue::snapshot(None);
+        let current = result::get_device()?;
+        let count = result::device_count()?;
+        let mut outcome = Ok(());
+        for ordinal in 0..count {
+            outcome = result::set_device(ordinal).and_then(|()| result::device_synchronize());
+            if outcome.is_err() {
+                break;
+            }
+        }
+        let restored = result::set_device(current);
+        if outcome.is_ok() {
+            snapshot.complete();
+        }
+        outcome.and(restored)
+    }
+}
