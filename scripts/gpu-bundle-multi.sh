@@ -18,7 +18,7 @@ export CARGO_TARGET_DIR=$nvidia_target CARGO_PROFILE_DEV_DEBUG=0
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
 cargo build -q --release -p hip-rs-bench --features rccl --bin rccl
 cp "$CARGO_TARGET_DIR/release/rccl" "$out/bin/bench-rccl"
-for t in gpu_rccl gpu_multi gpu_multi_ordering; do
+for t in gpu_rccl gpu_rccl_group gpu_multi gpu_multi_ordering; do
     exe=$(cargo test -q --features gpu-multi,rccl --test "$t" --no-run --message-format=json 2>/dev/null |
         python3 -c 'import json,sys
 for l in sys.stdin:

@@ -50,13 +50,15 @@ fn fixture() -> F {
     let a = Stream::non_blocking(&device).unwrap();
     let b = Stream::non_blocking(&device).unwrap();
     let khz = device.properties().unwrap().clock_rate_khz.max(1_000_000) as i64;
-    F {
+    let f = F {
         device,
         module,
         a,
         b,
         cycles: khz * 20,
-    }
+    };
+    f.warm_up();
+    f
 }
 
 fn one_block() -> LaunchConfig {
@@ -93,6 +95,28 @@ impl F {
         let k = self.module.function("fast_write").unwrap();
         // SAFETY: fast_write(unsigned*, unsigned, unsigned) writes x[..n].
         unsafe { k.launch(s, &one_block(), &mut args).unwrap() };
+    }
+
+    /// Launch every kernel once on each stream, with no spin: CUDA loads a kernel at its first launch
+    /// (lazy loading, CUDA 12's default), and a load while another kernel runs waits for it, which
+    /// would serialize the first pair that uses a new kernel whatever the memory model does.
+    fn warm_up(&self) {
+        let (mut x, mut y) = (self.buffer(0), self.buffer(0));
+        for s in [&self.a, &self.b] {
+            let (n, c) = (N as u32, 0i64);
+            let mut args = LaunchArgs::new();
+            args.arg_mut(&mut x).arg(&0u32).arg(&n).arg(&c);
+            let k = self.module.function("slow_write").unwrap();
+            // SAFETY: slow_write(unsigned*, unsigned, unsigned, long long) writes x[..n]; no spin.
+            unsafe { k.launch(s, &one_block(), &mut args).unwrap() };
+            let mut args = LaunchArgs::new();
+            args.arg(&x).arg_mut(&mut y).arg(&n).arg(&c);
+            let k = self.module.function("slow_read").unwrap();
+            // SAFETY: slow_read reads x[..n] and writes y[..n]; no spin.
+            unsafe { k.launch(s, &one_block(), &mut args).unwrap() };
+            self.fast_write(s, &mut x, 0);
+            s.synchronize().unwrap();
+        }
     }
 
     /// One slow kernel alone, on a fresh buffer: the unit of the factors.

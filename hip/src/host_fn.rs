@@ -112,9 +112,10 @@ pub(crate) fn refuse_wait() -> crate::Error {
 pub(crate) fn defer(work: Box<dyn FnOnce() + Send>) {
     use std::sync::mpsc::{channel, Sender};
     use std::sync::OnceLock;
-    static RELEASER: OnceLock<Option<Mutex<Sender<Box<dyn FnOnce() + Send>>>>> = OnceLock::new();
+    type Work = Box<dyn FnOnce() + Send>;
+    static RELEASER: OnceLock<Option<Mutex<Sender<Work>>>> = OnceLock::new();
     let sender = RELEASER.get_or_init(|| {
-        let (tx, rx) = channel::<Box<dyn FnOnce() + Send>>();
+        let (tx, rx) = channel::<Work>();
         std::thread::Builder::new()
             .name("hip-rs-release".into())
             .spawn(move || {

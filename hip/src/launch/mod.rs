@@ -268,10 +268,12 @@ impl<'a> LaunchArgs<'a> {
         for (i, o) in order.iter_mut().enumerate().take(self.uses) {
             *o = i as u8; // i < MAX_KERNEL_ARGS = 32
         }
-        // SAFETY (both closures): `push` wrote entries `..uses` (uses <= MAX_KERNEL_ARGS) from
-        // `&'a Arc<Allocation>` references; 'a outlives `&self`, so each is initialised and points at a
-        // live Arc.
-        let at = |i: u8| unsafe { &*self.tracked[usize::from(i)].assume_init() };
+        let at = |i: u8| {
+            // SAFETY: `i < uses` (the indices above), and `push` wrote entries `..uses` (uses <=
+            // MAX_KERNEL_ARGS) from `&'a Arc<Allocation>` references; 'a outlives `&self`, so the entry
+            // is initialised and points at a live Arc.
+            unsafe { &*self.tracked[usize::from(i)].assume_init() }
+        };
         if self.uses > 1 {
             order[..self.uses].sort_unstable_by_key(|&i| Arc::as_ptr(at(i)) as usize);
         }

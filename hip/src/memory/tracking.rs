@@ -28,7 +28,7 @@ use crate::queue::OPEN;
 use crate::result;
 use crate::stream::{lock, StreamHandle, StreamOp};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// How an operation uses memory: a kernel's [`arg`](crate::LaunchArgs::arg) reads,
@@ -327,6 +327,13 @@ pub struct Allocation {
     /// Set by [`DeviceBuffer::set_untracked`](crate::DeviceBuffer::set_untracked): the caller orders
     /// every use.
     untracked: AtomicBool,
+    /// The first stream (not a null stream) that used the memory (0: none yet), and whether another has
+    /// since: the markers policy (see [`Allocation::wants_marker`]).
+    first_stream: AtomicU64,
+    shared: AtomicBool,
+    /// Calls of an RCCL group that use the memory and are not queued yet (NCCL queues them when the
+    /// group ends): any other use meanwhile is refused ([`Allocation::use_in_group`]).
+    group_calls: AtomicUsize,
     users: Mutex<Users<Arc<StreamHandle>>>,
     release: Release,
     /// Host-visible memory (pinned, managed): the host may hold a slice of it, which a graph replay would
@@ -381,6 +388,9 @@ impl Allocation {
             sole: AtomicU64::new(0),
             reader: AtomicU64::new(0),
             untracked: AtomicBool::new(false),
+            first_stream: AtomicU64::new(0),
+            shared: AtomicBool::new(false),
+            group_calls: AtomicUsize::new(0),
             users: Mutex::new(Users::default()),
             release,
             host_visible,
@@ -422,12 +432,37 @@ impl Allocation {
             Access::Read => &self.reader,
         };
         if try_stamp(word, id, op.label()) {
-            op.touch();
+            if self.shared.load(Ordering::Relaxed) {
+                op.touch();
+            }
             return Ok(());
         }
         self.use_on_slow(op.handle(), op.label(), access)?;
-        op.touch();
+        if self.wants_marker(op.handle()) {
+            op.touch();
+        }
         Ok(())
+    }
+
+    /// Whether an operation on `stream` that used this memory on the slow path should leave a marker (a
+    /// consumer on another stream then waits for exactly that operation): when another stream uses or
+    /// used the memory, or on the memory's first use by a stream. Memory that stays on its one stream
+    /// costs no marker after that first use (see [`crate::queue`]).
+    fn wants_marker(&self, stream: &StreamHandle) -> bool {
+        if stream.raw.is_null() || self.shared.load(Ordering::Relaxed) {
+            return !stream.raw.is_null();
+        }
+        match self
+            .first_stream
+            .compare_exchange(0, stream.id, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => true,
+            Err(first) if first == stream.id => false,
+            Err(_) => {
+                self.shared.store(true, Ordering::Relaxed);
+                true
+            }
+        }
     }
 
     /// Like [`use_on`](Self::use_on), for work queued on the stream after `op` ends (raw work after
@@ -443,6 +478,59 @@ impl Allocation {
             return Ok(());
         }
         self.use_on_slow(op.handle(), OPEN, access)
+    }
+
+    /// A call of an RCCL group (queued by NCCL when the outermost group ends) makes `access` on `op`'s
+    /// stream: recorded open, and counted until [`group_done`](Self::group_done). Meanwhile every other
+    /// use is refused, and so is a group call on another stream: nothing could be ordered after a call
+    /// that is not queued yet.
+    #[cfg_attr(not(feature = "rccl"), allow(dead_code))]
+    pub(crate) fn use_in_group(self: &Arc<Self>, op: &StreamOp<'_>, access: Access) -> Result<()> {
+        if self.group_calls.load(Ordering::Acquire) > 0 {
+            let users = self.settled();
+            let other = users
+                .all()
+                .into_iter()
+                .find(|(s, pos)| *pos == OPEN && s.id != op.handle().id);
+            self.publish(&users, None);
+            if let Some((s, _)) = other {
+                return Err(self.refuse_in_group(&format!(
+                    "a call of the group on stream {} (this call is on stream {})",
+                    s.id,
+                    op.handle().id
+                )));
+            }
+        }
+        self.group_calls.fetch_add(1, Ordering::AcqRel);
+        let recorded = if op.is_capturing() {
+            self.use_in_capture(op, access).unwrap_or(Ok(()))
+        } else if self.untracked.load(Ordering::Relaxed) {
+            Ok(())
+        } else {
+            self.use_on_slow_unchecked(op.handle(), OPEN, access)
+        };
+        if recorded.is_err() {
+            self.group_calls.fetch_sub(1, Ordering::AcqRel);
+        }
+        recorded
+    }
+
+    /// The group whose call used the memory has ended (its calls are queued).
+    #[cfg_attr(not(feature = "rccl"), allow(dead_code))]
+    pub(crate) fn group_done(&self) {
+        self.group_calls.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// The refusal of a use of memory a pending group call uses.
+    #[cold]
+    fn refuse_in_group(&self, use_: &str) -> Error {
+        Error::InvalidArgument {
+            what: "use of memory inside an RCCL group",
+            value: format!("{use_}, on the buffer at {:?}", self.ptr),
+            reason: "a collective or send/recv of the group that is still open uses this buffer, and NCCL \
+                     queues it only when the group ends: use the buffer after rccl::group returns"
+                .into(),
+        }
     }
 
     /// [`use_on`](Self::use_on) while a capture made by this crate records `op`: the use is logged for the
@@ -484,6 +572,18 @@ impl Allocation {
 
     #[cold]
     fn use_on_slow(&self, handle: &Arc<StreamHandle>, label: u64, access: Access) -> Result<()> {
+        if self.group_calls.load(Ordering::Acquire) > 0 {
+            return Err(self.refuse_in_group(&format!("an operation on stream {}", handle.id)));
+        }
+        self.use_on_slow_unchecked(handle, label, access)
+    }
+
+    fn use_on_slow_unchecked(
+        &self,
+        handle: &Arc<StreamHandle>,
+        label: u64,
+        access: Access,
+    ) -> Result<()> {
         loop {
             let mut users = self.settled();
             let conflicts = users.conflicts(handle.id, access);
@@ -517,6 +617,9 @@ impl Allocation {
     pub(crate) fn host_wait(&self, access: Access) -> Result<()> {
         if self.untracked.load(Ordering::Relaxed) {
             return Ok(());
+        }
+        if self.group_calls.load(Ordering::Acquire) > 0 {
+            return Err(self.refuse_in_group("a host access"));
         }
         loop {
             let mut users = self.settled();
@@ -628,6 +731,9 @@ impl Drop for Allocation {
                 sole: AtomicU64::new(0),
                 reader: AtomicU64::new(0),
                 untracked: AtomicBool::new(self.untracked.load(Ordering::Relaxed)),
+                first_stream: AtomicU64::new(0),
+                shared: AtomicBool::new(true),
+                group_calls: AtomicUsize::new(0),
                 users: Mutex::new(users),
                 release: std::mem::replace(&mut self.release, Release::Nothing),
                 host_visible: self.host_visible,

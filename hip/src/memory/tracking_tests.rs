@@ -110,7 +110,10 @@ fn a_reader_that_also_writes_is_listed_once() {
     assert_eq!(op(&mut u, 3, Write), [1, 2]);
 }
 
-fn snapshot(u: &Users<S>) -> (Option<(u64, u64)>, Vec<(u64, u64)>) {
+/// (stream, label) of the writer and of each reader.
+type Snapshot = (Option<(u64, u64)>, Vec<(u64, u64)>);
+
+fn snapshot(u: &Users<S>) -> Snapshot {
     (
         u.writer.as_ref().map(|w| (w.stream.0, w.pos)),
         u.readers.iter().map(|r| (r.stream.0, r.pos)).collect(),

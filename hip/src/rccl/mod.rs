@@ -99,6 +99,26 @@ pub struct Comm {
 // not Sync, so all calls on one go through its single owner's thread. `Device` is Send.
 unsafe impl Send for Comm {}
 
+/// Creating a communicator inside [`group`] with a library older than 2.14 is refused: those write the new
+/// handle when the group ends, into memory that no longer exists by then.
+fn refuse_init_in_old_group(what: &'static str) -> Result<()> {
+    if !GROUP_KEEP.with(|k| k.borrow().is_some()) {
+        return Ok(());
+    }
+    let v = version()?;
+    if v >= (2, 14, 0) {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument {
+        what: "communicator creation inside rccl::group",
+        value: format!("{what} with {LIBRARY} {}.{}.{}", v.0, v.1, v.2),
+        reason:
+            "libraries older than 2.14 write the new communicator only when the group ends, after \
+                 this call returned; create each rank on its own thread instead"
+                .into(),
+    })
+}
+
 fn rank_i32(what: &'static str, v: usize) -> Result<i32> {
     i32::try_from(v).map_err(|_| Error::InvalidArgument {
         what,
@@ -133,6 +153,7 @@ impl Comm {
             }
             ordinals.push(o);
         }
+        refuse_init_in_old_group("Comm::init_all")?;
         for d in devices {
             d.bind()?; // creates the device's context (CUDA 11 makes it lazily)
         }
@@ -177,6 +198,7 @@ impl Comm {
             rank_i32("rank", rank)?,
             rank_i32("number of ranks", nranks)?,
         );
+        refuse_init_in_old_group("Comm::new")?;
         device.bind()?;
         let raw = result::comm_init_rank(n, id.0, r)?;
         Ok(Comm {
@@ -254,16 +276,17 @@ impl Comm {
         let in_group = GROUP_KEEP.with(|k| k.borrow().is_some());
         for (alloc, access) in &uses {
             if in_group {
-                alloc.use_on_open(&op, *access)?;
+                alloc.use_in_group(&op, *access)?;
+                // Counted by `use_in_group` until the outermost group ends (`Restore`).
+                GROUP_KEEP.with(|k| {
+                    if let Some(kept) = k.borrow_mut().as_mut() {
+                        kept.push(Arc::clone(alloc));
+                    }
+                });
             } else {
                 alloc.use_on(&op, *access)?;
             }
         }
-        GROUP_KEEP.with(|k| {
-            if let Some(kept) = k.borrow_mut().as_mut() {
-                kept.extend(uses.iter().map(|(alloc, _)| Arc::clone(alloc)));
-            }
-        });
         self.device.bind()?;
         let call = result::Call {
             count,
@@ -503,6 +526,20 @@ impl Comm {
 
 impl Drop for Comm {
     fn drop(&mut self) {
+        // Inside a group, calls on this communicator may not be queued yet: destroy it when the outermost
+        // group has ended.
+        let raw = self.raw;
+        let device = self.device.clone();
+        let deferred = GROUP_COMMS.with(|c| match c.borrow_mut().as_mut() {
+            Some(list) => {
+                list.push((raw, device));
+                true
+            }
+            None => false,
+        });
+        if deferred {
+            return;
+        }
         let _ = self.device.bind();
         // SAFETY: `self.raw` is live (`abort` consumes `self` without running this) and is destroyed
         // only here, once.
@@ -517,8 +554,11 @@ impl Drop for Comm {
 ///
 /// The calls are queued on their streams only when the outermost group ends, but ordered by the memory
 /// model when they are made. The memory they use is kept alive until then (a buffer dropped inside `f` is
-/// freed only after the call that used it). Inside `f`, do not use a buffer a call used in an operation on
-/// another stream: that operation would not wait for the call, which is not queued yet (not enforced).
+/// freed only after the call that used it), and so are communicators dropped inside `f` (destroyed after
+/// `ncclGroupEnd`). Until the group ends, any other use of a buffer one of its calls uses (an operation
+/// on any stream, a host access, `track_use`, a group call on another stream) is refused with
+/// [`Error::InvalidArgument`] naming the buffer: nothing can be ordered after a call that is not queued
+/// yet. [`Comm::new`] and [`Comm::init_all`] inside a group are refused with libraries older than 2.14.
 pub fn group<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
     /// Puts back the enclosing group's list (or none) however `f` ends, and hands this group's list to it
     /// when nested (nested groups are queued with the outermost one).
@@ -526,15 +566,37 @@ pub fn group<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
     impl Drop for Restore {
         fn drop(&mut self) {
             let outer = self.0.take().unwrap_or(None);
+            let outermost = outer.is_none();
             let inner = GROUP_KEEP.with(|k| std::mem::replace(&mut *k.borrow_mut(), outer));
-            GROUP_KEEP.with(|k| {
-                if let (Some(outer), Some(inner)) = (k.borrow_mut().as_mut(), inner) {
-                    outer.extend(inner);
-                }
-            });
+            if !outermost {
+                GROUP_KEEP.with(|k| {
+                    if let (Some(outer), Some(inner)) = (k.borrow_mut().as_mut(), inner) {
+                        outer.extend(inner);
+                    }
+                });
+                return;
+            }
+            // The outermost group ended: its calls are queued. Their memory may be used again, and freed
+            // (after them, now that they are queued), and the communicators dropped inside go.
+            for alloc in inner.into_iter().flatten() {
+                alloc.group_done();
+            }
+            let comms = GROUP_COMMS
+                .with(|c| c.borrow_mut().take())
+                .unwrap_or_default();
+            for (raw, device) in comms {
+                let _ = device.bind();
+                // SAFETY: `raw` came from a `Comm` dropped inside the group, which handed it over instead
+                // of destroying it: live, and destroyed only here, once, after ncclGroupEnd queued the
+                // calls made on it.
+                let _ = unsafe { result::comm_destroy(raw) };
+            }
         }
     }
     let outer = GROUP_KEEP.with(|k| k.borrow_mut().replace(Vec::new()));
+    GROUP_COMMS.with(|c| {
+        c.borrow_mut().get_or_insert_with(Vec::new);
+    });
     let restore = Restore(Some(outer));
     result::group_start()?;
     let r = f();
@@ -549,5 +611,8 @@ pub fn group<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
 thread_local! {
     /// While `group` runs on this thread: the allocations its calls use, kept until ncclGroupEnd.
     static GROUP_KEEP: std::cell::RefCell<Option<Vec<Arc<Allocation>>>> =
+        const { std::cell::RefCell::new(None) };
+    /// While `group` runs on this thread: communicators dropped inside it, destroyed when it ends.
+    static GROUP_COMMS: std::cell::RefCell<Option<Vec<(sys::ncclComm_t, Device)>>> =
         const { std::cell::RefCell::new(None) };
 }
