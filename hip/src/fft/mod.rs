@@ -17,13 +17,15 @@
 //!
 //! # What is checked
 //!
-//! A plan's shape is checked when it is made: 1 to 3 dimensions of at least one element, a batch of at
-//! least one, advanced layouts whose embed sizes hold their dimensions, non-zero strides, outputs of the
-//! batch that never share elements, every value within hipFFT's C `int`. Each execution then checks the
-//! buffers against the plan: each must hold every element its side spans (real sides `n`, complex sides
-//! `n / 2 + 1` in the last dimension), be on the plan's device; an in-place complex transform needs one
-//! layout for both sides, an in-place real one the basic layout (rows padded to `2 * (n / 2 + 1)` reals). A failed check is [`Error::InvalidArgument`] (or [`Error::DeviceMismatch`]) and nothing
-//! is queued. Every `hipfftResult` other than success is an [`Error::Fft`] keeping the raw code.
+//! A plan's shape is checked when it is made: 1 to 3 dimensions of at least one element, a batch of at least
+//! one, advanced layouts whose embed sizes hold their dimensions, non-zero strides, outputs of the batch that
+//! never share elements (nor the inputs of a complex-to-real plan, which overwrites them), every value within
+//! hipFFT's C `int`, every size computed without overflow. Each execution then checks the buffers against the
+//! plan: each must hold every element its side spans (real sides `n`, complex sides `n / 2 + 1` in the last
+//! dimension), be on the plan's device; an in-place complex transform needs one layout for both sides, an
+//! in-place real one the basic layout (rows padded to `2 * (n / 2 + 1)` reals). A failed check is
+//! [`Error::InvalidArgument`] (or [`Error::DeviceMismatch`]) and nothing is queued. Every `hipfftResult`
+//! other than success is an [`Error::Fft`] keeping the raw code.
 //!
 //! Executions are queued on the plan's stream through the memory model. A complex-to-real transform may
 //! overwrite its input (cuFFT and rocFFT both do): [`Plan::c2r`] takes the input as `&mut`.
