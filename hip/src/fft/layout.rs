@@ -539,3 +539,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "layout_fuzz.rs"]
+mod fuzz;
