@@ -30,8 +30,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     }
 
     /// Take ownership of `len` elements of device memory at `ptr` (from another library, or from
-    /// [`into_raw`](Self::into_raw)): the buffer frees it with `hipFree` when dropped, and the memory model
-    /// orders its uses from now on. A null `ptr` holding bytes, or a size that overflows, is
+    /// [`into_raw`](Self::into_raw)): the buffer frees it with `hipFree` when dropped (any non-null `ptr`,
+    /// also one holding no elements: `len` 0 or a zero-sized `T`), and the memory model orders its uses
+    /// from now on. A null `ptr` holding bytes, or a size that overflows, is
     /// [`Error::InvalidArgument`] / [`Error::AllocationTooLarge`].
     ///
     /// # Safety
@@ -49,11 +50,34 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 reason: "a null address holds no memory".into(),
             });
         }
-        let release = if bytes == 0 {
+        Ok(Self::from_parts(ptr, len, device, adopted_release(ptr)))
+    }
+}
+
+/// How memory handed over to [`DeviceBuffer::from_raw`] is released: any address with `hipFree`, even
+/// one holding no elements (it was handed over all the same); null has nothing to free.
+fn adopted_release(ptr: DevicePtr) -> Release {
+    if ptr.is_null() {
+        Release::Nothing
+    } else {
+        Release::Free
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adopted_memory_is_freed_whatever_its_length() {
+        let p = 0x7f00_0000_1000usize as DevicePtr;
+        // Freed whatever the length: no elements (len 0, or a zero-sized T) included, as the address was
+        // handed over all the same.
+        assert!(matches!(adopted_release(p), Release::Free));
+        // Null: nothing to free.
+        assert!(matches!(
+            adopted_release(std::ptr::null_mut()),
             Release::Nothing
-        } else {
-            Release::Free
-        };
-        Ok(Self::from_parts(ptr, len, device, release))
+        ));
     }
 }
