@@ -1,5 +1,5 @@
-//! Issue 43's soundness pass on one device: memory adopted without elements is freed. Compiled only with
-//! `--features gpu`.
+//! Issue 43's soundness pass on one device: memory adopted without elements is freed, and stream-ordered
+//! buffers of zero-sized elements keep their length. Compiled only with `--features gpu`.
 #![cfg(feature = "gpu")]
 mod common;
 
@@ -52,4 +52,24 @@ fn adopted_memory_holding_no_elements_is_freed_on_drop() {
     assert_eq!(none.len(), 5);
     drop(none);
     freed(&d, low, "zero-sized elements");
+}
+
+#[test]
+fn stream_ordered_buffers_of_zero_sized_elements_keep_their_length() {
+    let d = device();
+    let s = Stream::new(&d).unwrap();
+    // `zeroed` kept the length asked for; the stream-ordered forms answered 0.
+    assert_eq!(DeviceBuffer::<[f32; 0]>::zeroed(&d, 7).unwrap().len(), 7);
+    // SAFETY: zero-sized elements: there are no bytes to leave uninitialised.
+    let b = unsafe { DeviceBuffer::<[f32; 0]>::alloc_async(&s, 7) }.unwrap();
+    assert_eq!((b.len(), b.is_empty()), (7, false));
+    let z = DeviceBuffer::<[f32; 0]>::zeroed_async(&s, 9).unwrap();
+    assert_eq!((z.len(), z.is_empty()), (9, false));
+    assert_eq!(z.to_vec().unwrap(), vec![[0f32; 0]; 9]);
+    // The default stream takes the same path.
+    let on_default = DeviceBuffer::<[u8; 0]>::zeroed_async(&d.default_stream(), 3).unwrap();
+    assert_eq!(on_default.len(), 3);
+    // Zero elements of a sized type are still none.
+    assert_eq!(DeviceBuffer::<f32>::zeroed_async(&s, 0).unwrap().len(), 0);
+    s.synchronize().unwrap();
 }
