@@ -67,6 +67,35 @@ fn adopted_release(ptr: DevicePtr) -> Release {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::DeviceMemory;
+
+    #[test]
+    fn from_raw_refuses_a_null_address_holding_bytes_before_anything_else() {
+        let d = Device::for_unit_tests(0);
+        // SAFETY: null holds nothing: refused, or adopted as an empty buffer that frees nothing.
+        let refused = unsafe { DeviceBuffer::<u32>::from_raw(&d, std::ptr::null_mut(), 4) };
+        match refused {
+            Err(Error::InvalidArgument { value, .. }) => {
+                assert_eq!(value, "null, for 4 elements (16 bytes)")
+            }
+            other => panic!("{other:?}"),
+        }
+        // SAFETY: as above.
+        let empty = unsafe { DeviceBuffer::<u32>::from_raw(&d, std::ptr::null_mut(), 0) }.unwrap();
+        assert_eq!((empty.len(), empty.device_ptr()), (0, std::ptr::null_mut()));
+        // Handed back as it came, with nothing to wait for.
+        assert_eq!(empty.into_raw().unwrap(), (std::ptr::null_mut(), 0));
+        // SAFETY: as above; zero-sized elements hold no bytes.
+        let none = unsafe { DeviceBuffer::<[u32; 0]>::from_raw(&d, std::ptr::null_mut(), 9) };
+        assert_eq!(none.unwrap().len(), 9);
+        // A size that overflows.
+        // SAFETY: refused before the address is looked at.
+        let huge = unsafe { DeviceBuffer::<u64>::from_raw(&d, std::ptr::null_mut(), usize::MAX) };
+        assert!(
+            matches!(huge, Err(Error::AllocationTooLarge { .. })),
+            "{huge:?}"
+        );
+    }
 
     #[test]
     fn adopted_memory_is_freed_whatever_its_length() {
