@@ -5,7 +5,7 @@
 mod common;
 
 use hip::prelude::*;
-use hip::{Error, Status};
+use hip::{Error, KernelArg, Status};
 
 fn two() -> (Device, Device) {
     assert!(
@@ -108,6 +108,110 @@ fn a_kernel_is_not_launched_on_another_devices_stream() {
     assert_eq!(err.status(), Status::InvalidArgument);
     s1.synchronize().unwrap();
     assert_eq!(out.to_vec().unwrap(), vec![5u32; n as usize], "nothing ran");
+}
+
+/// Queue `fill(out, value, n)` from device 1's module on `s1`, `out` passed as written memory.
+fn fill_on(
+    fill: &Function,
+    s1: &Stream,
+    out: &mut (impl DeviceMemoryMut<u32> + KernelArg),
+    value: u32,
+) -> hip::Result<()> {
+    let n = out.len() as u32;
+    let mut args = LaunchArgs::new();
+    args.arg_mut(out).arg(&value).arg(&n);
+    // SAFETY: fill(unsigned*, unsigned, unsigned) writes the first n elements of `out`, its only memory.
+    unsafe { fill.launch(s1, &LaunchConfig::for_num_elems(n), &mut args) }
+}
+
+/// A kernel on device 1 given device 0's memory: refused unless device 1 has peer access to device 0
+/// (issue 43: it faulted the GPU). Only this test enables access from device 1 to device 0 in this binary,
+/// after its refusals.
+#[test]
+fn a_kernel_is_not_given_another_devices_memory_without_peer_access() {
+    let (d0, d1) = two();
+    let m1 = spin_fill(&d1);
+    let fill = m1.function("fill").unwrap();
+    let s1 = Stream::new(&d1).unwrap();
+    let n = 4096usize;
+    let mut out0 = DeviceBuffer::from_host(&d0, &vec![5u32; n]).unwrap();
+    let err = fill_on(&fill, &s1, &mut out0, 9).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::DeviceMismatch {
+                stream: 1,
+                other: 0,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(err.status(), Status::InvalidArgument);
+    // Read, not written: refused all the same; a view of the buffer too.
+    let copy = common::load(
+        &d1,
+        r#"extern "C" __global__ void copy(const unsigned* src, unsigned* dst, unsigned n) {
+            unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) dst[i] = src[i];
+        }"#,
+    )
+    .function("copy")
+    .unwrap();
+    let mut into1 = DeviceBuffer::from_host(&d1, &vec![6u32; n]).unwrap();
+    let view = out0.slice(..16).unwrap();
+    let count = 16u32;
+    let mut args = LaunchArgs::new();
+    args.arg(&view).arg_mut(&mut into1).arg(&count);
+    // SAFETY: copy(const unsigned*, unsigned*, unsigned) reads the 16 elements of `view` and writes the
+    // first 16 of `into1`.
+    let err = unsafe { copy.launch(&s1, &LaunchConfig::new(1, 16), &mut args) }.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::DeviceMismatch {
+                stream: 1,
+                other: 0,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    s1.synchronize().unwrap();
+    assert_eq!(out0.to_vec().unwrap(), vec![5u32; n], "nothing ran");
+    assert_eq!(into1.to_vec().unwrap(), vec![6u32; n], "nothing ran");
+    // Managed memory of device 0 is reached from device 1: it passes and is written.
+    let mut managed0 = ManagedBuffer::<u32>::zeroed(&d0, n).unwrap();
+    fill_on(&fill, &s1, &mut managed0, 11).unwrap();
+    assert_eq!(managed0.as_slice().unwrap(), &vec![11u32; n][..]);
+    if !d1.can_access_peer(&d0).unwrap() {
+        // No peer access on this machine: device memory of device 0 never passes on device 1.
+        return;
+    }
+    d1.ensure_peer_access(&d0).unwrap();
+    // Now device 0's device memory passes on device 1's stream, and the kernel writes it.
+    fill_on(&fill, &s1, &mut out0, 9).unwrap();
+    s1.synchronize().unwrap();
+    assert_eq!(out0.to_vec().unwrap(), vec![9u32; n]);
+    // Pool memory is not reached by peer access: still refused, and left as it was.
+    let s0 = Stream::new(&d0).unwrap();
+    let mut pooled0 = DeviceBuffer::<u32>::zeroed_async(&s0, n).unwrap();
+    if pooled0.is_stream_ordered() {
+        let err = fill_on(&fill, &s1, &mut pooled0, 13).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::DeviceMismatch {
+                    stream: 1,
+                    other: 0,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        s1.synchronize().unwrap();
+        assert_eq!(pooled0.to_vec().unwrap(), vec![0u32; n]);
+    }
 }
 
 #[test]

@@ -125,6 +125,50 @@ fn the_same_seed_gives_the_same_numbers_twice_and_through_raw_hiprand() {
     }
 }
 
+/// Issue 43: after a fill, `set_seed` with the same seed gave other values (hipRAND's seed call keeps the
+/// offset, which the fill advanced: 3 of 16,777,216 values equal for Philox, 1 for XORWOW, 0 for
+/// MRG32k3a). `set_seed` now restarts the sequence, also after `set_offset`.
+#[test]
+fn set_seed_restarts_the_sequence_of_a_generator_already_used() {
+    let n = 1 << 24;
+    for kind in [
+        RngType::PseudoDefault,
+        RngType::Xorwow,
+        RngType::Philox4x32_10,
+        RngType::Mrg32k3a,
+        RngType::Mtgp32,
+    ] {
+        let (d, _s, mut g) = setup(kind, 1234);
+        let mut first = DeviceBuffer::<u32>::zeroed(&d, n).unwrap();
+        g.u32(&mut first).unwrap();
+        let first = first.to_vec().unwrap();
+        // Sentinels: a fill that wrote nothing would leave them.
+        let mut again = DeviceBuffer::from_host(&d, &vec![0xdead_beefu32; n]).unwrap();
+        g.set_seed(1234).unwrap();
+        g.u32(&mut again).unwrap();
+        let again = again.to_vec().unwrap();
+        let equal = first.iter().zip(&again).filter(|(a, b)| a == b).count();
+        assert_eq!(equal, n, "{kind:?}: {equal} of {n} values restarted");
+        // A generator moved on by an offset, then seeded: from the start again.
+        if kind.has_offset() {
+            g.set_offset(1000).unwrap();
+        }
+        let mut third = DeviceBuffer::from_host(&d, &vec![0xdead_beefu32; n]).unwrap();
+        g.set_seed(1234).unwrap();
+        g.u32(&mut third).unwrap();
+        assert!(third.to_vec().unwrap() == first, "{kind:?} after an offset");
+        // Another seed: another sequence, not the old one continued.
+        g.set_seed(1235).unwrap();
+        g.u32(&mut third).unwrap();
+        let other = third.to_vec().unwrap();
+        let equal = first.iter().zip(&other).filter(|(a, b)| a == b).count();
+        assert!(
+            equal < n / 1000,
+            "{kind:?}: seed 1235 gave {equal} equal values"
+        );
+    }
+}
+
 #[test]
 fn offsets_reproduce_and_change_the_sequence() {
     let (d, _s, mut g) = setup(RngType::Philox4x32_10, 7);

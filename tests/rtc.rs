@@ -208,6 +208,47 @@ fn interior_nul_is_refused_before_hiprtc() {
 }
 
 #[test]
+fn every_string_holding_a_nul_is_refused_for_its_nul_before_other_checks() {
+    let nul = |b: ProgramBuilder, what: &str| match b.no_cache().compile() {
+        Err(Error::InteriorNul { what: w, .. }) => assert_eq!(w, what),
+        other => panic!("{what}: {other:?}"),
+    };
+    // Before the architecture is checked (an unknown one, or none on a machine without a device).
+    nul(
+        ProgramBuilder::new(VECTOR_ADD).arch("gfx90a\0"),
+        "target architecture",
+    );
+    nul(ProgramBuilder::new("\0").arch("gfx999"), "kernel source");
+    nul(
+        ProgramBuilder::new(VECTOR_ADD).name("a\0.hip"),
+        "program name",
+    );
+    nul(
+        ProgramBuilder::new(VECTOR_ADD).header("h\0.h", ""),
+        "header name",
+    );
+    nul(
+        ProgramBuilder::new(VECTOR_ADD).header(" ", "\0"),
+        "header contents",
+    );
+    nul(
+        ProgramBuilder::new(VECTOR_ADD).name_expression(" \0"),
+        "name expression",
+    );
+    nul(
+        ProgramBuilder::new(VECTOR_ADD).option("--gpu-architecture=gfx999\0"),
+        "compiler option",
+    );
+    match ProgramBuilder::new(VECTOR_ADD)
+        .arch("gfx90a\0")
+        .resolved_options()
+    {
+        Err(Error::InteriorNul { what, .. }) => assert_eq!(what, "target architecture"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn without_a_device_the_arch_is_required() {
     match Device::count() {
         Ok(n) => {

@@ -236,6 +236,29 @@ fn bad_inputs_are_refused_before_comgr() {
         matches!(&err, Error::UnknownArch { arch, known } if arch == "gfx999" && known.contains("gfx90a")),
         "{err}"
     );
+    // A NUL byte is refused for itself, before the architecture or the option is judged.
+    for (arch, option, what) in [
+        ("gfx999\0", "-O3", "linker target architecture"),
+        (OFFLINE_ARCH, "\0", "linker option"),
+        ("gfx999", "-O\0", "linker option"),
+    ] {
+        let err = Linker::for_arch(arch, [option]).unwrap_err();
+        assert!(
+            matches!(&err, Error::InteriorNul { what: w, .. } if *w == what),
+            "{err}"
+        );
+    }
+    let err = Linker::new(["-g\0"]).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Error::InteriorNul {
+                what: "linker option",
+                ..
+            }
+        ),
+        "{err}"
+    );
     let err = Linker::for_arch(OFFLINE_ARCH, [""]).unwrap_err();
     assert!(
         matches!(&err, Error::InvalidOption { option, reason } if option.is_empty() && reason.contains("non-empty")),

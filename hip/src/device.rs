@@ -40,6 +40,10 @@ struct DeviceInner {
     null_stream: OnceLock<Arc<StreamHandle>>,
 }
 
+/// `(accessor, owner)` ordinals: the peer access enabled through this crate in this process (HIP keeps
+/// it per device for the process's life; there is no call that asks it back).
+static PEER_ACCESS: std::sync::Mutex<Vec<(i32, i32)>> = std::sync::Mutex::new(Vec::new());
+
 /// What a launch may ask of this device, read once when the device is opened.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Limits {
@@ -249,14 +253,37 @@ impl Device {
             });
         }
         self.bind()?;
-        result::enable_peer_access(peer.0.ordinal)
+        result::enable_peer_access(peer.0.ordinal)?;
+        self.note_peer_access(peer);
+        Ok(())
     }
 
     /// [`enable_peer_access`](Self::enable_peer_access), where access already enabled is success.
     pub fn ensure_peer_access(&self, peer: &Device) -> Result<()> {
         match self.enable_peer_access(peer) {
-            Err(e) if e.hip_code().map(|c| c.0) == Some(704) => Ok(()),
+            Err(e) if e.hip_code().map(|c| c.0) == Some(704) => {
+                // Enabled before (by raw calls, or in another `Device` of these ordinals): it is on now.
+                self.note_peer_access(peer);
+                Ok(())
+            }
             r => r,
+        }
+    }
+
+    /// Whether this device was given access to `owner`'s memory through
+    /// [`enable_peer_access`](Self::enable_peer_access) or [`ensure_peer_access`](Self::ensure_peer_access)
+    /// in this process: kernel launches on this device may then pass `owner`'s device memory. Access
+    /// enabled only by raw calls is not known here; `hipDeviceDisablePeerAccess` or `hipDeviceReset`
+    /// called raw does not clear it (see [`Function::launch`](crate::Function::launch)'s safety contract).
+    pub(crate) fn has_peer_access(&self, owner: &Device) -> bool {
+        crate::stream::lock(&PEER_ACCESS).contains(&(self.0.ordinal, owner.0.ordinal))
+    }
+
+    pub(crate) fn note_peer_access(&self, owner: &Device) {
+        let mut pairs = crate::stream::lock(&PEER_ACCESS);
+        let pair = (self.0.ordinal, owner.0.ordinal);
+        if !pairs.contains(&pair) {
+            pairs.push(pair);
         }
     }
 

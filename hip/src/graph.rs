@@ -430,8 +430,9 @@ impl GraphExec {
         // and is recorded as a user of each, so none is freed before the launch is done; every captured
         // kernel's Function (its module) is in `self.kept`; anything else a kernel reaches is kept by
         // `self.kept` or was promised by the unsafe launch that captured it (Capture::launch,
-        // Function::launch on a capturing stream). Not covered: a host slice of captured pinned or
-        // managed memory borrowed before this call (see the `memory` module doc).
+        // Function::launch on a capturing stream). No node the crate recorded uses pinned or managed
+        // memory (captures refuse it), so no host slice of such memory is written or read under the
+        // launch; memory a kernel reaches otherwise is that unsafe launch's promise.
         unsafe { result::graph::graph_launch(self.raw, stream.raw()) }
     }
 

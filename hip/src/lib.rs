@@ -70,6 +70,8 @@ pub mod rccl;
 pub mod result;
 pub mod rtc;
 pub mod stream;
+#[cfg(all(test, any(feature = "blas", feature = "fft")))]
+mod test_fuzz;
 #[cfg(all(test, unix))]
 mod test_time;
 

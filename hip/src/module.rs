@@ -87,6 +87,8 @@ impl Module {
             path: path.to_path_buf(),
             source: Box::new(source),
         };
+        // First, on both platforms: a path holding a NUL names no file C could open.
+        let c = path_cstring(path).map_err(named)?;
         if cfg!(hip_platform = "amd") {
             // HIP sizes a file's code object from its headers just as in memory (and aborts on a bundle
             // without this device's code object): read it and load it through the same checks.
@@ -99,7 +101,6 @@ impl Module {
             })?;
             return Self::load_data(device, &image).map_err(named);
         }
-        let c = path_cstring(path).map_err(named)?;
         // The driver reads the file itself; read it here first for the signatures (none if that fails),
         // so that nothing is left to do once the module is loaded.
         let code = std::fs::read(path)

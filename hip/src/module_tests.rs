@@ -71,3 +71,25 @@ fn nvidia_refuses_amd_images_and_terminates_ptx() {
     let (text, _) = checked_image(&terminated, no_device).unwrap();
     assert_eq!(&text[..], &terminated[..]);
 }
+
+#[test]
+fn a_module_path_holding_a_nul_is_refused_for_its_nul_before_anything_reads_it() {
+    // On AMD the file was read first, and the read failed with an I/O error about the name.
+    let device = crate::Device::for_unit_tests(0);
+    match crate::Module::load_file(&device, "kernels\0.hsaco") {
+        Err(Error::ModuleFile { path, source }) => {
+            assert_eq!(path, std::path::Path::new("kernels\0.hsaco"));
+            assert!(
+                matches!(
+                    *source,
+                    Error::InteriorNul {
+                        what: "module path",
+                        ..
+                    }
+                ),
+                "{source:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -434,3 +434,7 @@ impl Gemv {
         Ok((lda, [a, x, y]))
     }
 }
+
+#[cfg(test)]
+#[path = "shape_fuzz.rs"]
+mod fuzz;

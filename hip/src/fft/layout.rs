@@ -173,13 +173,45 @@ fn span(what: &'static str, sizes: &[usize], layout: &Layout, batch: usize) -> R
     }
 }
 
-/// The contiguous layout of `sizes`.
-fn basic(sizes: &[usize]) -> Layout {
-    Layout {
+/// The contiguous layout of `sizes`: one transform after the other, so `dist` is their product, which
+/// is refused where it overflows.
+fn basic(what: &'static str, sizes: &[usize]) -> Result<Layout> {
+    let dist = sizes
+        .iter()
+        .try_fold(1usize, |p, n| p.checked_mul(*n))
+        .ok_or_else(|| {
+            invalid(
+                what,
+                format!("dimensions {sizes:?}"),
+                "the elements of one transform overflow usize",
+            )
+        })?;
+    Ok(Layout {
         embed: sizes.to_vec(),
         stride: 1,
-        dist: sizes.iter().product(),
+        dist,
+    })
+}
+
+/// With more than one transform, transforms of the batch must not share elements of a side they write:
+/// `dist` at least the `one` elements a transform spans there. `input`: the side is the input (which a
+/// complex-to-real transform overwrites).
+fn apart(what: &'static str, layout: &Layout, one: usize, batch: usize, input: bool) -> Result<()> {
+    if batch < 2 || layout.dist >= one {
+        return Ok(());
     }
+    let reason = if input {
+        format!(
+            "a complex-to-real transform overwrites its input, and each input spans {one} elements: a \
+             smaller distance makes transforms of the batch overwrite each other's input"
+        )
+    } else {
+        format!(
+            "each output spans {one} elements: a smaller distance makes transforms of the batch write \
+             the same elements"
+        )
+    };
+    Err(invalid(what, format!("dist {}", layout.dist), reason))
 }
 
 /// Check `shape` for `t`.
@@ -206,28 +238,40 @@ pub(crate) fn check(t: Transform, shape: &Shape) -> Result<Checked> {
             "a plan transforms at least one batch",
         ));
     }
-    let [in_sizes, out_sizes] = sides(t, &shape.dims);
-    let in_layout = shape.input.clone().unwrap_or_else(|| basic(&in_sizes));
-    let out_layout = shape.output.clone().unwrap_or_else(|| basic(&out_sizes));
-    let spans = [
-        span("FFT input layout", &in_sizes, &in_layout, shape.batch)?,
-        span("FFT output layout", &out_sizes, &out_layout, shape.batch)?,
-    ];
-    // Outputs of two transforms of the batch must not share elements (they would be written at once).
-    let one_out = span("FFT output layout", &out_sizes, &out_layout, 1)?;
-    if shape.batch > 1 && out_layout.dist < one_out {
-        return Err(invalid(
-            "FFT output layout",
-            format!("dist {}", out_layout.dist),
-            format!("each output spans {one_out} elements: a smaller distance makes transforms write the same elements"),
-        ));
-    }
+    // hipFFT's C ints first: no size is computed from a value it could not take anyway.
     let dims = shape
         .dims
         .iter()
         .map(|n| int("FFT dimension", *n))
         .collect::<Result<Vec<_>>>()?;
     let batch = int("FFT batch", shape.batch)?;
+    let [in_sizes, out_sizes] = sides(t, &shape.dims);
+    let in_layout = match &shape.input {
+        Some(l) => l.clone(),
+        None => basic("FFT input layout", &in_sizes)?,
+    };
+    let out_layout = match &shape.output {
+        Some(l) => l.clone(),
+        None => basic("FFT output layout", &out_sizes)?,
+    };
+    let spans = [
+        span("FFT input layout", &in_sizes, &in_layout, shape.batch)?,
+        span("FFT output layout", &out_sizes, &out_layout, shape.batch)?,
+    ];
+    // Outputs of two transforms of the batch must not share elements (they would be written at once);
+    // nor inputs of a complex-to-real transform, which overwrites its input (cuFFT and rocFFT both do).
+    let one_out = span("FFT output layout", &out_sizes, &out_layout, 1)?;
+    apart(
+        "FFT output layout",
+        &out_layout,
+        one_out,
+        shape.batch,
+        false,
+    )?;
+    if t == Transform::C2R {
+        let one_in = span("FFT input layout", &in_sizes, &in_layout, 1)?;
+        apart("FFT input layout", &in_layout, one_in, shape.batch, true)?;
+    }
     int("FFT input span", spans[0])?;
     int("FFT output span", spans[1])?;
     let raw = |l: &Layout| -> Result<(Vec<i32>, i32, i32)> {
@@ -332,6 +376,77 @@ mod tests {
     }
 
     #[test]
+    fn dimensions_whose_product_overflows_are_refused_not_multiplied() {
+        // 2^32 * 2^32 elements: the basic layout's distance overflowed (a panic in debug builds).
+        for t in [Transform::C2C, Transform::R2C, Transform::C2R] {
+            assert_eq!(
+                what(check(t, &Shape::new(&[1 << 32, 1 << 32]))),
+                "FFT dimension",
+                "{t:?}"
+            );
+            // Each within a C int, the product not within usize.
+            let big = i32::MAX as usize;
+            assert!(check(t, &Shape::new(&[big, big, big])).is_err(), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn c2r_inputs_of_the_batch_may_not_overlap_as_the_transform_writes_them() {
+        // C2R over 8 points: 5 complex values in per transform. A distance of 0 (every transform reads one
+        // spectrum) or below 5 lets the transforms of the batch overwrite each other's input.
+        for dist in [0, 1, 4] {
+            let shared = Layout {
+                embed: vec![5],
+                stride: 1,
+                dist,
+            };
+            let r = check(
+                Transform::C2R,
+                &Shape::new(&[8]).batch(3).input_layout(shared.clone()),
+            );
+            match r {
+                Err(Error::InvalidArgument {
+                    what,
+                    value,
+                    reason,
+                }) => {
+                    assert_eq!((what, value), ("FFT input layout", format!("dist {dist}")));
+                    assert!(reason.contains("overwrites its input"), "{reason}");
+                }
+                other => panic!("dist {dist}: {other:?}"),
+            }
+            // Transforms that only read their input may share it.
+            for t in [Transform::C2C, Transform::R2C] {
+                let layout = Layout {
+                    embed: vec![8],
+                    ..shared.clone()
+                };
+                assert!(
+                    check(t, &Shape::new(&[8]).batch(3).input_layout(layout)).is_ok(),
+                    "{t:?} dist {dist}"
+                );
+            }
+            // One transform has nothing to overwrite.
+            assert!(check(Transform::C2R, &Shape::new(&[8]).input_layout(shared)).is_ok());
+        }
+        // Exactly one input apart is enough.
+        let apart = Layout {
+            embed: vec![5],
+            stride: 1,
+            dist: 5,
+        };
+        assert_eq!(
+            check(
+                Transform::C2R,
+                &Shape::new(&[8]).batch(3).input_layout(apart)
+            )
+            .unwrap()
+            .spans,
+            [15, 24]
+        );
+    }
+
+    #[test]
     fn bad_shapes_and_layouts_are_refused() {
         assert_eq!(
             what(check(Transform::C2C, &Shape::new(&[]))),
@@ -424,3 +539,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "layout_fuzz.rs"]
+mod fuzz;

@@ -17,13 +17,15 @@
 //!
 //! # What is checked
 //!
-//! A plan's shape is checked when it is made: 1 to 3 dimensions of at least one element, a batch of at
-//! least one, advanced layouts whose embed sizes hold their dimensions, non-zero strides, outputs of the
-//! batch that never share elements, every value within hipFFT's C `int`. Each execution then checks the
-//! buffers against the plan: each must hold every element its side spans (real sides `n`, complex sides
-//! `n / 2 + 1` in the last dimension), be on the plan's device; an in-place complex transform needs one
-//! layout for both sides, an in-place real one the basic layout (rows padded to `2 * (n / 2 + 1)` reals). A failed check is [`Error::InvalidArgument`] (or [`Error::DeviceMismatch`]) and nothing
-//! is queued. Every `hipfftResult` other than success is an [`Error::Fft`] keeping the raw code.
+//! A plan's shape is checked when it is made: 1 to 3 dimensions of at least one element, a batch of at least
+//! one, advanced layouts whose embed sizes hold their dimensions, non-zero strides, outputs of the batch that
+//! never share elements (nor the inputs of a complex-to-real plan, which overwrites them), every value within
+//! hipFFT's C `int`, every size computed without overflow. Each execution then checks the buffers against the
+//! plan: each must hold every element its side spans (real sides `n`, complex sides `n / 2 + 1` in the last
+//! dimension), be on the plan's device; an in-place complex transform needs one layout for both sides, an
+//! in-place real one the basic layout (rows padded to `2 * (n / 2 + 1)` reals). A failed check is
+//! [`Error::InvalidArgument`] (or [`Error::DeviceMismatch`]) and nothing is queued. Every `hipfftResult`
+//! other than success is an [`Error::Fft`] keeping the raw code.
 //!
 //! Executions are queued on the plan's stream through the memory model. A complex-to-real transform may
 //! overwrite its input (cuFFT and rocFFT both do): [`Plan::c2r`] takes the input as `&mut`.
@@ -132,54 +134,60 @@ pub struct Plan<T: FftFloat> {
 unsafe impl<T: FftFloat> Send for Plan<T> {}
 
 impl<T: FftFloat> Plan<T> {
-    /// A plan of `transform` over `shape` on `stream`'s device, queueing on `stream`
-    /// (`hipfftPlanMany`, `hipfftSetStream`).
+    /// A plan of `transform` over `shape` on `stream`'s device, queueing on `stream` (`hipfftCreate`,
+    /// `hipfftMakePlanMany`, `hipfftSetStream`). A shape hipFFT refuses is [`Error::Fft`], and its handle
+    /// is destroyed.
     pub fn new(stream: &Stream, transform: Transform, shape: &Shape) -> Result<Plan<T>> {
         let checked = layout::check(transform, shape)?;
         let device = stream.device().clone();
         device.bind()?;
-        // SAFETY: zero is a valid hipfftHandle value on both platforms (a null pointer, or cuFFT's int).
-        let mut raw: sys::hipfftHandle = unsafe { std::mem::zeroed() };
         let kind = T::TYPES[transform as usize];
         let mut dims = checked.dims.clone();
-        let status = match &checked.layouts {
-            // SAFETY: `raw` is a valid out-pointer; `dims` has `rank` sizes; null embeds: basic layout.
-            None => unsafe {
-                sys::hipfftPlanMany(
-                    &mut raw,
-                    dims.len() as i32,
-                    dims.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                    1,
-                    0,
-                    std::ptr::null_mut(),
-                    1,
-                    0,
-                    kind,
-                    checked.batch,
-                )
-            },
+        // Null embeds: the basic layout (stride 1 and distance 0 are then ignored).
+        let (mut ie, is, id, mut oe, os, od) = match &checked.layouts {
+            None => (None, 1, 0, None, 1, 0),
             Some([(ie, is, id), (oe, os, od)]) => {
-                let (mut ie, mut oe) = (ie.clone(), oe.clone());
-                // SAFETY: as above, with `rank` embed sizes per side (checked).
-                unsafe {
-                    sys::hipfftPlanMany(
-                        &mut raw,
-                        dims.len() as i32,
-                        dims.as_mut_ptr(),
-                        ie.as_mut_ptr(),
-                        *is,
-                        *id,
-                        oe.as_mut_ptr(),
-                        *os,
-                        *od,
-                        kind,
-                        checked.batch,
-                    )
-                }
+                (Some(ie.clone()), *is, *id, Some(oe.clone()), *os, *od)
             }
         };
-        check("hipfftPlanMany", status)?;
+        let ie = ie.as_mut().map_or(std::ptr::null_mut(), |e| e.as_mut_ptr());
+        let oe = oe.as_mut().map_or(std::ptr::null_mut(), |e| e.as_mut_ptr());
+        // hipfftMakePlanMany's out-parameter; the plan's size is read below with hipfftGetSize, as before.
+        let mut work = 0usize;
+        let raw = create_then_make(
+            || {
+                // SAFETY: zero is a valid hipfftHandle value on both platforms (a null pointer, or
+                // cuFFT's int), and hipfftCreate overwrites it.
+                let mut raw: sys::hipfftHandle = unsafe { std::mem::zeroed() };
+                // SAFETY: `raw` is a valid out-pointer; the device is current.
+                check("hipfftCreate", unsafe { sys::hipfftCreate(&mut raw) })?;
+                Ok(raw)
+            },
+            |raw| {
+                // SAFETY: `raw` was just created; `dims` has `rank` sizes; each embed is null (basic
+                // layout) or has `rank` sizes (checked); the out-pointer is a live local.
+                check("hipfftMakePlanMany", unsafe {
+                    sys::hipfftMakePlanMany(
+                        raw,
+                        dims.len() as i32,
+                        dims.as_mut_ptr(),
+                        ie,
+                        is,
+                        id,
+                        oe,
+                        os,
+                        od,
+                        kind,
+                        checked.batch,
+                        &mut work,
+                    )
+                })
+            },
+            |raw| {
+                // SAFETY: created above, its plan not made, used by nothing, destroyed once.
+                unsafe { sys::hipfftDestroy(raw) };
+            },
+        )?;
         let mut plan = Plan {
             raw,
             transform,
@@ -430,6 +438,25 @@ impl<T: FftFloat> Drop for Plan<T> {
     }
 }
 
+/// Make a plan in a handle of its own: `create` the handle (`hipfftCreate`), `make` the plan in it
+/// (`hipfftMakePlanMany`), and give a handle whose plan could not be made to `destroy` (`hipfftDestroy`).
+/// hipFFT's `hipfftPlanMany` does the first two but returns the second's error with the handle it
+/// created, which nothing then destroys: every failed plan leaked one.
+fn create_then_make<H: Copy>(
+    create: impl FnOnce() -> Result<H>,
+    make: impl FnOnce(H) -> Result<()>,
+    destroy: impl FnOnce(H),
+) -> Result<H> {
+    let raw = create()?;
+    match make(raw) {
+        Ok(()) => Ok(raw),
+        Err(e) => {
+            destroy(raw);
+            Err(e)
+        }
+    }
+}
+
 fn raw_dir(dir: Direction) -> i32 {
     match dir {
         // `#define HIPFFT_FORWARD -1` and `HIPFFT_BACKWARD 1`: bindgen types them differently.
@@ -489,5 +516,29 @@ mod tests {
             <f64 as FftFloat>::TYPES,
             [sys::HIPFFT_Z2Z, sys::HIPFFT_D2Z, sys::HIPFFT_Z2D]
         );
+    }
+
+    #[test]
+    fn a_handle_whose_plan_cannot_be_made_is_destroyed() {
+        use std::cell::RefCell;
+        let destroyed = RefCell::new(Vec::new());
+        let refused = || -> Result<()> { check("hipfftMakePlanMany", sys::hipfftResult_t(4)) };
+        // The plan cannot be made (HIPFFT_INVALID_VALUE): its handle goes, and make's error comes back.
+        let e = create_then_make(|| Ok(7), |_| refused(), |h| destroyed.borrow_mut().push(h))
+            .unwrap_err();
+        assert_eq!(e.fft_code(), Some(FftErrorCode(4)));
+        assert_eq!(*destroyed.borrow(), [7]);
+        // Made: the handle is the plan's, not destroyed.
+        let made = create_then_make(|| Ok(8), |_| Ok(()), |h| destroyed.borrow_mut().push(h));
+        assert_eq!(made.unwrap(), 8);
+        // Not created: nothing to destroy, and make is not called.
+        let e = create_then_make(
+            || -> Result<i32> { Err(check("hipfftCreate", sys::hipfftResult_t(2)).unwrap_err()) },
+            |_| panic!("made without a handle"),
+            |h| destroyed.borrow_mut().push(h),
+        )
+        .unwrap_err();
+        assert_eq!(e.fft_code(), Some(FftErrorCode(2)));
+        assert_eq!(*destroyed.borrow(), [7]);
     }
 }

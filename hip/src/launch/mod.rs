@@ -9,6 +9,8 @@ use crate::module::Function;
 use crate::result;
 use crate::stream::{Stream, StreamOp};
 use std::ffi::c_void;
+
+mod devices;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::sync::Arc;
@@ -183,6 +185,8 @@ pub struct LaunchArgs<'a> {
     /// The tracked allocations among the arguments (entries `..uses`), each borrowed for `'a`; bit `i` of
     /// `writes` says entry `i` is written.
     tracked: [MaybeUninit<*const Arc<Allocation>>; MAX_KERNEL_ARGS],
+    /// The parameter (index into `params`) of each tracked allocation, entries `..uses`.
+    tracked_param: [MaybeUninit<u8>; MAX_KERNEL_ARGS],
     uses: usize,
     writes: u32,
     len: usize,
@@ -203,6 +207,7 @@ impl<'a> LaunchArgs<'a> {
             params: [const { MaybeUninit::uninit() }; MAX_KERNEL_ARGS],
             info: [const { MaybeUninit::uninit() }; MAX_KERNEL_ARGS],
             tracked: [const { MaybeUninit::uninit() }; MAX_KERNEL_ARGS],
+            tracked_param: [const { MaybeUninit::uninit() }; MAX_KERNEL_ARGS],
             uses: 0,
             writes: 0,
             len: 0,
@@ -248,17 +253,45 @@ impl<'a> LaunchArgs<'a> {
                 size: u32::try_from(value.kernel_param_size()).unwrap_or(u32::MAX),
                 pointer: value.is_device_pointer(),
             });
-            self.len += 1;
             if let Some((alloc, access)) = used {
-                // uses <= len - 1 < MAX_KERNEL_ARGS = 32: the index and the bit fit.
+                // uses <= len < MAX_KERNEL_ARGS = 32: the indices and the bit fit.
                 self.tracked[self.uses].write(alloc);
+                self.tracked_param[self.uses].write(self.len as u8);
                 self.writes |= u32::from(access == Access::Write) << self.uses;
                 self.uses += 1;
             }
+            self.len += 1;
         } else {
             self.overflow = true;
         }
         self
+    }
+
+    /// Tracked allocation `i` (`i < uses`).
+    fn tracked_allocation(&self, i: usize) -> &Arc<Allocation> {
+        // SAFETY: `push` wrote entries `..uses` (uses <= MAX_KERNEL_ARGS) from `&'a Arc<Allocation>`
+        // references; 'a outlives `&self`, so the entry is initialised and points at a live Arc.
+        unsafe { &*self.tracked[i].assume_init() }
+    }
+
+    /// The device address the kernel receives for tracked allocation `i` (`i < uses`), where its
+    /// argument is a device pointer (this crate's buffers and views); `None` for anything else.
+    fn tracked_address(&self, i: usize) -> Option<crate::memory::DevicePtr> {
+        // SAFETY: `push` wrote entry `i` with the index of its argument, below `len`.
+        let p = usize::from(unsafe { self.tracked_param[i].assume_init() });
+        let info = self.infos()[p];
+        if !info.pointer || info.size as usize != std::mem::size_of::<crate::memory::DevicePtr>() {
+            return None;
+        }
+        // SAFETY: `push` wrote `params[p]` from `as_kernel_param` of an argument borrowed for 'a, which
+        // points at the `size` bytes the kernel receives (KernelArg's contract): here a device address.
+        // Read unaligned: the contract promises the bytes, not their alignment.
+        Some(unsafe {
+            self.params[p]
+                .assume_init()
+                .cast::<crate::memory::DevicePtr>()
+                .read_unaligned()
+        })
     }
 
     /// Order a launch (the operation `op`) by the tracked arguments and record it as their user.
@@ -268,17 +301,13 @@ impl<'a> LaunchArgs<'a> {
         for (i, o) in order.iter_mut().enumerate().take(self.uses) {
             *o = i as u8; // i < MAX_KERNEL_ARGS = 32
         }
-        let at = |i: u8| {
-            // SAFETY: `i < uses` (the indices above), and `push` wrote entries `..uses` (uses <=
-            // MAX_KERNEL_ARGS) from `&'a Arc<Allocation>` references; 'a outlives `&self`, so the entry
-            // is initialised and points at a live Arc.
-            unsafe { &*self.tracked[usize::from(i)].assume_init() }
-        };
         if self.uses > 1 {
-            order[..self.uses].sort_unstable_by_key(|&i| Arc::as_ptr(at(i)) as usize);
+            order[..self.uses].sort_unstable_by_key(|&i| {
+                Arc::as_ptr(self.tracked_allocation(usize::from(i))) as usize
+            });
         }
         for &i in &order[..self.uses] {
-            let alloc = at(i);
+            let alloc = self.tracked_allocation(usize::from(i));
             let access = if self.writes >> i & 1 == 1 {
                 Access::Write
             } else {
@@ -339,20 +368,34 @@ impl Function {
     /// one's size, and a buffer passed for a value or a value for a pointer are [`Error::ArgumentMismatch`],
     /// never sent (see `docs/CHECKED_LAUNCHES.md`).
     ///
+    /// Every buffer or view in `args` must be memory the stream's device can reach, or the launch is
+    /// [`Error::DeviceMismatch`], never sent (a kernel given memory its device cannot reach faults the
+    /// GPU; on AMD the process aborts): memory of the stream's device; managed memory
+    /// ([`ManagedBuffer`](crate::ManagedBuffer), of any device); device memory of another device to
+    /// which the stream's device was given access with
+    /// [`Device::enable_peer_access`](crate::Device::enable_peer_access) or
+    /// [`ensure_peer_access`](crate::Device::ensure_peer_access) (not stream-ordered memory
+    /// from [`DeviceBuffer::alloc_async`](crate::DeviceBuffer::alloc_async): peer access does not reach
+    /// memory pools). Peer access enabled only by raw calls is not known to the crate: pass such memory
+    /// with [`LaunchArgs::arg_untracked`].
+    ///
     /// # Safety
     /// The signature check cannot see types of equal size (`f32` for `u32`), a missing signature (a cubin)
-    /// skips it, and no code object says what memory a pointer may reach. The caller guarantees that
-    /// `args` matches the kernel's parameters in number, order and type, that the kernel stays inside the
-    /// memory it is given, and that it **writes only memory passed with [`LaunchArgs::arg_mut`]**: memory
-    /// passed with [`LaunchArgs::arg`] is only read. The memory model orders the launch by exactly that (a
-    /// read after other streams' writes, a write after their reads and writes, see
-    /// `docs/MEMORY_MODEL.md`) and keeps the host and later work away until it is done; memory the kernel
-    /// reaches any other way (a pointer inside a struct, a module global, [`LaunchArgs::arg_untracked`])
-    /// is the caller's to order: it is not read or written by the host or other work until the kernel
-    /// completes. On a stream being captured the launch is recorded, not run: these
-    /// conditions then hold for every launch of every [`GraphExec`](crate::GraphExec) made from the
-    /// capture, as [`Capture::launch`](crate::Capture::launch) states (the capture keeps this function,
-    /// and the crate's buffers in `args`, alive itself).
+    /// skips it, and no code object says what memory a pointer may reach. The caller guarantees that `args`
+    /// matches the kernel's parameters in number, order and type, that the kernel stays inside the memory it
+    /// is given, and that it **writes only memory passed with [`LaunchArgs::arg_mut`]**: memory passed with
+    /// [`LaunchArgs::arg`] is only read. The memory model orders the launch by exactly that (a read after
+    /// other streams' writes, a write after their reads and writes, see `docs/MEMORY_MODEL.md`) and keeps the
+    /// host and later work away until it is done; memory the kernel reaches any other way (a pointer inside a
+    /// struct, a module global, [`LaunchArgs::arg_untracked`]) is the caller's to order: it is not read or
+    /// written by the host or other work until the kernel completes. Devices: the kernel reaches only memory
+    /// the stream's device can access (the crate's buffers in `args` are checked, as above; memory passed any
+    /// other way is the caller's to check), and peer access the check relies on is not disabled behind the
+    /// crate's back (a raw `hipDeviceDisablePeerAccess` or `hipDeviceReset`) while work that uses it may
+    /// still run. On a stream being captured the launch is recorded, not run: these conditions then hold for
+    /// every launch of every [`GraphExec`](crate::GraphExec) made from the capture, as
+    /// [`Capture::launch`](crate::Capture::launch) states (the capture keeps this function, and the crate's
+    /// buffers in `args`, alive itself).
     pub unsafe fn launch(
         &self,
         stream: &Stream,
@@ -374,6 +417,7 @@ impl Function {
                 device.ordinal()
             )));
         }
+        args.check_devices(device)?;
         check_config(
             config,
             device.limits(),

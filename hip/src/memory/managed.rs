@@ -74,22 +74,22 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
             std::ptr::null_mut()
         } else {
             device.bind()?;
-            let p = result::malloc_managed(bytes, flags)?;
-            if host_access(device)? == HostAccess::Never {
-                // SAFETY: `p` is a fresh allocation of `bytes` bytes on the current device, used by nothing
-                // yet; hipMemset is synchronous for it (the null stream, which queues nothing else here).
-                if let Err(e) = unsafe { result::memset(p, 0, bytes) } {
-                    // SAFETY: allocated above, used by nothing, freed once.
-                    let _ = unsafe { result::free(p) };
-                    return Err(e);
-                }
-            } else {
-                // SAFETY: `p` is a fresh hipMallocManaged allocation of `bytes` bytes, attached globally so
-                // the host may write it, and no work uses it yet; zero bits are a valid T. The device
+            zeroed_allocation(
+                || host_access(device),
+                || result::malloc_managed(bytes, flags),
+                // SAFETY: `p` is a fresh allocation of `bytes` bytes on the current device, used by
+                // nothing yet; hipMemset is synchronous for it (the null stream, which queues nothing else
+                // here).
+                |p| unsafe { result::memset(p, 0, bytes) },
+                // SAFETY: `p` is a fresh hipMallocManaged allocation of `bytes` bytes, attached globally
+                // so the host may write it, and no work uses it yet; zero bits are a valid T. The device
                 // allows host access while kernels run (or, on AMD, the memory is coherent host memory).
-                unsafe { p.cast::<u8>().write_bytes(0, bytes) };
-            }
-            p
+                |p| unsafe { p.cast::<u8>().write_bytes(0, bytes) },
+                |p| {
+                    // SAFETY: allocated just before, used by nothing, freed once.
+                    let _ = unsafe { result::free(p) };
+                },
+            )?
         };
         Ok(ManagedBuffer {
             ptr,
@@ -196,6 +196,32 @@ pub enum MemAttach {
     Single,
 }
 
+/// Fresh zeroed managed memory, every failure leaving nothing allocated: how the host may touch it
+/// (`access`), then the allocation (`alloc`), then the zeroing, on the device where the host may never
+/// touch the memory (`zero_on_device`; the memory goes to `free` if that fails), else by the host
+/// (`zero_on_host`).
+fn zeroed_allocation<P: Copy>(
+    access: impl FnOnce() -> Result<HostAccess>,
+    alloc: impl FnOnce() -> Result<P>,
+    zero_on_device: impl FnOnce(P) -> Result<()>,
+    zero_on_host: impl FnOnce(P),
+    free: impl FnOnce(P),
+) -> Result<P> {
+    // Asked before allocating: once the memory exists, the only step that can fail is the zeroing,
+    // which frees it.
+    let access = access()?;
+    let p = alloc()?;
+    if access == HostAccess::Never {
+        if let Err(e) = zero_on_device(p) {
+            free(p);
+            return Err(e);
+        }
+    } else {
+        zero_on_host(p);
+    }
+    Ok(p)
+}
+
 /// Refuse attachments on NVIDIA devices without concurrent managed access, where they set rules about
 /// which kernels and host code may run at once that this crate does not enforce.
 fn refuse_attach_without_concurrent_access(device: &Device) -> Result<()> {
@@ -237,6 +263,45 @@ fn host_access_for(concurrent_managed_access: i32, nvidia: bool) -> HostAccess {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_step_of_a_zeroed_allocation_leaves_nothing_allocated() {
+        use std::cell::{Cell, RefCell};
+        let live = RefCell::new(Vec::new());
+        let zeroed = Cell::new(None);
+        fn failed<T>() -> Result<T> {
+            Err(Error::NotSupported {
+                what: "test",
+                reason: "a step that fails",
+            })
+        }
+        let run = |access: Result<HostAccess>, on_device: Result<()>| {
+            zeroed_allocation(
+                || access,
+                || {
+                    live.borrow_mut().push(7);
+                    Ok(7)
+                },
+                |_| on_device,
+                |p| zeroed.set(Some(p)),
+                |p| live.borrow_mut().retain(|q| *q != p),
+            )
+        };
+        // The attribute query fails: nothing is left allocated (it was the leak).
+        assert!(run(failed(), Ok(())).is_err());
+        assert!(live.borrow().is_empty(), "{:?}", live.borrow());
+        // Zeroing on the device fails: the memory is freed.
+        assert!(run(Ok(HostAccess::Never), failed()).is_err());
+        assert!(live.borrow().is_empty(), "{:?}", live.borrow());
+        assert_eq!(zeroed.get(), None);
+        // Success: the memory stays, zeroed by the host where it may touch it.
+        assert_eq!(run(Ok(HostAccess::Concurrent), failed()).unwrap(), 7);
+        assert_eq!((live.borrow().clone(), zeroed.get()), (vec![7], Some(7)));
+        live.borrow_mut().clear();
+        zeroed.set(None);
+        assert_eq!(run(Ok(HostAccess::Never), Ok(())).unwrap(), 7);
+        assert_eq!((live.borrow().clone(), zeroed.get()), (vec![7], None));
+    }
 
     #[test]
     fn host_access_follows_the_attribute_and_the_platform() {

@@ -16,15 +16,18 @@
 //!   friends) take host memory only as a [`PinnedBuffer`], tracked the same way: the host sees or changes
 //!   its contents ([`PinnedBuffer::as_slice`], [`PinnedBuffer::as_mut_slice`]) only after the copies that
 //!   conflict and were queued before the call have completed, and neither dropping nor `mem::forget`-ing
-//!   anything frees it under a copy. A slice already borrowed does not stop work queued later without a
-//!   borrow of the buffer: a [`GraphExec::launch`](crate::GraphExec::launch) replaying a captured copy
-//!   into (or out of) the buffer is ordered after the slice was taken, not after it is released.
+//!   anything frees it under a copy. Queueing a copy needs a borrow of the buffer, which a slice held
+//!   excludes; a graph replay needs none, so captures refuse pinned and managed memory
+//!   ([`Error::InvalidArgument`]): no [`GraphExec::launch`](crate::GraphExec::launch) writes or reads
+//!   memory the host holds a slice of.
 //! - Memory is freed when its owner and every graph that captured work on it are gone, and only after
 //!   every stream recorded as still using it is done (a stream-ordered buffer: its stream waits for them
 //!   first). Work this crate cannot see is not waited for: uses made untracked
 //!   ([`DeviceBuffer::set_untracked`], [`LaunchArgs::arg_untracked`](crate::LaunchArgs::arg_untracked),
-//!   both `unsafe`), and, with the `rccl` feature, collectives called inside `rccl::group`, which RCCL /
-//!   NCCL queue only when the group ends, after a buffer dropped inside the group was already freed.
+//!   both `unsafe`). With the `rccl` feature, a collective called inside `rccl::group` is queued by RCCL /
+//!   NCCL only when the group ends: `group` keeps the buffers it uses alive until then (one dropped inside
+//!   the group is freed after the collective), but another stream's operation on them queued inside the
+//!   group is not ordered after the collective (not enforced; see `rccl::group`).
 //! - Device buffers are zero-initialised unless allocated with the `unsafe` [`DeviceBuffer::uninit`] or
 //!   [`DeviceBuffer::alloc_async`].
 

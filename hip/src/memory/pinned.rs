@@ -95,8 +95,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
         // SAFETY: `ptr` is aligned and valid for `len` initialised T (zeroed at allocation), or dangling
         // and non-null with no bytes; the allocation lives while `self` is borrowed. Every copy writing it
         // that was queued before was waited for above, and queueing another needs `&mut self`, which the
-        // returned borrow excludes; a graph replaying a captured write needs no borrow of this buffer and
-        // is the exception (see the module doc).
+        // returned borrow excludes; no graph replay writes it (captures refuse pinned memory).
         Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.len) })
     }
 
@@ -104,8 +103,8 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
         self.alloc.host_wait(Access::Write)?;
         // SAFETY: as in as_slice, for writing: every copy reading or writing it that was queued before was
-        // waited for above, `&mut self` excludes queueing another while the slice lives (a graph replay
-        // aside, as in as_slice), and no other slice of it exists.
+        // waited for above, `&mut self` excludes queueing another while the slice lives (no graph replay
+        // uses it: captures refuse pinned memory), and no other slice of it exists.
         Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) })
     }
 

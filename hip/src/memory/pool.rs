@@ -47,9 +47,10 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         let bytes = byte_size::<T>(len)?;
         let device = stream.device();
         if bytes == 0 {
+            // No elements, or zero-sized ones: nothing to allocate, but `len` of them all the same.
             return Ok(Self::from_parts(
                 std::ptr::null_mut(),
-                0,
+                len,
                 device,
                 Release::Nothing,
             ));

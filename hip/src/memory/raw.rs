@@ -30,8 +30,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     }
 
     /// Take ownership of `len` elements of device memory at `ptr` (from another library, or from
-    /// [`into_raw`](Self::into_raw)): the buffer frees it with `hipFree` when dropped, and the memory model
-    /// orders its uses from now on. A null `ptr` holding bytes, or a size that overflows, is
+    /// [`into_raw`](Self::into_raw)): the buffer frees it with `hipFree` when dropped (any non-null `ptr`,
+    /// also one holding no elements: `len` 0 or a zero-sized `T`), and the memory model orders its uses
+    /// from now on. A null `ptr` holding bytes, or a size that overflows, is
     /// [`Error::InvalidArgument`] / [`Error::AllocationTooLarge`].
     ///
     /// # Safety
@@ -49,11 +50,63 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 reason: "a null address holds no memory".into(),
             });
         }
-        let release = if bytes == 0 {
+        Ok(Self::from_parts(ptr, len, device, adopted_release(ptr)))
+    }
+}
+
+/// How memory handed over to [`DeviceBuffer::from_raw`] is released: any address with `hipFree`, even
+/// one holding no elements (it was handed over all the same); null has nothing to free.
+fn adopted_release(ptr: DevicePtr) -> Release {
+    if ptr.is_null() {
+        Release::Nothing
+    } else {
+        Release::Free
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::DeviceMemory;
+
+    #[test]
+    fn from_raw_refuses_a_null_address_holding_bytes_before_anything_else() {
+        let d = Device::for_unit_tests(0);
+        // SAFETY: null holds nothing: refused, or adopted as an empty buffer that frees nothing.
+        let refused = unsafe { DeviceBuffer::<u32>::from_raw(&d, std::ptr::null_mut(), 4) };
+        match refused {
+            Err(Error::InvalidArgument { value, .. }) => {
+                assert_eq!(value, "null, for 4 elements (16 bytes)")
+            }
+            other => panic!("{other:?}"),
+        }
+        // SAFETY: as above.
+        let empty = unsafe { DeviceBuffer::<u32>::from_raw(&d, std::ptr::null_mut(), 0) }.unwrap();
+        assert_eq!((empty.len(), empty.device_ptr()), (0, std::ptr::null_mut()));
+        // Handed back as it came, with nothing to wait for.
+        assert_eq!(empty.into_raw().unwrap(), (std::ptr::null_mut(), 0));
+        // SAFETY: as above; zero-sized elements hold no bytes.
+        let none = unsafe { DeviceBuffer::<[u32; 0]>::from_raw(&d, std::ptr::null_mut(), 9) };
+        assert_eq!(none.unwrap().len(), 9);
+        // A size that overflows.
+        // SAFETY: refused before the address is looked at.
+        let huge = unsafe { DeviceBuffer::<u64>::from_raw(&d, std::ptr::null_mut(), usize::MAX) };
+        assert!(
+            matches!(huge, Err(Error::AllocationTooLarge { .. })),
+            "{huge:?}"
+        );
+    }
+
+    #[test]
+    fn adopted_memory_is_freed_whatever_its_length() {
+        let p = 0x7f00_0000_1000usize as DevicePtr;
+        // Freed whatever the length: no elements (len 0, or a zero-sized T) included, as the address was
+        // handed over all the same.
+        assert!(matches!(adopted_release(p), Release::Free));
+        // Null: nothing to free.
+        assert!(matches!(
+            adopted_release(std::ptr::null_mut()),
             Release::Nothing
-        } else {
-            Release::Free
-        };
-        Ok(Self::from_parts(ptr, len, device, release))
+        ));
     }
 }

@@ -50,6 +50,12 @@ impl RngType {
         }
     }
 
+    /// Whether its sequence has an offset to set (`hiprandSetGeneratorOffset`): every kind but the
+    /// Mersenne Twisters (MTGP32, MT19937), which hipRAND refuses one (`HIPRAND_STATUS_TYPE_ERROR`).
+    pub fn has_offset(self) -> bool {
+        !matches!(self, RngType::Mtgp32 | RngType::Mt19937)
+    }
+
     /// Whether it is a quasi-random (low-discrepancy) generator.
     pub fn is_quasi(self) -> bool {
         matches!(
@@ -289,6 +295,26 @@ mod tests {
         ];
         assert_eq!(all.map(Ordering::raw), [100, 101, 102, 103, 104, 201]);
         assert_eq!(all.iter().filter(|o| o.is_quasi()).count(), 1);
+    }
+
+    #[test]
+    fn only_the_mersenne_twisters_have_no_offset() {
+        for kind in [RngType::Mtgp32, RngType::Mt19937] {
+            assert!(!kind.has_offset() && !kind.is_quasi(), "{kind:?}");
+        }
+        for kind in [
+            RngType::PseudoDefault,
+            RngType::Xorwow,
+            RngType::Mrg32k3a,
+            RngType::Philox4x32_10,
+            RngType::QuasiDefault,
+            RngType::Sobol32,
+            RngType::ScrambledSobol32,
+            RngType::Sobol64,
+            RngType::ScrambledSobol64,
+        ] {
+            assert!(kind.has_offset(), "{kind:?}");
+        }
     }
 
     #[test]

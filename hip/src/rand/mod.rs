@@ -188,18 +188,31 @@ impl Generator {
         Ok(())
     }
 
-    /// The seed of a pseudo-random generator (`hiprandSetPseudoRandomGeneratorSeed`); the sequence
-    /// restarts. Quasi-random generators take no seed: [`Error::InvalidArgument`].
+    /// The seed of a pseudo-random generator (`hiprandSetPseudoRandomGeneratorSeed`), and its offset
+    /// back to 0 (`hiprandSetGeneratorOffset`): the sequence restarts from its beginning, the values a new
+    /// generator of this kind and seed gives, whatever this one generated before. hipRAND's seed call
+    /// alone keeps the offset, which each fill advances, so the next fill would continue at the old
+    /// position of the new sequence. MTGP32 and MT19937 have no offset ([`RngType::has_offset`]): their
+    /// state is made anew from the seed. To skip values, call [`set_offset`](Self::set_offset) after this.
+    /// Quasi-random generators take no seed: [`Error::InvalidArgument`].
     pub fn set_seed(&mut self, seed: u64) -> Result<()> {
         checks::pseudo_only(self.kind, "seed")?;
         self.device.bind()?;
         // SAFETY: live generator.
         check("hiprandSetPseudoRandomGeneratorSeed", unsafe {
             sys::hiprandSetPseudoRandomGeneratorSeed(self.raw, seed)
-        })
+        })?;
+        if self.kind.has_offset() {
+            // SAFETY: live generator, of a kind that has an offset.
+            check("hiprandSetGeneratorOffset", unsafe {
+                sys::hiprandSetGeneratorOffset(self.raw, 0)
+            })?;
+        }
+        Ok(())
     }
 
-    /// Skip the first `offset` values of the sequence (`hiprandSetGeneratorOffset`).
+    /// Skip the first `offset` values of the sequence (`hiprandSetGeneratorOffset`). MTGP32 and MT19937
+    /// have none: hipRAND's `HIPRAND_STATUS_TYPE_ERROR` ([`Error::Rand`]).
     pub fn set_offset(&mut self, offset: u64) -> Result<()> {
         self.device.bind()?;
         // SAFETY: live generator.

@@ -47,9 +47,10 @@
 //! stream is done with it. Read results with [`Stream::synchronize`] or any later operation on the buffer.
 //!
 //! Inside [`group`] that ordering is recorded when each call is made, but RCCL / NCCL queue the calls
-//! only when the group ends. Until [`group`] returns, do not drop a buffer a call in the group used, nor
-//! use it in another operation: this is not enforced, and a buffer dropped inside the group is freed
-//! before the collective that uses it is queued.
+//! only when the group ends. [`group`] keeps every buffer a call in it used alive until then: one dropped
+//! inside the group is freed only after the collective that uses it. Until [`group`] returns, do not use
+//! such a buffer in an operation on another stream: that operation would not wait for the collective,
+//! which is not queued yet (this is not enforced).
 //!
 //! A collective completes only when every rank has queued its part: in one process driving several
 //! devices, queue the parts inside [`group`] (otherwise the first call may wait forever for the others).
@@ -350,9 +351,9 @@ impl Comm {
         // communicator's device (checked), which `call` made current; `c.comm` is live until Drop and
         // `c.stream` while borrowed, on that device (checked). NCCL touches this rank's buffers only
         // within that count. `call` made the stream wait for the buffers' conflicting users and recorded
-        // it as their user, so neither is freed before the collective is done, as long as it is queued
-        // now: inside `group` NCCL queues it at the group's end, and a buffer dropped before that is not
-        // waited for (see the module doc).
+        // it as their user, so neither is freed before the collective is done. Inside `group` NCCL queues
+        // it only at the group's end: `call` put both allocations in the group's list, which `group` drops
+        // only after ncclGroupEnd queued the call, so a buffer dropped inside the group is freed after it.
         unsafe { result::all_reduce(send.device_ptr(), recv.device_ptr(), op.raw(), c) }
     }
 

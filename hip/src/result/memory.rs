@@ -148,3 +148,22 @@ pub unsafe fn host_get_flags(ptr: *const c_void) -> Result<u32> {
     )?;
     Ok(flags)
 }
+
+/// `hipPointerGetAttribute(HIP_POINTER_ATTRIBUTE_IS_MANAGED)`: whether `ptr` is in managed memory
+/// (`hipMallocManaged`). Any failure (an address HIP does not know, no device) is `false`: the answer is
+/// only ever used to let memory pass, never to refuse it.
+pub fn is_managed(ptr: *mut c_void) -> bool {
+    // A bool (AMD) or an unsigned int (CUDA's driver) is written: zeroed room for either.
+    let mut managed = 0u64;
+    // SAFETY: `managed` is a live local with room for the attribute's value; the address is only looked
+    // up (an unknown one is an error code), never dereferenced. hipDeviceptr_t is void* on AMD and an
+    // integer (CUdeviceptr) on NVIDIA; both hold one address.
+    let rc = unsafe {
+        sys::hipPointerGetAttribute(
+            (&mut managed as *mut u64).cast(),
+            sys::HIP_POINTER_ATTRIBUTE_IS_MANAGED,
+            ptr as usize as sys::hipDeviceptr_t,
+        )
+    };
+    check("hipPointerGetAttribute", rc).is_ok() && managed != 0
+}

@@ -41,6 +41,27 @@ pub(crate) fn not_supported(what: &'static str) -> Error {
     }
 }
 
+/// `strings`, owned, or [`Error::InteriorNul`] naming `what` for the first holding a NUL byte.
+fn nul_free<S: AsRef<str>>(
+    what: &'static str,
+    strings: impl IntoIterator<Item = S>,
+) -> Result<Vec<String>> {
+    strings
+        .into_iter()
+        .map(|s| {
+            let s = s.as_ref();
+            if s.contains('\0') {
+                Err(Error::InteriorNul {
+                    what,
+                    value: s.to_string(),
+                })
+            } else {
+                Ok(s.to_string())
+            }
+        })
+        .collect()
+}
+
 /// A link in progress: inputs collected in memory, linked by [`complete`](Self::complete).
 #[derive(Debug)]
 pub struct Linker {
@@ -55,6 +76,7 @@ impl Linker {
     /// [`Error::ArchRequired`]: use [`for_arch`](Self::for_arch).
     pub fn new<S: AsRef<str>>(options: impl IntoIterator<Item = S>) -> Result<Linker> {
         Self::supported()?;
+        let options = nul_free("linker option", options)?;
         Self::for_arch(&super::current_device_arch()?, options)
     }
 
@@ -64,15 +86,14 @@ impl Linker {
         options: impl IntoIterator<Item = S>,
     ) -> Result<Linker> {
         Self::supported()?;
+        // NUL bytes first: C reads each string only up to its first one.
+        nul_free("linker target architecture", [arch])?;
+        let options = nul_free("linker option", options)?;
         super::arch::check(arch)?;
-        let options = options
-            .into_iter()
-            .map(|o| o.as_ref().to_string())
-            .collect::<Vec<_>>();
-        if let Some(o) = options.iter().find(|o| o.is_empty() || o.contains('\0')) {
+        if let Some(o) = options.iter().find(|o| o.is_empty()) {
             return Err(Error::InvalidOption {
                 option: o.clone(),
-                reason: "linker options must be non-empty and hold no NUL byte",
+                reason: "linker options must be non-empty",
             });
         }
         Ok(Linker {

@@ -227,7 +227,12 @@ impl ProgramBuilder {
     ///
     /// Everything else (`-std=`, `-D`, `-U`, `-I`, warnings) passes unchanged. A switch that ends up
     /// given twice (`-ffast-math` and `--use_fast_math`) is passed once: NVRTC refuses repeats.
+    ///
+    /// Checked first, before any option is read: no string of the builder (source, program name,
+    /// headers, options, architecture, name expressions) holds a NUL byte, which would end it early where
+    /// HIPRTC reads it ([`Error::InteriorNul`] naming which).
     pub fn resolved_options(&self) -> Result<Vec<String>> {
+        self.check_nuls()?;
         let mut options = options::portable_all(&self.options, options::Compiler::CURRENT)?;
         // Every option is checked, not only those that start like a target option: HIPRTC 5.2.3 reads
         // `--offload-arch=` anywhere in an option (even inside a -D value) and then aborts the process.
@@ -318,6 +323,37 @@ impl ProgramBuilder {
             None => cache.store(&key, &program),
         };
         Ok(program)
+    }
+
+    /// Refuse a NUL byte in any string of the builder ([`Error::InteriorNul`] naming which): C reads each
+    /// only up to its first NUL.
+    fn check_nuls(&self) -> Result<()> {
+        let nul = |what: &'static str, s: &str| {
+            if s.contains('\0') {
+                Err(Error::InteriorNul {
+                    what,
+                    value: s.to_string(),
+                })
+            } else {
+                Ok(())
+            }
+        };
+        nul("kernel source", &self.source)?;
+        nul("program name", &self.name)?;
+        for (name, contents) in &self.headers {
+            nul("header name", name)?;
+            nul("header contents", contents)?;
+        }
+        for o in &self.options {
+            nul("compiler option", o)?;
+        }
+        if let Some(a) = &self.arch {
+            nul("target architecture", a)?;
+        }
+        for e in &self.name_expressions {
+            nul("name expression", e)?;
+        }
+        Ok(())
     }
 
     /// Refuse inputs HIPRTC would answer with a bare `HIPRTC_ERROR_INVALID_INPUT`, naming what is wrong.

@@ -35,8 +35,16 @@ impl Compiler {
 }
 
 /// `option` as `compiler` takes it: itself, its equivalent (none, one or two options), or
-/// [`Error::InvalidOption`] naming the platform and what to use instead.
+/// [`Error::InvalidOption`] naming the platform and what to use instead. An option holding a NUL byte is
+/// [`Error::InteriorNul`], before anything else is looked at.
 pub(crate) fn portable(option: &str, compiler: Compiler) -> Result<Vec<String>> {
+    // First: a NUL ends the option where the compiler reads it, whatever it looks like before one.
+    if option.contains('\0') {
+        return Err(Error::InteriorNul {
+            what: "compiler option",
+            value: option.to_string(),
+        });
+    }
     let refuse = |reason: &'static str| {
         Err(Error::InvalidOption {
             option: option.to_string(),
@@ -113,6 +121,26 @@ mod tests {
         }
         let e = portable("-O0", Compiler::Nvrtc).unwrap_err().to_string();
         assert!(e.contains("-G (--device-debug)"), "{e}");
+    }
+
+    #[test]
+    fn an_option_holding_a_nul_is_refused_for_its_nul_first() {
+        // NVRTC read "-O3\0-g" as an optimisation level and refused it as one; clang passed it on.
+        for c in [Compiler::Nvrtc, Compiler::Clang] {
+            for o in ["-O3\0-g", "-O0\0", "\0", "-g\0-G"] {
+                match portable(o, c) {
+                    Err(Error::InteriorNul { what, value }) => {
+                        assert_eq!((what, value.as_str()), ("compiler option", o))
+                    }
+                    other => panic!("{c:?} {o:?}: {other:?}"),
+                }
+            }
+            let all = ["-O3".to_string(), "-DX=\0".to_string()];
+            assert!(
+                matches!(portable_all(&all, c), Err(Error::InteriorNul { value, .. }) if value == "-DX=\0"),
+                "{c:?}"
+            );
+        }
     }
 
     #[test]
