@@ -1,5 +1,5 @@
 //! What the safe crate says about devices on any machine: a count, or the runtime's NoDevice mapped.
-use hip::{Device, Error, Status};
+use hip::{Device, Error, NoDeviceReason, Status};
 
 #[test]
 fn device_count_is_a_count_or_no_device() {
@@ -7,9 +7,10 @@ fn device_count_is_a_count_or_no_device() {
         Ok(n) => assert!(n > 0),
         Err(e) => {
             assert!(
-                matches!(e, Error::NoDevice { platform, .. } if platform == hip::PLATFORM),
+                matches!(e, Error::NoDevice { platform, reason: NoDeviceReason::NoDevice, .. } if platform == hip::PLATFORM),
                 "{e:?}"
             );
+            assert!(e.is_no_device());
             assert_eq!(e.hip_code().unwrap().name(), Some("hipErrorNoDevice"));
             assert_eq!(e.status(), Status::BackendNotAvailable);
             assert_eq!(e.status().code(), 501);
@@ -64,5 +65,25 @@ fn versions_come_from_the_runtime() {
     } else {
         // CUDA's versions (major * 1000 + minor * 10): a driver runs runtimes up to its own version.
         assert!(runtime >= 11_000 && driver >= runtime, "{runtime} {driver}");
+    }
+}
+
+#[test]
+fn the_one_way_to_ask_for_a_gpu_answers_a_device_or_says_why_not() {
+    let mut why = None;
+    let found = Device::first_usable(|e| why = Some(e.to_string())).unwrap();
+    match (Device::count(), found) {
+        (Ok(_), Some(d)) => {
+            assert_eq!(d.ordinal(), 0);
+            assert!(why.is_none(), "{why:?}");
+        }
+        (Err(count_err), None) => {
+            // The reason given is the count's own error, in words.
+            assert_eq!(why.as_deref(), Some(count_err.to_string().as_str()));
+            assert!(count_err.is_no_device());
+            let first = Device::first().unwrap_err();
+            assert!(first.is_no_device(), "{first:?}");
+        }
+        (count, found) => panic!("count {count:?} but first_usable found {found:?}"),
     }
 }

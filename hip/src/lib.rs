@@ -52,6 +52,7 @@
 pub mod blas;
 pub mod code_object;
 pub mod device;
+mod device_select;
 pub mod error;
 pub mod event;
 #[cfg(feature = "fft")]
@@ -75,8 +76,8 @@ mod test_time;
 pub use code_object::CodeObject;
 pub use device::{driver_version, runtime_version, Device, DeviceProperties};
 pub use error::{
-    BlasErrorCode, Error, FftErrorCode, HipErrorCode, NcclErrorCode, RandErrorCode, Result,
-    RtcErrorCode, Status,
+    BlasErrorCode, Error, FftErrorCode, HipErrorCode, NcclErrorCode, NoDeviceReason, RandErrorCode,
+    Report, Result, RtcErrorCode, Status,
 };
 pub use event::Event;
 pub use graph::{Capture, CaptureMode, Graph, GraphExec, GraphInstantiateFlags};
