@@ -87,3 +87,35 @@ fn the_one_way_to_ask_for_a_gpu_answers_a_device_or_says_why_not() {
         (count, found) => panic!("count {count:?} but first_usable found {found:?}"),
     }
 }
+
+#[test]
+fn selecting_a_device_refuses_bad_strings_before_asking_the_runtime() {
+    let err = Device::select("the big one").unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidArgument { what: "device", .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("GPU-"), "{err}");
+    match Device::count() {
+        // No GPU: a well-formed string gets the same "no usable GPU" answer as everything else.
+        Err(_) => {
+            for spec in [
+                "0",
+                "GPU-5a4c1a6e-8a34-2bd5-3f2b-6a1e0c9d7f10",
+                "0000:3b:00.0",
+            ] {
+                let e = Device::select(spec).unwrap_err();
+                assert!(e.is_no_device(), "{spec}: {e:?}");
+            }
+        }
+        Ok(count) => {
+            let e = Device::select(&count.to_string()).unwrap_err();
+            assert!(
+                matches!(&e, Error::NoMatchingDevice { matched: 0, present, .. } if present.len() == count),
+                "{e:?}"
+            );
+            assert!(e.to_string().contains("0: "), "{e}");
+            assert_eq!(e.status(), Status::NotFound);
+        }
+    }
+}

@@ -1,5 +1,5 @@
-//! Devices: count, properties, attributes, memory info, peer access; finding one
-//! ([`Device::first_usable`]).
+//! Devices: count, properties, attributes, memory info, peer access; finding one ([`Device::first_usable`],
+//! [`Device::select`] by ordinal, UUID or PCI bus id).
 //!
 //! Each device is used through its primary context, the one HIP (and CUDA's runtime) keeps per device:
 //! non-primary contexts (`hipCtxCreate` and the other `hipCtx*` calls) are deprecated in HIP and stay out
@@ -13,6 +13,8 @@ use std::cell::Cell;
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Arc, OnceLock};
+
+pub use crate::device_select::{DeviceSelector, DeviceUuid, PciBusId};
 
 /// The HIP runtime version (`hipRuntimeGetVersion`), e.g. `50221153` for 5.2.21153 on AMD.
 pub fn runtime_version() -> Result<i32> {

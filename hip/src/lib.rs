@@ -75,6 +75,7 @@ mod test_time;
 
 pub use code_object::CodeObject;
 pub use device::{driver_version, runtime_version, Device, DeviceProperties};
+pub use device_select::{DeviceSelector, DeviceUuid, PciBusId};
 pub use error::{
     BlasErrorCode, Error, FftErrorCode, HipErrorCode, NcclErrorCode, NoDeviceReason, RandErrorCode,
     Report, Result, RtcErrorCode, Status,

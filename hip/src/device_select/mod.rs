@@ -1,4 +1,10 @@
-//! Finding a device: the one way to ask "is there a usable GPU" ([`Device::first_usable`]).
+//! Finding a device: the one way to ask "is there a usable GPU" ([`Device::first_usable`]), a device's
+//! stable names ([`Device::uuid`], [`Device::pci_bus_id`]) and picking one by a user's string
+//! ([`Device::select`]).
+
+mod parse;
+
+pub use parse::{DeviceSelector, DeviceUuid, PciBusId};
 
 use crate::device::Device;
 use crate::error::{Error, NoDeviceReason, Result};
@@ -64,6 +70,103 @@ impl Device {
             Err(e) => Err(e),
         }
     }
+
+    /// The device's UUID (`hipDeviceGetUuid`), as `nvidia-smi -L` or `rocminfo` show it (see
+    /// [`DeviceUuid`]). Stable across processes, reboots and `*_VISIBLE_DEVICES` orderings, unlike the
+    /// ordinal.
+    ///
+    /// HIP 5.2.3's NVIDIA headers copy CUDA's UUID with `strncpy`: bytes after a zero byte come back as
+    /// zeros there (about 6% of UUIDs have a zero byte). Such a UUID still shows and selects the same
+    /// device every time, but differs from `nvidia-smi`'s.
+    pub fn uuid(&self) -> Result<DeviceUuid> {
+        result::device::uuid(self.ordinal() as i32).map(DeviceUuid)
+    }
+
+    /// The device's PCI address (`hipDeviceGetPCIBusId`), e.g. `0000:3b:00.0`.
+    pub fn pci_bus_id(&self) -> Result<PciBusId> {
+        result::device::pci_bus_id(self.ordinal() as i32)?.parse()
+    }
+
+    /// The ordinal of the device at PCI address `bus_id`, as the runtime finds it
+    /// (`hipDeviceGetByPCIBusId`; the spellings it accepts differ by platform:
+    /// [`select`](Self::select) accepts every spelling of [`PciBusId`] on both).
+    pub fn ordinal_by_pci_bus_id(bus_id: &str) -> Result<usize> {
+        let ordinal = result::device::device_by_pci_bus_id(bus_id)?;
+        usize::try_from(ordinal).map_err(|_| Error::InvalidArgument {
+            what: "PCI bus id",
+            value: bus_id.to_string(),
+            reason: format!("the runtime answered ordinal {ordinal}"),
+        })
+    }
+
+    /// Open the device a user named (a command-line argument, a configuration value): its ordinal (`1`),
+    /// its UUID (`GPU-5a4c1a6e-8a34-2bd5-3f2b-6a1e0c9d7f10`, or AMD's `GPU-2ee3f2c5e6b0f4a2`) or its PCI
+    /// bus id (`0000:3b:00.0`); see [`DeviceSelector`] for every spelling. UUIDs and bus ids name the
+    /// same GPU whatever `HIP_VISIBLE_DEVICES` / `CUDA_VISIBLE_DEVICES` hide or reorder; ordinals count
+    /// the devices this process sees.
+    ///
+    /// - A string in none of the forms: [`Error::InvalidArgument`] naming them, before any HIP call.
+    /// - No usable GPU at all: [`Error::NoDevice`].
+    /// - No device matches: [`Error::NoMatchingDevice`], listing each device present with its ordinal,
+    ///   name, UUID and bus id, so the right string can be copied from the message.
+    /// - A UUID two devices share (AMD devices without a unique id report the same one): refused the
+    ///   same way, rather than picking one.
+    pub fn select(spec: &str) -> Result<Device> {
+        let selector: DeviceSelector = spec.parse()?;
+        let count = Device::count()?;
+        let mut found = Vec::new();
+        for ordinal in 0..count {
+            // A device whose UUID or bus id the runtime cannot give is matched by what it can give.
+            let (uuid, bus) = identity(ordinal);
+            if selector.matches(ordinal, uuid.as_ref(), bus.as_ref()) {
+                found.push(ordinal);
+            }
+        }
+        match found.as_slice() {
+            [ordinal] => Device::get(*ordinal),
+            _ => Err(Error::NoMatchingDevice {
+                spec: spec.to_string(),
+                matched: found.len(),
+                present: present(count),
+            }),
+        }
+    }
+}
+
+/// What the runtime says device `ordinal`'s UUID and PCI bus id are (`None` for what it could not say).
+fn identity(ordinal: usize) -> (Option<DeviceUuid>, Option<PciBusId>) {
+    let raw = ordinal as i32;
+    let uuid = result::device::uuid(raw).ok().map(DeviceUuid);
+    let bus = result::device::pci_bus_id(raw)
+        .ok()
+        .and_then(|s| s.parse().ok());
+    (uuid, bus)
+}
+
+/// One line per device present: `0: <name>, GPU-<uuid>, <bus id>`, for [`Error::NoMatchingDevice`].
+fn present(count: usize) -> Vec<String> {
+    (0..count)
+        .map(|ordinal| {
+            let (uuid, bus) = identity(ordinal);
+            let name = result::device_properties(ordinal as i32)
+                .map(|p| {
+                    let bytes: Vec<u8> = p
+                        .name
+                        .iter()
+                        .take_while(|&&c| c != 0)
+                        .map(|&c| c as u8)
+                        .collect();
+                    String::from_utf8_lossy(&bytes).into_owned()
+                })
+                .unwrap_or_else(|e| format!("(no name: {e})"));
+            let show = |v: Option<String>| v.unwrap_or_else(|| "unknown".into());
+            format!(
+                "{ordinal}: {name}, {}, {}",
+                show(uuid.map(|u| u.to_string())),
+                show(bus.map(|b| b.to_string()))
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@
 //! | [`Error::LengthMismatch`], [`Error::GlobalSize`] | `extent_mismatch` (405) |
 //! | [`Error::OutOfBounds`] | `out_of_bounds` (401) |
 //! | [`Error::InteriorNul`], [`Error::InvalidCodeObject`], [`Error::InvalidLaunch`], [`Error::DeviceOutOfRange`], [`Error::ArchRequired`], [`Error::UnknownArch`], [`Error::UnsupportedArchFeature`], [`Error::DeviceMismatch`], [`Error::InvalidOption`], [`Error::TimingDisabled`], [`Error::TooManyArguments`], [`Error::ArgumentMismatch`], [`Error::InvalidArgument`] | `invalid_argument` (410) |
-//! | [`Error::UnknownName`] | `not_found` (1) |
+//! | [`Error::UnknownName`], [`Error::NoMatchingDevice`] | `not_found` (1) |
 //! | [`Error::AllocationTooLarge`] | `allocation_failed` (201) |
 //! | [`Error::NotSupported`] | `not_supported` (420) |
 //! | [`Error::UntrackedCopy`], [`Error::EventNotRecorded`] | `invalid_state` (902) |
@@ -158,6 +158,16 @@ pub enum Error {
     /// A launch configuration the device cannot run.
     #[error("invalid launch configuration: {0}")]
     InvalidLaunch(String),
+    /// No device, or more than one, is the one [`Device::select`](crate::Device::select) was asked for.
+    #[error("{}", no_matching_device_message(.spec, *.matched, .present))]
+    NoMatchingDevice {
+        /// What the user wrote (an ordinal, `GPU-<uuid>`, a PCI bus id).
+        spec: String,
+        /// How many devices matched: 0, or more than one (a UUID two devices share).
+        matched: usize,
+        /// Each device present: `ordinal: name, GPU-<uuid>, bus id`.
+        present: Vec<String>,
+    },
     /// A device ordinal past the number of devices.
     #[error("device {ordinal} does not exist: {count} HIP device(s) present")]
     DeviceOutOfRange {
@@ -367,6 +377,19 @@ pub enum Error {
     },
 }
 
+/// What `Error::NoMatchingDevice` says: what was asked, and every device present to pick from.
+fn no_matching_device_message(spec: &str, matched: usize, present: &[String]) -> String {
+    let what = if matched == 0 {
+        format!("no device matches `{spec}`")
+    } else {
+        format!("{matched} devices match `{spec}`: name one by its PCI bus id")
+    };
+    format!(
+        "{what}; the devices present (ordinal: name, UUID, PCI bus id): {}",
+        present.join("; ")
+    )
+}
+
 /// What `Error::ArgumentMismatch` says, counting arguments from 1.
 fn argument_mismatch_message(
     kernel: &str,
@@ -426,7 +449,7 @@ impl Error {
             Error::Hip { code, .. } => code.status(),
             Error::NoDevice { .. } => Status::BackendNotAvailable,
             Error::Rtc { code, .. } => code.status(),
-            Error::UnknownName { .. } => Status::NotFound,
+            Error::UnknownName { .. } | Error::NoMatchingDevice { .. } => Status::NotFound,
             Error::LengthMismatch { .. } => Status::ExtentMismatch,
             Error::OutOfBounds { .. } => Status::OutOfBounds,
             Error::AllocationTooLarge { .. } => Status::AllocationFailed,

@@ -51,6 +51,14 @@ fn every_variant() -> Vec<(Error, Status)> {
             Status::BackendNotAvailable,
         ),
         (
+            Error::NoMatchingDevice {
+                spec: "GPU-1".into(),
+                matched: 0,
+                present: vec![],
+            },
+            Status::NotFound,
+        ),
+        (
             Error::LengthMismatch {
                 what: "copy",
                 expected: 2,
