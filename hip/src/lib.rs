@@ -85,7 +85,7 @@ pub use graph::{Capture, CaptureMode, Graph, GraphExec, GraphInstantiateFlags};
 pub use host_fn::{HostFnHandle, HostFnState};
 pub use launch::{Dim3, ElementCount, KernelArg, LaunchArgs, LaunchConfig};
 pub use memory::{
-    DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut, DevicePtr, DeviceSlice,
+    Access, DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut, DevicePtr, DeviceSlice,
     DeviceSliceMut, HostMemory, HostMemoryMut, ManagedBuffer, MemAdvice, MemAttach, MemPool,
     PinnedBuffer, PinnedFlags, PinnedSlice, PinnedSliceMut,
 };
@@ -108,8 +108,8 @@ pub const PLATFORM: &str = hip_sys::HIP_PLATFORM;
 pub mod prelude {
     pub use crate::rtc::ProgramBuilder;
     pub use crate::{
-        CaptureMode, Device, DeviceBuffer, DeviceMemory, DeviceMemoryMut, Dim3, Error, Event,
-        Function, HostMemory, HostMemoryMut, LaunchArgs, LaunchConfig, ManagedBuffer, Module,
-        PinnedBuffer, Result, Status, Stream,
+        Access, CaptureMode, Device, DeviceBuffer, DeviceMemory, DeviceMemoryMut, Dim3, Error,
+        Event, Function, HostMemory, HostMemoryMut, LaunchArgs, LaunchConfig, ManagedBuffer,
+        Module, PinnedBuffer, Result, Status, Stream,
     };
 }
