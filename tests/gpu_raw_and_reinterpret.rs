@@ -129,6 +129,20 @@ fn buffers_are_reinterpreted_as_other_element_types_and_split() {
         x.split_at_mut(1001),
         Err(Error::OutOfBounds { .. })
     ));
+    // Two halves read at once from two streams, from a shared borrow.
+    let (mut a, mut b) = (
+        DeviceBuffer::<u32>::zeroed(&d, 300).unwrap(),
+        DeviceBuffer::<u32>::zeroed(&d, 700).unwrap(),
+    );
+    {
+        let (lo, hi) = x.split_at(300).unwrap();
+        assert_eq!((lo.len(), hi.len()), (300, 700));
+        s1.copy_device_async(&lo, &mut a).unwrap();
+        s2.copy_device_async(&hi, &mut b).unwrap();
+    }
+    assert_eq!(a.to_vec().unwrap(), vec![0x0101_0101u32; 300]);
+    assert_eq!(b.to_vec().unwrap(), vec![0x0202_0202u32; 700]);
+    assert!(matches!(x.split_at(1001), Err(Error::OutOfBounds { .. })));
 }
 
 #[test]

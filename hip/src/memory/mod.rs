@@ -236,6 +236,22 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
             self.allocation(),
         ))
     }
+    /// Two views, `..mid` and `mid..` (for example two halves read by two kernels at once, each view a
+    /// kernel argument of its own). [`Error::OutOfBounds`] for `mid` past the end. For two views to write,
+    /// [`DeviceMemoryMut::split_at_mut`].
+    fn split_at(&self, mid: usize) -> Result<(DeviceSlice<'_, T>, DeviceSlice<'_, T>)>
+    where
+        Self: Sized,
+    {
+        let (_, mid) = bounds(..mid, self.len())?;
+        let (ptr, len, alloc) = (self.device_ptr(), self.len(), self.allocation());
+        let second = offset(ptr, element_offset::<T>(mid));
+        Ok((
+            DeviceSlice::new(ptr, mid, alloc),
+            DeviceSlice::new(second, len - mid, alloc),
+        ))
+    }
+
     /// The same memory as elements of another [`DeviceCopy`] type `U` (for example `f32` as `u32`, or
     /// `[f32; 4]` as `f32`): a view of `byte_len / size_of::<U>()` elements. Safe because every bit
     /// pattern is a valid `DeviceCopy` value. [`Error::InvalidArgument`] when the bytes do not divide
