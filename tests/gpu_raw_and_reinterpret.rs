@@ -46,7 +46,10 @@ fn raw_allocations_are_handed_over_and_adopted() {
     held.fill_async(5, &s).unwrap();
     let graph = cap.end().unwrap();
     match held.into_raw() {
-        Err(Error::InvalidArgument { reason, .. }) => assert!(reason.contains("graph"), "{reason}"),
+        Err(Error::InvalidArgument { reason, .. }) => assert!(
+            reason.contains("graph") && reason.contains("other holder(s)"),
+            "{reason}"
+        ),
         other => panic!("{other:?}"),
     }
     drop(graph);
