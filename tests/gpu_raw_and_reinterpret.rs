@@ -181,12 +181,29 @@ fn pinned_flags_and_managed_attachments_allocate_memory_that_copies_right() {
     match ManagedBuffer::<u32>::zeroed_attached(&d, 1024, MemAttach::Host) {
         Ok(mut m) => {
             assert_ne!(concurrent, 0);
+            assert_eq!(
+                (m.attachment(), m.attached_stream()),
+                (MemAttach::Host, None)
+            );
             m.as_mut_slice().unwrap().fill(3);
             m.attach_async(&s, MemAttach::Single).unwrap();
+            assert_eq!(
+                (m.attachment(), m.attached_stream()),
+                (MemAttach::Single, Some(s.id()))
+            );
             s.memset_async(&mut m, 4).unwrap();
             assert!(m.as_slice().unwrap().iter().all(|&v| v == 0x0404_0404));
+            // Attached to `s`, used from another stream: allowed (a hint here), and ordered after `s`'s
+            // memset and before the host's read.
+            let other = Stream::new(&d).unwrap();
+            other.memset_async(&mut m, 5).unwrap();
+            assert_eq!(m.to_vec().unwrap(), vec![0x0505_0505; 1024]);
             m.attach_async(&s, MemAttach::Global).unwrap();
-            assert_eq!(m.to_vec().unwrap(), vec![0x0404_0404; 1024]);
+            assert_eq!(
+                (m.attachment(), m.attached_stream()),
+                (MemAttach::Global, None)
+            );
+            assert_eq!(m.to_vec().unwrap(), vec![0x0505_0505; 1024]);
         }
         Err(e) => {
             assert_eq!(concurrent, 0, "{e}");
