@@ -241,4 +241,37 @@ mod tests {
         };
         assert!(!no_usable_gpu(missing).is_no_device());
     }
+
+    #[test]
+    fn no_matching_device_lists_what_was_asked_and_every_device_present() {
+        let present = vec![
+            "0: NVIDIA H200, GPU-5a4c1a6e-8a34-2bd5-3f2b-6a1e0c9d7f10, 0000:3b:00.0".to_string(),
+            "1: NVIDIA H200, GPU-0b1c2d3e-8a34-2bd5-3f2b-6a1e0c9d7f10, 0000:5c:00.0".to_string(),
+        ];
+        let none = Error::NoMatchingDevice {
+            spec: "0000:3c:00.0".into(),
+            matched: 0,
+            present: present.clone(),
+        }
+        .to_string();
+        assert_eq!(
+            none,
+            format!(
+                "no device matches `0000:3c:00.0`; the devices present (ordinal: name, UUID, PCI bus id): {}; {}",
+                present[0], present[1]
+            )
+        );
+        let two = Error::NoMatchingDevice {
+            spec: "GPU-5858585858585858".into(),
+            matched: 2,
+            present,
+        }
+        .to_string();
+        assert!(
+            two.starts_with(
+                "2 devices match `GPU-5858585858585858`: name one by its PCI bus id; the devices"
+            ),
+            "{two}"
+        );
+    }
 }

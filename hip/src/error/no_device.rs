@@ -208,6 +208,25 @@ mod tests {
     }
 
     #[test]
+    fn each_reason_shows_in_a_few_words() {
+        let shown = [
+            (NoDeviceReason::NoDevice, "no device"),
+            (NoDeviceReason::NoDriver, "no driver"),
+            (
+                NoDeviceReason::DriverTooOld {
+                    driver: 11040,
+                    runtime: 12090,
+                },
+                "driver 11040 older than runtime 12090",
+            ),
+            (NoDeviceReason::DriverFailed, "driver failed to initialise"),
+        ];
+        for (reason, words) in shown {
+            assert_eq!(reason.to_string(), words);
+        }
+    }
+
+    #[test]
     fn versions_are_written_as_each_platform_writes_them() {
         assert_eq!(version(12090, "nvidia"), "12.9");
         assert_eq!(version(11080, "nvidia"), "11.8");
