@@ -1,34 +1,20 @@
-//! Like rocminfo / deviceQuery: versions and every device's properties.
-use hip::{Device, Status};
-use std::process::ExitCode;
-
-fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("device_query failed: {e} [status {}]", e.status());
-            ExitCode::FAILURE
-        }
-    }
-}
+//! Like rocminfo / deviceQuery: versions and every device's properties, with the names that pick a device
+//! stably (`Device::select`): its UUID and PCI bus id.
+use hip::{Device, Report};
 
 const GIB: f64 = (1u64 << 30) as f64;
 
-fn run() -> hip::Result<()> {
+fn main() -> Result<(), Report> {
     println!("platform:        {}", hip::PLATFORM);
     println!("HIP headers:     {:?}", hip::sys::HIP_SYS_VERSION);
     println!("runtime version: {}", hip::runtime_version()?);
     println!("driver version:  {}", hip::driver_version()?);
     let (major, minor) = hip::rtc::version()?;
     println!("HIPRTC version:  {major}.{minor}");
-    let count = match Device::count() {
-        Ok(n) => n,
-        Err(e) if e.status() == Status::BackendNotAvailable => {
-            println!("{e}");
-            return Ok(());
-        }
-        Err(e) => return Err(e),
-    };
+    if Device::first_usable(|why| println!("{why}"))?.is_none() {
+        return Ok(());
+    }
+    let count = Device::count()?;
     println!("devices:         {count}");
     for i in 0..count {
         let d = Device::get(i)?;
@@ -58,10 +44,8 @@ fn run() -> hip::Result<()> {
             p.memory_bus_width
         );
         println!("  L2 cache:              {} KiB", p.l2_cache_size / 1024);
-        println!(
-            "  PCI:                   {:04x}:{:02x}:{:02x}",
-            p.pci_domain_id, p.pci_bus_id, p.pci_device_id
-        );
+        println!("  UUID:                  {}", d.uuid()?);
+        println!("  PCI bus id:            {}", d.pci_bus_id()?);
         println!("  managed memory:        {}", p.managed_memory);
         println!("  concurrent kernels:    {}", p.concurrent_kernels);
         println!(

@@ -2,33 +2,15 @@
 //!
 //! `cargo run --features blas --example gemm`. Row-major (C / NumPy order) f32 operands, C = A * B with A
 //! 192x256 and B 256x128, then the same product from f16 inputs with f32 accumulation (`gemm_ex`).
-//! Without a GPU it says that no HIP device was found.
+//! Without a usable GPU it says why (no device, no driver, an old driver).
 use hip::blas::{ComputeType, Gemm, Handle};
 use hip::half::f16;
 use hip::prelude::*;
-use hip::Status;
-use std::process::ExitCode;
-
-/// What the example returns: a HIP or hipBLAS failure (its status is printed too), or a product that does
-/// not match the host's.
-type Outcome<T = ()> = Result<T, Box<dyn std::error::Error>>;
+use hip::Report;
 
 const M: usize = 192;
 const N: usize = 128;
 const K: usize = 256;
-
-fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            match e.downcast_ref::<hip::Error>() {
-                Some(h) => eprintln!("gemm failed: {h} [status {}]", h.status()),
-                None => eprintln!("gemm failed: {e}"),
-            }
-            ExitCode::FAILURE
-        }
-    }
-}
 
 /// Row-major `a` (m x k) times `b` (k x n) on the host, in f64.
 fn host_product(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f64> {
@@ -54,15 +36,13 @@ fn max_relative_error(got: &[f32], want: &[f64], scale: &[f64]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-fn run() -> Outcome {
-    let device = match Device::get(0) {
-        Ok(d) => d,
-        Err(e) if e.status() == Status::BackendNotAvailable => {
-            println!("{e}\nno GPU to multiply on: the GEMM needs a HIP device (built against hipBLAS {:?})",
-                hip::blas::HEADER_VERSION);
-            return Ok(());
-        }
-        Err(e) => return Err(e.into()),
+fn main() -> Result<(), Report> {
+    let Some(device) = Device::first_usable(|why| println!("{why}"))? else {
+        let v = hip::blas::HEADER_VERSION;
+        println!(
+            "no GPU to multiply on: the GEMM needs a HIP device (built against hipBLAS {v:?})"
+        );
+        return Ok(());
     };
     // Values exact in f16, so both products see the same inputs.
     let a: Vec<f32> = (0..M * K)
@@ -101,7 +81,9 @@ fn run() -> Outcome {
         hip::PLATFORM
     );
     if err32 > bound || err16 > bound {
-        return Err(format!("the product differs from the host's beyond {bound:.2e}").into());
+        return Err(Report::msg(format!(
+            "the product differs from the host's beyond {bound:.2e}"
+        )));
     }
     println!("checked against the host: ok");
     Ok(())

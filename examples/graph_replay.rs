@@ -3,9 +3,9 @@
 //! and the replays (each copy after the replays still using the buffer, each replay after the copies),
 //! so no synchronisation is written by hand.
 //!
-//! Without a GPU it says that no HIP device was found, and what to check.
+//! Without a usable GPU it says why (no device, no driver, an old driver) and what to check.
 use hip::prelude::*;
-use std::process::ExitCode;
+use hip::Report;
 
 /// Two kernels the graph runs each step: `y = 2 * x`, then `y += 1`.
 const SOURCE: &str = r#"
@@ -19,36 +19,9 @@ extern "C" __global__ void plus_one(float* y, unsigned int n) {
 }
 "#;
 
-/// What the example returns: a HIP failure (its status is printed too), or results that do not match the
-/// host (an error of the example's own, not one of the crate's).
-type Outcome<T = ()> = Result<T, Box<dyn std::error::Error>>;
-
-/// Print why `name` failed, with the status of a HIP failure.
-fn report(name: &str, e: &(dyn std::error::Error + 'static)) {
-    match e.downcast_ref::<hip::Error>() {
-        Some(h) => eprintln!("{name} failed: {h} [status {}]", h.status()),
-        None => eprintln!("{name} failed: {e}"),
-    }
-}
-
-fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            report("graph_replay", &*e);
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn run() -> Outcome {
-    let device = match Device::get(0) {
-        Ok(d) => d,
-        Err(e) if e.status() == Status::BackendNotAvailable => {
-            println!("{e}");
-            return Ok(());
-        }
-        Err(e) => return Err(e.into()),
+fn main() -> Result<(), Report> {
+    let Some(device) = Device::first_usable(|why| println!("{why}"))? else {
+        return Ok(());
     };
     let module = Module::load_data(
         &device,
@@ -85,11 +58,10 @@ fn run() -> Outcome {
         graph.launch(&stream)?; // ordered after the copy
         let output = y.to_vec()?; // ordered after the replay
         if let Some(i) = (0..n).find(|&i| output[i] != 2.0 * input[i] + 1.0) {
-            return Err(format!(
+            return Err(Report::msg(format!(
                 "step {step}, element {i}: {} for input {}",
                 output[i], input[i]
-            )
-            .into());
+            )));
         }
         println!("step {step}: {n} outputs correct (y[1] = {})", output[1]);
     }

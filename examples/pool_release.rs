@@ -9,13 +9,11 @@ fn free_mib(d: &Device) -> hip::Result<i64> {
 }
 
 fn main() -> hip::Result<()> {
-    let d = match Device::get(0) {
-        Ok(d) => d,
-        Err(e) if e.status() == hip::Status::BackendNotAvailable => {
-            println!("{e}\nthe pool release threshold needs one to measure");
-            return Ok(());
-        }
-        Err(e) => return Err(e),
+    let Some(d) = Device::first_usable(|why| {
+        println!("{why}\nthe pool release threshold needs one to measure")
+    })?
+    else {
+        return Ok(());
     };
     let pool = match MemPool::default_for(&d) {
         Ok(p) => p,

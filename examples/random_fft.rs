@@ -1,41 +1,19 @@
 //! Normal samples generated on the device (`hip::rand`), their FFT on the device (`hip::fft`), and both
 //! checked on the host: the samples' moments, and the spectrum against `rustfft` over the same samples.
 //!
-//! `cargo run --features rand,fft --example random_fft`. Without a GPU it says that no HIP device was
-//! found.
+//! `cargo run --features rand,fft --example random_fft`. Without a usable GPU it says why (no
+//! device, no driver, an old driver).
 use hip::fft::{Complex32, Plan, Shape, Transform};
 use hip::prelude::*;
 use hip::rand::{Generator, RngType};
-use hip::Status;
-use std::process::ExitCode;
-
-/// What the example returns: a HIP, hipRAND or hipFFT failure (its status is printed too), or a result
-/// the host does not confirm.
-type Outcome<T = ()> = Result<T, Box<dyn std::error::Error>>;
+use hip::Report;
 
 const N: usize = 1 << 20;
 
-fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            match e.downcast_ref::<hip::Error>() {
-                Some(h) => eprintln!("random_fft failed: {h} [status {}]", h.status()),
-                None => eprintln!("random_fft failed: {e}"),
-            }
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn run() -> Outcome {
-    let device = match Device::get(0) {
-        Ok(d) => d,
-        Err(e) if e.status() == Status::BackendNotAvailable => {
-            println!("{e}\nno GPU to generate on: random_fft needs a HIP device");
-            return Ok(());
-        }
-        Err(e) => return Err(e.into()),
+fn main() -> Result<(), Report> {
+    let Some(device) = Device::first_usable(|why| println!("{why}"))? else {
+        println!("no GPU to generate on: random_fft needs a HIP device");
+        return Ok(());
     };
     let stream = Stream::new(&device)?;
     let mut rng = Generator::new(&stream, RngType::Philox4x32_10)?;
@@ -53,7 +31,9 @@ fn run() -> Outcome {
     let var = x.iter().map(|v| (*v as f64 - mean).powi(2)).sum::<f64>() / (n - 1.0);
     // Six standard errors: mean 1/sqrt(n), variance sqrt(2/n) for a standard normal.
     if mean.abs() > 6.0 / n.sqrt() || (var - 1.0).abs() > 6.0 * (2.0 / n).sqrt() {
-        return Err(format!("samples: mean {mean}, variance {var}: not a standard normal").into());
+        return Err(Report::msg(format!(
+            "samples: mean {mean}, variance {var}: not a standard normal"
+        )));
     }
 
     let mut host: Vec<rustfft::num_complex::Complex<f64>> = x
@@ -79,9 +59,9 @@ fn run() -> Outcome {
         got.len()
     );
     if rel > 1e-5 {
-        return Err(
-            format!("the spectrum differs from the host's: relative error {rel:.2e}").into(),
-        );
+        return Err(Report::msg(format!(
+            "the spectrum differs from the host's: relative error {rel:.2e}"
+        )));
     }
     println!("checked against the host: ok");
     Ok(())

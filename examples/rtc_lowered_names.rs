@@ -1,8 +1,7 @@
 //! Template kernels through name expressions: compile `fill<float>` and `fill<int>`, get their lowered
 //! (mangled) names, and launch each by that name.
 use hip::prelude::*;
-use hip::Status;
-use std::process::ExitCode;
+use hip::Report;
 
 const SOURCE: &str = r#"
 template <typename T>
@@ -12,28 +11,6 @@ __global__ void fill(T* out, T value, unsigned int n) {
 }
 "#;
 
-/// What the example returns: a HIP failure (its status is printed too), or results that do not match the
-/// host (an error of the example's own, not one of the crate's).
-type Outcome<T = ()> = Result<T, Box<dyn std::error::Error>>;
-
-/// Print why `name` failed, with the status of a HIP failure.
-fn report(name: &str, e: &(dyn std::error::Error + 'static)) {
-    match e.downcast_ref::<hip::Error>() {
-        Some(h) => eprintln!("{name} failed: {h} [status {}]", h.status()),
-        None => eprintln!("{name} failed: {e}"),
-    }
-}
-
-fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            report("rtc_lowered_names", &*e);
-            ExitCode::FAILURE
-        }
-    }
-}
-
 fn program() -> ProgramBuilder {
     ProgramBuilder::new(SOURCE)
         .name("fill.hip")
@@ -41,23 +18,18 @@ fn program() -> ProgramBuilder {
         .name_expression("fill<int>")
 }
 
-fn run() -> Outcome {
-    let device = match Device::get(0) {
-        Ok(d) => d,
-        Err(e) if e.status() == Status::BackendNotAvailable => {
-            let arch = if hip::PLATFORM == "amd" {
-                "gfx90a"
-            } else {
-                "compute_90"
-            };
-            let compiled = program().arch(arch).compile()?;
-            for (expr, lowered) in compiled.lowered_names() {
-                println!("{expr:>12} -> {lowered}");
-            }
-            println!("{e}\nnothing to launch");
-            return Ok(());
+fn main() -> Result<(), Report> {
+    let Some(device) = Device::first_usable(|why| println!("{why}"))? else {
+        // No usable GPU: compile offline for an explicit architecture; nothing to launch.
+        let arch = if hip::PLATFORM == "amd" {
+            "gfx90a"
+        } else {
+            "compute_90"
+        };
+        for (expr, lowered) in program().arch(arch).compile()?.lowered_names() {
+            println!("{expr:>12} -> {lowered}");
         }
-        Err(e) => return Err(e.into()),
+        return Ok(());
     };
     let compiled = program().compile()?;
     let module = Module::load_data(&device, compiled.code())?;
@@ -95,7 +67,7 @@ fn run() -> Outcome {
     let i = out_i.to_vec()?;
     let ok = (0..n as usize).all(|k| f[k] == 1.5 + k as f32 && i[k] == -7 + k as i32);
     if !ok {
-        return Err("template kernels wrote wrong values".into());
+        return Err(Report::msg("template kernels wrote wrong values"));
     }
     println!("both instantiations ran and wrote the expected {n} values");
     Ok(())

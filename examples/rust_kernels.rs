@@ -5,11 +5,10 @@
 //! The code objects are the committed ones in `kernels/prebuilt/` (rebuilt by
 //! `scripts/build-rust-kernels.sh`), or with `HIP_RS_BUILD_KERNELS=1` ones built by this package's build.rs
 //! through `hip-kernel-build`. Without a GPU it lists the kernels the code object holds, with their
-//! arguments' sizes, and says that no device was found.
+//! arguments' sizes, after saying why there is no usable GPU.
 use hip::prelude::*;
-use hip::{DeviceCopy, Status};
+use hip::{DeviceCopy, Report};
 use hip_rs_kernel_types::Affine;
-use std::process::ExitCode;
 
 /// gfx90a + gfx1100 code objects in one clang offload bundle.
 const AMDGPU: &[u8] = include_bytes!(env!("HIP_RS_KERNELS_AMDGPU"));
@@ -24,37 +23,10 @@ fn image() -> &'static [u8] {
     }
 }
 
-/// What the example returns: a HIP failure (its status is printed too), or results that do not match the
-/// host (an error of the example's own, not one of the crate's).
-type Outcome<T = ()> = Result<T, Box<dyn std::error::Error>>;
-
-/// Print why `name` failed, with the status of a HIP failure.
-fn report(name: &str, e: &(dyn std::error::Error + 'static)) {
-    match e.downcast_ref::<hip::Error>() {
-        Some(h) => eprintln!("{name} failed: {h} [status {}]", h.status()),
-        None => eprintln!("{name} failed: {e}"),
-    }
-}
-
-fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            report("rust_kernels", &*e);
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn run() -> Outcome {
-    let device = match Device::get(0) {
-        Ok(d) => d,
-        Err(e) if e.status() == Status::BackendNotAvailable => {
-            list_kernels()?;
-            println!("{e}\nnothing to launch");
-            return Ok(());
-        }
-        Err(e) => return Err(e.into()),
+fn main() -> Result<(), Report> {
+    let Some(device) = Device::first_usable(|why| println!("{why}"))? else {
+        // No usable GPU: list what the code object holds; nothing to launch.
+        return list_kernels();
     };
     let props = device.properties()?;
     println!("device 0: {} ({})", props.name, props.arch_name);
@@ -80,7 +52,7 @@ fn run() -> Outcome {
 }
 
 /// What the code object says, read without a device.
-fn list_kernels() -> Outcome {
+fn list_kernels() -> Result<(), Report> {
     let parsed = hip::CodeObject::parse(image())?;
     let kernels = parsed.kernels();
     println!(
@@ -104,16 +76,16 @@ fn list_kernels() -> Outcome {
 /// Elements per test: not a multiple of the block size, so the bounds checks are exercised.
 const N: u32 = (1 << 20) + 123;
 
-fn wrong(what: &str, bad: usize) -> Outcome {
+fn wrong(what: &str, bad: usize) -> Result<(), Report> {
     if bad == 0 {
         println!("{what}: {N} results correct");
         Ok(())
     } else {
-        Err(format!("{what}: {bad} of {N} results wrong").into())
+        Err(Report::msg(format!("{what}: {bad} of {N} results wrong")))
     }
 }
 
-fn vector_add(device: &Device, module: &Module, stream: &Stream) -> Outcome {
+fn vector_add(device: &Device, module: &Module, stream: &Stream) -> Result<(), Report> {
     let kernel = module.function("vector_add")?;
     let a: Vec<f32> = (0..N).map(|i| (i % 1000) as f32 * 0.5).collect();
     let b: Vec<f32> = (0..N).map(|i| (i % 777) as f32 * 0.25).collect();
@@ -142,7 +114,7 @@ fn saxpy<T>(
     alpha: T,
     x: impl Fn(u32) -> T,
     y: impl Fn(u32) -> T,
-) -> Outcome
+) -> Result<(), Report>
 where
     T: DeviceCopy + std::ops::Mul<Output = T> + std::ops::Add<Output = T> + PartialEq,
 {
@@ -164,7 +136,7 @@ where
     wrong(name, bad)
 }
 
-fn block_sum(device: &Device, module: &Module, stream: &Stream) -> Outcome {
+fn block_sum(device: &Device, module: &Module, stream: &Stream) -> Result<(), Report> {
     let kernel = module.function("block_sum_u32")?;
     const BLOCK: u32 = 256;
     let blocks = N.div_ceil(BLOCK);
@@ -192,16 +164,15 @@ fn block_sum(device: &Device, module: &Module, stream: &Stream) -> Outcome {
     let total = partial.iter().fold(0u64, |s, &p| s + p as u64);
     let expected = input.iter().map(|&v| v as u64).sum::<u64>();
     if bad != 0 || total != expected {
-        return Err(format!(
+        return Err(Report::msg(format!(
             "block_sum_u32: {bad} of {blocks} block sums wrong; total {total}, expected {expected}"
-        )
-        .into());
+        )));
     }
     println!("block_sum_u32: {blocks} block sums correct, total {total}");
     Ok(())
 }
 
-fn affine(device: &Device, module: &Module, stream: &Stream) -> Outcome {
+fn affine(device: &Device, module: &Module, stream: &Stream) -> Result<(), Report> {
     let kernel = module.function("affine_f32")?;
     let params = Affine {
         scale: 0.5,

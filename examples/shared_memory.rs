@@ -2,9 +2,9 @@
 //! picks the block size for that shared size, the kernel opts in to more than 48 KiB of shared memory
 //! where the device needs it (NVIDIA), and the sum is checked against the host.
 //!
-//! Without a GPU it says that no HIP device was found, and what to check.
+//! Without a usable GPU it says why (no device, no driver, an old driver) and what to check.
 use hip::prelude::*;
-use std::process::ExitCode;
+use hip::Report;
 
 /// Each block copies `items` elements per thread into shared memory, each thread adds up its own
 /// `items`, and the block reduces the per-thread sums in shared memory: one partial sum per block.
@@ -32,36 +32,9 @@ extern "C" __global__ void block_sum(const float* x, float* partial, unsigned in
 /// Elements each thread loads: 16 floats, so a block of 1024 threads needs 64 KiB.
 const ITEMS: u32 = 16;
 
-/// What the example returns: a HIP failure (its status is printed too), or results that do not match the
-/// host (an error of the example's own, not one of the crate's).
-type Outcome<T = ()> = Result<T, Box<dyn std::error::Error>>;
-
-/// Print why `name` failed, with the status of a HIP failure.
-fn report(name: &str, e: &(dyn std::error::Error + 'static)) {
-    match e.downcast_ref::<hip::Error>() {
-        Some(h) => eprintln!("{name} failed: {h} [status {}]", h.status()),
-        None => eprintln!("{name} failed: {e}"),
-    }
-}
-
-fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            report("shared_memory", &*e);
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn run() -> Outcome {
-    let device = match Device::get(0) {
-        Ok(d) => d,
-        Err(e) if e.status() == Status::BackendNotAvailable => {
-            println!("{e}");
-            return Ok(());
-        }
-        Err(e) => return Err(e.into()),
+fn main() -> Result<(), Report> {
+    let Some(device) = Device::first_usable(|why| println!("{why}"))? else {
+        return Ok(());
     };
     println!(
         "device 0: {}; shared memory per block {} bytes, {} after opting in",
@@ -110,7 +83,7 @@ fn reduce(
     x: &DeviceBuffer<f32>,
     block: u32,
     shared_for: impl Fn(u32) -> usize,
-) -> Outcome<f64> {
+) -> Result<f64, Report> {
     let shared = shared_for(block);
     let per_block = block as usize * ITEMS as usize;
     let blocks = x.len().div_ceil(per_block);
@@ -138,9 +111,11 @@ fn reduce(
     Ok(partial.to_vec()?.iter().map(|&v| f64::from(v)).sum())
 }
 
-fn check(sum: f64, expected: f64, block: u32) -> Outcome {
+fn check(sum: f64, expected: f64, block: u32) -> Result<(), Report> {
     if (sum - expected).abs() > expected * 1e-5 {
-        return Err(format!("blocks of {block}: {sum}, the host says {expected}").into());
+        return Err(Report::msg(format!(
+            "blocks of {block}: {sum}, the host says {expected}"
+        )));
     }
     println!("blocks of {block} threads: {sum} (host {expected})");
     Ok(())

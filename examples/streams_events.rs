@@ -1,7 +1,6 @@
 //! Two streams overlapping copy-in / kernel / copy-out over chunks, timed with events against one stream.
 use hip::prelude::*;
-use hip::Status;
-use std::process::ExitCode;
+use hip::Report;
 
 const SOURCE: &str = r#"
 extern "C" __global__ void work(float* x, unsigned int n, int rounds) {
@@ -18,40 +17,14 @@ const CHUNKS: usize = 8;
 const CHUNK: usize = 1 << 22; // 4 Mi floats, 16 MiB per chunk
 const ROUNDS: i32 = 200;
 
-/// What the example returns: a HIP failure (its status is printed too), or results that do not match the
-/// host (an error of the example's own, not one of the crate's).
-type Outcome<T = ()> = Result<T, Box<dyn std::error::Error>>;
-
-/// Print why `name` failed, with the status of a HIP failure.
-fn report(name: &str, e: &(dyn std::error::Error + 'static)) {
-    match e.downcast_ref::<hip::Error>() {
-        Some(h) => eprintln!("{name} failed: {h} [status {}]", h.status()),
-        None => eprintln!("{name} failed: {e}"),
-    }
-}
-
-fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            report("streams_events", &*e);
-            ExitCode::FAILURE
-        }
-    }
-}
-
 fn expected(x: f32) -> f32 {
     (0..ROUNDS).fold(x, |v, _| v * 0.999 + 0.5)
 }
 
-fn run() -> Outcome {
-    let device = match Device::get(0) {
-        Ok(d) => d,
-        Err(e) if e.status() == Status::BackendNotAvailable => {
-            println!("{e}\nstreams and events need one");
-            return Ok(());
-        }
-        Err(e) => return Err(e.into()),
+fn main() -> Result<(), Report> {
+    let Some(device) = Device::first_usable(|why| println!("{why}\nstreams and events need one"))?
+    else {
+        return Ok(());
     };
     let module = Module::load_data(&device, ProgramBuilder::new(SOURCE).compile()?.code())?;
     let kernel = module.function("work")?;
@@ -107,7 +80,7 @@ fn run() -> Outcome {
             .step_by(997)
             .any(|i| (out[i] - expected(input[base + i])).abs() > 1e-3)
         {
-            return Err(format!("chunk {c} has wrong results").into());
+            return Err(Report::msg(format!("chunk {c} has wrong results")));
         }
     }
     println!("one stream:  {one:.3} ms");

@@ -1,10 +1,9 @@
 //! HIPRTC -> module -> launch -> verify: c = a + b over a million floats.
 //!
-//! Without a GPU it compiles the kernel offline for an explicit architecture, reports the code object, and
-//! says that no HIP device was found.
+//! Without a usable GPU it says why (no device, no driver, an old driver), then compiles the kernel offline
+//! for an explicit architecture and reports the code object.
 use hip::prelude::*;
-use hip::Status;
-use std::process::ExitCode;
+use hip::Report;
 
 const SOURCE: &str = r#"
 extern "C" __global__ void vector_add(const float* a, const float* b, float* c, unsigned int n) {
@@ -13,49 +12,23 @@ extern "C" __global__ void vector_add(const float* a, const float* b, float* c, 
 }
 "#;
 
-/// What the example returns: a HIP failure (its status is printed too), or results that do not match the
-/// host (an error of the example's own, not one of the crate's).
-type Outcome<T = ()> = Result<T, Box<dyn std::error::Error>>;
-
-/// Print why `name` failed, with the status of a HIP failure.
-fn report(name: &str, e: &(dyn std::error::Error + 'static)) {
-    match e.downcast_ref::<hip::Error>() {
-        Some(h) => eprintln!("{name} failed: {h} [status {}]", h.status()),
-        None => eprintln!("{name} failed: {e}"),
-    }
-}
-
-fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            report("vector_add", &*e);
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn run() -> Outcome {
-    let device = match Device::get(0) {
-        Ok(d) => d,
-        Err(e) if e.status() == Status::BackendNotAvailable => {
-            let arch = if hip::PLATFORM == "amd" {
-                "gfx90a"
-            } else {
-                "compute_90"
-            };
-            let compiled = ProgramBuilder::new(SOURCE)
-                .name("vector_add.hip")
-                .arch(arch)
-                .compile()?;
-            println!(
-                "compiled vector_add offline for {arch}: {} bytes of code object",
-                compiled.code().len()
-            );
-            println!("{e}\nnothing to launch");
-            return Ok(());
-        }
-        Err(e) => return Err(e.into()),
+fn main() -> Result<(), Report> {
+    let Some(device) = Device::first_usable(|why| println!("{why}"))? else {
+        // No usable GPU (the reason is printed above): compile offline for an explicit architecture.
+        let arch = if hip::PLATFORM == "amd" {
+            "gfx90a"
+        } else {
+            "compute_90"
+        };
+        let compiled = ProgramBuilder::new(SOURCE)
+            .name("vector_add.hip")
+            .arch(arch)
+            .compile()?;
+        println!(
+            "compiled vector_add offline for {arch}: {} bytes of code object; nothing to launch",
+            compiled.code().len()
+        );
+        return Ok(());
     };
     let props = device.properties()?;
     println!("device 0: {} ({})", props.name, props.arch_name);
@@ -87,7 +60,7 @@ fn run() -> Outcome {
         .filter(|(c, (a, b))| **c != **a + **b)
         .count();
     if wrong > 0 {
-        return Err(format!("{wrong} of {n} results are wrong").into());
+        return Err(Report::msg(format!("{wrong} of {n} results are wrong")));
     }
     println!("vector_add of {n} elements: all results correct");
     Ok(())

@@ -403,3 +403,25 @@ fn a_graph_update_from_another_device_is_refused() {
     s0.synchronize().unwrap();
     assert!(b0.to_vec().unwrap().iter().all(|&v| v == 7));
 }
+
+#[test]
+fn each_device_is_found_by_its_uuid_and_its_pci_bus_id() {
+    let (d0, d1) = two();
+    let names = [&d0, &d1].map(|d| (d.uuid().unwrap(), d.pci_bus_id().unwrap()));
+    assert_ne!(names[0].0, names[1].0, "two GPUs, two UUIDs");
+    assert_ne!(names[0].1, names[1].1, "two GPUs, two bus ids");
+    for (ordinal, (uuid, bus)) in names.iter().enumerate() {
+        for spec in [uuid.to_string(), bus.to_string()] {
+            let found = Device::select(&spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+            assert_eq!(found.ordinal(), ordinal, "{spec}");
+        }
+        assert_eq!(
+            Device::ordinal_by_pci_bus_id(&bus.to_string()).unwrap(),
+            ordinal
+        );
+    }
+    // Selecting device 1 leaves a device the crate can use: a copy on it goes through.
+    let d = Device::select(&names[1].0.to_string()).unwrap();
+    let buf = DeviceBuffer::from_host(&d, &[3u32; 16]).unwrap();
+    assert_eq!(buf.to_vec().unwrap(), [3u32; 16]);
+}

@@ -46,7 +46,10 @@ fn raw_allocations_are_handed_over_and_adopted() {
     held.fill_async(5, &s).unwrap();
     let graph = cap.end().unwrap();
     match held.into_raw() {
-        Err(Error::InvalidArgument { reason, .. }) => assert!(reason.contains("graph"), "{reason}"),
+        Err(Error::InvalidArgument { reason, .. }) => assert!(
+            reason.contains("graph") && reason.contains("other holder(s)"),
+            "{reason}"
+        ),
         other => panic!("{other:?}"),
     }
     drop(graph);
@@ -129,6 +132,20 @@ fn buffers_are_reinterpreted_as_other_element_types_and_split() {
         x.split_at_mut(1001),
         Err(Error::OutOfBounds { .. })
     ));
+    // Two halves read at once from two streams, from a shared borrow.
+    let (mut a, mut b) = (
+        DeviceBuffer::<u32>::zeroed(&d, 300).unwrap(),
+        DeviceBuffer::<u32>::zeroed(&d, 700).unwrap(),
+    );
+    {
+        let (lo, hi) = x.split_at(300).unwrap();
+        assert_eq!((lo.len(), hi.len()), (300, 700));
+        s1.copy_device_async(&lo, &mut a).unwrap();
+        s2.copy_device_async(&hi, &mut b).unwrap();
+    }
+    assert_eq!(a.to_vec().unwrap(), vec![0x0101_0101u32; 300]);
+    assert_eq!(b.to_vec().unwrap(), vec![0x0202_0202u32; 700]);
+    assert!(matches!(x.split_at(1001), Err(Error::OutOfBounds { .. })));
 }
 
 #[test]
@@ -164,12 +181,29 @@ fn pinned_flags_and_managed_attachments_allocate_memory_that_copies_right() {
     match ManagedBuffer::<u32>::zeroed_attached(&d, 1024, MemAttach::Host) {
         Ok(mut m) => {
             assert_ne!(concurrent, 0);
+            assert_eq!(
+                (m.attachment(), m.attached_stream()),
+                (MemAttach::Host, None)
+            );
             m.as_mut_slice().unwrap().fill(3);
             m.attach_async(&s, MemAttach::Single).unwrap();
+            assert_eq!(
+                (m.attachment(), m.attached_stream()),
+                (MemAttach::Single, Some(s.id()))
+            );
             s.memset_async(&mut m, 4).unwrap();
             assert!(m.as_slice().unwrap().iter().all(|&v| v == 0x0404_0404));
+            // Attached to `s`, used from another stream: allowed (a hint here), and ordered after `s`'s
+            // memset and before the host's read.
+            let other = Stream::new(&d).unwrap();
+            other.memset_async(&mut m, 5).unwrap();
+            assert_eq!(m.to_vec().unwrap(), vec![0x0505_0505; 1024]);
             m.attach_async(&s, MemAttach::Global).unwrap();
-            assert_eq!(m.to_vec().unwrap(), vec![0x0404_0404; 1024]);
+            assert_eq!(
+                (m.attachment(), m.attached_stream()),
+                (MemAttach::Global, None)
+            );
+            assert_eq!(m.to_vec().unwrap(), vec![0x0505_0505; 1024]);
         }
         Err(e) => {
             assert_eq!(concurrent, 0, "{e}");

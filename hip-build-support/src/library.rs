@@ -32,6 +32,12 @@ pub struct Binding {
     pub version: fn(&Path) -> (u32, u32, u32),
     /// The library to link (`"hipblas"` for libhipblas).
     pub link: &'static str,
+    /// What the library runs on, per platform, with the libraries that must be present where a program
+    /// runs (`"rocBLAS on AMD; on HIP's NVIDIA platform ... cuBLAS (libcublas, libcublasLt)"`).
+    pub backend: &'static str,
+    /// The variable naming the library's file for the run-time loader of `dynamic-loading`
+    /// (`"HIP_RS_HIPBLAS"`).
+    pub run_time_var: &'static str,
     /// Clang arguments after hip-sys's: `["-xc++", "-std=c++14"]` for a header that only parses as C++
     /// (hip-sys's own are C).
     pub clang_args: &'static [&'static str],
@@ -58,8 +64,13 @@ pub fn build(b: &Binding) {
         Err(_) if dynamic::enabled() => {
             return use_prebuilt(b, &out, verbose, "dynamic-loading, no headers found")
         }
-        Err(tried) => fail(&find::missing_message(
-            &b.library, b.feature, &tried, b.install,
+        Err(tried) => fail(&format!(
+            "{}\n{}",
+            find::missing_message(&b.library, b.feature, &tried, b.install),
+            deployment_note(
+                b,
+                env::var("DEP_AMDHIP64_PLATFORM").as_deref() == Ok("nvidia")
+            )
         )),
     };
     let Ok(clang_args) = env::var("DEP_AMDHIP64_CLANG_ARGS") else {
@@ -172,7 +183,88 @@ fn use_prebuilt(b: &Binding, out: &Path, verbose: bool, why: &str) {
     finish(out, code, version);
 }
 
+/// The second half of the "not found" build error: `dynamic-loading` as the way to build without the
+/// library, and what a program built without it needs where it runs (on `nvidia`, CUDA's libraries too).
+pub fn deployment_note(b: &Binding, nvidia: bool) -> String {
+    let (major, minor, patch) = b.prebuilt.1;
+    let name = b.library.name;
+    let mut note = format!(
+        "Or turn on the `dynamic-loading` feature of `hip` (features = [\"{feature}\", \"dynamic-loading\"]): \
+         {krate} then builds from its committed bindings ({name} {major}.{minor}.{patch}) without the \
+         header, and {name} is opened when the program first uses it ({var} names the file). Where it is \
+         missing the program gets Error::LibraryNotFound, listing every path tried, instead of failing to \
+         start.\n\n\
+         Without `dynamic-loading` a program is linked to {name}: its library, and what that runs on ({backend}), \
+         must be found by the system's loader where the program runs, or the program dies before `main` \
+         with \"error while loading shared libraries\" (exit status 127).\n",
+        feature = b.feature,
+        krate = b.crate_name,
+        var = b.run_time_var,
+        backend = b.backend,
+    );
+    if nvidia {
+        note.push_str(
+            "This build is for HIP's NVIDIA platform: the program also needs the CUDA runtime (libcudart), \
+             NVRTC (libnvrtc) and the driver's libcuda.so.1 (not the CUDA toolkit's stubs/ copy), at load \
+             time without `dynamic-loading`, at first use with it.\n",
+        );
+    }
+    note
+}
+
 fn fail(msg: &str) -> ! {
     eprintln!("\n{msg}");
     std::process::exit(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn binding() -> Binding {
+        Binding {
+            library: find::Library {
+                name: "hipBLAS",
+                header: "hipblas/hipblas.h",
+                path_var: "HIPBLAS_PATH",
+                lib_names: &["libhipblas.so"],
+            },
+            crate_name: "hipblas-sys",
+            feature: "blas",
+            allow: "hipblas.*",
+            allow_vars: "HIPBLAS.*",
+            status: "hipblasStatus_t",
+            prebuilt: ("src/prebuilt/hipblas_2_4_0.rs", (2, 4, 0)),
+            install: "  apt-get install libhipblas-dev\n",
+            version: |_| (0, 0, 0),
+            link: "hipblas",
+            backend: "rocBLAS on AMD; cuBLAS (libcublas, libcublasLt) on NVIDIA",
+            run_time_var: "HIP_RS_HIPBLAS",
+            clang_args: &[],
+        }
+    }
+
+    #[test]
+    fn the_missing_library_error_offers_dynamic_loading_and_says_what_a_program_needs() {
+        let amd = deployment_note(&binding(), false);
+        assert!(
+            amd.contains("features = [\"blas\", \"dynamic-loading\"]")
+                && amd.contains("committed bindings (hipBLAS 2.4.0)")
+                && amd.contains("HIP_RS_HIPBLAS")
+                && amd.contains("Error::LibraryNotFound")
+                && amd.contains("exit status 127")
+                && amd.contains("libcublasLt"),
+            "{amd}"
+        );
+        assert!(!amd.contains("libcuda.so.1"), "{amd}");
+        let nvidia = deployment_note(&binding(), true);
+        assert!(
+            nvidia.starts_with(&amd)
+                && nvidia.contains("libcudart")
+                && nvidia.contains("libnvrtc")
+                && nvidia.contains("libcuda.so.1")
+                && nvidia.contains("stubs/"),
+            "{nvidia}"
+        );
+    }
 }

@@ -297,7 +297,12 @@ fn missing_hip_message(tried: &[String]) -> String {
         "\nSet HIP_PATH (or ROCM_PATH) to the root that holds include/hip/hip_runtime_api.h and lib/libamdhip64.so,\n\
          or install HIP:\n\
          \x20 Debian/Ubuntu: apt-get install libamdhip64-dev\n\
-         \x20 AMD ROCm:      install the HIP SDK (it lives in /opt/rocm)\n",
+         \x20 AMD ROCm:      install the HIP SDK (it lives in /opt/rocm)\n\
+         \n\
+         Or turn on the `dynamic-loading` feature of `hip` (or of hip-sys): the crates then build from the\n\
+         bindings committed from HIP 5.2.3, without HIP on the build machine, and open libamdhip64 when the\n\
+         program runs (HIP_RS_AMDHIP64 names the file); where it is missing every call answers\n\
+         Error::LibraryNotFound instead of the program failing to start (exit status 127).\n",
     );
     msg
 }
@@ -312,7 +317,13 @@ fn missing_cuda_message(tried: &[String]) -> String {
     msg.push_str(
         "\nSet CUDA_PATH (or CUDA_HOME) to a CUDA toolkit root, or HIP_SYS_CUDA_INCLUDE and HIP_SYS_CUDA_LIB to\n\
          directories holding cuda_runtime_api.h and libcudart.so. scripts/fetch-cuda.sh fetches CUDA 12.9\n\
-         (or, with the argument 11, CUDA 11.8) from PyPI.\n",
+         (or, with the argument 11, CUDA 11.8) from PyPI.\n\
+         \n\
+         Where the program runs, a build for HIP's NVIDIA platform needs the CUDA runtime (libcudart.so.12,\n\
+         or .11.0), NVRTC (libnvrtc) and the driver's libcuda.so.1 (not the toolkit's stubs/ copy): without\n\
+         them it dies before `main` (exit status 127). With the `dynamic-loading` feature of `hip` they are\n\
+         opened at run time instead, and a missing one is Error::LibraryNotFound (the CUDA headers are still\n\
+         needed to build).\n",
     );
     msg
 }

@@ -1,4 +1,9 @@
-//! Devices: count, properties, attributes, memory info, peer access.
+//! Devices: count, properties, attributes, memory info, peer access; finding one ([`Device::first_usable`],
+//! [`Device::select`] by ordinal, UUID or PCI bus id).
+//!
+//! Each device is used through its primary context, the one HIP (and CUDA's runtime) keeps per device:
+//! non-primary contexts (`hipCtxCreate` and the other `hipCtx*` calls) are deprecated in HIP and stay out
+//! of this crate. A context pushed with raw calls is not looked after (see [`Device::bind`]).
 
 use crate::error::{Error, Result};
 use crate::result;
@@ -8,6 +13,8 @@ use std::cell::Cell;
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Arc, OnceLock};
+
+pub use crate::device_select::{DeviceSelector, DeviceUuid, PciBusId};
 
 /// The HIP runtime version (`hipRuntimeGetVersion`), e.g. `50221153` for 5.2.21153 on AMD.
 pub fn runtime_version() -> Result<i32> {
@@ -64,19 +71,14 @@ const _: () = {
 };
 
 impl Device {
-    /// How many HIP devices there are. Without any, [`Error::NoDevice`] (status `backend_not_available`):
-    /// the runtime's `hipErrorNoDevice`, said in words with what to check.
+    /// How many HIP devices there are. Without a usable one, [`Error::NoDevice`] (status
+    /// `backend_not_available`): no device, no working driver or one too old, said in words with what to
+    /// check (see [`Device::first_usable`]).
     pub fn count() -> Result<usize> {
         match result::device_count() {
             // A negative count would be a runtime bug; it must not become a huge usize.
             Ok(n) => Ok(usize::try_from(n).unwrap_or(0)),
-            Err(Error::Hip { code, .. }) if code.0 == sys::hipErrorNoDevice.0 => {
-                Err(Error::NoDevice {
-                    code,
-                    platform: crate::PLATFORM,
-                })
-            }
-            Err(e) => Err(e),
+            Err(e) => Err(crate::device_select::no_usable_gpu(e)),
         }
     }
 

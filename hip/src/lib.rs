@@ -35,11 +35,47 @@
 //!   upward with `Arc`: buffers, streams and events hold their [`Device`]; functions and globals hold their
 //!   [`Module`]. Nothing panics in `Drop`, and nothing is freed while queued work may use it.
 //!
+//! # Finding a GPU
+//!
+//! [`Device::first_usable`] is the one way to ask whether this machine has a usable GPU: device 0, or
+//! `None` after telling why not ([`Error::NoDevice`]: no device, no driver, a driver too old). A program's
+//! `main` may return [`Report`], which prints a failure in words with its [`Status`]:
+//!
+//! ```no_run
+//! fn main() -> Result<(), hip::Report> {
+//!     let Some(device) = hip::Device::first_usable(|why| println!("{why}"))? else {
+//!         return Ok(()); // nothing to do without a GPU
+//!     };
+//!     println!("{} ({})", device.properties()?.name, device.uuid()?);
+//!     Ok(())
+//! }
+//! ```
+//!
+//! [`Device::select`] picks a device by what a user writes: an ordinal, `GPU-<uuid>` or a PCI bus id.
+//! Each device is used through its primary context; non-primary contexts (`hipCtxCreate`), deprecated
+//! in HIP, stay out of this crate.
+//!
 //! # Several GPUs
 //!
 //! Peer copies ([`Stream::copy_peer_async`], [`Device::enable_peer_access`]) are always there; collectives
-//! over RCCL (NCCL on HIP's NVIDIA platform) are the `rccl` module, behind the `rccl` feature (see
-//! `docs/MULTI_GPU.md`).
+//! over RCCL (NCCL on HIP's NVIDIA platform) are the `rccl` module, behind the `rccl` feature.
+//!
+//! # Deploying a program
+//!
+//! By default a program is linked to HIP's runtime: on AMD `libamdhip64.so.N` (and HIPRTC, inside it on
+//! ROCm 5, `libhiprtc.so.N` from ROCm 6); on HIP's NVIDIA platform the CUDA runtime (`libcudart`), NVRTC
+//! (`libnvrtc`) and the driver's `libcuda.so.1` (not the CUDA toolkit's `stubs/` copy, which makes every
+//! call fail). The `blas`, `rand` and `fft` features add hipBLAS, hipRAND or hipFFT and what they run on
+//! (rocBLAS, rocRAND, rocFFT; on NVIDIA the libraries' NVIDIA backends with cuBLAS, cuRAND, cuFFT), and
+//! `rccl` RCCL or NCCL. Where one is missing the system's loader stops the program before `main` ("error
+//! while loading shared libraries", exit status 127).
+//!
+//! With the `dynamic-loading` feature nothing of HIP, CUDA or the math libraries is linked (RCCL / NCCL
+//! still is): each library is opened on first use, from `HIP_RS_AMDHIP64`, `HIP_RS_HIPRTC`,
+//! `HIP_RS_CUDART`, `HIP_RS_CUDA_DRIVER`, `HIP_RS_NVRTC`, `HIP_RS_HIPBLAS`, `HIP_RS_HIPRAND`,
+//! `HIP_RS_HIPFFT` (a file) or the usual places, and a missing one is [`Error::LibraryNotFound`] (status
+//! `backend_not_available`) from every call, listing each path tried: the program starts and can say
+//! what to install. A library that opened but has no usable driver behind it is [`Error::NoDevice`].
 //!
 //! # Errors
 //!
@@ -52,6 +88,7 @@
 pub mod blas;
 pub mod code_object;
 pub mod device;
+mod device_select;
 pub mod error;
 pub mod event;
 #[cfg(feature = "fft")]
@@ -77,16 +114,17 @@ mod test_time;
 
 pub use code_object::CodeObject;
 pub use device::{driver_version, runtime_version, Device, DeviceProperties};
+pub use device_select::{DeviceSelector, DeviceUuid, PciBusId};
 pub use error::{
-    BlasErrorCode, Error, FftErrorCode, HipErrorCode, NcclErrorCode, RandErrorCode, Result,
-    RtcErrorCode, Status,
+    BlasErrorCode, Error, FftErrorCode, HipErrorCode, NcclErrorCode, NoDeviceReason, RandErrorCode,
+    Report, Result, RtcErrorCode, Status,
 };
 pub use event::Event;
 pub use graph::{Capture, CaptureMode, Graph, GraphExec, GraphInstantiateFlags};
 pub use host_fn::{HostFnHandle, HostFnState};
 pub use launch::{Dim3, ElementCount, KernelArg, LaunchArgs, LaunchConfig};
 pub use memory::{
-    DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut, DevicePtr, DeviceSlice,
+    Access, DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut, DevicePtr, DeviceSlice,
     DeviceSliceMut, HostMemory, HostMemoryMut, ManagedBuffer, MemAdvice, MemAttach, MemPool,
     PinnedBuffer, PinnedFlags, PinnedSlice, PinnedSliceMut,
 };
@@ -95,7 +133,8 @@ pub use occupancy::BlockSizeSuggestion;
 pub use stream::Stream;
 
 /// The `half` crate: [`half::f16`] and [`half::bf16`] are [`DeviceCopy`] element types (buffers, kernel
-/// arguments, collectives).
+/// arguments, collectives). In a kernel `f16` is `__half` and `bf16` `hip_bfloat16` (`__nv_bfloat16` on
+/// NVIDIA), or an `unsigned short` holding the bits (the [table](memory#element-types-in-a-kernel)).
 pub use half;
 /// The raw HIP runtime bindings.
 pub use hip_sys as sys;
@@ -109,8 +148,8 @@ pub const PLATFORM: &str = hip_sys::HIP_PLATFORM;
 pub mod prelude {
     pub use crate::rtc::ProgramBuilder;
     pub use crate::{
-        CaptureMode, Device, DeviceBuffer, DeviceMemory, DeviceMemoryMut, Dim3, Error, Event,
-        Function, HostMemory, HostMemoryMut, LaunchArgs, LaunchConfig, ManagedBuffer, Module,
-        PinnedBuffer, Result, Status, Stream,
+        Access, CaptureMode, Device, DeviceBuffer, DeviceMemory, DeviceMemoryMut, Dim3, Error,
+        Event, Function, HostMemory, HostMemoryMut, LaunchArgs, LaunchConfig, ManagedBuffer,
+        Module, PinnedBuffer, Result, Status, Stream,
     };
 }

@@ -4,13 +4,14 @@
 //! `unsafe`: the caller guarantees they are live and of the right size.
 //!
 //! Newer groups of calls live in one submodule per HIP object ([`graph`], [`pool`], [`occupancy`],
-//! [`host_fn`], [`memory`]); the older calls stay at this level.
+//! [`host_fn`], [`memory`], [`device`]: identity); the older calls stay at this level.
 
 use crate::error::{Error, Result};
 use hip_sys as sys;
 use std::ffi::{c_void, CStr};
 use std::mem::MaybeUninit;
 
+pub mod device;
 pub mod graph;
 pub mod host_fn;
 pub mod memory;

@@ -30,6 +30,8 @@ fn main() {
                   (scripts/build-math-nvidia.sh blas, docs/GPU.md), then HIPBLAS_PATH=target/hipblas-nvidia\n",
         version,
         link: "hipblas",
+        backend: "rocBLAS on AMD; on HIP's NVIDIA platform hipBLAS's NVIDIA backend over cuBLAS (libcublas, libcublasLt)",
+        run_time_var: "HIP_RS_HIPBLAS",
         clang_args: &[],
     });
 }

@@ -26,6 +26,8 @@ fn main() {
                   (scripts/build-math-nvidia.sh fft, docs/GPU.md), then HIPFFT_PATH=target/hipfft-nvidia\n",
         version,
         link: "hipfft",
+        backend: "rocFFT on AMD; on HIP's NVIDIA platform hipFFT's NVIDIA backend over cuFFT (libcufft)",
+        run_time_var: "HIP_RS_HIPFFT",
         clang_args: &[],
     });
 }

@@ -27,6 +27,8 @@ fn main() {
                   (scripts/build-math-nvidia.sh rand, docs/GPU.md), then HIPRAND_PATH=target/hiprand-nvidia\n",
         version,
         link: "hiprand",
+        backend: "rocRAND on AMD; on HIP's NVIDIA platform hipRAND's NVIDIA backend over cuRAND (libcurand)",
+        run_time_var: "HIP_RS_HIPRAND",
         clang_args: &["-xc++", "-std=c++14"],
     });
 }

@@ -225,7 +225,11 @@ fn missing_message(nvidia: bool, tried: &[String]) -> String {
              \x20 Ubuntu with AMD's repository / ROCm: apt-get install rccl-dev (it lives in /opt/rocm)\n",
         );
     }
-    msg.push_str("Or build without the `rccl` feature of `hip`.\n");
+    msg.push_str(
+        "Or build without the `rccl` feature of `hip`.\n\n\
+         RCCL (NCCL) is always linked, `dynamic-loading` or not: a program built with `rccl` needs librccl\n\
+         (libnccl.so.2 on HIP's NVIDIA platform) where it runs, or it dies before `main` (exit status 127).\n",
+    );
     msg
 }
 

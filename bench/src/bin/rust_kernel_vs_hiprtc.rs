@@ -34,13 +34,8 @@ fn main() -> ExitCode {
 }
 
 fn run(n: u32) -> hip::Result<()> {
-    let device = match Device::get(0) {
-        Ok(d) => d,
-        Err(e) if e.status() == hip::Status::BackendNotAvailable => {
-            println!("no HIP device found ({e}); nothing to time");
-            return Ok(());
-        }
-        Err(e) => return Err(e),
+    let Some(device) = Device::first_usable(|why| println!("{why}\nnothing to time"))? else {
+        return Ok(());
     };
     let props = device.properties()?;
     let rust_image = if hip::PLATFORM == "amd" {

@@ -1,5 +1,6 @@
 //! Dense linear algebra through hipBLAS (over rocBLAS on AMD, cuBLAS on HIP's NVIDIA platform). Feature
-//! `blas`; see `docs/BLAS.md`.
+//! `blas`: `hip = { features = ["blas"] }`, over `hipblas-sys` (bindgen over the installed
+//! `hipblas/hipblas.h`).
 //!
 //! ```no_run
 //! use hip::prelude::*;
@@ -47,6 +48,73 @@
 //! read when the call runs, for values computed on the device; `alpha` and `beta` of one call must both be
 //! host values or both device values. Results (`dot`, `nrm2`) come back to the host, waiting for the
 //! call, or into device memory without waiting ([`Handle::dot_into`], [`Handle::nrm2_into`]).
+//!
+//! # What it has
+//!
+//! | call | hipBLAS | element types |
+//! | --- | --- | --- |
+//! | [`Handle::new`], [`Handle::set_stream`], [`Handle::raw`] | `hipblasCreate`, `hipblasSetStream` | |
+//! | [`Handle::axpy`], [`Handle::scal`] | `hipblas?axpy`, `?scal` | `f32`, `f64`, [`Complex32`], [`Complex64`] |
+//! | [`Handle::dot`] / [`Handle::dotc`] (host result), [`Handle::dot_into`] (device result) | `?dot`, `?dotu`, `?dotc` | same |
+//! | [`Handle::nrm2`] (host), [`Handle::nrm2_into`] (device) | `?nrm2`, `?cnrm2` / `?znrm2` | same (real result) |
+//! | [`Handle::gemv`] | `?gemv` | same |
+//! | [`Handle::gemm`], [`Handle::gemm_strided_batched`], [`Handle::gemm_batched`] | `?gemm`, `?gemmStridedBatched`, `?gemmBatched` | same |
+//! | [`Handle::gemm_ex`] | `hipblasGemmEx` (`_v2` on hipBLAS 2.x) | `f16`, `bf16`, `f32` inputs; `f16` / `bf16` / `f32` output; F32 or F16 compute ([`ComputeType`]) |
+//!
+//! For `gemv`, a row-major `m x n` matrix is the column-major `n x m` one: `Gemv::new(n, m).op(Op::T)`
+//! computes `A x`. `Handle` is `Send`, not `Sync`: one thread at a time, as hipBLAS requires.
+//! `gemm_batched` builds the device pointer tables itself, in buffers freed after the call. A
+//! `hipblasStatus_t` maps to its DTL status by [`BlasErrorCode::status`](crate::BlasErrorCode::status);
+//! with `dynamic-loading`, a missing libhipblas is [`Error::LibraryNotFound`].
+//!
+//! # Element types in a kernel
+//!
+//! The buffers hipBLAS reads and writes are ordinary [`DeviceBuffer`]s, which kernels of your own may
+//! read and write too: `f32` / `f64` are `float` / `double`; [`Complex32`] / [`Complex64`]
+//! (`num_complex::Complex`, `#[repr(C)] { re, im }`) are `float2` / `double2` (`hipFloatComplex` /
+//! `hipDoubleComplex` of `hip/hip_complex.h`, `hipblasComplex` / `hipblasDoubleComplex`): `re` is `.x`,
+//! `im` is `.y`; [`half::f16`] is `__half` (`hip/hip_fp16.h`), or an `unsigned short`
+//! holding its bits; [`half::bf16`] is `hip_bfloat16` (`hip/hip_bfloat16.h`;
+//! `__nv_bfloat16` on NVIDIA), or an `unsigned short` holding its bits. The whole table is in the
+//! [`memory`](crate::memory#element-types-in-a-kernel) module.
+//!
+//! # Versions
+//!
+//! | hipBLAS | ROCm | Debian | `hipblasGemmEx` | soname |
+//! | --- | --- | --- | --- | --- |
+//! | 0.51 | 5.2.3 | (NVIDIA build from source) | `hipblasDatatype_t` | `libhipblas.so.0` |
+//! | 0.54 (5.5.1) | 5.5 | trixie | `hipblasDatatype_t` | `libhipblas.so.0` |
+//! | 2.4.0 (6.4.4) | 6.4 | sid | old form, and `hipblasGemmEx_v2` with `hipDataType` | `libhipblas.so.2` |
+//! | 3.2.0 (7.2.4) | 7.2 | experimental | `hipDataType` + `hipblasComputeType_t` only | `libhipblas.so.3` |
+//!
+//! The crate picks the form from the bindings ([`HEADER_VERSION`]). hipBLAS 3.x has
+//! `hipblasSetWorkspace`: there [`Handle::set_workspace`] gives hipBLAS a `DeviceBuffer<u8>` the handle
+//! owns until [`Handle::take_workspace`] or drop; every call is ordered as a writer of it, and it is given
+//! again after `set_stream` (cuBLAS drops a workspace when its stream changes). Older versions manage
+//! their own workspace only: `set_workspace` answers [`Error::NotSupported`] there, `take_workspace`
+//! `None`.
+//!
+//! # Finding hipBLAS when building
+//!
+//! `hipblas-sys` looks for `include/hipblas/hipblas.h` under, in order: `HIPBLAS_PATH`, the HIP root
+//! `hip-sys` found, `ROCM_PATH`, `HIP_PATH`, `/opt/rocm`, `/usr`; the library beside it (`lib`, `lib64`,
+//! `lib/<multiarch>`). Install: Debian trixie or newer `apt-get install libhipblas-dev`, ROCm
+//! `hipblas-dev`; on HIP's NVIDIA platform hipBLAS's NVIDIA backend is built from its source over cuBLAS.
+//! Without it, `--features blas` stops the build with a message listing every place tried and what to
+//! install, unless `dynamic-loading` is on: then the committed hipBLAS 2.4.0 bindings are used and
+//! `libhipblas.so.2` is opened at run time (`HIP_RS_HIPBLAS` names a file).
+//!
+//! # Deploying a program
+//!
+//! Without `dynamic-loading` a program is linked to hipBLAS: the system's loader must find
+//! `libhipblas.so.N`, and what it runs on, before `main` starts, or the program dies with "error while
+//! loading shared libraries" (exit status 127). On AMD that is rocBLAS; on HIP's NVIDIA platform it is
+//! hipBLAS's NVIDIA backend with cuBLAS (`libcublas`, `libcublasLt`), beside what every program of this
+//! crate needs there: the CUDA runtime (`libcudart`), NVRTC (`libnvrtc`) and the driver's
+//! `libcuda.so.1` (not the CUDA toolkit's `stubs/` copy). With `hip`'s `dynamic-loading` feature nothing
+//! of this is linked: each library is opened on first use, and a missing one is
+//! [`Error::LibraryNotFound`] (status `backend_not_available`) listing every path tried, so the
+//! program can say what to install.
 
 mod calls;
 mod gemm_ex;

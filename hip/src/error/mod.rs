@@ -11,7 +11,7 @@
 //! | `hipErrorInvalidDevicePointer` (17) | `invalid_pointer` (203) |
 //! | `hipErrorInvalidValue` (1), `hipErrorInvalidConfiguration` (9), `hipErrorInvalidPitchValue` (12), `hipErrorInvalidMemcpyDirection` (21), `hipErrorInvalidDevice` (101), `HIPRTC_ERROR_INVALID_INPUT` (3), `HIPRTC_ERROR_INVALID_PROGRAM` (4), `HIPRTC_ERROR_INVALID_OPTION` (5), `HIPRTC_ERROR_COMPILATION` (6: the source did not compile; the log says why), `HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID` (10) | `invalid_argument` (410) |
 //! | `hipErrorInvalidSymbol` (13), `hipErrorFileNotFound` (301), `hipErrorNotFound` (500) | `not_found` (1) |
-//! | `hipErrorNoDevice` (100) | `backend_not_available` (501) |
+//! | `hipErrorNoDevice` (100) | `backend_not_available` (501) (from the device count: [`Error::NoDevice`]) |
 //! | `hipErrorNotInitialized` (3), `hipErrorInsufficientDriver` (35) | `backend_init_failed` (502) |
 //! | `hipErrorNotSupported` (801), `hipErrorPeerAccessUnsupported` (217) | `not_supported` (420) |
 //! | `hipErrorDeinitialized` (4), `hipErrorPeerAccessAlreadyEnabled` (704), `hipErrorPeerAccessNotEnabled` (705), `hipErrorContextIsDestroyed` (709), `HIPRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION` (8), `HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION` (9) | `invalid_state` (902) |
@@ -26,7 +26,7 @@
 //! | [`Error::LengthMismatch`], [`Error::GlobalSize`] | `extent_mismatch` (405) |
 //! | [`Error::OutOfBounds`] | `out_of_bounds` (401) |
 //! | [`Error::InteriorNul`], [`Error::InvalidCodeObject`], [`Error::InvalidLaunch`], [`Error::DeviceOutOfRange`], [`Error::ArchRequired`], [`Error::UnknownArch`], [`Error::UnsupportedArchFeature`], [`Error::DeviceMismatch`], [`Error::InvalidOption`], [`Error::TimingDisabled`], [`Error::TooManyArguments`], [`Error::ArgumentMismatch`], [`Error::InvalidArgument`] | `invalid_argument` (410) |
-//! | [`Error::UnknownName`] | `not_found` (1) |
+//! | [`Error::UnknownName`], [`Error::NoMatchingDevice`] | `not_found` (1) |
 //! | [`Error::AllocationTooLarge`] | `allocation_failed` (201) |
 //! | [`Error::NotSupported`] | `not_supported` (420) |
 //! | [`Error::UntrackedCopy`], [`Error::EventNotRecorded`] | `invalid_state` (902) |
@@ -34,6 +34,7 @@
 //! | [`Error::TargetMismatch`] | `invalid_argument` (410) |
 //! | [`Error::Comgr`] (comgr, HIP's code object manager) | `hip_error` (520) |
 //! | [`Error::LibraryNotFound`] | `backend_not_available` (501) |
+//! | [`Error::NoDevice`] (no usable GPU: no device, no driver, an old one) | `backend_not_available` (501), whatever its raw code |
 //! | [`Error::Io`] | `not_found` (1) for a missing file, else `operation_failed` (600) |
 //! | [`Error::Nccl`] (RCCL / NCCL, feature `rccl`) | `nccl_error` (540), every code |
 //! | [`Error::Blas`] (hipBLAS, feature `blas`) | by code: see [`BlasErrorCode::status`] |
@@ -42,6 +43,8 @@
 
 mod codes;
 mod loading;
+mod no_device;
+mod report;
 mod status;
 
 #[cfg_attr(
@@ -52,6 +55,8 @@ pub(crate) use codes::{math_library, math_status, MathLibrary};
 pub use codes::{
     BlasErrorCode, FftErrorCode, HipErrorCode, NcclErrorCode, RandErrorCode, RtcErrorCode,
 };
+pub use no_device::NoDeviceReason;
+pub use report::Report;
 pub use status::Status;
 
 use hip_sys::hipError_t;
@@ -76,14 +81,20 @@ pub enum Error {
         /// The runtime's `hipGetErrorString` for the code.
         message: String,
     },
-    /// No HIP device is visible to this process: the runtime's `hipErrorNoDevice`, kept in `code`, said
-    /// in words with what to check. Status `backend_not_available`, like the raw code.
-    #[error("{}", no_device_message(*.code, .platform))]
+    /// This machine has no usable GPU: no device, no working driver, or a driver older than the runtime
+    /// ([`NoDeviceReason`]). Every such answer of the runtime (`hipErrorNoDevice`,
+    /// `hipErrorInsufficientDriver`, ...) is this one error, said in words with what to check and without
+    /// naming a call the user never made; the raw code is kept in `code`. Status `backend_not_available`
+    /// whatever the code. Ask for it with [`Error::is_no_device`] (or
+    /// [`Device::first_usable`](crate::Device::first_usable)).
+    #[error("{}", no_device::message(*.code, .platform, *.reason))]
     NoDevice {
-        /// The raw code the runtime returned (`hipErrorNoDevice`).
+        /// The raw code the runtime returned (`hipErrorNoDevice`, `hipErrorInsufficientDriver`, ...).
         code: HipErrorCode,
         /// The platform this build is for: `"amd"` or `"nvidia"`.
         platform: &'static str,
+        /// What is wrong: no device, no driver, an old driver, a driver that failed.
+        reason: NoDeviceReason,
     },
     /// A HIPRTC call failed. Compilation and link failures carry the full log.
     #[error("{call} failed: {code}{}", log_suffix(.log))]
@@ -147,6 +158,16 @@ pub enum Error {
     /// A launch configuration the device cannot run.
     #[error("invalid launch configuration: {0}")]
     InvalidLaunch(String),
+    /// No device, or more than one, is the one [`Device::select`](crate::Device::select) was asked for.
+    #[error("{}", no_matching_device_message(.spec, *.matched, .present))]
+    NoMatchingDevice {
+        /// What the user wrote (an ordinal, `GPU-<uuid>`, a PCI bus id).
+        spec: String,
+        /// How many devices matched: 0, or more than one (a UUID two devices share).
+        matched: usize,
+        /// Each device present: `ordinal: name, GPU-<uuid>, bus id`.
+        present: Vec<String>,
+    },
     /// A device ordinal past the number of devices.
     #[error("device {ordinal} does not exist: {count} HIP device(s) present")]
     DeviceOutOfRange {
@@ -356,18 +377,17 @@ pub enum Error {
     },
 }
 
-/// What `Error::NoDevice` says: no device, the raw code, and what to check on `platform`.
-fn no_device_message(code: HipErrorCode, platform: &str) -> String {
-    let check = if platform == "nvidia" {
-        "the NVIDIA driver is loaded (`nvidia-smi` lists the GPU), CUDA_VISIBLE_DEVICES and \
-         HIP_VISIBLE_DEVICES do not hide every GPU, and the GPU is an NVIDIA one (this build is for HIP's \
-         NVIDIA platform: an AMD GPU needs a build for the AMD platform)"
+/// What `Error::NoMatchingDevice` says: what was asked, and every device present to pick from.
+fn no_matching_device_message(spec: &str, matched: usize, present: &[String]) -> String {
+    let what = if matched == 0 {
+        format!("no device matches `{spec}`")
     } else {
-        "the amdgpu driver is loaded and this user may open /dev/kfd and /dev/dri (the `render` and \
-         `video` groups), HIP_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES do not hide every GPU, and the GPU \
-         is an AMD one (this build is for the AMD platform: an NVIDIA GPU needs HIP_PLATFORM=nvidia)"
+        format!("{matched} devices match `{spec}`: name one by its PCI bus id")
     };
-    format!("no HIP device was found ({code}); check that {check}")
+    format!(
+        "{what}; the devices present (ordinal: name, UUID, PCI bus id): {}",
+        present.join("; ")
+    )
 }
 
 /// What `Error::ArgumentMismatch` says, counting arguments from 1.
@@ -426,9 +446,10 @@ impl Error {
     /// The DTL-style status of this error (see the [module table](self)).
     pub fn status(&self) -> Status {
         match self {
-            Error::Hip { code, .. } | Error::NoDevice { code, .. } => code.status(),
+            Error::Hip { code, .. } => code.status(),
+            Error::NoDevice { .. } => Status::BackendNotAvailable,
             Error::Rtc { code, .. } => code.status(),
-            Error::UnknownName { .. } => Status::NotFound,
+            Error::UnknownName { .. } | Error::NoMatchingDevice { .. } => Status::NotFound,
             Error::LengthMismatch { .. } => Status::ExtentMismatch,
             Error::OutOfBounds { .. } => Status::OutOfBounds,
             Error::AllocationTooLarge { .. } => Status::AllocationFailed,
@@ -462,6 +483,14 @@ impl Error {
             }
             Error::Io { .. } => Status::OperationFailed,
         }
+    }
+
+    /// Whether this error means "this machine has no usable GPU" ([`Error::NoDevice`]: no device, no
+    /// working driver, or one too old), the answer a program that can do without a GPU carries on
+    /// after. A library that could not be loaded at all ([`Error::LibraryNotFound`], `dynamic-loading`)
+    /// is not: the program's deployment lacks something it needs.
+    pub fn is_no_device(&self) -> bool {
+        matches!(self, Error::NoDevice { .. })
     }
 
     /// The raw `hipError_t`, for a HIP failure.

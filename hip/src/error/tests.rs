@@ -34,8 +34,29 @@ fn every_variant() -> Vec<(Error, Status)> {
             Error::NoDevice {
                 code: HipErrorCode(100),
                 platform: "amd",
+                reason: NoDeviceReason::NoDevice,
             },
             Status::BackendNotAvailable,
+        ),
+        // An old driver is "no usable GPU" too: one status whatever the raw code (35 alone says 502).
+        (
+            Error::NoDevice {
+                code: HipErrorCode(35),
+                platform: "nvidia",
+                reason: NoDeviceReason::DriverTooOld {
+                    driver: 11040,
+                    runtime: 12090,
+                },
+            },
+            Status::BackendNotAvailable,
+        ),
+        (
+            Error::NoMatchingDevice {
+                spec: "GPU-1".into(),
+                matched: 0,
+                present: vec![],
+            },
+            Status::NotFound,
         ),
         (
             Error::LengthMismatch {
@@ -216,6 +237,7 @@ fn no_device_says_so_in_words_with_the_raw_code_and_what_to_check_per_platform()
     let amd = Error::NoDevice {
         code: HipErrorCode(100),
         platform: "amd",
+        reason: NoDeviceReason::NoDevice,
     }
     .to_string();
     assert!(
@@ -232,6 +254,7 @@ fn no_device_says_so_in_words_with_the_raw_code_and_what_to_check_per_platform()
     let nvidia = Error::NoDevice {
         code: HipErrorCode(100),
         platform: "nvidia",
+        reason: NoDeviceReason::NoDevice,
     }
     .to_string();
     assert!(

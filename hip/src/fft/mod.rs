@@ -1,5 +1,6 @@
 //! FFTs on the device through hipFFT (over rocFFT on AMD, cuFFT on HIP's NVIDIA platform). Feature
-//! `fft`; see `docs/RAND_FFT.md`.
+//! `fft`: `hip = { features = ["fft"] }`, over `hipfft-sys` (bindgen over the installed
+//! `hipfft/hipfft.h`).
 //!
 //! ```no_run
 //! use hip::prelude::*;
@@ -30,6 +31,48 @@
 //! Executions are queued on the plan's stream through the memory model. A complex-to-real transform may
 //! overwrite its input (cuFFT and rocFFT both do): [`Plan::c2r`] takes the input as `&mut`.
 //! Unnormalised, as in hipFFT: a forward then inverse transform gives `n` times the input.
+//!
+//! # Plans
+//!
+//! 1, 2 or 3 dimensions (the last fastest, as in C), complex-to-complex, real-to-complex and
+//! complex-to-real ([`Transform`]), `f32` and `f64`, batched, with optional advanced layouts
+//! ([`Layout`]: `embed`, `stride`, `dist`) for each side; [`Plan::work_size`] reports hipFFT's work area,
+//! [`Plan::input_len`] / [`Plan::output_len`] what each side must hold. In place: complex-to-complex
+//! ([`Plan::c2c_in_place`], one layout for both sides) and real ([`Plan::r2c_in_place`],
+//! [`Plan::c2r_in_place`]: plans of the basic layout, the reals in rows padded to `2 * (n / 2 + 1)`
+//! values, written and read through `reinterpret_mut::<f32>()`). A `hipfftResult` maps to its DTL status
+//! by [`FftErrorCode::status`](crate::FftErrorCode::status).
+//!
+//! # Element types in a kernel
+//!
+//! [`Complex32`] / [`Complex64`] (`num_complex::Complex`, `#[repr(C)] { re, im }`) are `float2` /
+//! `double2` in a kernel (`hipFloatComplex` / `hipDoubleComplex` of `hip/hip_complex.h`, hipFFT's
+//! `hipfftComplex` / `hipfftDoubleComplex`): `re` is `.x`, `im` is `.y`. Real sides are `float` /
+//! `double`. The whole table is in the [`memory`](crate::memory#element-types-in-a-kernel) module.
+//!
+//! # Versions, finding hipFFT, deploying
+//!
+//! | Debian | hipFFT | soname |
+//! | --- | --- | --- |
+//! | bookworm | none | |
+//! | trixie | 6.1.2 (1.0.14) | `libhipfft.so.0` |
+//! | sid | 6.4.3 (1.0.18) | `libhipfft.so.0` |
+//! | experimental | 7.2.4 (1.0.22) | `libhipfft.so.0` |
+//! | NVIDIA build | 5.2.3 source (1.0.8) | `libhipfft.so.0` |
+//!
+//! `hipfftHandle` is a pointer on AMD and an `int` on NVIDIA (cuFFT's): this module never depends on
+//! which. `hipfft-sys` looks for `include/hipfft/hipfft.h` under `HIPFFT_PATH`, the HIP root `hip-sys`
+//! found, `ROCM_PATH`, `HIP_PATH`, `/opt/rocm`, `/usr`, and stops the build with a message listing every
+//! place tried and what to install (Debian trixie or newer: `libhipfft-dev`), unless `dynamic-loading`
+//! is on: then the committed bindings are used and `libhipfft.so.0` is opened at run time
+//! (`HIP_RS_HIPFFT` names a file).
+//!
+//! Without `dynamic-loading` a program is linked to hipFFT: the system's loader must find
+//! `libhipfft.so.0`, and what it runs on (rocFFT on AMD; on HIP's NVIDIA platform hipFFT's NVIDIA backend
+//! with cuFFT, `libcufft`, and the CUDA runtime, NVRTC and the driver's `libcuda.so.1` every program of
+//! this crate needs there), before `main` starts, or the program dies with "error while loading shared
+//! libraries" (exit status 127). With `hip`'s `dynamic-loading` feature each library is opened on first
+//! use, and a missing one is [`Error::LibraryNotFound`] listing every path tried.
 
 mod layout;
 

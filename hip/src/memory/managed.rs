@@ -27,11 +27,23 @@ use std::sync::Arc;
 ///   [`DeviceMemoryMut::copy_from_host`] there. [`zeroed`](Self::zeroed) zeroes on the device then.
 ///
 /// On NVIDIA GPUs never ask for more managed memory than the device has free.
+///
+/// # Attachments
+///
+/// [`attachment`](Self::attachment) reports the attachment last asked for. An attachment is accepted only
+/// where it is a hint: devices with concurrent managed access (there CUDA and HIP let every stream keep
+/// using the memory), and AMD, where HIP ignores it; where it would be a rule (NVIDIA without concurrent
+/// managed access: only the attached stream, or the host, may touch the memory while other work runs) it
+/// is refused with [`Error::NotSupported`]. So memory attached to one stream ([`MemAttach::Single`]) may
+/// still be used from other streams and the host: those uses are ordered by the memory model like any
+/// other, not refused.
 #[derive(Debug)]
 pub struct ManagedBuffer<T: DeviceCopy> {
     ptr: DevicePtr,
     len: usize,
     alloc: Arc<Allocation>,
+    /// The attachment last asked for, and for [`MemAttach::Single`] the stream's id.
+    attach: (MemAttach, Option<u64>),
     _elem: std::marker::PhantomData<T>,
 }
 
@@ -94,17 +106,42 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
         Ok(ManagedBuffer {
             ptr,
             len,
-            alloc: Allocation::host_visible(ptr, device, Release::Free),
+            // Nothing allocated (no bytes): nothing to free either.
+            alloc: Allocation::host_visible(
+                ptr,
+                device,
+                if ptr.is_null() {
+                    Release::Nothing
+                } else {
+                    Release::Free
+                },
+            ),
+            attach: (attach, None),
             _elem: std::marker::PhantomData,
         })
     }
 
-    /// Attach the memory to `stream` ([`MemAttach::Single`]: only work on that stream uses it), to the
-    /// host, or globally again, in `stream`'s order (`hipStreamAttachMemAsync`). On devices with
-    /// concurrent managed access it is a hint, on AMD HIP does nothing; where the host may never touch
-    /// managed memory safely (NVIDIA without concurrent managed access) it is refused
-    /// ([`Error::NotSupported`]), since the rules it would set there are not ones this crate enforces.
-    /// Ordered by the memory model like a write.
+    /// The attachment last asked for: [`MemAttach::Global`] or [`MemAttach::Host`] from the allocation
+    /// ([`zeroed_attached`](Self::zeroed_attached)), or what [`attach_async`](Self::attach_async) set.
+    /// An `attach_async` takes effect in its stream's order: work queued on that stream before it still
+    /// runs under the previous attachment.
+    pub fn attachment(&self) -> MemAttach {
+        self.attach.0
+    }
+
+    /// For memory attached to one stream ([`MemAttach::Single`]), that stream's [`Stream::id`]; `None`
+    /// otherwise.
+    pub fn attached_stream(&self) -> Option<u64> {
+        self.attach.1
+    }
+
+    /// Attach the memory to `stream` ([`MemAttach::Single`]), to the host, or globally again, in
+    /// `stream`'s order (`hipStreamAttachMemAsync`). On devices with concurrent managed access it is a
+    /// hint, on AMD HIP does nothing; where the host may never touch managed memory safely (NVIDIA without
+    /// concurrent managed access) it is refused ([`Error::NotSupported`]), since the rules it would set
+    /// there are not ones this crate enforces. Other streams may still use memory attached to one stream,
+    /// ordered by the memory model (see [Attachments](Self#attachments)). The attachment call itself is
+    /// ordered like a write. [`attachment`](Self::attachment) reports it from now on.
     pub fn attach_async(&mut self, stream: &Stream, attach: MemAttach) -> Result<()> {
         same_device(
             "ManagedBuffer::attach_async",
@@ -112,7 +149,9 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
             self.device(),
         )?;
         refuse_attach_without_concurrent_access(self.device())?;
+        let attached = (attach, (attach == MemAttach::Single).then(|| stream.id()));
         if self.ptr.is_null() {
+            self.attach = attached;
             return Ok(());
         }
         let flags = match attach {
@@ -127,7 +166,9 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
         // uses it is done), `stream` is live and on its device (checked, current); length 0 means the
         // whole allocation. Attaching changes which streams may use the memory, not its contents; the
         // device allows any (concurrent managed access, or AMD, where it does nothing).
-        unsafe { result::memory::stream_attach_mem_async(stream.raw(), self.ptr, flags) }
+        unsafe { result::memory::stream_attach_mem_async(stream.raw(), self.ptr, flags) }?;
+        self.attach = attached;
+        Ok(())
     }
 
     /// The contents on the host, once the work that writes them is done.
@@ -192,7 +233,8 @@ pub enum MemAttach {
     Global,
     /// The host; devices only after it is attached otherwise.
     Host,
-    /// Only the stream it is attached to ([`ManagedBuffer::attach_async`]).
+    /// One stream ([`ManagedBuffer::attach_async`]): a hint where this crate accepts it, so other
+    /// streams' uses are still allowed, and ordered by the memory model.
     Single,
 }
 
@@ -301,6 +343,20 @@ mod tests {
         zeroed.set(None);
         assert_eq!(run(Ok(HostAccess::Never), Ok(())).unwrap(), 7);
         assert_eq!((live.borrow().clone(), zeroed.get()), (vec![7], None));
+    }
+
+    #[test]
+    fn a_buffer_reports_the_attachment_it_was_allocated_with() {
+        // No bytes: nothing is allocated, and no HIP call is made.
+        let m = ManagedBuffer::<u32>::zeroed(&Device::for_unit_tests(0), 0).unwrap();
+        assert_eq!(
+            (m.attachment(), m.attached_stream()),
+            (MemAttach::Global, None)
+        );
+        assert!(matches!(
+            ManagedBuffer::<u32>::zeroed_attached(&Device::for_unit_tests(0), 0, MemAttach::Single),
+            Err(Error::InvalidArgument { .. })
+        ));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! # What keeps memory sound and in program order
 //!
-//! Every allocation is tracked by the memory model ([`Allocation`], `docs/MEMORY_MODEL.md`): it knows the
+//! Every allocation is tracked by the memory model ([`Allocation`]; the repository's
+//! `docs/MEMORY_MODEL.md` adds the measured costs): it knows the
 //! last stream that wrote it and the streams that read it since. Every safe operation that touches memory
 //! on a stream first orders that stream after the conflicting work of other streams (read after write,
 //! write after read, write after write), so safe code sees program order on any number of streams. While
@@ -30,6 +31,30 @@
 //!   group is not ordered after the collective (not enforced; see `rccl::group`).
 //! - Device buffers are zero-initialised unless allocated with the `unsafe` [`DeviceBuffer::uninit`] or
 //!   [`DeviceBuffer::alloc_async`].
+//!
+//! # Element types in a kernel
+//!
+//! A buffer of `T` is passed to a kernel as a pointer (`arg(&buf)` for `const T*`, `arg_mut` for `T*`);
+//! a value of `T` by value (`arg(&x)`). What `T` is on the kernel's side (HIP C++; the same names on both
+//! platforms unless said):
+//!
+//! | Rust | kernel |
+//! | --- | --- |
+//! | `f32`, `f64` | `float`, `double` |
+//! | `i8`, `i16`, `i32`, `i64` / `u8` ... `u64` | `int8_t` ... `int64_t` / `uint8_t` ... `uint64_t` (`char`, `short`, `int`, `long long` and their `unsigned`) |
+//! | `usize`, `isize` | `size_t`, `ptrdiff_t` (64 bits on every HIP target) |
+//! | [`half::f16`] | `__half` (`hip/hip_fp16.h`, `cuda_fp16.h` on NVIDIA), or an `unsigned short` holding its bits |
+//! | [`half::bf16`] | `hip_bfloat16` (`hip/hip_bfloat16.h`; `__nv_bfloat16` on NVIDIA), or an `unsigned short` holding its bits |
+//! | `Complex32`, `Complex64` (`hip::blas`, `hip::fft`) | `float2`, `double2` (`hipFloatComplex`, `hipDoubleComplex`): `re` is `.x`, `im` is `.y` |
+//! | `[T; N]` | `T[N]` (in a struct); a buffer of `[f32; 4]` may be read as `float4`, whose 16-byte alignment its elements have when the buffer is a whole allocation or a view starting at a whole element |
+//! | a `#[repr(C)]` struct of these, without padding | the same C struct |
+//!
+//! A type whose alignment is larger in C than in Rust (`float2` is 8-byte aligned, `Complex32` 4;
+//! `float4` 16, `[f32; 4]` 4) is only safe to read as the C type at an address aligned for it: whole
+//! buffers are (allocations are aligned to at least 256 bytes), a view made by
+//! [`reinterpret`](DeviceMemory::reinterpret) or an odd-offset [`slice`](DeviceMemory::slice) may not be.
+//! Passed by value the layout is the kernel's: the launch hands HIP a pointer to each argument
+//! (`kernelParams`), and HIP copies it into the kernel's own parameter layout.
 
 /// `DeviceMemory` and `KernelArg` for a type holding `ptr: DevicePtr`, `len` and `alloc` (an
 /// `Arc<Allocation>` or a reference to one).
@@ -168,7 +193,18 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
     /// library) that makes `access` to this memory: `stream` waits for the conflicting work of other
     /// streams, and later operations of this crate are ordered after it. This is the rule for raw calls:
     /// call this before queueing them. Work on the default stream of another device is allowed (peer
-    /// access). See `docs/MEMORY_MODEL.md`.
+    /// access). `access` is [`Access::Read`] or [`Access::Write`] (`hip::Access`, in the prelude).
+    ///
+    /// ```no_run
+    /// use hip::prelude::*;
+    ///
+    /// let device = Device::first()?;
+    /// let stream = Stream::new(&device)?;
+    /// let buf = DeviceBuffer::<f32>::zeroed(&device, 256)?;
+    /// // A raw hip-sys call (or another library) is about to read `buf` on `stream`: order it first.
+    /// buf.track_use(&stream, Access::Read)?;
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     fn track_use(&self, stream: &Stream, access: Access) -> Result<()> {
         self.allocation().use_on_open(&stream.begin_op(), access)
     }
@@ -204,6 +240,22 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
             self.allocation(),
         ))
     }
+    /// Two views, `..mid` and `mid..` (for example two halves read by two kernels at once, each view a
+    /// kernel argument of its own). [`Error::OutOfBounds`] for `mid` past the end. For two views to write,
+    /// [`DeviceMemoryMut::split_at_mut`].
+    fn split_at(&self, mid: usize) -> Result<(DeviceSlice<'_, T>, DeviceSlice<'_, T>)>
+    where
+        Self: Sized,
+    {
+        let (_, mid) = bounds(..mid, self.len())?;
+        let (ptr, len, alloc) = (self.device_ptr(), self.len(), self.allocation());
+        let second = offset(ptr, element_offset::<T>(mid));
+        Ok((
+            DeviceSlice::new(ptr, mid, alloc),
+            DeviceSlice::new(second, len - mid, alloc),
+        ))
+    }
+
     /// The same memory as elements of another [`DeviceCopy`] type `U` (for example `f32` as `u32`, or
     /// `[f32; 4]` as `f32`): a view of `byte_len / size_of::<U>()` elements. Safe because every bit
     /// pattern is a valid `DeviceCopy` value. [`Error::InvalidArgument`] when the bytes do not divide

@@ -12,17 +12,19 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// with `hipFree`. Waits (on the host) until every stream that still uses the buffer is done, so the
     /// memory is idle when handed over.
     ///
-    /// Refused with [`Error::InvalidArgument`] (and the buffer dropped as usual) when a graph still keeps
-    /// the memory (a captured operation used it: dropping the graphs first makes this work) or when it is
-    /// stream-ordered pool memory ([`DeviceBuffer::alloc_async`]).
+    /// Refused with [`Error::InvalidArgument`] (and the buffer dropped as usual) when something else
+    /// still keeps the memory alive, or when it is stream-ordered pool memory
+    /// ([`DeviceBuffer::alloc_async`]). What can keep it, each because work it holds may still use the
+    /// memory: a [`Graph`](crate::Graph) or [`GraphExec`](crate::GraphExec) with a captured operation on
+    /// it, a stream capture still in progress that used it, and (feature `rccl`) a collective group that
+    /// has not ended. Dropping those graphs, ending the capture or the group first makes this work.
     pub fn into_raw(mut self) -> Result<(DevicePtr, usize)> {
+        let others = Arc::strong_count(&self.alloc) - 1;
         let Some(alloc) = Arc::get_mut(&mut self.alloc) else {
             return Err(Error::InvalidArgument {
                 what: "buffer to release as a raw allocation",
                 value: format!("{} elements at {:p}", self.len, self.ptr),
-                reason: "a graph still keeps this memory (a captured operation used it): drop the \
-                         graphs and executable graphs first"
-                    .into(),
+                reason: kept_elsewhere(others),
             });
         };
         alloc.release_to_caller()?;
@@ -62,6 +64,16 @@ fn adopted_release(ptr: DevicePtr) -> Release {
     } else {
         Release::Free
     }
+}
+
+/// Why [`DeviceBuffer::into_raw`] refuses memory `others` holders besides the buffer keep alive: every
+/// kind of holder there is, since the allocation does not record which one it is.
+fn kept_elsewhere(others: usize) -> String {
+    format!(
+        "{others} other holder(s) keep this memory alive for work that may still use it: a graph or \
+         executable graph with a captured operation on it, a stream capture in progress that used it, or \
+         an RCCL group not yet ended; drop the graphs, end the capture or the group first"
+    )
 }
 
 #[cfg(test)]
@@ -108,5 +120,36 @@ mod tests {
             adopted_release(std::ptr::null_mut()),
             Release::Nothing
         ));
+    }
+
+    /// A buffer record of no memory HIP knows (`Release::Nothing`): handing it over calls no HIP function.
+    fn buffer() -> DeviceBuffer<u32> {
+        DeviceBuffer::from_parts(
+            0x1000 as DevicePtr,
+            4,
+            &Device::for_unit_tests(0),
+            Release::Nothing,
+        )
+    }
+
+    #[test]
+    fn memory_another_holder_keeps_is_refused_naming_the_holders_until_it_lets_go() {
+        let b = buffer();
+        // What a graph's capture log does with an allocation it used: keep a clone of the Arc.
+        let (graph, capture) = (b.alloc.clone(), b.alloc.clone());
+        let err = b.into_raw().unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("2 other holder(s)"), "{text}");
+        for holder in [
+            "executable graph",
+            "stream capture in progress",
+            "RCCL group",
+        ] {
+            assert!(text.contains(holder), "{holder}: {text}");
+        }
+        assert!(!text.contains("a graph still keeps"), "{text}");
+        drop((graph, capture));
+        // Alone again: handed over, address and length as allocated.
+        assert_eq!(buffer().into_raw().unwrap(), (0x1000 as DevicePtr, 4));
     }
 }

@@ -73,6 +73,27 @@ fn split_views_cover_the_whole_without_overlap_and_reinterpreted_views_count_byt
             ..
         })
     ));
+    // The same from shared memory (`&self`): two read-only views, while the parent is still readable.
+    let r = DeviceSlice::<u32>::new(BASE as DevicePtr, 10, &a);
+    for mid in [0, 4, 10] {
+        let (lo, hi) = r.split_at(mid).unwrap();
+        assert_eq!((lo.device_ptr() as usize, lo.len()), (BASE, mid));
+        assert_eq!(
+            (hi.device_ptr() as usize, hi.len()),
+            (BASE + 4 * mid, 10 - mid)
+        );
+        assert!(Arc::ptr_eq(lo.allocation(), &a) && Arc::ptr_eq(hi.allocation(), &a));
+        // Both views and the parent may be read at once.
+        assert_eq!(lo.len() + hi.len(), r.len());
+    }
+    assert!(matches!(
+        r.split_at(11),
+        Err(Error::OutOfBounds {
+            end: 11,
+            len: 10,
+            ..
+        })
+    ));
     let v = DeviceSlice::<[u16; 2]>::new(BASE as DevicePtr, 6, &a);
     let bytes = v.reinterpret::<u8>().unwrap();
     assert_eq!((bytes.device_ptr() as usize, bytes.len()), (BASE, 24));

@@ -1,5 +1,6 @@
 //! Random numbers on the device through hipRAND (over rocRAND on AMD, cuRAND on HIP's NVIDIA platform).
-//! Feature `rand`; see `docs/RAND_FFT.md`.
+//! Feature `rand`: `hip = { features = ["rand"] }`, over `hiprand-sys` (bindgen over the installed
+//! `hiprand/hiprand.h`).
 //!
 //! ```no_run
 //! use hip::prelude::*;
@@ -26,6 +27,42 @@
 //!
 //! Fills are queued on the generator's stream through the memory model, like every other operation of
 //! this crate: ordered after other streams' conflicting work on the buffer, before later work on it.
+//!
+//! # Generators and fills
+//!
+//! [`RngType`]: the library's pseudo-random default, XORWOW, MRG32k3a, MTGP32, MT19937, Philox4x32-10,
+//! and the quasi-random Sobol32, scrambled Sobol32, Sobol64 and scrambled Sobol64
+//! ([`Generator::set_dimensions`], 1 to 20000). [`Generator::set_seed`] (pseudo-random only),
+//! [`Generator::set_offset`], [`Generator::set_stream`], and [`Generator::set_ordering`]
+//! (`hiprandSetGeneratorOrdering`, in hipRAND of ROCm 6 and later; built against ROCm 5's headers it is
+//! [`Error::NotSupported`]). Fills: [`Generator::uniform`] in (0, 1], [`Generator::normal`] and
+//! [`Generator::log_normal`] (`f32` or `f64`), [`Generator::poisson`] and raw [`Generator::u32`] (`u32`,
+//! `unsigned int` in a kernel). A `Generator` is `Send`, not `Sync`. Every `hiprandStatus_t` maps to a
+//! DTL status by [`RandErrorCode::status`](crate::RandErrorCode::status).
+//!
+//! # Versions, finding hipRAND, deploying
+//!
+//! | Debian | hipRAND (`HIPRAND_VERSION`) | soname |
+//! | --- | --- | --- |
+//! | bookworm | 5.3.3 (2.10.9) | `libhiprand.so.1` |
+//! | trixie | 5.7.1 | `libhiprand.so.1` |
+//! | sid | 6.4.3 (2.12.0) | `libhiprand.so.1` |
+//! | experimental | 7.2.4 | `libhiprand.so.1` |
+//! | NVIDIA build | 5.2.3 source (2.10.9) | `libhiprand.so.1` |
+//!
+//! hipRAND's header parses only as C++ (it names rocRAND's C++ types and `__half`): `hiprand-sys` runs
+//! bindgen in C++ mode, and needs rocRAND's headers beside hipRAND's (Debian: `librocrand-dev` with
+//! `libhiprand-dev`). It looks for `include/hiprand/hiprand.h` under `HIPRAND_PATH`, the HIP root
+//! `hip-sys` found, `ROCM_PATH`, `HIP_PATH`, `/opt/rocm`, `/usr`, and stops the build with a message
+//! listing every place tried and what to install, unless `dynamic-loading` is on: then the committed
+//! bindings are used and `libhiprand.so.1` is opened at run time (`HIP_RS_HIPRAND` names a file).
+//!
+//! Without `dynamic-loading` a program is linked to hipRAND: the system's loader must find
+//! `libhiprand.so.1`, and what it runs on (rocRAND on AMD; on HIP's NVIDIA platform hipRAND's NVIDIA
+//! backend with cuRAND, `libcurand`, and the CUDA runtime, NVRTC and the driver's `libcuda.so.1` every
+//! program of this crate needs there), before `main` starts, or the program dies with "error while
+//! loading shared libraries" (exit status 127). With `hip`'s `dynamic-loading` feature each library is
+//! opened on first use, and a missing one is [`Error::LibraryNotFound`] listing every path tried.
 
 mod checks;
 
@@ -275,6 +312,20 @@ impl Generator {
     }
 
     /// Normal values of `mean` and `stddev` (`hiprandGenerateNormal`, `...Double`).
+    ///
+    /// Checked before hipRAND is called ([`Error::InvalidArgument`] naming the rule, nothing queued):
+    /// - a pseudo-random generator writes normal values in pairs (Box-Muller), so `out` must hold an even
+    ///   number of elements and start at a two-element boundary (an address that is a multiple of
+    ///   `2 * size_of::<T>()`): a whole buffer always does (allocations are aligned far beyond that); a
+    ///   view does when it starts at an even element and has an even length (`slice_mut(2..10)`, not
+    ///   `slice_mut(1..9)`). These are cuRAND's rules, applied on AMD too, so a program behaves the same
+    ///   on both;
+    /// - a quasi-random generator fills whole points instead: a multiple of its dimensions, from any
+    ///   element;
+    /// - `mean` finite, `stddev` positive and finite;
+    /// - `out` on the generator's device ([`Error::DeviceMismatch`]).
+    ///
+    /// In a kernel the values are `float` (`f32`) or `double` (`f64`).
     pub fn normal<T: RandFloat>(
         &mut self,
         out: &mut impl DeviceMemoryMut<T>,
@@ -285,6 +336,8 @@ impl Generator {
     }
 
     /// Log-normal values whose logarithm has `mean` and `stddev` (`hiprandGenerateLogNormal`, `...Double`).
+    /// The same rules as [`normal`](Self::normal): for a pseudo-random generator an even length starting
+    /// at a two-element boundary; for a quasi-random one whole points.
     pub fn log_normal<T: RandFloat>(
         &mut self,
         out: &mut impl DeviceMemoryMut<T>,

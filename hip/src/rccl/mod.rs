@@ -1,5 +1,6 @@
 //! Collectives over several GPUs through RCCL, ROCm's collective communication library (NCCL's API), or
-//! NCCL itself on HIP's NVIDIA platform. Feature `rccl`; see `docs/MULTI_GPU.md`.
+//! NCCL itself on HIP's NVIDIA platform. Feature `rccl`: `hip = { features = ["rccl"] }`, over
+//! `rccl-sys` (bindgen over `rccl/rccl.h`, or `nccl.h` on NVIDIA).
 //!
 //! Two ways to make communicators:
 //!
@@ -54,6 +55,20 @@
 //!
 //! A collective completes only when every rank has queued its part: in one process driving several
 //! devices, queue the parts inside [`group`] (otherwise the first call may wait forever for the others).
+//!
+//! # Installing and deploying
+//!
+//! | platform | install | where the build looks |
+//! | --- | --- | --- |
+//! | AMD, Debian | `librccl-dev` (trixie: RCCL 5.4.3; experimental: 7.2.4) | `/usr/include/rccl/rccl.h` |
+//! | AMD, ROCm | `rccl-dev` from AMD's repository | `RCCL_PATH`, `ROCM_PATH`, `HIP_PATH`, `/opt/rocm` |
+//! | NVIDIA (`HIP_PLATFORM=nvidia`) | NCCL 2.x (e.g. PyPI's `nvidia-nccl-cu12`) | `NCCL_INCLUDE` / `NCCL_LIB`, else the CUDA tree `hip-sys` uses, `CUDA_PATH`, `/usr/local/cuda`, `/usr` |
+//!
+//! Without it the build stops with one message listing every place tried and what to install. RCCL
+//! (NCCL) is always linked, `dynamic-loading` or not: a program built with `rccl` needs `librccl.so.1`
+//! (`libnccl.so.2` on NVIDIA) where it runs, or it dies before `main` (exit status 127). Element types
+//! ([`NcclType`]): `i8` ... `u64`, `f32`, `f64`, [`half::f16`] and [`half::bf16`], as in a kernel (see
+//! the [`memory`](crate::memory#element-types-in-a-kernel) module).
 
 mod result;
 mod types;

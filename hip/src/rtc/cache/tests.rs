@@ -493,7 +493,7 @@ const PINNED: [u64; 3] = [
 
 #[test]
 fn the_default_limit_is_one_gib() {
-    // The README and the module docs promise 1 GiB.
+    // docs/COMPILE_CACHE.md and the module docs promise 1 GiB.
     assert_eq!(CompileCache::DEFAULT_MAX_BYTES, 1_073_741_824);
 }
 
