@@ -215,18 +215,12 @@ impl Queue {
         Ok((e, q))
     }
 
-    /// What this stream knows of stream `id`: its work up to the returned label runs before this
-    /// stream's work from now on (0: nothing).
-    pub(crate) fn knows(&self, id: u64) -> u64 {
-        lock(&self.knows)
-            .iter()
-            .find(|k| k.id == id)
-            .map_or(0, |k| k.pos)
-    }
-
     /// This stream, from its label `at` on, runs after `other`'s work up to `pos`.
     pub(crate) fn learn(&self, other: &Arc<Queue>, pos: u64, at: u64) {
-        let mut k = lock(&self.knows);
+        Self::learn_in(&mut lock(&self.knows), other, pos, at);
+    }
+
+    fn learn_in(k: &mut Vec<Known>, other: &Arc<Queue>, pos: u64, at: u64) {
         match k.iter_mut().find(|k| k.id == other.id) {
             Some(e) if e.pos >= pos => {}
             Some(e) => {
@@ -265,8 +259,13 @@ impl Queue {
     /// Make this stream wait (on the GPU) for `other`'s work up to `pos`, unless that is complete or
     /// already waited for; this stream's operation `at` is the first after the wait.
     pub(crate) fn wait_for(&self, other: &Arc<Queue>, pos: u64, at: u64) -> Result<()> {
-        if other.id == self.id || other.is_done(pos) || (pos != OPEN && self.knows(other.id) >= pos)
-        {
+        if other.id == self.id || other.is_done(pos) {
+            return Ok(());
+        }
+        // Held through the wait: only this stream's operations (serialized by its gate) add to it.
+        let mut knows = lock(&self.knows);
+        let known = knows.iter().find(|k| k.id == other.id).map_or(0, |k| k.pos);
+        if pos != OPEN && known >= pos {
             return Ok(());
         }
         let (event, covered) = other.event_covering(pos)?;
@@ -275,7 +274,7 @@ impl Queue {
         // current; `event` is a live event owned by `other`, held by the caller (HIP accepts an event of
         // another device, as for a peer copy). A ring slot re-recorded meanwhile only covers more.
         unsafe { result::stream_wait_event(self.raw, event)? };
-        self.learn(other, covered, at);
+        Self::learn_in(&mut knows, other, covered, at);
         Ok(())
     }
 

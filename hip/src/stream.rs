@@ -11,7 +11,7 @@ use crate::result;
 use hip_sys as sys;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 /// The owner of a raw stream handle: destroys it (when owned) once the [`Stream`] and everything that
 /// may still queue work on it are gone: a buffer freed in stream order
@@ -37,10 +37,11 @@ pub(crate) struct StreamHandle {
     /// capture begins or ends on this stream: an operation is wholly live (ordered by the memory model) or
     /// wholly captured (recorded in the capture), never checked as one and queued as the other because
     /// another thread began or ended a capture in between; and operations on one stream get their labels
-    /// in the order their HIP calls are queued. Re-entrant on the thread that holds it (`gate_owner`):
-    /// an operation whose error path drops a buffer freed on the same stream takes it again.
-    gate: Mutex<()>,
-    gate_owner: AtomicU64,
+    /// in the order their HIP calls are queued. A one-word lock: the token of the thread that holds it
+    /// (0: free), taken by a compare-and-swap, released by a store; others wait yielding (an operation
+    /// holds it for a few HIP calls). Re-entrant on the thread that holds it: an operation whose error
+    /// path drops a buffer freed on the same stream takes it again.
+    gate: AtomicU64,
 }
 
 /// An operation in progress on a stream (see [`StreamHandle::begin_op`]): while it lives no capture begins
@@ -49,8 +50,9 @@ pub(crate) struct StreamHandle {
 /// for the same stream on the same thread while holding it.
 pub(crate) struct StreamOp<'a> {
     handle: &'a Arc<StreamHandle>,
-    /// `None` for an operation begun inside another on the same thread: the outer one publishes.
-    gate: Option<MutexGuard<'a, ()>>,
+    /// Whether this operation took the gate (`false` inside another operation on the same thread: the
+    /// outer one publishes and releases).
+    owns_gate: bool,
     label: u64,
     /// Whether a use was stamped with `label`: the operation then records a marker when it ends.
     touched: Cell<bool>,
@@ -95,7 +97,7 @@ impl<'a> StreamOp<'a> {
 
 impl Drop for StreamOp<'_> {
     fn drop(&mut self) {
-        if self.gate.is_none() {
+        if !self.owns_gate {
             return;
         }
         let queue = &self.handle.queue;
@@ -103,15 +105,16 @@ impl Drop for StreamOp<'_> {
         if self.touched.get() && Queue::markers_wanted() {
             queue.record_marker(self.label, self.handle.is_capturing());
         }
-        self.handle.gate_owner.store(0, Ordering::Relaxed);
+        self.handle.open_gate();
     }
 }
 
-/// A token unique to the calling thread (never 0), for the gate's re-entrancy.
+/// A token unique to the calling thread among live threads (never 0), for the gate: the address of a
+/// thread-local (a constant-initialised one: reading it is one instruction).
+#[inline]
 fn thread_token() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    thread_local!(static TOKEN: u64 = NEXT.fetch_add(1, Ordering::Relaxed));
-    TOKEN.with(|t| *t)
+    thread_local!(static TOKEN: u8 = const { 0 });
+    TOKEN.with(|t| t as *const u8 as u64)
 }
 // SAFETY: `raw` is a stream handle, passed only to HIP calls, which accept a stream from any thread (HIP
 // synchronises its stream objects internally); the rest is `Device` (Send + Sync), plain integers, the
@@ -160,8 +163,7 @@ impl StreamHandle {
             queue: Queue::new(raw, device, id),
             capturing: AtomicBool::new(false),
             capture: Mutex::new(None),
-            gate: Mutex::new(()),
-            gate_owner: AtomicU64::new(0),
+            gate: AtomicU64::new(0),
         })
     }
 
@@ -181,22 +183,41 @@ impl StreamHandle {
     #[inline]
     pub(crate) fn begin_op(self: &Arc<Self>) -> StreamOp<'_> {
         let me = thread_token();
-        if self.gate_owner.load(Ordering::Relaxed) == me {
+        if !self.close_gate_for(me) {
             return StreamOp {
                 handle: self,
-                gate: None,
+                owns_gate: false,
                 label: self.queue.queued().max(1),
                 touched: Cell::new(false),
             };
         }
-        let gate = lock(&self.gate);
-        self.gate_owner.store(me, Ordering::Relaxed);
         StreamOp {
             handle: self,
             label: self.queue.next_label(),
-            gate: Some(gate),
+            owns_gate: true,
             touched: Cell::new(false),
         }
+    }
+
+    /// Take the gate for thread `me`: `true` once taken, `false` if `me` holds it already.
+    #[inline]
+    fn close_gate_for(&self, me: u64) -> bool {
+        loop {
+            match self
+                .gate
+                .compare_exchange_weak(0, me, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(holder) if holder == me => return false,
+                Err(_) => std::thread::yield_now(),
+            }
+        }
+    }
+
+    /// Release the gate (by the thread that took it).
+    #[inline]
+    fn open_gate(&self) {
+        self.gate.store(0, Ordering::Release);
     }
 
     /// A library handle (BLAS, RNG, FFT) moves its own device state (workspace, generator states, work
@@ -218,11 +239,10 @@ impl StreamHandle {
 
     /// Exclusive use of the gate: no operation is between its check and its HIP calls.
     fn close_gate(&self) -> GateGuard<'_> {
-        let guard = lock(&self.gate);
-        self.gate_owner.store(thread_token(), Ordering::Relaxed);
+        let owned = self.close_gate_for(thread_token());
         GateGuard {
-            owner: &self.gate_owner,
-            _guard: guard,
+            handle: self,
+            owned,
         }
     }
 
@@ -351,15 +371,17 @@ impl CaptureLog {
     }
 }
 
-/// The gate held exclusively (capture start and end), with its owner token cleared on release.
+/// The gate held by a capture's start or end, released on drop (unless it was held already).
 struct GateGuard<'a> {
-    owner: &'a AtomicU64,
-    _guard: MutexGuard<'a, ()>,
+    handle: &'a StreamHandle,
+    owned: bool,
 }
 
 impl Drop for GateGuard<'_> {
     fn drop(&mut self) {
-        self.owner.store(0, Ordering::Relaxed);
+        if self.owned {
+            self.handle.open_gate();
+        }
     }
 }
 

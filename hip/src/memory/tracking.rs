@@ -88,12 +88,12 @@ fn later(a: u64, b: u64) -> u64 {
 impl<S: StreamKey> Users<S> {
     /// Call `wait` once for each (stream, label) that stream `s` must wait for before an `access`, the
     /// latest label per stream. Stops at the first error.
-    pub(crate) fn for_each_conflict(
+    pub(crate) fn for_each_conflict<E>(
         &self,
         s: u64,
         access: Access,
-        mut wait: impl FnMut(&S, u64) -> Result<()>,
-    ) -> Result<()> {
+        mut wait: impl FnMut(&S, u64) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
         let writer = self.writer.as_ref().filter(|w| w.stream.key() != s);
         match access {
             Access::Read => {
@@ -124,11 +124,12 @@ impl<S: StreamKey> Users<S> {
     }
 
     /// The (stream, label) pairs stream `s` must wait for before an `access`.
+    #[cfg(test)]
     pub(crate) fn conflicts(&self, s: u64, access: Access) -> Vec<(S, u64)> {
         let mut all = Vec::new();
         let _ = self.for_each_conflict(s, access, |c, pos| {
             all.push((c.clone(), pos));
-            Ok(())
+            Ok::<(), ()>(())
         });
         all
     }
@@ -586,23 +587,24 @@ impl Allocation {
     ) -> Result<()> {
         loop {
             let mut users = self.settled();
-            let conflicts = users.conflicts(handle.id, access);
             // A conflicting operation another thread is still queueing: let it finish, without holding
             // the lock, then look again.
-            if let Some((s, pos)) = conflicts.iter().find(|(s, pos)| s.queue.in_flight(*pos)) {
-                let (queue, pos) = (s.queue.clone(), *pos);
+            let busy = users.for_each_conflict(handle.id, access, |s, pos| {
+                if s.queue.in_flight(pos) {
+                    Err((s.queue.clone(), pos))
+                } else {
+                    Ok(())
+                }
+            });
+            if let Err((queue, pos)) = busy {
                 self.publish(&users, None);
                 drop(users);
                 queue.wait_queued(pos);
                 continue;
             }
-            let mut waited = Ok(());
-            for (other, pos) in &conflicts {
-                waited = handle.queue.wait_for(&other.queue, *pos, label);
-                if waited.is_err() {
-                    break;
-                }
-            }
+            let waited = users.for_each_conflict(handle.id, access, |other, pos| {
+                handle.queue.wait_for(&other.queue, pos, label)
+            });
             if waited.is_ok() {
                 users.record(handle, label, access);
             }
