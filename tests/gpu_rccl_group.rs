@@ -77,8 +77,8 @@ fn host_reads_and_other_uses_inside_a_group_are_refused_and_the_result_is_right_
     for s in &t.streams {
         s.synchronize().unwrap();
     }
-    for r in 0..2 {
-        assert_eq!(recv[r].to_vec().unwrap(), vec![3.0; N], "rank {r}");
+    for (r, buf) in recv.iter().enumerate() {
+        assert_eq!(buf.to_vec().unwrap(), vec![3.0; N], "rank {r}");
     }
     // After the group the same uses work.
     recv[0].fill_async(1.0, &other).unwrap();

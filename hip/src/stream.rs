@@ -2,7 +2,6 @@
 
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::event::Event;
 use crate::memory::{Access, Allocation};
 use crate::module::Function;
 pub(crate) use crate::queue::lock;
@@ -547,39 +546,6 @@ impl Stream {
             self.handle.queue.complete_through(queued);
         }
         Ok(done)
-    }
-
-    /// Make work queued on this stream from now on wait until `event` completes. The event may belong to
-    /// another device; the stream's device is made current for the call.
-    ///
-    /// An event recorded on a stream being captured makes this stream join that capture (HIP's fork
-    /// pattern): its later work is recorded into the same graph until the capture ends, and must be joined
-    /// back (an event recorded here, waited for by the capturing stream) before [`Capture::end`](crate::Capture::end).
-    pub fn wait_event(&self, event: &Event) -> Result<()> {
-        self.device.bind()?;
-        // SAFETY: this live stream (as in `synchronize`) of the current device, and `event`, live while
-        // borrowed; HIP accepts an event of another device.
-        let wait = || unsafe { result::stream_wait_event(self.raw, event.raw()) };
-        match event.capture_log() {
-            Some(log) => self.handle.join_capture(&log, wait),
-            None => {
-                let op = self.begin_op();
-                wait()?;
-                // The memory model learns the order: this stream's later work needs no wait for the
-                // event's stream up to the event (docs/MEMORY_MODEL.md).
-                if let (false, Some((queue, pos))) = (op.is_capturing(), event.position()) {
-                    self.handle.queue.learn(&queue, pos, op.label());
-                }
-                Ok(())
-            }
-        }
-    }
-
-    /// Record a fresh event on this stream: it completes when the work queued so far does.
-    pub fn record_event(&self) -> Result<Event> {
-        let event = Event::new(&self.device)?;
-        event.record(self)?;
-        Ok(event)
     }
 }
 

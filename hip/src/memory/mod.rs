@@ -105,6 +105,7 @@ mod pool;
 mod raw;
 pub mod staging;
 pub(crate) mod tracking;
+mod users;
 mod views;
 
 pub use device::{DeviceBuffer, DeviceSlice, DeviceSliceMut};

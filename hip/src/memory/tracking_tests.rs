@@ -2,6 +2,7 @@
 //! labels an operation waits for, and what it leaves recorded. Run under Miri too (scripts/miri.sh).
 
 use super::*;
+use crate::memory::users::{pack, unpack, POS_MASK};
 use std::cell::Cell;
 
 #[derive(Clone, Debug, PartialEq)]
