@@ -5,16 +5,13 @@
 //! non-primary contexts (`hipCtxCreate` and the other `hipCtx*` calls) are deprecated in HIP and stay out
 //! of this crate. A context pushed with raw calls is not looked after (see [`Device::bind`]).
 
-use crate::error::{Error, Result};
+use crate::error::{Error, NoDeviceReason, Result};
 use crate::result;
-use crate::stream::{Stream, StreamHandle};
 use hip_sys as sys;
 use std::cell::Cell;
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::{Arc, OnceLock};
-
-pub use crate::device_select::{DeviceSelector, DeviceUuid, PciBusId};
+use std::sync::Arc;
 
 /// The HIP runtime version (`hipRuntimeGetVersion`), e.g. `50221153` for 5.2.21153 on AMD.
 pub fn runtime_version() -> Result<i32> {
@@ -43,8 +40,6 @@ struct DeviceInner {
     /// The process sees no other device (`hipGetDeviceCount` was 1 when this one was opened; the count is
     /// fixed for a process's life). [`Device::bind`] then has nothing to choose between.
     alone: bool,
-    /// The null stream's handle: one identity for the memory model's synchronous operations.
-    null_stream: OnceLock<Arc<StreamHandle>>,
 }
 
 /// `(accessor, owner)` ordinals: the peer access enabled through this crate in this process (HIP keeps
@@ -64,7 +59,7 @@ pub(crate) struct Limits {
 }
 
 // Checked at compile time: `Device` is Send + Sync by its fields alone (an ordinal, plain limits, an
-// atomic and a `OnceLock` of an `Arc<StreamHandle>`), with no `unsafe impl`.
+// atomic and a flag), with no `unsafe impl`.
 const _: () = {
     const fn send_sync<T: Send + Sync>() {}
     send_sync::<Device>();
@@ -78,7 +73,7 @@ impl Device {
         match result::device_count() {
             // A negative count would be a runtime bug; it must not become a huge usize.
             Ok(n) => Ok(usize::try_from(n).unwrap_or(0)),
-            Err(e) => Err(crate::device_select::no_usable_gpu(e)),
+            Err(e) => Err(no_usable_gpu(e)),
         }
     }
 
@@ -113,7 +108,6 @@ impl Device {
             limits,
             context: AtomicPtr::new(std::ptr::null_mut()),
             alone: count == 1,
-            null_stream: OnceLock::new(),
         })))
     }
 
@@ -278,38 +272,15 @@ impl Device {
     /// enabled only by raw calls is not known here; `hipDeviceDisablePeerAccess` or `hipDeviceReset`
     /// called raw does not clear it (see [`Function::launch`](crate::Function::launch)'s safety contract).
     pub(crate) fn has_peer_access(&self, owner: &Device) -> bool {
-        crate::stream::lock(&PEER_ACCESS).contains(&(self.0.ordinal, owner.0.ordinal))
+        lock(&PEER_ACCESS).contains(&(self.0.ordinal, owner.0.ordinal))
     }
 
     pub(crate) fn note_peer_access(&self, owner: &Device) {
-        let mut pairs = crate::stream::lock(&PEER_ACCESS);
+        let mut pairs = lock(&PEER_ACCESS);
         let pair = (self.0.ordinal, owner.0.ordinal);
         if !pairs.contains(&pair) {
             pairs.push(pair);
         }
-    }
-
-    /// The device's default (null) stream.
-    pub fn default_stream(&self) -> Stream {
-        Stream::default_for(self)
-    }
-
-    /// The handle of this device's null stream, one per ordinal in the process (every `Device` of an
-    /// ordinal shares it), so the memory model sees the synchronous operations of all of them as one
-    /// stream. Kept for the life of the process.
-    pub(crate) fn null_stream(&self) -> &Arc<StreamHandle> {
-        self.0.null_stream.get_or_init(|| {
-            static NULL: std::sync::Mutex<Vec<Option<Arc<StreamHandle>>>> =
-                std::sync::Mutex::new(Vec::new());
-            let mut table = crate::stream::lock(&NULL);
-            let i = self.ordinal();
-            if table.len() <= i {
-                table.resize(i + 1, None);
-            }
-            table[i]
-                .get_or_insert_with(|| StreamHandle::null(self))
-                .clone()
-        })
     }
 }
 
@@ -425,7 +396,39 @@ impl Device {
             },
             context: AtomicPtr::new(std::ptr::null_mut()),
             alone: false,
-            null_stream: OnceLock::new(),
         }))
+    }
+}
+
+/// Lock a mutex, taking the data even if a thread panicked while holding it (the data here stays valid).
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A failed device count as the crate reports it: every answer that means "no usable GPU" (no device, no
+/// driver, a driver too old or failing) becomes [`Error::NoDevice`] with its reason; anything else stays.
+pub(crate) fn no_usable_gpu(e: Error) -> Error {
+    let Error::Hip { code, .. } = e else {
+        return e;
+    };
+    let versions = || {
+        (
+            result::driver_version().ok(),
+            result::runtime_version().ok(),
+        )
+    };
+    // Only a driver answer (35) needs the versions to tell a missing driver from an old one.
+    let (driver, runtime) = if code.0 == 35 {
+        versions()
+    } else {
+        (None, None)
+    };
+    match NoDeviceReason::from_device_count(code, crate::PLATFORM, driver, runtime) {
+        Some(reason) => Error::NoDevice {
+            code,
+            platform: crate::PLATFORM,
+            reason,
+        },
+        None => e,
     }
 }

@@ -178,13 +178,17 @@ impl<'s> Capture<'s> {
     pub fn end(mut self) -> Result<Graph> {
         self.ended = true;
         let raw = finish(self.stream)?;
-        let uses = std::mem::take(&mut *lock(&self.log.uses));
-        let functions = std::mem::take(&mut *lock(&self.log.functions));
-        self.kept.extend(
-            functions
-                .into_iter()
-                .map(|f| Arc::new(f) as Arc<dyn Any + Send + Sync>),
-        );
+        let logged = std::mem::take(&mut *lock(&self.log.uses));
+        self.kept.extend(std::mem::take(&mut *lock(&self.log.kept)));
+        // The log holds only allocations here (the memory model records them); whatever it held is kept
+        // alive with the graph all the same.
+        let mut uses = Vec::with_capacity(logged.len());
+        for (any, access) in logged {
+            match Arc::downcast::<Allocation>(any) {
+                Ok(alloc) => uses.push((alloc, access)),
+                Err(other) => self.kept.push(other),
+            }
+        }
         Ok(Graph {
             raw,
             calls: std::sync::Mutex::new(()),

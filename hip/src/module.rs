@@ -2,9 +2,8 @@
 
 use crate::code_object::signature::Signature;
 use crate::code_object::{CodeObject, Format, Kernel};
-use crate::device::{Device, Limits};
+use crate::device::Device;
 use crate::error::{Error, HipErrorCode, Result};
-use crate::launch::LaunchConfig;
 use crate::memory::{DeviceCopy, DevicePtr};
 use crate::result;
 use hip_sys as sys;
@@ -416,20 +415,6 @@ impl Function {
             let _ = (attr, value);
             Ok(())
         }
-    }
-
-    /// The dynamic shared memory this kernel opted in to, asked of the runtime only when `config` needs
-    /// more than the device's plain per-block limit (on NVIDIA; 0 otherwise, and 0 if the runtime cannot
-    /// say, which leaves the plain limit standing).
-    pub(crate) fn dynamic_shared_opt_in(&self, config: &LaunchConfig, limits: &Limits) -> u32 {
-        let shared = u64::from(config.shared_mem_bytes) + u64::from(self.static_shared);
-        if !cfg!(hip_platform = "nvidia") || shared <= limits.max_shared_mem_per_block as u64 {
-            return 0;
-        }
-        self.attribute(sys::HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
-            .ok()
-            .and_then(|v| u32::try_from(v).ok())
-            .unwrap_or(0)
     }
 }
 

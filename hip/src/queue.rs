@@ -29,6 +29,16 @@ use hip_sys as sys;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
+/// How an operation uses memory: a kernel's [`arg`](crate::LaunchArgs::arg) reads,
+/// [`arg_mut`](crate::LaunchArgs::arg_mut) writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// The operation only reads the memory.
+    Read,
+    /// The operation may write the memory (and read it).
+    Write,
+}
+
 /// The position of a use whose work is queued after its record (raw work after `track_use`, collectives
 /// inside an RCCL group): whoever waits for it waits for everything queued on its stream at that moment.
 pub(crate) const OPEN: u64 = u64::MAX;

@@ -2,12 +2,12 @@
 
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::memory::{Access, Allocation};
-use crate::module::Function;
 pub(crate) use crate::queue::lock;
+use crate::queue::Access;
 use crate::queue::Queue;
 use crate::result;
 use hip_sys as sys;
+use std::any::Any;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -139,8 +139,11 @@ impl std::fmt::Debug for StreamHandle {
 /// capture state ends with the capture).
 #[derive(Default)]
 pub(crate) struct CaptureLog {
-    pub(crate) uses: Mutex<Vec<(Arc<Allocation>, Access)>>,
-    pub(crate) functions: Mutex<Vec<Function>>,
+    /// The allocations captured operations touched, and how (the memory model puts its `Allocation`s in;
+    /// the graph takes them out). Held as `Any` so that streams stay below memory.
+    pub(crate) uses: Mutex<Vec<(Arc<dyn Any + Send + Sync>, Access)>>,
+    /// What the graph must keep alive besides: the functions (modules) of captured kernels.
+    pub(crate) kept: Mutex<Vec<Arc<dyn Any + Send + Sync>>>,
     joined: Mutex<Joined>,
 }
 
@@ -365,8 +368,8 @@ impl std::fmt::Debug for CaptureLog {
 
 impl CaptureLog {
     /// Record that a captured operation makes `access` to `allocation`.
-    pub(crate) fn record(&self, allocation: &Arc<Allocation>, access: Access) {
-        lock(&self.uses).push((allocation.clone(), access));
+    pub(crate) fn record(&self, allocation: Arc<dyn Any + Send + Sync>, access: Access) {
+        lock(&self.uses).push((allocation, access));
     }
 }
 
@@ -479,7 +482,7 @@ impl Stream {
         Stream {
             raw: std::ptr::null_mut(),
             device: device.clone(),
-            handle: device.null_stream().clone(),
+            handle: device.null_stream(),
         }
     }
 
@@ -579,5 +582,28 @@ impl Stream {
             });
         }
         Ok(())
+    }
+}
+
+/// The null stream, here beside [`Stream`] so that `device.rs` stays below streams.
+impl Device {
+    /// The device's default (null) stream.
+    pub fn default_stream(&self) -> Stream {
+        Stream::default_for(self)
+    }
+
+    /// The handle of this device's null stream, one per ordinal in the process (every `Device` of an
+    /// ordinal shares it), so the memory model sees the synchronous operations of all of them as one
+    /// stream. Kept for the life of the process.
+    pub(crate) fn null_stream(&self) -> Arc<StreamHandle> {
+        static NULL: Mutex<Vec<Option<Arc<StreamHandle>>>> = Mutex::new(Vec::new());
+        let mut table = lock(&NULL);
+        let i = self.ordinal();
+        if table.len() <= i {
+            table.resize(i + 1, None);
+        }
+        table[i]
+            .get_or_insert_with(|| StreamHandle::null(self))
+            .clone()
     }
 }

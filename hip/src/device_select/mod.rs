@@ -7,36 +7,8 @@ mod parse;
 pub use parse::{DeviceSelector, DeviceUuid, PciBusId};
 
 use crate::device::Device;
-use crate::error::{Error, NoDeviceReason, Result};
+use crate::error::{Error, Result};
 use crate::result;
-
-/// A failed device count as the crate reports it: every answer that means "no usable GPU" (no device, no
-/// driver, a driver too old or failing) becomes [`Error::NoDevice`] with its reason; anything else stays.
-pub(crate) fn no_usable_gpu(e: Error) -> Error {
-    let Error::Hip { code, .. } = e else {
-        return e;
-    };
-    let versions = || {
-        (
-            result::driver_version().ok(),
-            result::runtime_version().ok(),
-        )
-    };
-    // Only a driver answer (35) needs the versions to tell a missing driver from an old one.
-    let (driver, runtime) = if code.0 == 35 {
-        versions()
-    } else {
-        (None, None)
-    };
-    match NoDeviceReason::from_device_count(code, crate::PLATFORM, driver, runtime) {
-        Some(reason) => Error::NoDevice {
-            code,
-            platform: crate::PLATFORM,
-            reason,
-        },
-        None => e,
-    }
-}
 
 impl Device {
     /// Device 0, the one a program with no choice to make uses: [`Device::get`]`(0)`. Where this
@@ -172,6 +144,8 @@ fn present(count: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::no_usable_gpu;
+    use crate::error::NoDeviceReason;
     use crate::{HipErrorCode, Status};
     use hip_sys::hipError_t;
 

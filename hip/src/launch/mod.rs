@@ -423,7 +423,7 @@ impl Function {
             device.limits(),
             self.max_threads_per_block(),
             self.static_shared_bytes(),
-            self.dynamic_shared_opt_in(config, device.limits()),
+            dynamic_shared_opt_in(self, config, device.limits()),
             self.name(),
         )?;
         let op = stream.begin_op();
@@ -431,7 +431,7 @@ impl Function {
         if op.is_capturing() {
             // The kernel node refers to the module's code: the graph must keep the module loaded.
             if let Some(log) = op.capture_log() {
-                crate::stream::lock(&log.functions).push(self.clone());
+                crate::stream::lock(&log.kept).push(Arc::new(self.clone()));
             }
         }
         device.bind()?;
@@ -531,3 +531,45 @@ pub(crate) fn check_config(
 
 #[cfg(test)]
 mod tests;
+
+/// `KernelArg` for this crate's device memory (a device pointer the model tracks).
+macro_rules! memory_kernel_arg {
+    ($ty:ident $(<$lt:lifetime>)?) => {
+        // SAFETY: `as_kernel_param` points at the memory's `ptr` field, a device address (the value a
+        // kernel's pointer parameter takes) of `kernel_param_size()` = size_of::<DevicePtr>() bytes,
+        // stored in `self`: valid as long as `self` is borrowed, as the trait asks.
+        unsafe impl<$($lt,)? T: DeviceCopy> KernelArg for crate::memory::$ty<$($lt,)? T> {
+            fn as_kernel_param(&self) -> *mut std::ffi::c_void {
+                self.device_ptr_field() as *const crate::memory::DevicePtr as *mut std::ffi::c_void
+            }
+            fn kernel_param_size(&self) -> usize {
+                std::mem::size_of::<crate::memory::DevicePtr>()
+            }
+            fn is_device_pointer(&self) -> bool {
+                true
+            }
+            fn allocation(&self) -> Option<&Arc<Allocation>> {
+                Some(crate::memory::DeviceMemory::allocation(self))
+            }
+        }
+    };
+}
+
+memory_kernel_arg!(DeviceBuffer);
+memory_kernel_arg!(DeviceSlice<'a>);
+memory_kernel_arg!(DeviceSliceMut<'a>);
+memory_kernel_arg!(ManagedBuffer);
+
+/// The dynamic shared memory `f` opted in to, asked of the runtime only when `config` needs more than
+/// the device's plain per-block limit (on NVIDIA; 0 otherwise, and 0 if the runtime cannot say, which
+/// leaves the plain limit standing).
+fn dynamic_shared_opt_in(f: &Function, config: &LaunchConfig, limits: &Limits) -> u32 {
+    let shared = u64::from(config.shared_mem_bytes) + u64::from(f.static_shared_bytes());
+    if !cfg!(hip_platform = "nvidia") || shared <= limits.max_shared_mem_per_block as u64 {
+        return 0;
+    }
+    f.attribute(hip_sys::HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+        .ok()
+        .and_then(|v| u32::try_from(v).ok())
+        .unwrap_or(0)
+}

@@ -56,7 +56,7 @@
 //! Passed by value the layout is the kernel's: the launch hands HIP a pointer to each argument
 //! (`kernelParams`), and HIP copies it into the kernel's own parameter layout.
 
-/// `DeviceMemory` and `KernelArg` for a type holding `ptr: DevicePtr`, `len` and `alloc` (an
+/// `DeviceMemory` (and, in `launch`, `KernelArg`) for a type holding `ptr: DevicePtr`, `len` and `alloc` (an
 /// `Arc<Allocation>` or a reference to one).
 macro_rules! device_memory {
     ($ty:ident $(<$lt:lifetime>)?) => {
@@ -75,21 +75,11 @@ macro_rules! device_memory {
                 &self.alloc
             }
         }
-        // SAFETY: `as_kernel_param` points at the `ptr` field, a device address (the value a kernel's
-        // pointer parameter takes) of `kernel_param_size()` = size_of::<DevicePtr>() bytes, stored in `self`:
-        // valid as long as `self` is borrowed, as the trait asks.
-        unsafe impl<$($lt,)? T: $crate::memory::DeviceCopy> crate::launch::KernelArg for $ty<$($lt,)? T> {
-            fn as_kernel_param(&self) -> *mut std::ffi::c_void {
-                std::ptr::addr_of!(self.ptr) as *mut std::ffi::c_void
-            }
-            fn kernel_param_size(&self) -> usize {
-                std::mem::size_of::<$crate::memory::DevicePtr>()
-            }
-            fn is_device_pointer(&self) -> bool {
-                true
-            }
-            fn allocation(&self) -> Option<&std::sync::Arc<$crate::memory::Allocation>> {
-                Some(&self.alloc)
+        impl<$($lt,)? T: $crate::memory::DeviceCopy> $ty<$($lt,)? T> {
+            /// The `ptr` field itself, for [`KernelArg`](crate::KernelArg) (in `launch`), whose parameter
+            /// must point at memory stored in `self`.
+            pub(crate) fn device_ptr_field(&self) -> &$crate::memory::DevicePtr {
+                &self.ptr
             }
         }
     };
@@ -285,7 +275,8 @@ fn read_to_host<T: DeviceCopy, M: DeviceMemory<T> + ?Sized>(m: &M, dst: *mut u8)
         return r;
     }
     let device = m.device();
-    let op = device.null_stream().begin_op();
+    let null = device.null_stream();
+    let op = null.begin_op();
     m.allocation().use_on(&op, Access::Read)?;
     device.bind()?;
     // SAFETY: pointers and size as above. The null stream of the memory's device (current) was ordered
@@ -324,7 +315,8 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
             return r;
         }
         let device = self.device();
-        let op = device.null_stream().begin_op();
+        let null = device.null_stream();
+        let op = null.begin_op();
         self.allocation().use_on(&op, Access::Write)?;
         device.bind()?;
         // SAFETY: pointers and size as above; the device's null stream (current) was ordered after every
@@ -346,7 +338,8 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
         if n == 0 {
             return Ok(());
         }
-        let op = self.device().null_stream().begin_op();
+        let null = self.device().null_stream();
+        let op = null.begin_op();
         use_both(
             &op,
             (src.allocation(), Access::Read),
@@ -374,7 +367,8 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
         if n == 0 {
             return Ok(());
         }
-        let op = self.device().null_stream().begin_op();
+        let null = self.device().null_stream();
+        let op = null.begin_op();
         self.allocation().use_on(&op, Access::Write)?;
         self.device().bind()?;
         // SAFETY: `n` bytes of device memory (sealed trait); the device's null stream (current) was

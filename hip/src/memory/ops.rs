@@ -129,7 +129,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         }
         let dst_bytes = byte_pitch("2-D copy destination pitch", dst_pitch, e)?;
         let src_bytes = byte_pitch("2-D copy source pitch", src_pitch, e)?;
-        let op = self.device().null_stream().begin_op();
+        let null = self.device().null_stream();
+        let op = null.begin_op();
         self.allocation().use_on(&op, Access::Write)?;
         self.device().bind()?;
         // SAFETY: check_2d proved `(height - 1) * pitch + width` elements fit each side, so in bytes
@@ -169,7 +170,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         }
         let dst_bytes = byte_pitch("2-D copy destination pitch", dst_pitch, e)?;
         let src_bytes = byte_pitch("2-D copy source pitch", src_pitch, e)?;
-        let op = self.device().null_stream().begin_op();
+        let null = self.device().null_stream();
+        let op = null.begin_op();
         self.allocation().use_on(&op, Access::Read)?;
         self.device().bind()?;
         // SAFETY: extents as in copy_2d_from_host; the null stream was ordered after the buffer's writers

@@ -295,7 +295,7 @@ impl Allocation {
                     .into(),
             }));
         }
-        log.record(self, access);
+        log.record(self.clone(), access);
         Some(Ok(()))
     }
 
@@ -527,7 +527,7 @@ impl Drop for Allocation {
                 let idle = self
                     .wait_for_all_users(None)
                     .and_then(|()| stream.queue.host_wait_for(OPEN));
-                let null = stream.device.null_stream();
+                let null = &stream.device.null_stream();
                 let op = null.begin_op();
                 if idle.is_ok() && !op.is_capturing() && stream.device.bind().is_ok() {
                     // SAFETY: the host waited for every user and for `stream` itself, so no queued work uses

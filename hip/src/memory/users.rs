@@ -4,15 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// How an operation uses memory: a kernel's [`arg`](crate::LaunchArgs::arg) reads,
-/// [`arg_mut`](crate::LaunchArgs::arg_mut) writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
-    /// The operation only reads the memory.
-    Read,
-    /// The operation may write the memory (and read it).
-    Write,
-}
+pub use crate::queue::Access;
 
 /// Something the memory model can tell apart from other streams by a process-unique id.
 pub(crate) trait StreamKey: Clone {
