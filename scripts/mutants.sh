@@ -40,6 +40,7 @@ files=(
     hip/src/code_object/target.rs
     hip/src/code_object/nvidia.rs
     hip/src/memory/tracking.rs
+    hip/src/memory/users.rs
     hip/src/memory/mod.rs
     hip/src/launch/mod.rs
     hip/src/launch/devices.rs
@@ -54,10 +55,12 @@ files=(
     hip/src/occupancy.rs
 )
 exclude=(
-    # tracking.rs: the Allocation (HIP events, stream waits, frees) needs a device; Users is the model.
-    'tracking\.rs:.*(Allocation|StreamKey for Arc<StreamHandle>)'
-    # launch/mod.rs: ordering a launch on a stream and the launch itself call HIP.
-    "launch/mod\\.rs:.*(LaunchArgs<'a>::order_on|Function::launch|LaunchArgs<'a>::check_against)"
+    # tracking.rs: the Allocation (HIP events, stream waits, frees) and the functions that order an
+    # operation's allocations on a live stream need a device; Users (users.rs) is the model.
+    'tracking\.rs:.*(Allocation|StreamKey for Arc<StreamHandle>|use_both|by_address)'
+    # launch/mod.rs: ordering a launch on a stream and the launch itself call HIP; the dynamic shared
+    # memory opt-in asks the runtime (NVIDIA only).
+    "launch/mod\\.rs:.*(LaunchArgs<'a>::order_on|Function::launch|LaunchArgs<'a>::check_against|dynamic_shared_opt_in)"
     # launch/devices.rs: check_devices asks the runtime whether an address is managed memory; the rule
     # (reaches) and the check over the arguments (check_devices_with) are tested here.
     'devices\.rs:.*::check_devices( ->|$)'
