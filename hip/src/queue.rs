@@ -138,6 +138,11 @@ impl Queue {
         l
     }
 
+    /// The last label handed out: the label of the operation holding the gate, if any.
+    pub(crate) fn last_label(&self) -> u64 {
+        self.seq.load(Ordering::Relaxed)
+    }
+
     /// The operation labelled `label` has queued its last HIP call.
     pub(crate) fn mark_queued(&self, label: u64) {
         self.queued.store(label, Ordering::Release);

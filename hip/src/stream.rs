@@ -186,10 +186,12 @@ impl StreamHandle {
     pub(crate) fn begin_op(self: &Arc<Self>) -> StreamOp<'_> {
         let me = thread_token();
         if !self.close_gate_for(me) {
+            // Inside an operation of this thread on this stream: the same position in the queue (the
+            // outer operation's label, the last one handed out, since this thread holds the gate).
             return StreamOp {
                 handle: self,
                 owns_gate: false,
-                label: self.queue.queued().max(1),
+                label: self.queue.last_label(),
                 touched: Cell::new(false),
             };
         }
@@ -607,3 +609,7 @@ impl Device {
             .clone()
     }
 }
+
+#[cfg(test)]
+#[path = "stream_tests.rs"]
+mod tests;

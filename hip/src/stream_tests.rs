@@ -1,0 +1,47 @@
+//! Unit tests of the stream's gate and labels (no HIP call: a null stream's handle on a test device).
+
+use super::*;
+
+#[test]
+fn an_operation_inside_another_on_the_same_thread_shares_its_label_and_publishes_nothing() {
+    let device = Device::for_unit_tests(0);
+    let h = StreamHandle::new(std::ptr::null_mut(), &device, false);
+    let first = h.begin_op();
+    assert_eq!(first.label(), 1);
+    drop(first);
+    assert_eq!(h.queue.queued(), 1);
+    let outer = h.begin_op();
+    assert_eq!(outer.label(), 2);
+    {
+        // An error path or a drop inside the operation begins another on the same stream: it is the
+        // same position in the queue (a wait it queues comes with the outer operation's work).
+        let inner = h.begin_op();
+        assert_eq!(inner.label(), 2);
+    }
+    // The inner one published nothing: the outer operation is still being queued.
+    assert_eq!(h.queue.queued(), 1);
+    assert!(h.queue.in_flight(2));
+    drop(outer);
+    assert_eq!(h.queue.queued(), 2);
+    assert!(!h.queue.in_flight(2));
+}
+
+#[test]
+fn another_thread_waits_for_the_gate_and_takes_the_next_label() {
+    let device = Device::for_unit_tests(0);
+    let h = StreamHandle::new(std::ptr::null_mut(), &device, false);
+    let outer = h.begin_op();
+    let other = {
+        let h = h.clone();
+        std::thread::spawn(move || h.begin_op().label())
+    };
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!(
+        h.queue.queued(),
+        0,
+        "the other thread cannot begin before the gate opens"
+    );
+    drop(outer);
+    assert_eq!(other.join().unwrap(), 2);
+    assert_eq!(h.queue.queued(), 2);
+}
