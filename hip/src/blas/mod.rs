@@ -181,8 +181,6 @@ impl Handle {
             device_scalars: Cell::new(false),
             workspace: None,
         };
-        // The handle's own device state was last used on the old stream: the new one waits for it.
-        stream.handle().take_over_from(&self.stream)?;
         // SAFETY: `raw` is the live handle just made; the stream is live (kept by `handle.stream`) and on
         // the handle's device.
         check("hipblasSetStream", unsafe {
@@ -197,6 +195,8 @@ impl Handle {
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
         same_device("blas set_stream", &self.device, stream.device())?;
         self.device.bind()?;
+        // The handle's own device state was last used on the old stream: the new one waits for it.
+        stream.handle().take_over_from(&self.stream)?;
         // SAFETY: live handle; the stream is live and on the handle's device (checked), and kept alive below
         // for as long as the handle uses it.
         check("hipblasSetStream", unsafe {

@@ -242,8 +242,6 @@ impl<T: FftFloat> Plan<T> {
             stream: Arc::clone(stream.handle()),
             _t: PhantomData,
         };
-        // The handle's own device state was last used on the old stream: the new one waits for it.
-        stream.handle().take_over_from(&self.stream)?;
         // SAFETY: live plan; the stream is live (kept by `plan.stream`) and on its device.
         check("hipfftSetStream", unsafe {
             sys::hipfftSetStream(raw, stream.raw())
@@ -274,6 +272,8 @@ impl<T: FftFloat> Plan<T> {
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
         same_device("fft set_stream", &self.device, stream.device())?;
         self.device.bind()?;
+        // The handle's own device state was last used on the old stream: the new one waits for it.
+        stream.handle().take_over_from(&self.stream)?;
         // SAFETY: live plan; the stream is live and on its device, kept alive below while used.
         check("hipfftSetStream", unsafe {
             sys::hipfftSetStream(self.raw, stream.raw())

@@ -199,8 +199,6 @@ impl Generator {
             device,
             stream: Arc::clone(stream.handle()),
         };
-        // The handle's own device state was last used on the old stream: the new one waits for it.
-        stream.handle().take_over_from(&self.stream)?;
         // SAFETY: live generator; the stream is live (kept by `g.stream`) and on its device.
         check("hiprandSetStream", unsafe {
             sys::hiprandSetStream(raw, stream.raw())
@@ -217,6 +215,8 @@ impl Generator {
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
         same_device("rand set_stream", &self.device, stream.device())?;
         self.device.bind()?;
+        // The handle's own device state was last used on the old stream: the new one waits for it.
+        stream.handle().take_over_from(&self.stream)?;
         // SAFETY: live generator; the stream is live and on its device, kept alive below while used.
         check("hiprandSetStream", unsafe {
             sys::hiprandSetStream(self.raw, stream.raw())
