@@ -394,3 +394,25 @@ fn stamps_racing_folds_lose_no_use() {
     u.fold(&sole, &reader);
     assert_eq!(snapshot(&u).0, Some((1, rounds)));
 }
+
+/// The read word's stamp is folded too: a stream whose reads are free read at a later label, and a
+/// writer elsewhere must wait for that read, not for its earlier one.
+#[test]
+fn a_read_stamp_is_folded_into_the_readers() {
+    let mut u = Users::default();
+    u.record(&S(1), 1, Write);
+    u.record(&S(2), 3, Read);
+    let (sole, reader) = (AtomicU64::new(0), AtomicU64::new(pack(2, 3)));
+    assert!(
+        try_stamp(&reader, 2, 9),
+        "stream 2's read took the fast path"
+    );
+    u.fold(&sole, &reader);
+    assert_eq!(reader.load(Ordering::Relaxed), 0, "the fold takes the word");
+    assert_eq!(snapshot(&u).1, vec![(2, 9)]);
+    let waits = u.conflicts(3, Write);
+    assert_eq!(
+        waits.iter().map(|(s, p)| (s.0, *p)).collect::<Vec<_>>(),
+        [(1, 1), (2, 9)]
+    );
+}
