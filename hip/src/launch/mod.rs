@@ -294,18 +294,28 @@ impl<'a> LaunchArgs<'a> {
         })
     }
 
-    /// Order a launch (the operation `op`) by the tracked arguments and record it as their user.
-    fn order_on(&self, op: &StreamOp<'_>) -> Result<()> {
-        // In address order (see memory::tracking): the entries' indices, sorted by their allocation.
+    /// The indices of the tracked arguments in address order of their allocations (see
+    /// memory::tracking: two launches using the same buffers record them in the same order).
+    fn use_order(&self) -> [u8; MAX_KERNEL_ARGS] {
         let mut order = [0u8; MAX_KERNEL_ARGS];
         for (i, o) in order.iter_mut().enumerate().take(self.uses) {
             *o = i as u8; // i < MAX_KERNEL_ARGS = 32
         }
-        if self.uses > 1 {
-            order[..self.uses].sort_unstable_by_key(|&i| {
-                Arc::as_ptr(self.tracked_allocation(usize::from(i))) as usize
-            });
+        let addr = |i: u8| Arc::as_ptr(self.tracked_allocation(usize::from(i))) as usize;
+        if self.uses == 2 {
+            // The common case (a kernel with an input and an output): one comparison, no sort.
+            if addr(1) < addr(0) {
+                order.swap(0, 1);
+            }
+        } else {
+            order[..self.uses].sort_unstable_by_key(|&i| addr(i));
         }
+        order
+    }
+
+    /// Order a launch (the operation `op`) by the tracked arguments and record it as their user.
+    fn order_on(&self, op: &StreamOp<'_>) -> Result<()> {
+        let order = self.use_order();
         for &i in &order[..self.uses] {
             let alloc = self.tracked_allocation(usize::from(i));
             let access = if self.writes >> i & 1 == 1 {

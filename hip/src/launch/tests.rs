@@ -538,3 +538,34 @@ fn for_num_elems_covers_every_element_at_the_extremes() {
     assert_eq!(LaunchConfig::for_num_elems(1000).grid.x, 4);
     assert_eq!(LaunchConfig::for_num_elems(-5).grid.x, 1);
 }
+
+#[test]
+fn uses_are_ordered_by_allocation_address_whatever_the_argument_order() {
+    let ms: Vec<Mem> = (0..4).map(|_| Mem::new()).collect();
+    let addr = |m: &Mem| Arc::as_ptr(&m.alloc) as usize;
+    // Every order of two and of three arguments (three takes the sort, two the single comparison).
+    for picks in [
+        vec![0, 1],
+        vec![1, 0],
+        vec![2, 0, 1],
+        vec![1, 2, 0],
+        vec![3, 1, 2, 0],
+    ] {
+        let mut args = LaunchArgs::new();
+        for &p in &picks {
+            args.arg(&ms[p]);
+        }
+        let order = args.use_order();
+        let seen: Vec<usize> = order[..picks.len()]
+            .iter()
+            .map(|&i| addr(&ms[picks[usize::from(i)]]))
+            .collect();
+        let mut sorted = seen.clone();
+        sorted.sort_unstable();
+        assert_eq!(seen, sorted, "arguments {picks:?}");
+        // Each argument once.
+        let mut idx: Vec<u8> = order[..picks.len()].to_vec();
+        idx.sort_unstable();
+        assert_eq!(idx, (0..picks.len() as u8).collect::<Vec<_>>());
+    }
+}
