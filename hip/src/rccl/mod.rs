@@ -285,12 +285,26 @@ impl Comm {
     ) -> Result<(StreamOp<'s>, result::Call)> {
         same_device(what, stream.device(), &self.device)?;
         let op = stream.begin_op();
-        let mut uses = uses.to_vec();
-        crate::memory::tracking::by_address(&mut uses);
+        // In address order (see memory::tracking). A call uses one or two buffers: sorted without
+        // allocating (this runs per collective, whose small sizes take ~10 us in all).
+        let (pair, more);
+        let uses: &[(&Arc<Allocation>, Access)] = match uses {
+            [a, b] if Arc::as_ptr(b.0) < Arc::as_ptr(a.0) => {
+                pair = [*b, *a];
+                &pair
+            }
+            [_, _, _, ..] => {
+                let mut v = uses.to_vec();
+                crate::memory::tracking::by_address(&mut v);
+                more = v;
+                &more
+            }
+            _ => uses,
+        };
         // Inside `group` NCCL queues the call only at ncclGroupEnd: keep the memory until then, and record
         // the uses open (whoever waits for them waits for all the stream has queued by then).
         let in_group = GROUP_KEEP.with(|k| k.borrow().is_some());
-        for (alloc, access) in &uses {
+        for (alloc, access) in uses {
             if in_group {
                 alloc.use_in_group(&op, *access)?;
                 // Counted by `use_in_group` until the outermost group ends (`Restore`).
@@ -303,7 +317,11 @@ impl Comm {
                 alloc.use_on(&op, *access)?;
             }
         }
-        self.device.bind()?;
+        // Inside a group NCCL sets each communicator's device itself (its documented way for one thread
+        // to drive several devices); switching devices per call cost ~0.4 us (issue 42's paired bench).
+        if !in_group {
+            self.device.bind()?;
+        }
         let call = result::Call {
             count,
             dtype: T::DATA_TYPE,
@@ -594,9 +612,12 @@ pub fn group<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
             }
             // The outermost group ended: its calls are queued. Their memory may be used again, and freed
             // (after them, now that they are queued), and the communicators dropped inside go.
-            for alloc in inner.into_iter().flatten() {
+            let mut inner = inner.unwrap_or_default();
+            for alloc in inner.drain(..) {
                 alloc.group_done();
             }
+            // The emptied list serves the next group of this thread: no allocation per group.
+            GROUP_SPARE.set(inner);
             let comms = GROUP_COMMS
                 .with(|c| c.borrow_mut().take())
                 .unwrap_or_default();
@@ -609,7 +630,7 @@ pub fn group<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
             }
         }
     }
-    let outer = GROUP_KEEP.with(|k| k.borrow_mut().replace(Vec::new()));
+    let outer = GROUP_KEEP.with(|k| k.borrow_mut().replace(GROUP_SPARE.take()));
     GROUP_COMMS.with(|c| {
         c.borrow_mut().get_or_insert_with(Vec::new);
     });
@@ -628,6 +649,9 @@ thread_local! {
     /// While `group` runs on this thread: the allocations its calls use, kept until ncclGroupEnd.
     static GROUP_KEEP: std::cell::RefCell<Option<Vec<Arc<Allocation>>>> =
         const { std::cell::RefCell::new(None) };
+    /// The emptied `GROUP_KEEP` list of this thread's last outermost group, for the next one.
+    static GROUP_SPARE: std::cell::Cell<Vec<Arc<Allocation>>> =
+        const { std::cell::Cell::new(Vec::new()) };
     /// While `group` runs on this thread: communicators dropped inside it, destroyed when it ends.
     static GROUP_COMMS: std::cell::RefCell<Option<Vec<(sys::ncclComm_t, Device)>>> =
         const { std::cell::RefCell::new(None) };
