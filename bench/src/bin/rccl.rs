@@ -1,63 +1,147 @@
-//! All-reduce bus bandwidth over two GPUs, 1 KiB to 1 GiB, through `hip::rccl` against a raw C program
-//! calling NCCL / RCCL (bench/baseline/nccl_bench.c) with the same sizes, iteration counts and timing in the
-//! same run; then peer-copy bandwidth (`Stream::copy_peer_async` against raw `hipMemcpyPeerAsync`).
+//! All-reduce and peer-copy cost over two GPUs, 1 KiB up, through `hip::rccl` /
+//! `Stream::copy_peer_async` against raw NCCL / RCCL and raw `hipMemcpyPeerAsync` called from this same
+//! process on the same communicators, streams and buffers: the paired method of issue 42.
 //!
 //! ```text
-//! rccl --baseline PATH/TO/nccl_bench [--max-bytes N]
+//! rccl [--max-bytes N] [--baseline PATH/TO/nccl_bench]
 //! ```
 //!
-//! Prints markdown tables. Method (both sides): one process drives both devices (`ncclCommInitAll`); each
-//! iteration is one group holding an in-place f32 sum all-reduce per device; the time is wall clock over
-//! `iters` iterations then a synchronise of both streams, after one warm-up round, the median of 5 rounds.
-//! Bus bandwidth = bytes / time x 2(n-1)/n, which is bytes / time for n = 2 (nccl-tests' definition).
+//! Method: per size, rounds of one batch through the safe API and one batch of raw calls, the order
+//! alternating each round (safe first on even rounds), each batch timed on the host from its first call
+//! to both streams synchronized. An all-reduce iteration is one group holding an in-place f32 sum per
+//! device (`ncclCommInitAll`, one process). The figure is the ratio of raw time to safe time per round
+//! (> 1: the safe side is faster), mean and 95% interval over the rounds, so drift between rounds (clocks,
+//! the other GPU) cancels within each pair. Bus bandwidth = bytes / time x 2(n-1)/n = bytes / time for
+//! n = 2 (nccl-tests' definition). `--baseline` also runs the raw C program (bench/baseline/nccl_bench.c)
+//! as a separate process and prints its times, unpaired, for comparison with earlier runs.
 use hip::prelude::*;
-use hip::rccl::{group, Comm, ReduceOp};
+use hip::rccl::rccl_sys as nccl;
+use hip::rccl::{group, Comm, NcclType, ReduceOp};
+use hip_sys as sys;
 use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Instant;
 
-fn iterations(bytes: usize) -> usize {
+/// Iterations per batch and rounds per size.
+fn shape(bytes: usize) -> (usize, usize) {
     if bytes <= 1 << 20 {
-        200
+        (100, 40)
     } else if bytes <= 64 << 20 {
-        50
+        (20, 20)
     } else {
-        20
+        (5, 10)
     }
 }
 
-fn median5(mut f: impl FnMut() -> hip::Result<f64>) -> hip::Result<f64> {
-    f()?; // warm-up
-    let mut reps = Vec::with_capacity(5);
-    for _ in 0..5 {
-        reps.push(f()?);
+/// One size's paired rounds: the safe and raw seconds per iteration, each round.
+struct Pairs {
+    safe: Vec<f64>,
+    raw: Vec<f64>,
+}
+
+impl Pairs {
+    fn median(v: &[f64]) -> f64 {
+        let mut v = v.to_vec();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
     }
-    reps.sort_by(|a, b| a.total_cmp(b));
-    Ok(reps[2])
+
+    /// Mean and 95% half-interval of raw / safe per round.
+    fn ratio(&self) -> (f64, f64) {
+        let r: Vec<f64> = self
+            .raw
+            .iter()
+            .zip(&self.safe)
+            .map(|(r, s)| r / s)
+            .collect();
+        let n = r.len() as f64;
+        let mean = r.iter().sum::<f64>() / n;
+        let var = r.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+        (mean, 1.96 * (var / n).sqrt())
+    }
+}
+
+/// Run `rounds` pairs of `safe` and `raw` batches (each returns seconds per iteration), alternating
+/// which goes first, after one warm-up of each.
+fn paired(
+    rounds: usize,
+    mut safe: impl FnMut() -> Result<f64, String>,
+    mut raw: impl FnMut() -> Result<f64, String>,
+) -> Result<Pairs, String> {
+    safe()?;
+    raw()?;
+    let mut p = Pairs {
+        safe: Vec::with_capacity(rounds),
+        raw: Vec::with_capacity(rounds),
+    };
+    for round in 0..rounds {
+        if round % 2 == 0 {
+            p.safe.push(safe()?);
+            p.raw.push(raw()?);
+        } else {
+            p.raw.push(raw()?);
+            p.safe.push(safe()?);
+        }
+    }
+    Ok(p)
+}
+
+fn nccl_check(call: &str, r: nccl::ncclResult_t) -> Result<(), String> {
+    if r == nccl::ncclResult_t::ncclSuccess {
+        Ok(())
+    } else {
+        Err(format!("{call} failed: {r:?}"))
+    }
+}
+
+fn hip_check(call: &str, r: sys::hipError_t) -> Result<(), String> {
+    if r == sys::hipSuccess {
+        Ok(())
+    } else {
+        Err(format!("{call} failed: {r:?}"))
+    }
+}
+
+fn raw_sync(streams: &[Stream]) -> Result<(), String> {
+    for s in streams {
+        // SAFETY: a live stream of this process.
+        hip_check("hipStreamSynchronize", unsafe {
+            sys::hipStreamSynchronize(s.raw())
+        })?;
+    }
+    Ok(())
 }
 
 struct Results {
-    all_reduce: BTreeMap<usize, f64>,
-    peer: BTreeMap<usize, f64>,
+    all_reduce: BTreeMap<usize, Pairs>,
+    peer: BTreeMap<usize, Pairs>,
 }
 
-fn safe_side(max_bytes: usize) -> hip::Result<Results> {
-    let devices = [Device::get(0)?, Device::get(1)?];
-    let comms = Comm::init_all(&devices)?;
-    let streams = [Stream::new(&devices[0])?, Stream::new(&devices[1])?];
+fn run(max_bytes: usize) -> Result<Results, String> {
+    let e = |e: hip::Error| e.to_string();
+    let devices = [Device::get(0).map_err(e)?, Device::get(1).map_err(e)?];
+    let comms = Comm::init_all(&devices).map_err(e)?;
+    let streams = [
+        Stream::new(&devices[0]).map_err(e)?,
+        Stream::new(&devices[1]).map_err(e)?,
+    ];
     let n = max_bytes / 4;
     let mut bufs = [
-        DeviceBuffer::<f32>::zeroed(&devices[0], n)?,
-        DeviceBuffer::<f32>::zeroed(&devices[1], n)?,
+        DeviceBuffer::<f32>::zeroed(&devices[0], n).map_err(e)?,
+        DeviceBuffer::<f32>::zeroed(&devices[1], n).map_err(e)?,
     ];
+    let ptrs = [bufs[0].device_ptr(), bufs[1].device_ptr()];
     let mut all_reduce = BTreeMap::new();
     let mut bytes = 1024;
     while bytes <= max_bytes {
         let count = bytes / 4;
-        let iters = iterations(bytes);
-        let t = median5(|| {
+        let (iters, rounds) = shape(bytes);
+        let safe = || -> Result<f64, String> {
             let [b0, b1] = &mut bufs;
-            let mut views = [b0.slice_mut(..count)?, b1.slice_mut(..count)?];
+            let mut views = [
+                b0.slice_mut(..count).map_err(e)?,
+                b1.slice_mut(..count).map_err(e)?,
+            ];
             let t0 = Instant::now();
             for _ in 0..iters {
                 group(|| {
@@ -65,44 +149,89 @@ fn safe_side(max_bytes: usize) -> hip::Result<Results> {
                         comms[r].all_reduce_in_place(&mut views[r], ReduceOp::Sum, &streams[r])?;
                     }
                     Ok(())
-                })?;
+                })
+                .map_err(e)?;
             }
             for s in &streams {
-                s.synchronize()?;
+                s.synchronize().map_err(e)?;
             }
             Ok(t0.elapsed().as_secs_f64() / iters as f64)
-        })?;
-        all_reduce.insert(bytes, t);
+        };
+        let raw = || -> Result<f64, String> {
+            let t0 = Instant::now();
+            for _ in 0..iters {
+                // SAFETY: ncclGroupStart/End bracket the two calls; each buffer holds `count` f32 on its
+                // communicator's device, live until the end of `run`, and both streams are synchronized
+                // below before anything else uses them.
+                unsafe {
+                    nccl_check("ncclGroupStart", nccl::ncclGroupStart())?;
+                    for r in 0..2 {
+                        nccl_check(
+                            "ncclAllReduce",
+                            nccl::ncclAllReduce(
+                                ptrs[r],
+                                ptrs[r],
+                                count,
+                                <f32 as NcclType>::DATA_TYPE,
+                                ReduceOp::Sum.raw(),
+                                comms[r].raw(),
+                                streams[r].raw() as _,
+                            ),
+                        )?;
+                    }
+                    nccl_check("ncclGroupEnd", nccl::ncclGroupEnd())?;
+                }
+            }
+            raw_sync(&streams)?;
+            Ok(t0.elapsed().as_secs_f64() / iters as f64)
+        };
+        all_reduce.insert(bytes, paired(rounds, safe, raw)?);
         bytes *= 4;
     }
     for c in &comms {
-        c.async_error()?;
+        c.async_error().map_err(e)?;
     }
-    devices[1].ensure_peer_access(&devices[0])?;
-    devices[0].ensure_peer_access(&devices[1])?;
+    devices[1].ensure_peer_access(&devices[0]).map_err(e)?;
+    devices[0].ensure_peer_access(&devices[1]).map_err(e)?;
     let mut peer = BTreeMap::new();
-    let mut bytes = 64 * 1024;
+    let mut bytes = 1024;
     while bytes <= max_bytes {
         let count = bytes / 4;
-        let iters = iterations(bytes);
-        let t = median5(|| {
+        let (iters, rounds) = shape(bytes);
+        let safe = || -> Result<f64, String> {
             let [b0, b1] = &mut bufs;
-            let src = b0.slice(..count)?;
-            let mut dst = b1.slice_mut(..count)?;
+            let src = b0.slice(..count).map_err(e)?;
+            let mut dst = b1.slice_mut(..count).map_err(e)?;
             let t0 = Instant::now();
             for _ in 0..iters {
-                streams[1].copy_peer_async(&src, &mut dst)?;
+                streams[1].copy_peer_async(&src, &mut dst).map_err(e)?;
             }
-            streams[1].synchronize()?;
+            streams[1].synchronize().map_err(e)?;
             Ok(t0.elapsed().as_secs_f64() / iters as f64)
-        })?;
-        peer.insert(bytes, t);
-        bytes *= 16;
+        };
+        let raw = || -> Result<f64, String> {
+            let t0 = Instant::now();
+            for _ in 0..iters {
+                // SAFETY: both buffers hold at least `bytes` on their devices and live until the end of
+                // `run`; the stream is synchronized below.
+                hip_check("hipMemcpyPeerAsync", unsafe {
+                    sys::hipMemcpyPeerAsync(ptrs[1], 1, ptrs[0], 0, bytes, streams[1].raw())
+                })?;
+            }
+            raw_sync(&streams[1..])?;
+            Ok(t0.elapsed().as_secs_f64() / iters as f64)
+        };
+        peer.insert(bytes, paired(rounds, safe, raw)?);
+        bytes *= 4;
     }
     Ok(Results { all_reduce, peer })
 }
 
-fn raw_side(program: &str, max_bytes: usize) -> Result<Results, String> {
+/// Seconds per operation, by size in bytes.
+type Times = BTreeMap<usize, f64>;
+
+/// The raw C program's seconds per all-reduce and per peer copy, by size (unpaired, its own process).
+fn c_baseline(program: &str, max_bytes: usize) -> Result<(Times, Times), String> {
     let out = Command::new(program)
         .arg(max_bytes.to_string())
         .output()
@@ -114,24 +243,21 @@ fn raw_side(program: &str, max_bytes: usize) -> Result<Results, String> {
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    let mut r = Results {
-        all_reduce: BTreeMap::new(),
-        peer: BTreeMap::new(),
-    };
+    let (mut ar, mut peer) = (BTreeMap::new(), BTreeMap::new());
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         if let [kind, bytes, secs] = f[..] {
-            let (Ok(b), Ok(s)) = (bytes.parse(), secs.parse()) else {
+            let (Ok(b), Ok(s)) = (bytes.parse::<usize>(), secs.parse::<f64>()) else {
                 continue;
             };
             match kind {
-                "allreduce" => r.all_reduce.insert(b, s),
-                "peer" => r.peer.insert(b, s),
+                "allreduce" => ar.insert(b, s),
+                "peer" => peer.insert(b, s),
                 _ => None,
             };
         }
     }
-    Ok(r)
+    Ok((ar, peer))
 }
 
 fn size(bytes: usize) -> String {
@@ -142,21 +268,27 @@ fn size(bytes: usize) -> String {
     }
 }
 
-fn table(title: &str, safe: &BTreeMap<usize, f64>, raw: &BTreeMap<usize, f64>) {
+fn table(title: &str, pairs: &BTreeMap<usize, Pairs>, c: Option<&BTreeMap<usize, f64>>) {
     println!("\n{title}\n");
-    println!("| size | hip::rccl time (us) | hip::rccl GB/s | raw C time (us) | raw C GB/s | safe / raw bandwidth |");
-    println!("| ---: | ---: | ---: | ---: | ---: | ---: |");
-    for (&bytes, &t) in safe {
-        let Some(&r) = raw.get(&bytes) else { continue };
-        let (bw, rbw) = (bytes as f64 / t / 1e9, bytes as f64 / r / 1e9);
+    println!(
+        "| size | rounds | safe time (us) | raw time (us) | safe GB/s | raw / safe time, mean ± 95% | raw C, own process (us) |"
+    );
+    println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for (&bytes, p) in pairs {
+        let (s, r) = (Pairs::median(&p.safe), Pairs::median(&p.raw));
+        let (mean, half) = p.ratio();
+        let c = c
+            .and_then(|c| c.get(&bytes))
+            .map_or("-".to_string(), |t| format!("{:.1}", t * 1e6));
         println!(
-            "| {} | {:.1} | {:.2} | {:.1} | {:.2} | {:.3}x |",
+            "| {} | {} | {:.1} | {:.1} | {:.2} | {:.3}x ± {:.3} | {c} |",
             size(bytes),
-            t * 1e6,
-            bw,
+            p.safe.len(),
+            s * 1e6,
             r * 1e6,
-            rbw,
-            bw / rbw
+            bytes as f64 / s / 1e9,
+            mean,
+            half
         );
     }
 }
@@ -169,44 +301,41 @@ fn main() {
             .and_then(|i| args.get(i + 1))
             .cloned()
     };
-    let Some(baseline) = arg("--baseline") else {
-        eprintln!("usage: rccl --baseline PATH/TO/nccl_bench [--max-bytes N]");
-        std::process::exit(2);
-    };
     let max_bytes: usize = arg("--max-bytes")
         .and_then(|v| v.parse().ok())
         .unwrap_or(1 << 30);
     let (major, minor, patch) = hip::rccl::version().unwrap_or((0, 0, 0));
-    let safe = match safe_side(max_bytes) {
+    let results = match run(max_bytes) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("hip::rccl side failed: {e}");
+            eprintln!("rccl benchmark failed: {e}");
             std::process::exit(1);
         }
     };
-    let raw = match raw_side(&baseline, max_bytes) {
-        Ok(r) => r,
-        Err(e) => {
+    let c = match arg("--baseline").map(|p| c_baseline(&p, max_bytes)) {
+        Some(Err(e)) => {
             eprintln!("{e}");
             std::process::exit(1);
         }
+        Some(Ok(c)) => Some(c),
+        None => None,
     };
     let names: Vec<String> = (0..2)
         .filter_map(|i| Device::get(i).ok()?.properties().ok().map(|p| p.name))
         .collect();
     println!(
-        "{} {major}.{minor}.{patch}, devices: {}; busbw = algbw for 2 ranks; median of 5 rounds",
+        "{} {major}.{minor}.{patch}, devices: {}; paired rounds in one process (raw = NCCL / hipMemcpyPeerAsync called directly); times are medians",
         hip::rccl::LIBRARY,
         names.join(", ")
     );
     table(
-        "All-reduce (f32 sum, in place, 2 GPUs, one process): bus bandwidth",
-        &safe.all_reduce,
-        &raw.all_reduce,
+        "All-reduce (f32 sum, in place, 2 GPUs, one group per iteration)",
+        &results.all_reduce,
+        c.as_ref().map(|c| &c.0),
     );
     table(
         "Peer copy device 0 -> device 1 (peer access on): Stream::copy_peer_async vs hipMemcpyPeerAsync",
-        &safe.peer,
-        &raw.peer,
+        &results.peer,
+        c.as_ref().map(|c| &c.1),
     );
 }
