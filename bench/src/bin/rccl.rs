@@ -3,7 +3,7 @@
 //! process on the same communicators, streams and buffers: the paired method of issue 42.
 //!
 //! ```text
-//! rccl [--max-bytes N] [--baseline PATH/TO/nccl_bench]
+//! rccl [--max-bytes N] [--baseline PATH/TO/nccl_bench] [--explain]
 //! ```
 //!
 //! Method: per size, rounds of one batch through the safe API and one batch of raw calls, the order
@@ -13,7 +13,9 @@
 //! (> 1: the safe side is faster), mean and 95% interval over the rounds, so drift between rounds (clocks,
 //! the other GPU) cancels within each pair. Bus bandwidth = bytes / time x 2(n-1)/n = bytes / time for
 //! n = 2 (nccl-tests' definition). `--baseline` also runs the raw C program (bench/baseline/nccl_bench.c)
-//! as a separate process and prints its times, unpaired, for comparison with earlier runs.
+//! as a separate process and prints its times, unpaired, for comparison with earlier runs. `--explain`
+//! adds, up to 1 MiB, two more pairings with raw NCCL: raw calls inside `hip::rccl::group` (the group's
+//! own cost) and the safe calls on untracked buffers (everything but the memory model).
 use hip::prelude::*;
 use hip::rccl::rccl_sys as nccl;
 use hip::rccl::{group, Comm, NcclType, ReduceOp};
@@ -115,16 +117,104 @@ fn raw_sync(streams: &[Stream]) -> Result<(), String> {
 struct Results {
     all_reduce: BTreeMap<usize, Pairs>,
     peer: BTreeMap<usize, Pairs>,
+    /// `--explain`: per size up to 1 MiB, raw NCCL inside `hip::rccl::group`, and the safe calls on
+    /// untracked buffers, each paired with raw NCCL.
+    explained: Vec<(usize, Pairs, Pairs)>,
 }
 
-fn run(max_bytes: usize) -> Result<Results, String> {
-    let e = |e: hip::Error| e.to_string();
-    let devices = [Device::get(0).map_err(e)?, Device::get(1).map_err(e)?];
-    let comms = Comm::init_all(&devices).map_err(e)?;
-    let streams = [
-        Stream::new(&devices[0]).map_err(e)?,
-        Stream::new(&devices[1]).map_err(e)?,
+/// What one all-reduce batch needs: the communicators and streams of both ranks.
+struct Ranks {
+    comms: Vec<Comm>,
+    streams: [Stream; 2],
+}
+
+fn err(e: hip::Error) -> String {
+    e.to_string()
+}
+
+/// Seconds per iteration of `iters` groups of two in-place all-reduces of `count` f32 through the safe
+/// API, both streams synchronized at the end.
+fn safe_all_reduce(
+    r: &Ranks,
+    bufs: &mut [DeviceBuffer<f32>; 2],
+    count: usize,
+    iters: usize,
+) -> Result<f64, String> {
+    let [b0, b1] = bufs;
+    let mut views = [
+        b0.slice_mut(..count).map_err(err)?,
+        b1.slice_mut(..count).map_err(err)?,
     ];
+    let t0 = Instant::now();
+    for _ in 0..iters {
+        group(|| {
+            for (k, view) in views.iter_mut().enumerate() {
+                r.comms[k].all_reduce_in_place(view, ReduceOp::Sum, &r.streams[k])?;
+            }
+            Ok(())
+        })
+        .map_err(err)?;
+    }
+    for s in &r.streams {
+        s.synchronize().map_err(err)?;
+    }
+    Ok(t0.elapsed().as_secs_f64() / iters as f64)
+}
+
+/// The same through NCCL directly (`in_safe_group`: inside `hip::rccl::group` instead of
+/// ncclGroupStart/End, to see what the group alone costs).
+fn raw_all_reduce(
+    r: &Ranks,
+    ptrs: [hip::DevicePtr; 2],
+    count: usize,
+    iters: usize,
+    in_safe_group: bool,
+) -> Result<f64, String> {
+    let calls = || -> Result<(), String> {
+        for (k, &ptr) in ptrs.iter().enumerate() {
+            // SAFETY: each buffer holds at least `count` f32 on its communicator's device and lives until
+            // the end of `run`; both streams are synchronized below before anything else uses them.
+            nccl_check("ncclAllReduce", unsafe {
+                nccl::ncclAllReduce(
+                    ptr,
+                    ptr,
+                    count,
+                    <f32 as NcclType>::DATA_TYPE,
+                    ReduceOp::Sum.raw(),
+                    r.comms[k].raw(),
+                    r.streams[k].raw() as _,
+                )
+            })?;
+        }
+        Ok(())
+    };
+    let t0 = Instant::now();
+    for _ in 0..iters {
+        if in_safe_group {
+            group(|| Ok(calls())).map_err(err)??;
+        } else {
+            // SAFETY: no arguments; the group brackets the two calls above.
+            nccl_check("ncclGroupStart", unsafe { nccl::ncclGroupStart() })?;
+            calls()?;
+            // SAFETY: as ncclGroupStart.
+            nccl_check("ncclGroupEnd", unsafe { nccl::ncclGroupEnd() })?;
+        }
+    }
+    raw_sync(&r.streams)?;
+    Ok(t0.elapsed().as_secs_f64() / iters as f64)
+}
+
+fn run(max_bytes: usize, explain: bool) -> Result<Results, String> {
+    let e = err;
+    let devices = [Device::get(0).map_err(e)?, Device::get(1).map_err(e)?];
+    let r = Ranks {
+        comms: Comm::init_all(&devices).map_err(e)?,
+        streams: [
+            Stream::new(&devices[0]).map_err(e)?,
+            Stream::new(&devices[1]).map_err(e)?,
+        ],
+    };
+    let (comms, streams) = (&r.comms, &r.streams);
     let n = max_bytes / 4;
     let mut bufs = [
         DeviceBuffer::<f32>::zeroed(&devices[0], n).map_err(e)?,
@@ -132,63 +222,30 @@ fn run(max_bytes: usize) -> Result<Results, String> {
     ];
     let ptrs = [bufs[0].device_ptr(), bufs[1].device_ptr()];
     let mut all_reduce = BTreeMap::new();
+    let mut explained = Vec::new();
     let mut bytes = 1024;
     while bytes <= max_bytes {
         let count = bytes / 4;
         let (iters, rounds) = shape(bytes);
-        let safe = || -> Result<f64, String> {
-            let [b0, b1] = &mut bufs;
-            let mut views = [
-                b0.slice_mut(..count).map_err(e)?,
-                b1.slice_mut(..count).map_err(e)?,
-            ];
-            let t0 = Instant::now();
-            for _ in 0..iters {
-                group(|| {
-                    for r in 0..2 {
-                        comms[r].all_reduce_in_place(&mut views[r], ReduceOp::Sum, &streams[r])?;
-                    }
-                    Ok(())
-                })
-                .map_err(e)?;
+        let raw = || raw_all_reduce(&r, ptrs, count, iters, false);
+        let pairs = paired(rounds, || safe_all_reduce(&r, &mut bufs, count, iters), raw)?;
+        all_reduce.insert(bytes, pairs);
+        if explain && bytes <= 1 << 20 {
+            let group_only = paired(rounds, || raw_all_reduce(&r, ptrs, count, iters, true), raw)?;
+            for b in &mut bufs {
+                // SAFETY: every use of the buffers is on their one stream, synchronized after each batch.
+                unsafe { b.set_untracked(true) };
             }
-            for s in &streams {
-                s.synchronize().map_err(e)?;
+            let untracked = paired(rounds, || safe_all_reduce(&r, &mut bufs, count, iters), raw)?;
+            for b in &mut bufs {
+                // SAFETY: as above.
+                unsafe { b.set_untracked(false) };
             }
-            Ok(t0.elapsed().as_secs_f64() / iters as f64)
-        };
-        let raw = || -> Result<f64, String> {
-            let t0 = Instant::now();
-            for _ in 0..iters {
-                // SAFETY: ncclGroupStart/End bracket the two calls; each buffer holds `count` f32 on its
-                // communicator's device, live until the end of `run`, and both streams are synchronized
-                // below before anything else uses them.
-                unsafe {
-                    nccl_check("ncclGroupStart", nccl::ncclGroupStart())?;
-                    for r in 0..2 {
-                        nccl_check(
-                            "ncclAllReduce",
-                            nccl::ncclAllReduce(
-                                ptrs[r],
-                                ptrs[r],
-                                count,
-                                <f32 as NcclType>::DATA_TYPE,
-                                ReduceOp::Sum.raw(),
-                                comms[r].raw(),
-                                streams[r].raw() as _,
-                            ),
-                        )?;
-                    }
-                    nccl_check("ncclGroupEnd", nccl::ncclGroupEnd())?;
-                }
-            }
-            raw_sync(&streams)?;
-            Ok(t0.elapsed().as_secs_f64() / iters as f64)
-        };
-        all_reduce.insert(bytes, paired(rounds, safe, raw)?);
+            explained.push((bytes, group_only, untracked));
+        }
         bytes *= 4;
     }
-    for c in &comms {
+    for c in comms {
         c.async_error().map_err(e)?;
     }
     devices[1].ensure_peer_access(&devices[0]).map_err(e)?;
@@ -224,7 +281,11 @@ fn run(max_bytes: usize) -> Result<Results, String> {
         peer.insert(bytes, paired(rounds, safe, raw)?);
         bytes *= 4;
     }
-    Ok(Results { all_reduce, peer })
+    Ok(Results {
+        all_reduce,
+        peer,
+        explained,
+    })
 }
 
 /// Seconds per operation, by size in bytes.
@@ -305,7 +366,8 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1 << 30);
     let (major, minor, patch) = hip::rccl::version().unwrap_or((0, 0, 0));
-    let results = match run(max_bytes) {
+    let explain = args.iter().any(|a| a == "--explain");
+    let results = match run(max_bytes, explain) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("rccl benchmark failed: {e}");
@@ -338,4 +400,16 @@ fn main() {
         &results.peer,
         c.as_ref().map(|c| &c.1),
     );
+    if !results.explained.is_empty() {
+        println!("\nWhere the all-reduce's cost goes (`--explain`): raw / contender time per round, mean ± 95%\n");
+        println!("| size | raw NCCL inside hip::rccl::group | safe calls, buffers untracked |");
+        println!("| ---: | ---: | ---: |");
+        for (bytes, g, u) in &results.explained {
+            let ((gm, gh), (um, uh)) = (g.ratio(), u.ratio());
+            println!(
+                "| {} | {gm:.3}x ± {gh:.3} | {um:.3}x ± {uh:.3} |",
+                size(*bytes)
+            );
+        }
+    }
 }
