@@ -29,6 +29,13 @@ fn slow_fill(module: &Module, s: &Stream, x: &mut DeviceBuffer<u32>, value: u32,
     };
 }
 
+/// `hipMemPoolAttrUsedMemCurrent` (HIP's NVIDIA headers define it as a macro over CUDA's value, which
+/// bindgen drops; both are 7).
+#[cfg(hip_platform = "nvidia")]
+const USED_MEM_CURRENT: hip::sys::hipMemPoolAttr = hip::sys::cudaMemPoolAttrUsedMemCurrent;
+#[cfg(not(hip_platform = "nvidia"))]
+const USED_MEM_CURRENT: hip::sys::hipMemPoolAttr = hip::sys::hipMemPoolAttrUsedMemCurrent;
+
 /// Bytes in use in the device's default memory pool.
 fn pool_used(device: &Device) -> u64 {
     let pool = MemPool::default_for(device).unwrap();
@@ -37,7 +44,7 @@ fn pool_used(device: &Device) -> u64 {
     let r = unsafe {
         hip::sys::hipMemPoolGetAttribute(
             pool.raw(),
-            hip::sys::hipMemPoolAttrUsedMemCurrent,
+            USED_MEM_CURRENT,
             (&mut used as *mut u64).cast(),
         )
     };

@@ -1,7 +1,7 @@
 //! GPU work as Rust futures: await a stream, an event or a copy to the host without blocking a thread.
 //!
 //! Only `std::task` is used: the futures run on any executor (tokio, async-std, smol, a hand-written
-//! `block_on`). Each is `Send + 'static` and resolves to a [`Result`](crate::Result):
+//! `block_on`). Each is `Send + 'static` and resolves to a [`Result`]:
 //!
 //! - [`Stream::completion`]: everything queued on the stream so far;
 //! - [`Event::completion`]: the work the event's last record covers;
