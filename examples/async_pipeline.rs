@@ -80,19 +80,24 @@ async fn serve(server: Arc<Server>, id: usize) -> Result<(), Report> {
     check(id, &x, &y)
 }
 
-/// The same request on a thread that blocks at each step.
-fn serve_blocking(server: &Server, stream: &Stream, id: usize) -> Result<(), Report> {
+/// The same request on a thread that blocks at each step (its pinned buffers reused, as the async
+/// requests reuse theirs).
+fn serve_blocking(
+    server: &Server,
+    stream: &Stream,
+    id: usize,
+    pinned: &mut PinnedBuffer<f32>,
+    out: &mut PinnedBuffer<f32>,
+) -> Result<(), Report> {
     let x = input(id);
     let mut dx = DeviceBuffer::<f32>::zeroed_async(stream, LEN)?;
     let mut dy = DeviceBuffer::<f32>::zeroed_async(stream, LEN)?;
-    let mut pinned = PinnedBuffer::zeroed(&server.device, LEN)?;
     pinned.as_mut_slice()?.copy_from_slice(&x);
-    stream.copy_to_device_async(&pinned, &mut dx)?;
+    stream.copy_to_device_async(pinned, &mut dx)?;
     stream.synchronize()?;
     launch(server, stream, &dx, &mut dy, id)?;
     stream.synchronize()?;
-    let mut out = PinnedBuffer::zeroed(&server.device, LEN)?;
-    stream.copy_to_host_async(&dy, &mut out)?;
+    stream.copy_to_host_async(&dy, out)?;
     stream.synchronize()?;
     check(id, &x, out.as_slice()?)
 }
@@ -134,8 +139,10 @@ fn main() -> Result<(), Report> {
             .map(|s| {
                 let server = &server;
                 scope.spawn(move || -> Result<(), Report> {
+                    let mut pinned = PinnedBuffer::zeroed(&server.device, LEN)?;
+                    let mut out = PinnedBuffer::zeroed(&server.device, LEN)?;
                     for id in (s..REQUESTS).step_by(STREAMS) {
-                        serve_blocking(server, &server.streams[s], id)?;
+                        serve_blocking(server, &server.streams[s], id, &mut pinned, &mut out)?;
                     }
                     Ok(())
                 })

@@ -115,11 +115,11 @@ fn polled_again() -> Error {
     }
 }
 
-/// The refusal of a future on a stream that a capture records.
-fn refuse_in_capture(what: &'static str, stream: u64) -> Error {
+/// The refusal of a future on a stream that a capture records (`on`: which stream, or event).
+fn refuse_in_capture(what: &'static str, on: String) -> Error {
     Error::InvalidArgument {
         what: "future on a capturing stream",
-        value: format!("{what} on stream {stream}"),
+        value: format!("{what} on {on}"),
         reason: "the stream is being captured into a graph: a host function queued there would become \
                  a graph node (woken once per replay, not by this future); await the graph's launch \
                  on a live stream instead, after the capture ends"
@@ -174,7 +174,10 @@ impl Stream {
     fn start_completion(&self) -> Result<Pending<Position>> {
         let op = self.begin_op();
         if op.is_capturing() {
-            return Err(refuse_in_capture("Stream::completion", self.id()));
+            return Err(refuse_in_capture(
+                "Stream::completion",
+                format!("stream {}", self.id()),
+            ));
         }
         let position = Position {
             stream: self.handle().clone(),
@@ -203,7 +206,10 @@ impl Event {
 
     fn start_completion(&self) -> Result<Pending<Position>> {
         if self.capture_log().is_some() {
-            return Err(refuse_in_capture("Event::completion", 0));
+            return Err(refuse_in_capture(
+                "Event::completion",
+                "an event recorded inside a capture".into(),
+            ));
         }
         let waiter = self.waiter()?;
         // Teaches the waiter's queue that it runs after the event's stream up to the record: when the

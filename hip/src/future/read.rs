@@ -136,7 +136,7 @@ fn start<H: HostMemoryMut<D> + Send + 'static, D: DeviceCopy>(
     let op = stream.begin_op();
     let queued = (|| {
         if op.is_capturing() {
-            return Err(refuse_in_capture(what, stream.id()));
+            return Err(refuse_in_capture(what, format!("stream {}", stream.id())));
         }
         use_both(&op, (src, Access::Read), (dst.allocation(), Access::Write))?;
         stream.device().bind()?;
@@ -183,6 +183,15 @@ fn read_async<T: DeviceCopy, M: DeviceMemory<T>>(src: &M, stream: &Stream) -> Re
     if bytes == 0 {
         // No bytes (no elements, or zero-sized ones): the synchronous read makes no HIP call.
         future.empty = Some(src.to_vec());
+        return future;
+    }
+    if stream.is_capturing() {
+        // Refused before the staging memory is allocated: `hipHostMalloc` is one of the calls a capture
+        // may refuse (and be invalidated by). `start` checks again under the stream's gate.
+        future.state = State::Failed(Some(refuse_in_capture(
+            "to_vec_async",
+            format!("stream {}", stream.id()),
+        )));
         return future;
     }
     let started = take_staging(src.device(), bytes).and_then(|staging| {
