@@ -22,6 +22,11 @@
 //! future's position is complete (`docs/MEMORY_MODEL.md`, "Knowledge"): later host accesses of the same
 //! memory do not wait again.
 //!
+//! The waker is woken (and dropped) on HIP's callback thread, inside the host function: executors'
+//! wakers only schedule the task (tokio, async-std, smol, `futures`' `block_on` do), which is what HIP
+//! allows there. A waker that polled the task inline, or whose drop dropped the last owner of a
+//! [`Stream`], would make HIP calls inside a host function, which HIP forbids.
+//!
 //! The work is queued when the future is created (program order, like every `_async` method), not when it
 //! is first polled. Errors found then (no device, a stream being captured, bad lengths) are the future's
 //! output. Inside a graph capture every future is refused ([`Error::InvalidArgument`]): a host function
