@@ -16,7 +16,7 @@ export CARGO_TARGET_DIR=$nvidia_target CARGO_PROFILE_DEV_DEBUG=0
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
 cargo build -q --features gpu --examples
 cargo build -q --release -p hip-rs-bench --bin rust_kernel_vs_hiprtc
-cargo build -q --release --examples # the futures' numbers (futures_bench, async_pipeline) in release
+cargo build -q --release --example futures_bench --example async_pipeline # the futures' numbers, in release
 cargo test -q --features gpu --no-run --message-format=json 2>/dev/null |
     python3 -c 'import json,sys
 for l in sys.stdin:
