@@ -316,6 +316,13 @@ fn completion_waits_for_the_work_and_the_host_then_reuses_memory_without_waiting
         rt.block_on(empty.to_vec_async(&stream)).unwrap(),
         Vec::<u32>::new()
     );
+    let none = rt
+        .block_on(stream.copy_to_pinned_async(
+            &x.slice(..0).unwrap(),
+            PinnedBuffer::<u32>::zeroed(&device, 0).unwrap(),
+        ))
+        .unwrap();
+    assert!(none.is_empty());
     // A length mismatch is the future's error.
     let small = PinnedBuffer::<u32>::zeroed(&device, 3).unwrap();
     let e = rt

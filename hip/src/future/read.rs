@@ -138,6 +138,11 @@ fn start<H: HostMemoryMut<D> + Send + 'static, D: DeviceCopy>(
         if op.is_capturing() {
             return Err(refuse_in_capture(what, format!("stream {}", stream.id())));
         }
+        if bytes == 0 {
+            // Nothing to copy (an empty view): only the completion is queued, as HIP's copies of zero
+            // bytes may not accept a dangling host pointer.
+            return Ok(());
+        }
         use_both(&op, (src, Access::Read), (dst.allocation(), Access::Write))?;
         stream.device().bind()?;
         // SAFETY: `src_ptr` is `bytes` bytes of device memory of `src` and `dst` pinned host memory of at
