@@ -16,6 +16,7 @@ export CARGO_TARGET_DIR=$nvidia_target CARGO_PROFILE_DEV_DEBUG=0
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
 cargo build -q --features gpu --examples
 cargo build -q --release -p hip-rs-bench --bin rust_kernel_vs_hiprtc
+cargo build -q --release --example futures_bench --example async_pipeline # the futures' numbers, in release
 cargo test -q --features gpu --no-run --message-format=json 2>/dev/null |
     python3 -c 'import json,sys
 for l in sys.stdin:
@@ -31,6 +32,9 @@ for ex in vector_add device_query rtc_lowered_names rtc_link streams_events insp
     cp "$CARGO_TARGET_DIR/debug/examples/$ex" "$out/bin/example-$ex"
 done
 cp "$CARGO_TARGET_DIR/release/rust_kernel_vs_hiprtc" "$out/bin/bench-rust_kernel_vs_hiprtc"
+for ex in async_pipeline futures_bench; do
+    cp "$CARGO_TARGET_DIR/release/examples/$ex" "$out/bin/bench-$ex"
+done
 strip "$out"/bin/*
 # Compressed to fit the 64 MiB a GPU-machine call carries; run.sh unpacks them.
 xz -T2 -6 "$out"/bin/*

@@ -25,6 +25,8 @@ pub struct Event {
     /// Where the last live record stands in its stream's queue (the memory model's label), for what a
     /// wait on the event or its completion teaches the memory model.
     position: Mutex<Option<(Weak<Queue>, u64)>>,
+    /// The stream that waits for this event to wake its futures (`Event::completion`), made on first use.
+    waiter: std::sync::OnceLock<Stream>,
 }
 
 // SAFETY: a hipEvent_t is a handle to a runtime object that HIP synchronises internally, usable from any
@@ -57,6 +59,7 @@ impl Event {
             capture: Mutex::new(None),
             in_capture: std::sync::atomic::AtomicBool::new(false),
             position: Mutex::new(None),
+            waiter: std::sync::OnceLock::new(),
         })
     }
 
@@ -113,6 +116,16 @@ impl Event {
         let p = lock(&self.position);
         let (queue, pos) = p.as_ref()?;
         Some((queue.upgrade()?, *pos))
+    }
+
+    /// The stream that waits for this event for `Event::completion`: a non-blocking stream of the event's
+    /// device, made on the first call and kept with the event.
+    pub(crate) fn waiter(&self) -> Result<&Stream> {
+        if let Some(s) = self.waiter.get() {
+            return Ok(s);
+        }
+        let s = Stream::non_blocking(&self.device)?;
+        Ok(self.waiter.get_or_init(|| s))
     }
 
     /// The recorded work is complete: the memory model never waits for it again.

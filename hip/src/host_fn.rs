@@ -53,12 +53,22 @@ fn lock(m: &Mutex<HostFnState>) -> std::sync::MutexGuard<'_, HostFnState> {
 
 /// What HIP's one pointer carries.
 struct Payload {
-    f: Box<dyn FnOnce() + Send>,
+    /// The closure, given the stream's status as HIP passed it (`hipSuccess`, or the error the stream
+    /// is in).
+    f: Box<dyn FnOnce(sys::hipError_t) + Send>,
     state: Arc<Mutex<HostFnState>>,
 }
 
 /// Box `f` for HIP: the raw pointer owns it until [`run_raw`] or [`reclaim`] takes it back.
 pub(crate) fn into_raw<F: FnOnce() + Send + 'static>(f: F) -> (*mut c_void, HostFnHandle) {
+    into_raw_with_status(move |_| f())
+}
+
+/// [`into_raw`] for a closure that is told the stream's status (the futures of [`crate::future`] wake
+/// with it).
+pub(crate) fn into_raw_with_status<F: FnOnce(sys::hipError_t) + Send + 'static>(
+    f: F,
+) -> (*mut c_void, HostFnHandle) {
     let state = Arc::new(Mutex::new(HostFnState::Pending));
     let payload = Box::new(Payload {
         f: Box::new(f),
@@ -79,8 +89,8 @@ pub(crate) unsafe fn reclaim(p: *mut c_void) {
 }
 
 /// The callback HIP calls: hands the payload to [`run_raw`].
-unsafe extern "C" fn callback(_stream: sys::hipStream_t, _status: sys::hipError_t, p: *mut c_void) {
-    run_raw(p)
+unsafe extern "C" fn callback(_stream: sys::hipStream_t, status: sys::hipError_t, p: *mut c_void) {
+    run_raw_with_status(p, status)
 }
 
 thread_local! {
@@ -145,7 +155,16 @@ pub(crate) fn defer(work: Box<dyn FnOnce() + Send>) {
 ///
 /// # Safety
 /// `p` came from [`into_raw`] and was neither run nor reclaimed.
+#[cfg(test)]
 pub(crate) unsafe fn run_raw(p: *mut c_void) {
+    run_raw_with_status(p, sys::hipSuccess)
+}
+
+/// [`run_raw`] with the stream's status as HIP gave it.
+///
+/// # Safety
+/// `p` came from [`into_raw`] or [`into_raw_with_status`] and was neither run nor reclaimed.
+pub(crate) unsafe fn run_raw_with_status(p: *mut c_void, status: sys::hipError_t) {
     struct Inside;
     impl Drop for Inside {
         fn drop(&mut self) {
@@ -156,7 +175,7 @@ pub(crate) unsafe fn run_raw(p: *mut c_void) {
     let _inside = Inside;
     let payload = Box::from_raw(p as *mut Payload);
     let Payload { f, state } = *payload;
-    let outcome = match catch_unwind(AssertUnwindSafe(f)) {
+    let outcome = match catch_unwind(AssertUnwindSafe(move || f(status))) {
         Ok(()) => HostFnState::Done,
         Err(e) => {
             let msg = if let Some(s) = e.downcast_ref::<&str>() {
@@ -196,23 +215,35 @@ impl Stream {
     /// ```
     pub fn launch_host_fn<F: FnOnce() + Send + 'static>(&self, f: F) -> Result<HostFnHandle> {
         self.device().bind()?;
-        let (p, handle) = into_raw(f);
-        // SAFETY: `self.raw()` is live while `self` is borrowed (its device current). `callback` may run on
-        // another thread: the payload is Send (`F: Send`, the state an Arc<Mutex>), and HIP calls it at
-        // most once (run_raw then frees it). It never unwinds: the closure runs under catch_unwind, and
-        // dropping a panic payload is caught too. The closure is the caller's safe code and may call HIP
-        // against the rule `launch_host_fn` states: CUDA answers such a call with an error and HIP
-        // documents a possible deadlock, neither of them memory unsafety. If the call fails, HIP never
-        // calls `callback` (handled below).
-        let queued = unsafe { result::host_fn::stream_add_callback(self.raw(), callback, p) };
-        if let Err(e) = queued {
-            // SAFETY: `p` came from `into_raw` above; HIP refused the callback, so it never runs it and
-            // `p` is neither run nor reclaimed yet: freed here, once.
-            unsafe { reclaim(p) };
-            return Err(e);
-        }
-        Ok(handle)
+        // SAFETY: `self.raw()` is live while `self` is borrowed (its device current).
+        unsafe { queue_raw(self.raw(), into_raw(f)) }
     }
+}
+
+/// Queue a payload made by [`into_raw`] or [`into_raw_with_status`] on `stream` (whose device is
+/// current); on failure it is freed here, never run.
+///
+/// # Safety
+/// `stream` is a live stream of the current device, or null (its null stream).
+pub(crate) unsafe fn queue_raw(
+    stream: sys::hipStream_t,
+    (p, handle): (*mut c_void, HostFnHandle),
+) -> Result<HostFnHandle> {
+    // SAFETY: `stream` is live (the caller's contract, its device current). `callback` may run on another
+    // thread: the payload is Send (`F: Send`, the state an Arc<Mutex>), and HIP calls it at most once
+    // (run_raw_with_status then frees it). It never unwinds: the closure runs under catch_unwind, and
+    // dropping a panic payload is caught too. The closure is the caller's safe code and may call HIP
+    // against the rule `launch_host_fn` states: CUDA answers such a call with an error and HIP documents a
+    // possible deadlock, neither of them memory unsafety. If the call fails, HIP never calls `callback`
+    // (handled below).
+    let queued = unsafe { result::host_fn::stream_add_callback(stream, callback, p) };
+    if let Err(e) = queued {
+        // SAFETY: `p` came from `into_raw`; HIP refused the callback, so it never runs it and `p` is
+        // neither run nor reclaimed yet: freed here, once.
+        unsafe { reclaim(p) };
+        return Err(e);
+    }
+    Ok(handle)
 }
 
 #[cfg(test)]

@@ -93,6 +93,7 @@ pub mod error;
 pub mod event;
 #[cfg(feature = "fft")]
 pub mod fft;
+pub mod future;
 pub mod graph;
 pub mod host_fn;
 pub mod launch;
@@ -120,6 +121,7 @@ pub use error::{
     Report, Result, RtcErrorCode, Status,
 };
 pub use event::Event;
+pub use future::{Completion, PinnedCopy, ReadFuture};
 pub use graph::{Capture, CaptureMode, Graph, GraphExec, GraphInstantiateFlags};
 pub use host_fn::{HostFnHandle, HostFnState};
 pub use launch::{Dim3, ElementCount, KernelArg, LaunchArgs, LaunchConfig};

@@ -1,0 +1,189 @@
+//! How fast an awaited GPU operation wakes its task, and what waiting costs the CPU (issue 45), against a
+//! thread blocked in `hipStreamSynchronize` and a thread polling `hipEventQuery`, all in this process.
+//!
+//! Each sample queues a short kernel and waits for it. The round trip (queue to resumed) is the kernel's
+//! time plus the wake latency; the polling thread sees completion first, so "over polling" is each
+//! method's wake latency beyond the fastest possible observer. CPU time is the whole process's
+//! (`getrusage(RUSAGE_SELF)`: the runtime's callback thread counts) per awaited operation of a longer
+//! kernel. Requests per second of a pipeline: `cargo run --release --example async_pipeline`.
+use hip::prelude::*;
+use hip::Report;
+use std::time::{Duration, Instant};
+
+const SOURCE: &str = r#"
+extern "C" __global__ void spin(long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+}
+"#;
+
+#[repr(C)]
+#[derive(Default)]
+struct Timeval {
+    sec: i64,
+    usec: i64,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct Rusage {
+    utime: Timeval,
+    stime: Timeval,
+    rest: [i64; 14],
+}
+
+extern "C" {
+    fn getrusage(who: i32, usage: *mut Rusage) -> i32;
+}
+
+/// CPU time (user + system) of the whole process so far.
+fn cpu_time() -> Duration {
+    let mut r = Rusage::default();
+    // SAFETY: RUSAGE_SELF (0) and a pointer to a struct of Linux's `struct rusage` layout on 64-bit targets.
+    let rc = unsafe { getrusage(0, &mut r) };
+    assert_eq!(rc, 0, "getrusage");
+    let t = |t: &Timeval| Duration::new(t.sec as u64, t.usec as u32 * 1000);
+    t(&r.utime) + t(&r.stime)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Wait {
+    Synchronize,
+    EventPoll,
+    StreamFuture,
+    EventFuture,
+}
+
+impl Wait {
+    const ALL: [Wait; 4] = [
+        Wait::Synchronize,
+        Wait::EventPoll,
+        Wait::StreamFuture,
+        Wait::EventFuture,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            Wait::Synchronize => "thread blocked in hipStreamSynchronize",
+            Wait::EventPoll => "thread polling hipEventQuery",
+            Wait::StreamFuture => "Stream::completion().await",
+            Wait::EventFuture => "Event::completion().await",
+        }
+    }
+}
+
+/// Queue `spin(cycles)` on `stream` and wait for it the `how` way; the time from queueing to resumed.
+fn once(
+    rt: &tokio::runtime::Runtime,
+    spin: &Function,
+    stream: &Stream,
+    event: &Event,
+    cycles: i64,
+    how: Wait,
+) -> hip::Result<Duration> {
+    let mut args = LaunchArgs::new();
+    args.arg(&cycles);
+    let t = Instant::now();
+    // SAFETY: spin(long long) touches no memory.
+    unsafe { spin.launch(stream, &LaunchConfig::for_num_elems(1), &mut args)? };
+    match how {
+        Wait::Synchronize => stream.synchronize()?,
+        Wait::EventPoll => {
+            event.record(stream)?;
+            while !event.query()? {}
+        }
+        Wait::StreamFuture => rt.block_on(stream.completion())?,
+        Wait::EventFuture => {
+            event.record(stream)?;
+            rt.block_on(event.completion())?
+        }
+    }
+    Ok(t.elapsed())
+}
+
+fn percentile(v: &mut [Duration], p: f64) -> Duration {
+    v.sort();
+    v[((v.len() - 1) as f64 * p) as usize]
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn main() -> Result<(), Report> {
+    let Some(device) =
+        Device::first_usable(|why| println!("{why}\nthe futures benchmark needs one"))?
+    else {
+        return Ok(());
+    };
+    println!("device: {}", device.properties()?.name);
+    let module = Module::load_data(&device, ProgramBuilder::new(SOURCE).compile()?.code())?;
+    let spin = module.function("spin")?;
+    let stream = Stream::non_blocking(&device)?;
+    let event = Event::new(&device)?;
+    let rt = tokio::runtime::Builder::new_current_thread().build()?;
+    let samples: usize = std::env::var("HIP_RS_BENCH_SAMPLES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2000);
+
+    // Wake latency: a short kernel (about 10 us), interleaved methods so drift hits all alike.
+    let short = 20_000i64;
+    for how in Wait::ALL {
+        for _ in 0..50 {
+            once(&rt, &spin, &stream, &event, short, how)?; // warm-up (the event's waiter stream too)
+        }
+    }
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); Wait::ALL.len()];
+    for _ in 0..samples {
+        for (i, how) in Wait::ALL.into_iter().enumerate() {
+            times[i].push(once(&rt, &spin, &stream, &event, short, how)?);
+        }
+    }
+    let medians: Vec<Duration> = times.iter_mut().map(|t| percentile(t, 0.5)).collect();
+    let poll = medians[1];
+    println!("\nwake latency: queue a ~10 us kernel, wait, resume ({samples} samples each, us)");
+    println!(
+        "{:<42} {:>8} {:>8} {:>8} {:>12}",
+        "method", "median", "p90", "p99", "over polling"
+    );
+    for (i, how) in Wait::ALL.into_iter().enumerate() {
+        let t = &mut times[i];
+        println!(
+            "{:<42} {:>8.1} {:>8.1} {:>8.1} {:>12.1}",
+            how.name(),
+            us(medians[i]),
+            us(percentile(t, 0.9)),
+            us(percentile(t, 0.99)),
+            us(medians[i].saturating_sub(poll))
+        );
+    }
+    let blocked = medians[0].saturating_sub(poll);
+    let future = medians[2].saturating_sub(poll);
+    println!(
+        "Stream::completion round trip / blocked thread's: {:.2}x; wake latency beyond polling: {:.1} us \
+         (future) vs {:.1} us (blocked thread)",
+        medians[2].as_secs_f64() / medians[0].as_secs_f64(),
+        us(future),
+        us(blocked)
+    );
+
+    // CPU time per awaited operation: a ~1 ms kernel, the whole process's CPU time.
+    let long = 2_000_000i64;
+    let ops = (samples / 10).max(50);
+    println!("\nCPU time per awaited ~1 ms kernel ({ops} each; whole process, getrusage)");
+    println!("{:<42} {:>12} {:>12}", "method", "wall us/op", "CPU us/op");
+    for how in Wait::ALL {
+        let (c0, t0) = (cpu_time(), Instant::now());
+        for _ in 0..ops {
+            once(&rt, &spin, &stream, &event, long, how)?;
+        }
+        let (cpu, wall) = (cpu_time() - c0, t0.elapsed());
+        println!(
+            "{:<42} {:>12.1} {:>12.1}",
+            how.name(),
+            us(wall) / ops as f64,
+            us(cpu) / ops as f64
+        );
+    }
+    Ok(())
+}

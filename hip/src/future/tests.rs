@@ -1,0 +1,187 @@
+//! The waking contract of the futures without a GPU: the host function is faked by firing the signal by
+//! hand (from this thread, another thread, or through the crate's real host-function trampoline).
+
+use super::read::{PinnedCopy, ReadFuture};
+use super::signal::{Pending, Signal};
+use super::Completion;
+use crate::host_fn::{into_raw_with_status, run_raw_with_status};
+use hip_sys as sys;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+
+/// A waker that counts its wakes.
+#[derive(Default)]
+struct Count(AtomicUsize);
+impl Wake for Count {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Records the name of the thread it is dropped on.
+struct Tracked(Arc<Mutex<Vec<Option<String>>>>);
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        let name = std::thread::current().name().map(str::to_string);
+        self.0.lock().unwrap().push(name);
+    }
+}
+
+fn poll<P: Send>(p: &mut Pending<P>, w: &Arc<Count>) -> Poll<(crate::Result<()>, Option<P>)> {
+    let waker = Waker::from(w.clone());
+    p.poll(&mut Context::from_waker(&waker))
+}
+
+#[test]
+fn pending_until_fired_then_woken_once_and_ready_with_the_payload() {
+    let (mut p, signal) = Pending::manual(7u32);
+    let w = Arc::new(Count::default());
+    assert!(poll(&mut p, &w).is_pending());
+    assert!(poll(&mut p, &w).is_pending()); // the same waker kept once
+    assert_eq!(w.0.load(Ordering::SeqCst), 0);
+    signal.fire(sys::hipSuccess);
+    assert_eq!(w.0.load(Ordering::SeqCst), 1);
+    match poll(&mut p, &w) {
+        Poll::Ready((Ok(()), Some(7))) => {}
+        other => panic!(
+            "expected Ready(Ok, 7), got {:?}",
+            other.map(|(r, p)| (r.is_ok(), p))
+        ),
+    }
+    // Handed over once: a second Ready has no payload (the futures turn that into an error).
+    assert!(matches!(poll(&mut p, &w), Poll::Ready((Ok(()), None))));
+}
+
+#[test]
+fn fired_before_the_first_poll_is_ready_at_once() {
+    let (mut p, signal) = Pending::manual(());
+    signal.fire(sys::hipSuccess);
+    assert!(signal.fired());
+    let w = Arc::new(Count::default());
+    assert!(poll(&mut p, &w).is_ready());
+    assert_eq!(w.0.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn only_the_latest_waker_is_woken() {
+    let (mut p, signal) = Pending::manual(());
+    let (a, b) = (Arc::new(Count::default()), Arc::new(Count::default()));
+    assert!(poll(&mut p, &a).is_pending());
+    assert!(poll(&mut p, &b).is_pending()); // the task moved: b replaces a
+    signal.fire(sys::hipSuccess);
+    assert_eq!(a.0.load(Ordering::SeqCst), 0);
+    assert_eq!(b.0.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn an_error_status_is_the_output_with_its_raw_code() {
+    let (mut p, signal) = Pending::manual(());
+    signal.fire(sys::hipError_t(719)); // hipErrorLaunchFailure: a stream in an error state
+    let w = Arc::new(Count::default());
+    match poll(&mut p, &w) {
+        Poll::Ready((Err(crate::Error::Hip { code, call, .. }), Some(()))) => {
+            assert_eq!(code.raw().0, 719);
+            assert!(call.contains("hipStreamAddCallback"), "{call}");
+        }
+        Poll::Ready((other, _)) => panic!("expected a HIP error 719, got {other:?}"),
+        Poll::Pending => panic!("fired but pending"),
+    }
+}
+
+#[test]
+fn a_dropped_future_keeps_its_payload_until_the_work_is_done() {
+    let drops = Arc::new(Mutex::new(Vec::new()));
+    let (p, signal) = Pending::manual(Tracked(drops.clone()));
+    drop(p);
+    assert!(drops.lock().unwrap().is_empty(), "freed under queued work");
+    signal.fire(sys::hipSuccess);
+    assert_eq!(drops.lock().unwrap().len(), 1, "not released exactly once");
+
+    // Dropped after the work is done: released at once, by the dropping thread.
+    let drops = Arc::new(Mutex::new(Vec::new()));
+    let (p, signal) = Pending::manual(Tracked(drops.clone()));
+    signal.fire(sys::hipSuccess);
+    drop(p);
+    assert_eq!(drops.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn inside_a_host_function_the_payload_goes_to_the_releasing_thread() {
+    let drops = Arc::new(Mutex::new(Vec::new()));
+    let (p, signal) = Pending::manual(Tracked(drops.clone()));
+    drop(p);
+    // What HIP does: the crate's trampoline runs the closure the futures queue.
+    let fire = signal.clone();
+    let (raw, _handle) = into_raw_with_status(move |s| fire.fire(s));
+    // SAFETY: `raw` came from `into_raw_with_status` and is run once, here.
+    unsafe { run_raw_with_status(raw, sys::hipSuccess) };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while drops.lock().unwrap().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert_eq!(
+        drops.lock().unwrap().as_slice(),
+        &[Some("hip-rs-release".to_string())],
+        "a payload dropped inside a host function must be released by the releasing thread"
+    );
+}
+
+/// A minimal `block_on` over `join_all`: polls every unfinished future each time the thread is woken.
+fn block_on_all<P: Send>(mut pending: Vec<Pending<P>>) -> Vec<crate::Result<()>> {
+    struct Unpark(std::thread::Thread, AtomicUsize);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.1.fetch_add(1, Ordering::SeqCst);
+            self.0.unpark();
+        }
+    }
+    let unpark = Arc::new(Unpark(std::thread::current(), AtomicUsize::new(0)));
+    let waker = Waker::from(unpark.clone());
+    let mut out: Vec<Option<crate::Result<()>>> = (0..pending.len()).map(|_| None).collect();
+    let mut left = pending.len();
+    while left > 0 {
+        for (i, p) in pending.iter_mut().enumerate() {
+            if out[i].is_none() {
+                if let Poll::Ready((r, _)) = p.poll(&mut Context::from_waker(&waker)) {
+                    out[i] = Some(r);
+                    left -= 1;
+                }
+            }
+        }
+        if left > 0 {
+            std::thread::park_timeout(std::time::Duration::from_secs(10));
+        }
+    }
+    out.into_iter().map(Option::unwrap).collect()
+}
+
+#[test]
+fn ten_thousand_fired_from_another_thread_all_complete_on_one_thread() {
+    let (pending, signals): (Vec<_>, Vec<Arc<Signal>>) =
+        (0..10_000u32).map(Pending::manual).unzip();
+    let firer = std::thread::spawn(move || {
+        for (i, s) in signals.iter().enumerate().rev() {
+            s.fire(if i == 4242 {
+                sys::hipError_t(719)
+            } else {
+                sys::hipSuccess
+            });
+        }
+    });
+    let results = block_on_all(pending);
+    firer.join().unwrap();
+    assert_eq!(results.len(), 10_000);
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(r.is_err(), i == 4242, "future {i}: {r:?}");
+    }
+}
+
+#[test]
+fn the_futures_are_send_and_static() {
+    fn send_static<T: Send + 'static>() {}
+    send_static::<Completion>();
+    send_static::<ReadFuture<f32>>();
+    send_static::<ReadFuture<[u8; 3]>>();
+    send_static::<PinnedCopy<u64>>();
+}
