@@ -322,3 +322,133 @@ fn blas_calls_on_another_stream_keep_program_order_with_kernels() {
         "rounds that saw another order (round, axpy read early, scal wrote early, scal wrong): {bad:?}"
     );
 }
+
+/// The first call after `set_stream` must wait for the handle's work on the old stream (issue 42): on
+/// stream A the handle multiplies once (setting its workspace up, outside the timed part), then a spin
+/// (about 20 ms, touching no memory) holds back a product C1 = A1 B1; after `set_stream(B)` the handle
+/// computes C2 = A2 B2 on B. The two products share no buffer (not even a read one: the memory model may
+/// order two readers on two streams by itself), so only `set_stream`'s wait orders them; they share the
+/// handle's workspace. Timing: an event on B right after `set_stream` must complete no earlier than one
+/// on A after C1's product. Without the wait, B's event and product run at once, about 20 ms before A's
+/// product ends (the raw control below measures that). Both products are checked against a handle on
+/// one stream. The streams do not block on the default stream.
+#[test]
+fn set_stream_orders_the_handle_after_its_work_on_the_old_stream() {
+    use common::slow::{Slow, Timeline, SPIN_CYCLES};
+    let d = device();
+    let slow = Slow::new(&d);
+    let n = 512;
+    let shape = Gemm::new(n, n, n);
+    let operand = |seed| DeviceBuffer::from_host(&d, &data(n * n, seed)).unwrap();
+    let (a1, b1, a2, b2) = (operand(1), operand(2), operand(3), operand(4));
+    let zeroed = || DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap();
+    let one = Stream::new(&d).unwrap();
+    let reference = Handle::new(&one).unwrap();
+    let (mut r1, mut r2) = (zeroed(), zeroed());
+    reference
+        .gemm(&shape, 1.0f32, &a1, &b1, 0.0f32, &mut r1)
+        .unwrap();
+    reference
+        .gemm(&shape, 1.0f32, &a2, &b2, 0.0f32, &mut r2)
+        .unwrap();
+
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let mut blas = Handle::new(&a).unwrap();
+    let (mut c1, mut c2) = (zeroed(), zeroed());
+    blas.gemm(&shape, 1.0f32, &a1, &b1, 0.0f32, &mut c1)
+        .unwrap();
+    let t = Timeline::start(&d, &a, &b);
+    slow.spin(&a, SPIN_CYCLES);
+    blas.gemm(&shape, 1.0f32, &a1, &b1, 0.0f32, &mut c1)
+        .unwrap();
+    let old_done = t.mark(&a);
+    blas.set_stream(&b).unwrap();
+    let new_start = t.mark(&b);
+    blas.gemm(&shape, 1.0f32, &a2, &b2, 0.0f32, &mut c2)
+        .unwrap();
+    let (old_done, new_start) = (t.ms(&old_done), t.ms(&new_start));
+    assert!(
+        old_done > 5.0,
+        "the spin held the old stream's product back only to {old_done} ms"
+    );
+    // Timestamps are exact to about 0.5 us; unordered, B starts about 20 ms early.
+    assert!(
+        new_start >= old_done - 0.01,
+        "work on the new stream began at {new_start} ms, before the product on the old stream ended at \
+         {old_done} ms"
+    );
+    assert_eq!(
+        c1.to_vec().unwrap(),
+        r1.to_vec().unwrap(),
+        "the old stream's product"
+    );
+    assert_eq!(
+        c2.to_vec().unwrap(),
+        r2.to_vec().unwrap(),
+        "the new stream's product"
+    );
+}
+
+/// The control for the test above: the same on a raw hipBLAS handle moved with `hipblasSetStream` alone,
+/// with nothing ordering B after A. Work on B then begins before the product on A ends (by about the
+/// spin's 20 ms): the timing check above fails without `set_stream`'s wait.
+#[test]
+fn a_raw_stream_change_alone_lets_the_new_stream_run_first() {
+    use common::slow::{Slow, Timeline, SPIN_CYCLES};
+    use hip::blas::hipblas_sys as sys;
+    let d = device();
+    let slow = Slow::new(&d);
+    let n = 512;
+    let x = DeviceBuffer::from_host(&d, &data(n * n, 1)).unwrap();
+    let (c1, c2) = (
+        DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap(),
+        DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap(),
+    );
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    // The buffers were written on other streams: complete before the raw handle uses them.
+    d.synchronize().unwrap();
+    let mut raw: sys::hipblasHandle_t = std::ptr::null_mut();
+    // SAFETY: a handle made, used on A then B and destroyed here; x, c1 and c2 hold n * n floats each (C =
+    // X X reads x only), dropped only after the device is synchronized; alpha and beta are host values
+    // (the default pointer mode) that outlive the calls.
+    let (t, old_done, new_start) = unsafe {
+        let ok = sys::hipblasStatus_t::HIPBLAS_STATUS_SUCCESS;
+        assert_eq!(sys::hipblasCreate(&mut raw), ok);
+        assert_eq!(sys::hipblasSetStream(raw, a.raw()), ok);
+        let (alpha, beta, m) = (1.0f32, 0.0f32, i32::try_from(n).unwrap());
+        let gemm = |c: &DeviceBuffer<f32>| {
+            let (x, c) = (x.device_ptr().cast(), c.device_ptr().cast());
+            let op = sys::HIPBLAS_OP_N;
+            let status = sys::hipblasSgemm(raw, op, op, m, m, m, &alpha, x, m, x, m, &beta, c, m);
+            assert_eq!(status, ok);
+        };
+        // The first product, outside the timed part, as above.
+        gemm(&c1);
+        let t = Timeline::start(&d, &a, &b);
+        slow.spin(&a, SPIN_CYCLES);
+        gemm(&c1);
+        let old_done = t.mark(&a);
+        assert_eq!(sys::hipblasSetStream(raw, b.raw()), ok);
+        let new_start = t.mark(&b);
+        gemm(&c2);
+        d.synchronize().unwrap();
+        assert_eq!(sys::hipblasDestroy(raw), ok);
+        (t, old_done, new_start)
+    };
+    let (old_done, new_start) = (t.ms(&old_done), t.ms(&new_start));
+    eprintln!(
+        "raw hipblasSetStream: the old stream's product ended at {old_done:.3} ms, the new stream began \
+         at {new_start:.3} ms"
+    );
+    assert!(
+        new_start < old_done - 5.0,
+        "unordered, work on the new stream began at {new_start} ms, not well before the old stream's \
+         product ended at {old_done} ms: the timing check could not tell"
+    );
+}

@@ -1,6 +1,7 @@
 //! hip::fft on a device: every plan kind against a host FFT (rustfft), 1D/2D/3D, single and double
 //! precision, batched and strided layouts, in place, round trips, and wrong sizes refused with nothing
-//! written, program order across streams. Compiled only with `--features gpu,fft`.
+//! written, program order across streams, and `set_stream` ordering the plan after its work on the old
+//! stream. Compiled only with `--features gpu,fft`.
 //!
 //! Tolerance: the relative L2 error of a transform, ||got - want|| / ||want||, below 1e-5 in single and
 //! 1e-12 in double precision (FFT rounding grows like sqrt(log n) times the type's epsilon).
@@ -401,5 +402,134 @@ fn transforms_on_another_stream_keep_program_order_with_kernels() {
     assert!(
         bad.is_empty(),
         "rounds that saw another order (round, transform read x early, copy saw the transform): {bad:?}"
+    );
+}
+
+/// The first transform after `set_stream` must wait for the plan's work on the old stream (issue 42): on
+/// stream A the plan transforms x1 -> y1 once (its first execution, outside the timed part), then a spin
+/// (about 20 ms, touching no memory) holds back the same transform again; after `set_stream(B)` the plan
+/// transforms x2 -> y2 on B. The two share no buffer written, so only `set_stream`'s wait orders them;
+/// they share the plan's work area (asserted non-empty for the prime length, which goes through
+/// Bluestein's algorithm). Timing: an event on B right after `set_stream` must complete no earlier than
+/// one on A after the transform there. Without the wait, B's event and transform run at once, about 20
+/// ms before A's transform ends (the raw control below measures that), and the two transforms use the
+/// work area in either order. Both results are checked against a plan of the same shape on one stream.
+/// The streams do not block on the default stream: nothing the library queues there orders them either.
+#[test]
+fn set_stream_orders_the_plan_after_its_work_on_the_old_stream() {
+    use common::slow::{Slow, Timeline, SPIN_CYCLES};
+    let d = device();
+    let slow = Slow::new(&d);
+    for n in [1usize << 20, 999_983] {
+        let shape = Shape::new(&[n]);
+        let one = Stream::new(&d).unwrap();
+        let reference = Plan::<f32>::new(&one, Transform::C2C, &shape).unwrap();
+        let (h1, h2) = (complex::<f32>(n, 1), complex::<f32>(n, 2));
+        let (x1, x2) = (
+            DeviceBuffer::from_host(&d, &h1).unwrap(),
+            DeviceBuffer::from_host(&d, &h2).unwrap(),
+        );
+        let zeroed = || DeviceBuffer::<Complex<f32>>::zeroed(&d, n).unwrap();
+        let (mut r1, mut r2, mut y1, mut y2) = (zeroed(), zeroed(), zeroed(), zeroed());
+        reference.c2c(Direction::Forward, &x1, &mut r1).unwrap();
+        reference.c2c(Direction::Forward, &x2, &mut r2).unwrap();
+
+        let (a, b) = (
+            Stream::non_blocking(&d).unwrap(),
+            Stream::non_blocking(&d).unwrap(),
+        );
+        let mut plan = Plan::<f32>::new(&a, Transform::C2C, &shape).unwrap();
+        eprintln!("{n} points: work area {} bytes", plan.work_size());
+        if n == 999_983 {
+            assert!(
+                plan.work_size() > 0,
+                "Bluestein's transform has a work area"
+            );
+        }
+        plan.c2c(Direction::Forward, &x1, &mut y1).unwrap();
+        let t = Timeline::start(&d, &a, &b);
+        slow.spin(&a, SPIN_CYCLES);
+        plan.c2c(Direction::Forward, &x1, &mut y1).unwrap();
+        let old_done = t.mark(&a);
+        plan.set_stream(&b).unwrap();
+        let new_start = t.mark(&b);
+        plan.c2c(Direction::Forward, &x2, &mut y2).unwrap();
+        let (old_done, new_start) = (t.ms(&old_done), t.ms(&new_start));
+        assert!(
+            old_done > 5.0,
+            "{n} points: the spin held the old stream's transform back only to {old_done} ms"
+        );
+        // Timestamps are exact to about 0.5 us; unordered, B starts about 20 ms early.
+        assert!(
+            new_start >= old_done - 0.01,
+            "{n} points: work on the new stream began at {new_start} ms, before the transform on the \
+             old stream ended at {old_done} ms"
+        );
+        for (which, y, r) in [("old", &y1, &r1), ("new", &y2, &r2)] {
+            let e = rel_err(&widen(&y.to_vec().unwrap()), &widen(&r.to_vec().unwrap()));
+            assert!(
+                e < f32::TOL,
+                "{n} points: the {which} stream's transform, relative error {e}"
+            );
+        }
+    }
+}
+
+/// The control for the test above: the same on a raw hipFFT plan moved with `hipfftSetStream` alone,
+/// with nothing ordering B after A. Work on B then begins before the transform on A ends (by about the
+/// spin's 20 ms): the timing check above fails without `set_stream`'s wait.
+#[test]
+fn a_raw_stream_change_alone_lets_the_new_stream_run_first() {
+    use common::slow::{Slow, Timeline, SPIN_CYCLES};
+    use hip::fft::hipfft_sys as sys;
+    let d = device();
+    let slow = Slow::new(&d);
+    let n: usize = 999_983;
+    let x = DeviceBuffer::from_host(&d, &complex::<f32>(n, 1)).unwrap();
+    let (y1, y2) = (
+        DeviceBuffer::<Complex<f32>>::zeroed(&d, n).unwrap(),
+        DeviceBuffer::<Complex<f32>>::zeroed(&d, n).unwrap(),
+    );
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    // The buffers were written on other streams: complete before the raw plan uses them.
+    d.synchronize().unwrap();
+    // SAFETY: the handle is plain data (an int on the NVIDIA backend, a pointer on AMD's), written by
+    // hipfftPlan1d before any use.
+    let mut raw: sys::hipfftHandle = unsafe { std::mem::zeroed() };
+    // SAFETY: a plan made, used on A then B and destroyed here; x, y1 and y2 hold n complex floats each
+    // (hipFFT's out-of-place C2C reads x only), dropped only after the device is synchronized.
+    let (t, old_done, new_start) = unsafe {
+        let c = i32::try_from(n).unwrap();
+        assert_eq!(sys::hipfftPlan1d(&mut raw, c, sys::HIPFFT_C2C, 1).0, 0);
+        assert_eq!(sys::hipfftSetStream(raw, a.raw()).0, 0);
+        let exec = |y: &DeviceBuffer<Complex<f32>>| {
+            let (x, y) = (x.device_ptr().cast(), y.device_ptr().cast());
+            assert_eq!(sys::hipfftExecC2C(raw, x, y, sys::HIPFFT_FORWARD).0, 0);
+        };
+        // The first execution, outside the timed part, as above.
+        exec(&y1);
+        let t = Timeline::start(&d, &a, &b);
+        slow.spin(&a, SPIN_CYCLES);
+        exec(&y1);
+        let old_done = t.mark(&a);
+        assert_eq!(sys::hipfftSetStream(raw, b.raw()).0, 0);
+        let new_start = t.mark(&b);
+        exec(&y2);
+        d.synchronize().unwrap();
+        assert_eq!(sys::hipfftDestroy(raw).0, 0);
+        (t, old_done, new_start)
+    };
+    let (old_done, new_start) = (t.ms(&old_done), t.ms(&new_start));
+    eprintln!(
+        "raw hipfftSetStream: the old stream's transform ended at {old_done:.3} ms, the new stream began \
+         at {new_start:.3} ms"
+    );
+    assert!(
+        new_start < old_done - 5.0,
+        "unordered, work on the new stream began at {new_start} ms, not well before the old stream's \
+         transform ended at {old_done} ms: the timing check could not tell"
     );
 }

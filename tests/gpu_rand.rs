@@ -1,7 +1,7 @@
 //! hip::rand on a device: reproducible sequences (twice, and against raw hipRAND calls), moments of 10^7
 //! samples, Kolmogorov-Smirnov tests of uniform and normal values, Poisson, quasi-random points, and wrong
-//! lengths refused with nothing written, program order across streams. Compiled only with
-//! `--features gpu,rand`.
+//! lengths refused with nothing written, program order across streams, and `set_stream` ordering the
+//! generator after its work on the old stream. Compiled only with `--features gpu,rand`.
 //!
 //! Statistical bounds: a sample mean is within 6 standard errors of the true mean (a false failure about
 //! once in 5e8 runs); sample variances within 6 standard errors of theirs (fourth moments known for each
@@ -353,5 +353,157 @@ fn fills_on_another_stream_keep_program_order_with_kernels() {
     assert!(
         bad.is_empty(),
         "rounds that saw another order (round, copy saw the fill, kernel's values left in x): {bad:?}"
+    );
+}
+
+/// The first fill after `set_stream` must wait for the generator's work on the old stream (issue 42): on
+/// stream A the generator fills w (setting up its engine states, outside the timed part), then a spin
+/// (about 20 ms, touching no memory) holds back its fill of x1; after `set_stream(B)` it fills x2 on B.
+/// x1 and x2 share no buffer, so only `set_stream`'s wait orders them; they share the generator's engine
+/// states (cuRAND keeps them in device memory, each fill advancing them), and the values show it: w, x1
+/// and x2 must equal three fills of a generator of the same kind and seed on one stream. Timing: an event
+/// on B right after `set_stream` must complete no earlier than one on A after x1's fill. Without the
+/// wait, B's event and fill run at once, about 20 ms before A's fill ends (the raw control below measures
+/// that), and the stateful kinds fill x2 from the states x1's fill has not advanced yet. The streams do
+/// not block on the default stream: nothing the libraries queue there orders them either.
+#[test]
+fn set_stream_orders_the_generator_after_its_work_on_the_old_stream() {
+    use common::slow::{Slow, Timeline, SPIN_CYCLES};
+    let d = device();
+    let slow = Slow::new(&d);
+    let n: usize = 1 << 20;
+    for kind in [
+        RngType::Xorwow,
+        RngType::Mrg32k3a,
+        RngType::Mtgp32,
+        RngType::Philox4x32_10,
+    ] {
+        let zeroed = || DeviceBuffer::<f32>::zeroed(&d, n).unwrap();
+        let (_, _, mut reference) = setup(kind, 42);
+        let (mut r0, mut r1, mut r2) = (zeroed(), zeroed(), zeroed());
+        reference.uniform(&mut r0).unwrap();
+        reference.uniform(&mut r1).unwrap();
+        reference.uniform(&mut r2).unwrap();
+        let (r0, r1, r2) = (
+            r0.to_vec().unwrap(),
+            r1.to_vec().unwrap(),
+            r2.to_vec().unwrap(),
+        );
+        assert!(
+            r0 != r1 && r1 != r2,
+            "{kind:?}: each fill continues the sequence"
+        );
+
+        let (a, b) = (
+            Stream::non_blocking(&d).unwrap(),
+            Stream::non_blocking(&d).unwrap(),
+        );
+        let mut g = Generator::new(&a, kind).unwrap();
+        g.set_seed(42).unwrap();
+        let (mut w, mut x1, mut x2) = (zeroed(), zeroed(), zeroed());
+        g.uniform(&mut w).unwrap();
+        let t = Timeline::start(&d, &a, &b);
+        slow.spin(&a, SPIN_CYCLES);
+        g.uniform(&mut x1).unwrap();
+        let old_done = t.mark(&a);
+        g.set_stream(&b).unwrap();
+        let new_start = t.mark(&b);
+        g.uniform(&mut x2).unwrap();
+        let (old_done, new_start) = (t.ms(&old_done), t.ms(&new_start));
+        assert!(
+            old_done > 5.0,
+            "{kind:?}: the spin held the old stream's fill back only to {old_done} ms"
+        );
+        // Timestamps are exact to about 0.5 us; unordered, B starts about 20 ms early.
+        assert!(
+            new_start >= old_done - 0.01,
+            "{kind:?}: work on the new stream began at {new_start} ms, before the fill on the old stream \
+             ended at {old_done} ms"
+        );
+        assert!(w.to_vec().unwrap() == r0, "{kind:?}: the first fill");
+        assert!(
+            x1.to_vec().unwrap() == r1,
+            "{kind:?}: the old stream's fill"
+        );
+        assert!(
+            x2.to_vec().unwrap() == r2,
+            "{kind:?}: the new stream's fill continues the old one's sequence"
+        );
+    }
+}
+
+/// The control for the test above: the same on a raw hipRAND generator moved with `hiprandSetStream`
+/// alone, with nothing ordering B after A. Work on B then begins before the fill on A ends (by about the
+/// spin's 20 ms): the timing check above fails without `set_stream`'s wait. The values the early fill
+/// read are printed (their agreement with the ordered sequence is up to the race).
+#[test]
+fn a_raw_stream_change_alone_lets_the_new_stream_run_first() {
+    use common::slow::{Slow, Timeline, SPIN_CYCLES};
+    let d = device();
+    let slow = Slow::new(&d);
+    let n: usize = 1 << 20;
+    let (_, _, mut reference) = setup(RngType::Xorwow, 42);
+    let mut r = DeviceBuffer::<f32>::zeroed(&d, n).unwrap();
+    for _ in 0..3 {
+        reference.uniform(&mut r).unwrap();
+    }
+    let r2 = r.to_vec().unwrap();
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let (x1, x2) = (
+        DeviceBuffer::<f32>::zeroed(&d, n).unwrap(),
+        DeviceBuffer::<f32>::zeroed(&d, n).unwrap(),
+    );
+    d.synchronize().unwrap();
+    let mut raw: sys::hiprandGenerator_t = std::ptr::null_mut();
+    // SAFETY: a generator made, used on A then B and destroyed here; x1 and x2 hold n floats each, read
+    // and dropped only after the device is synchronized (also before: their zeroing is complete).
+    let (t, old_done, new_start) = unsafe {
+        assert_eq!(
+            sys::hiprandCreateGenerator(&mut raw, RngType::Xorwow.raw()).0,
+            0
+        );
+        assert_eq!(sys::hiprandSetStream(raw, a.raw()).0, 0);
+        assert_eq!(sys::hiprandSetPseudoRandomGeneratorSeed(raw, 42).0, 0);
+        // The first fill, into x1 (overwritten below), sets the engine states up.
+        assert_eq!(
+            sys::hiprandGenerateUniform(raw, x1.device_ptr().cast(), n).0,
+            0
+        );
+        let t = Timeline::start(&d, &a, &b);
+        slow.spin(&a, SPIN_CYCLES);
+        assert_eq!(
+            sys::hiprandGenerateUniform(raw, x1.device_ptr().cast(), n).0,
+            0
+        );
+        let old_done = t.mark(&a);
+        assert_eq!(sys::hiprandSetStream(raw, b.raw()).0, 0);
+        let new_start = t.mark(&b);
+        assert_eq!(
+            sys::hiprandGenerateUniform(raw, x2.device_ptr().cast(), n).0,
+            0
+        );
+        d.synchronize().unwrap();
+        assert_eq!(sys::hiprandDestroyGenerator(raw).0, 0);
+        (t, old_done, new_start)
+    };
+    let (old_done, new_start) = (t.ms(&old_done), t.ms(&new_start));
+    let differ = x2
+        .to_vec()
+        .unwrap()
+        .iter()
+        .zip(&r2)
+        .filter(|(x, r)| x != r)
+        .count();
+    eprintln!(
+        "raw hiprandSetStream: the old stream's fill ended at {old_done:.3} ms, the new stream began at \
+         {new_start:.3} ms; {differ} of {n} values of its fill differ from the ordered sequence's third fill"
+    );
+    assert!(
+        new_start < old_done - 5.0,
+        "unordered, work on the new stream began at {new_start} ms, not well before the old stream's fill \
+         ended at {old_done} ms: the timing check could not tell"
     );
 }

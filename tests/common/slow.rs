@@ -3,6 +3,10 @@
 //! another stream would overtake it without the memory model. They see buffers as `float`s: a buffer of
 //! any element type works, `value` is written to each of its 4-byte words.
 //!
+//! [`Slow::spin`] and [`Timeline`] serve the `set_stream` tests: a spin that touches no memory (so the memory
+//! model orders nothing after it by itself) holds back a library handle's call on its old stream, and
+//! events timed from one start say when the handle's first call on the new stream could begin.
+//!
 //! `HIP_RS_TEST_UNTRACKED=1` turns tracking off for the buffers made through [`Slow::buffer`]: the control
 //! run that shows a test fails without the ordering.
 use hip::memory::DeviceCopy;
@@ -10,6 +14,9 @@ use hip::prelude::*;
 
 /// About a millisecond on the GPUs used here.
 pub const CYCLES: i64 = 2_000_000;
+
+/// About 20 ms on the GPUs used here (at most 2 GHz): the old stream's spin in the `set_stream` tests.
+pub const SPIN_CYCLES: i64 = 40_000_000;
 
 const SOURCE: &str = r#"
 extern "C" __global__ void slow_fill(float* x, float value, unsigned int n, long long cycles) {
@@ -23,6 +30,10 @@ extern "C" __global__ void slow_copy(const float* src, float* dst, unsigned int 
     while (clock64() - start < cycles) {}
     unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) dst[i] = src[i];
+}
+extern "C" __global__ void spin(long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
 }
 "#;
 
@@ -74,6 +85,15 @@ impl Slow {
         unsafe { self.launch("slow_copy", s, n, &mut args) };
     }
 
+    /// On `s`: one block spins `cycles` clock cycles. It touches no memory: nothing the memory model
+    /// tracks orders later work on another stream after it.
+    pub fn spin(&self, s: &Stream, cycles: i64) {
+        let mut args = LaunchArgs::new();
+        args.arg(&cycles);
+        // SAFETY: spin(long long) reads its argument only.
+        unsafe { self.launch("spin", s, 1, &mut args) };
+    }
+
     /// Launch `kernel` over `n` threads on `s`.
     ///
     /// # Safety
@@ -96,4 +116,38 @@ impl Slow {
 fn words(bytes: usize) -> u32 {
     assert_eq!(bytes % 4, 0, "the slow kernels see 4-byte words");
     u32::try_from(bytes / 4).unwrap()
+}
+
+/// Events timed from one start event recorded on `old`, for the `set_stream` tests: when the handle's work
+/// on its old stream ended, and when the first work on the new stream after `set_stream` could begin.
+pub struct Timeline {
+    device: Device,
+    start: Event,
+}
+
+impl Timeline {
+    /// The start, recorded on `old`; `new` waits for it (for nothing queued on `old` after it), so that a
+    /// mark on `new` never comes before the start whatever else orders the streams.
+    pub fn start(device: &Device, old: &Stream, new: &Stream) -> Timeline {
+        let start = Event::with_timing(device).unwrap();
+        start.record(old).unwrap();
+        new.wait_event(&start).unwrap();
+        Timeline {
+            device: device.clone(),
+            start,
+        }
+    }
+
+    /// An event recorded on `s` now: it completes when the work queued there so far does.
+    pub fn mark(&self, s: &Stream) -> Event {
+        let e = Event::with_timing(&self.device).unwrap();
+        e.record(s).unwrap();
+        e
+    }
+
+    /// Milliseconds from the start to `e`, once `e` completed.
+    pub fn ms(&self, e: &Event) -> f32 {
+        e.synchronize().unwrap();
+        self.start.elapsed_ms(e).unwrap()
+    }
 }
