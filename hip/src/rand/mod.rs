@@ -85,6 +85,9 @@ pub struct Generator {
     raw: sys::hiprandGenerator_t,
     kind: RngType,
     dimensions: u32,
+    /// The ordering set by [`set_ordering`](Generator::set_ordering), kept for a remade generator.
+    #[cfg_attr(not(hiprand_ordering), allow(dead_code))]
+    ordering: Option<Ordering>,
     device: Device,
     stream: Arc<StreamHandle>,
 }
@@ -196,6 +199,7 @@ impl Generator {
             raw,
             kind,
             dimensions: 1,
+            ordering: None,
             device,
             stream: Arc::clone(stream.handle()),
         };
@@ -229,12 +233,18 @@ impl Generator {
     /// back to 0 (`hiprandSetGeneratorOffset`): the sequence restarts from its beginning, the values a new
     /// generator of this kind and seed gives, whatever this one generated before. hipRAND's seed call
     /// alone keeps the offset, which each fill advances, so the next fill would continue at the old
-    /// position of the new sequence. MTGP32 and MT19937 have no offset ([`RngType::has_offset`]): their
-    /// state is made anew from the seed. To skip values, call [`set_offset`](Self::set_offset) after this.
-    /// Quasi-random generators take no seed: [`Error::InvalidArgument`].
+    /// position of the new sequence. MTGP32 and MT19937 have no offset ([`RngType::has_offset`]): the
+    /// generator is made anew (same kind, stream and ordering), since cuRAND, hipRAND's NVIDIA backend,
+    /// keeps an MTGP32 generator's state on a new seed (on an H200 the fill after the seed call continued
+    /// the old sequence: 0 of 16 Mi values restarted). To skip values, call
+    /// [`set_offset`](Self::set_offset) after this. Quasi-random generators take no seed:
+    /// [`Error::InvalidArgument`].
     pub fn set_seed(&mut self, seed: u64) -> Result<()> {
         checks::pseudo_only(self.kind, "seed")?;
         self.device.bind()?;
+        if !self.kind.has_offset() {
+            return self.remake(seed);
+        }
         // SAFETY: live generator.
         check("hiprandSetPseudoRandomGeneratorSeed", unsafe {
             sys::hiprandSetPseudoRandomGeneratorSeed(self.raw, seed)
@@ -245,6 +255,44 @@ impl Generator {
                 sys::hiprandSetGeneratorOffset(self.raw, 0)
             })?;
         }
+        Ok(())
+    }
+
+    /// Replace the raw generator by a new one of the same kind seeded with `seed`, on the same stream and
+    /// with the same ordering (the device is current). On an error the old one stays. The old one is
+    /// destroyed as [`Drop`] does: fills it queued stay ordered on the stream.
+    fn remake(&mut self, seed: u64) -> Result<()> {
+        let mut raw: sys::hiprandGenerator_t = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; the device is current, so the generator lives on it.
+        check("hiprandCreateGenerator", unsafe {
+            sys::hiprandCreateGenerator(&mut raw, self.kind.raw())
+        })?;
+        let setup = || -> Result<()> {
+            // SAFETY: `raw` is the live generator just made; the stream is live (kept by
+            // `self.stream`) and on its device.
+            check("hiprandSetStream", unsafe {
+                sys::hiprandSetStream(raw, self.stream.raw)
+            })?;
+            // SAFETY: as above.
+            check("hiprandSetPseudoRandomGeneratorSeed", unsafe {
+                sys::hiprandSetPseudoRandomGeneratorSeed(raw, seed)
+            })?;
+            #[cfg(hiprand_ordering)]
+            if let Some(order) = self.ordering {
+                // SAFETY: as above; `order.raw()` is a hiprandOrdering_t value of the header.
+                check("hiprandSetGeneratorOrdering", unsafe {
+                    sys::hiprandSetGeneratorOrdering(raw, order.raw() as _)
+                })?;
+            }
+            Ok(())
+        };
+        if let Err(e) = setup() {
+            // SAFETY: the generator made above, used by nothing, destroyed once.
+            unsafe { sys::hiprandDestroyGenerator(raw) };
+            return Err(e);
+        }
+        // SAFETY: the old live generator, destroyed once and replaced: never used again.
+        unsafe { sys::hiprandDestroyGenerator(std::mem::replace(&mut self.raw, raw)) };
         Ok(())
     }
 
@@ -270,7 +318,9 @@ impl Generator {
             // SAFETY: live generator; `order.raw()` is a hiprandOrdering_t value of the header.
             check("hiprandSetGeneratorOrdering", unsafe {
                 sys::hiprandSetGeneratorOrdering(self.raw, order.raw() as _)
-            })
+            })?;
+            self.ordering = Some(order);
+            Ok(())
         }
         #[cfg(not(hiprand_ordering))]
         Err(Error::NotSupported {
