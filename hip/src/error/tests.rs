@@ -394,6 +394,12 @@ fn the_loaders_own_codes_become_not_supported_and_library_not_found() {
     // Each platform names its own runtime and how to install it.
     let (runtime, rtc, how) = if cfg!(hip_platform = "nvidia") {
         ("the CUDA runtime and driver", "NVRTC", "libcuda.so.1")
+    } else if cfg!(windows) {
+        (
+            "the HIP runtime (amdhip64_N.dll)",
+            "HIPRTC",
+            "HIP SDK for Windows",
+        )
     } else {
         (
             "the HIP runtime (libamdhip64)",
