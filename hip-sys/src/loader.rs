@@ -90,7 +90,8 @@ impl Missing for crate::hipChannelFormatDesc {
 pub enum Os {
     /// Linux (and other ELF systems): `libamdhip64.so.N`.
     Linux,
-    /// Windows: `amdhip64_N.dll`. Built and unit-tested; never run by this project.
+    /// Windows: `amdhip64_N.dll`. Cross-built and run under Wine by this project (a stub DLL), never on
+    /// Windows itself.
     Windows,
 }
 
