@@ -5,7 +5,8 @@
 #
 #  0. installs what it needs where missing: rustup's x86_64-pc-windows-gnu target, mingw-w64's C
 #     compiler (the linker) and Wine (Debian: gcc-mingw-w64-x86-64, wine64);
-#  1. cross-builds two examples: device_query and loader_report (target/windows);
+#  1. cross-builds two examples, device_query and loader_report (target/windows), and checks that the
+#     rest of the workspace compiles for Windows (all targets; not the Linux-only benchmark programs);
 #  2. no HIP DLL: both exit with the crate's error, which names every file tried, in order: the
 #     override variables (HIP_RS_AMDHIP64, HIP_RS_HIPRTC), each DLL name under HIP_PATH\bin and
 #     ROCM_PATH\bin, then each name through Windows' search path; HIPRTC last inside the runtime;
@@ -45,6 +46,10 @@ echo "$("$wine" --version), $($cc --version | head -1)"
 
 echo "== 1. cross-build for $triple (dynamic-loading)"
 cargo build -q --target "$triple" --features dynamic-loading --example device_query --example loader_report \
+    --target-dir "$t"
+# The rest of the workspace (libraries, tests, examples) must keep compiling for Windows. Not hip-rs-bench:
+# the benchmark programs are Linux tools (perf_event_open, dlopen of the C++ baselines).
+cargo check -q --target "$triple" --features dynamic-loading --workspace --exclude hip-rs-bench --all-targets \
     --target-dir "$t"
 run=$t/run
 rm -rf "$run" && mkdir -p "$run"
@@ -156,6 +161,9 @@ done
 echo "$out" | grep -qF "Device::first_usable: no HIP device was found (hipErrorNoDevice (100))" || fail "Device::first_usable did not report no device"
 echo "$out" | grep -q "^Device::count(): Err(no HIP device was found (hipErrorNoDevice (100)).*) \[no device: true, status BackendNotAvailable\]$" ||
     fail "Device::count() did not give the crate's no-device error"
+echo "$out" | grep "^Device::count()" | grep -q "Windows driver (Adrenalin or PRO edition)" ||
+    fail "the no-device advice is not Windows'"
+! echo "$out" | grep -q "/dev/kfd" || fail "the no-device advice names Linux's /dev/kfd on Windows"
 ! echo "$out" | grep -q "unexpected call" || fail "the crate called a function the stub does not answer"
 
 out=$(HIP_PATH="$sdk" wrun "$run/device_query.exe") ||
