@@ -7,7 +7,8 @@
 #     compiler (the linker) and Wine (Debian: gcc-mingw-w64-x86-64, wine64);
 #  1. cross-builds two examples, device_query and loader_report (target/windows), and checks that the
 #     rest of the workspace compiles for Windows (all targets; not the Linux-only benchmark programs);
-#  2. no HIP DLL: both exit with the crate's error, which names every file tried, in order: the
+#  2. runs the unit tests of hip-sys, hiprtc-sys and hip (the Windows build of them) under Wine;
+#     no HIP DLL: both examples exit with the crate's error, which names every file tried, in order: the
 #     override variables (HIP_RS_AMDHIP64, HIP_RS_HIPRTC), each DLL name under HIP_PATH\bin and
 #     ROCM_PATH\bin, then each name through Windows' search path; HIPRTC last inside the runtime;
 #  3. a stub amdhip64_6.dll under HIP_PATH\bin (tests/windows/stub_amdhip64.c, plus one export for every
@@ -93,7 +94,22 @@ expect_same() { # name, expected (lines), actual (lines)
     echo "$1: $(echo "$3" | wc -l) files tried, in the documented order"
 }
 
-echo "== 2. no HIP DLL: the crate's error names every file tried"
+echo "== 2. the unit tests of hip-sys, hiprtc-sys and hip, under Wine (no HIP DLL: they need none)"
+tests=$(cargo test -q --target "$triple" --features dynamic-loading -p hip-sys -p hiprtc-sys -p hip --lib --no-run \
+    --target-dir "$t" --message-format=json | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        print(m["target"]["name"], m["executable"])')
+[ "$(echo "$tests" | wc -l)" -eq 3 ] || { echo "$tests" >&2; echo "check-windows-wine: expected 3 unit-test programs" >&2; exit 1; }
+while read -r name exe; do
+    cp "$exe" "$run/unit_$name.exe"
+    log=$("$wine" "$run/unit_$name.exe" -q 2>&1 | tr -d '\r') || { echo "$log" >&2; echo "check-windows-wine: $name's unit tests failed under Wine" >&2; exit 1; }
+    echo "$name: $(echo "$log" | grep '^test result')"
+done <<<"$tests"
+
+echo "== 2b. no HIP DLL: the crate's error names every file tried"
 hip_names=(amdhip64_7.dll amdhip64_6.dll amdhip64.dll)
 rtc_names=()
 for major in 07 06 05; do for minor in 09 08 07 06 05 04 03 02 01 00; do rtc_names+=("hiprtc$major$minor.dll"); done; done
