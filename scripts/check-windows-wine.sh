@@ -8,10 +8,10 @@
 #  1. cross-builds two examples, device_query and loader_report (target/windows), and checks that the
 #     rest of the workspace compiles for Windows (all targets; not the Linux-only benchmark programs);
 #  2. runs the unit tests of hip-sys, hiprtc-sys and hip (the Windows build of them) under Wine;
-#     no HIP DLL: both examples exit with the crate's error, which names every file tried, in order: the
+#  3. no HIP DLL: both examples exit with the crate's error, which names every file tried, in order: the
 #     override variables (HIP_RS_AMDHIP64, HIP_RS_HIPRTC), each DLL name under HIP_PATH\bin and
 #     ROCM_PATH\bin, then each name through Windows' search path; HIPRTC last inside the runtime;
-#  3. a stub amdhip64_6.dll under HIP_PATH\bin (tests/windows/stub_amdhip64.c, plus one export for every
+#  4. a stub amdhip64_6.dll under HIP_PATH\bin (tests/windows/stub_amdhip64.c, plus one export for every
 #     other symbol of the loader's own tables, listed by `loader_report --names`): every symbol of both
 #     tables resolves through GetProcAddress, the crate's calls reach the stub (its stderr lines), and
 #     hipGetDeviceCount's hipErrorNoDevice (100) comes back as the crate's no-device error.
@@ -22,8 +22,10 @@ triple=x86_64-pc-windows-gnu
 t=target/windows
 cc=x86_64-w64-mingw32-gcc
 sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+t0=$SECONDS
+step() { echo "== $1 (at $((SECONDS - t0)) s)"; }
 
-echo "== 0. prerequisites"
+step "0. prerequisites"
 rustup target list --installed | grep -qx "$triple" || rustup target add "$triple"
 find_wine() {
     # Debian bookworm's wine64 package puts the 64-bit loader in /usr/lib/wine (the `wine` wrapper wants
@@ -45,7 +47,7 @@ wine=$(find_wine)
 command -v "$cc" >/dev/null || { echo "check-windows-wine: $cc not found after installing" >&2; exit 1; }
 echo "$("$wine" --version), $($cc --version | head -1)"
 
-echo "== 1. cross-build for $triple (dynamic-loading)"
+step "1. cross-build for $triple (dynamic-loading)"
 cargo build -q --target "$triple" --features dynamic-loading --example device_query --example loader_report \
     --target-dir "$t"
 # The rest of the workspace (libraries, tests, examples) must keep compiling for Windows. Not hip-rs-bench:
@@ -94,7 +96,7 @@ expect_same() { # name, expected (lines), actual (lines)
     echo "$1: $(echo "$3" | wc -l) files tried, in the documented order"
 }
 
-echo "== 2. the unit tests of hip-sys, hiprtc-sys and hip, under Wine (no HIP DLL: they need none)"
+step "2. the unit tests of hip-sys, hiprtc-sys and hip, under Wine (no HIP DLL: they need none)"
 tests=$(cargo test -q --target "$triple" --features dynamic-loading -p hip-sys -p hiprtc-sys -p hip --lib --no-run \
     --target-dir "$t" --message-format=json | python3 -c '
 import json, sys
@@ -109,7 +111,7 @@ while read -r name exe; do
     echo "$name: $(echo "$log" | grep '^test result')"
 done <<<"$tests"
 
-echo "== 2b. no HIP DLL: the crate's error names every file tried"
+step "3. no HIP DLL: the crate's error names every file tried"
 hip_names=(amdhip64_7.dll amdhip64_6.dll amdhip64.dll)
 rtc_names=()
 for major in 07 06 05; do for minor in 09 08 07 06 05 04 03 02 01 00; do rtc_names+=("hiprtc$major$minor.dll"); done; done
@@ -133,7 +135,7 @@ done
 # HIPRTC's list: loader_report prints HIPRTC's error before the runtime's.
 expect_same "loader_report.exe, HIPRTC" "$expected_rtc" "$(echo "$out" | tried_list "HIPRTC (hiprtcMMmm.dll, or amdhip64 on ROCm 5)")"
 
-echo "== 3. a stub amdhip64_6.dll in HIP_PATH\\bin: every symbol through GetProcAddress, calls reach it"
+step "4. a stub amdhip64_6.dll in HIP_PATH\\bin: every symbol through GetProcAddress, calls reach it"
 stub=$t/stub
 rm -rf "$stub" && mkdir -p "$stub/sdk/bin"
 names=$(wrun "$run/loader_report.exe" --names)
@@ -188,3 +190,4 @@ echo "$out" | grep -q "^runtime version: " && echo "$out" | grep -q "stub_amdhip
     { echo "$out" >&2; fail "device_query.exe did not reach the stub"; }
 echo "device_query.exe against the stub: exit 0, $(echo "$out" | grep -vc '^stub_amdhip64') lines, no device reported"
 echo "Windows build under $("$wine" --version): no HIP DLL -> LibraryNotFound naming every file; stub -> every symbol resolved, no device"
+echo "check-windows-wine: $((SECONDS - t0)) s"
