@@ -19,7 +19,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 triple=x86_64-pc-windows-gnu
+# Wine's prefix, the programs' folder and the stub live here; cargo's output goes to HIP_RS_WINDOWS_TARGET_DIR
+# where set: .ci/run points it at target/dynamic, whose host-side build scripts (bindgen's) are then reused.
 t=target/windows
+ct=${HIP_RS_WINDOWS_TARGET_DIR:-$t}
 cc=x86_64-w64-mingw32-gcc
 sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
 t0=$SECONDS
@@ -49,14 +52,14 @@ echo "$("$wine" --version), $($cc --version | head -1)"
 
 step "1. cross-build for $triple (dynamic-loading)"
 cargo build -q --target "$triple" --features dynamic-loading --example device_query --example loader_report \
-    --target-dir "$t"
+    --target-dir "$ct"
 # The rest of the workspace (libraries, tests, examples) must keep compiling for Windows. Not hip-rs-bench:
 # the benchmark programs are Linux tools (perf_event_open, dlopen of the C++ baselines).
 cargo check -q --target "$triple" --features dynamic-loading --workspace --exclude hip-rs-bench --all-targets \
-    --target-dir "$t"
+    --target-dir "$ct"
 run=$t/run
 rm -rf "$run" && mkdir -p "$run"
-cp "$t/$triple/debug/examples/device_query.exe" "$t/$triple/debug/examples/loader_report.exe" "$run/"
+cp "$ct/$triple/debug/examples/device_query.exe" "$ct/$triple/debug/examples/loader_report.exe" "$run/"
 
 export WINEPREFIX=$PWD/$t/wineprefix WINEARCH=win64 WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
 if [ ! -f "$WINEPREFIX/system.reg" ]; then
@@ -98,7 +101,7 @@ expect_same() { # name, expected (lines), actual (lines)
 
 step "2. the unit tests of hip-sys, hiprtc-sys and hip, under Wine (no HIP DLL: they need none)"
 tests=$(cargo test -q --target "$triple" --features dynamic-loading -p hip-sys -p hiprtc-sys -p hip --lib --no-run \
-    --target-dir "$t" --message-format=json | python3 -c '
+    --target-dir "$ct" --message-format=json | python3 -c '
 import json, sys
 for line in sys.stdin:
     m = json.loads(line)
