@@ -6,7 +6,8 @@
 #  0. installs what it needs where missing: rustup's x86_64-pc-windows-gnu target, mingw-w64's C
 #     compiler (the linker) and Wine (Debian: gcc-mingw-w64-x86-64, wine64);
 #  1. cross-builds two examples, device_query and loader_report (target/windows), and checks that the
-#     rest of the workspace compiles for Windows (all targets; not the Linux-only benchmark programs);
+#     rest of the workspace compiles for Windows without a clippy warning (all targets; not the Linux-only
+#     benchmark programs);
 #  2. runs the unit tests of hip-sys, hiprtc-sys and hip (the Windows build of them) under Wine;
 #  3. no HIP DLL: both examples exit with the crate's error, which names every file tried, in order: the
 #     override variables (HIP_RS_AMDHIP64, HIP_RS_HIPRTC), each DLL name under HIP_PATH\bin and
@@ -53,10 +54,10 @@ echo "$("$wine" --version), $($cc --version | head -1)"
 step "1. cross-build for $triple (dynamic-loading)"
 cargo build -q --target "$triple" --features dynamic-loading --example device_query --example loader_report \
     --target-dir "$ct"
-# The rest of the workspace (libraries, tests, examples) must keep compiling for Windows. Not hip-rs-bench:
-# the benchmark programs are Linux tools (perf_event_open, dlopen of the C++ baselines).
-cargo check -q --target "$triple" --features dynamic-loading --workspace --exclude hip-rs-bench --all-targets \
-    --target-dir "$ct"
+# The rest of the workspace (libraries, tests, examples) must keep compiling for Windows, lint-free. Not
+# hip-rs-bench: the benchmark programs are Linux tools (perf_event_open, dlopen of the C++ baselines).
+cargo clippy -q --target "$triple" --features dynamic-loading --workspace --exclude hip-rs-bench --all-targets \
+    --target-dir "$ct" -- -D warnings
 run=$t/run
 rm -rf "$run" && mkdir -p "$run"
 cp "$ct/$triple/debug/examples/device_query.exe" "$ct/$triple/debug/examples/loader_report.exe" "$run/"
