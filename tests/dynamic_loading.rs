@@ -37,6 +37,43 @@ fn the_runtime_is_opened_from_the_first_candidate_that_loads() {
 }
 
 #[test]
+fn the_symbol_lists_are_the_tables_own_and_say_what_resolved() {
+    // What scripts/check-windows-wine.sh builds its stub DLL's exports from, and counts.
+    for (names, symbols, must) in [
+        (
+            hip_sys::loader::symbol_names(),
+            hip_sys::loader::symbols().expect("the runtime opened"),
+            ["hipGetDeviceCount", "hipRuntimeGetVersion", "hipMalloc"],
+        ),
+        (
+            hiprtc_sys::loader::symbol_names(),
+            hiprtc_sys::loader::symbols().expect("HIPRTC opened"),
+            [
+                "hiprtcCreateProgram",
+                "hiprtcCompileProgram",
+                "hiprtcVersion",
+            ],
+        ),
+    ] {
+        let mut unique = names.to_vec();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "a name twice in {names:?}");
+        assert_eq!(
+            symbols.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            names,
+            "symbols() and symbol_names() disagree"
+        );
+        for name in must {
+            assert!(
+                symbols.contains(&(name, true)),
+                "{name} not resolved: {symbols:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_compile_works_through_the_loaded_hiprtc() {
     let out = ProgramBuilder::new(common::VECTOR_ADD)
         .arch(common::OFFLINE_ARCH)

@@ -54,6 +54,20 @@ fn main() {
     };
 
     println!("cargo:rustc-cfg=hip_platform=\"{platform}\"");
+    if let Some(target) = cross_os_target() {
+        // The HIP found on this machine is its own OS's (Linux headers and libraries): for another OS
+        // nothing here can be linked, and its headers are not the target's. With dynamic-loading nothing
+        // is linked, and the committed 5.2.3 bindings are what bindgen gives for the target too (checked
+        // for x86_64-pc-windows-gnu: identical output with mingw-w64's headers; docs/BUILDING.md).
+        if platform == "amd" && dynamic::enabled() {
+            use_prebuilt(
+                &out,
+                &format!("prebuilt 5.2.3 (dynamic-loading, cross-compiling for {target})"),
+            );
+            return;
+        }
+        fail(&cross_message(&target, platform));
+    }
     let search = find::hip();
     let Some(hip) = search.found else {
         if dynamic::enabled() {
@@ -286,6 +300,36 @@ fn write_build_info(
          pub const HIP_SYS_FOUND_BY: &str = {found_by:?};\n"
     );
     std::fs::write(out.join("build_info.rs"), info).expect("write build_info.rs");
+}
+
+/// The target triple when it names another operating system than the one the build script runs on
+/// (`x86_64-pc-windows-gnu` from Linux); `None` for a native build or another architecture of the same OS.
+fn cross_os_target() -> Option<String> {
+    let target_os = env::var("CARGO_CFG_TARGET_OS").ok()?;
+    (target_os != env::consts::OS).then(|| env::var("TARGET").unwrap_or(target_os))
+}
+
+fn cross_message(target: &str, platform: &str) -> String {
+    let host = env::consts::OS;
+    if platform != "amd" {
+        return format!(
+            "hip-sys: cross-compiling for {target} from {host} is supported on the AMD platform only \
+             (HIP_PLATFORM={platform} compiles HIP's inline CUDA wrappers with the build machine's CUDA).\n\
+             Build on the target system, or unset HIP_PLATFORM and turn on `dynamic-loading`."
+        );
+    }
+    format!(
+        "hip-sys: cross-compiling for {target} from {host} needs the `dynamic-loading` feature.\n\
+         \n\
+         Without it the program links the HIP runtime of the target system (amdhip64 on Windows), and the\n\
+         HIP this build script finds here is {host}'s: its headers and libraries are not the target's.\n\
+         Turn the feature on (`hip = {{ features = [\"dynamic-loading\"] }}`, or `--features dynamic-loading`):\n\
+         the crates then build from the bindings committed from HIP 5.2.3, link nothing HIP, and open the\n\
+         runtime when the program runs (on Windows amdhip64_7.dll, amdhip64_6.dll, amdhip64.dll; see\n\
+         hip_sys::loader).\n\
+         For x86_64-pc-windows-gnu: `rustup target add x86_64-pc-windows-gnu` and a mingw-w64 linker\n\
+         (Debian/Ubuntu: apt-get install gcc-mingw-w64-x86-64); scripts/check-windows-wine.sh does it all.\n"
+    )
 }
 
 fn missing_hip_message(tried: &[String]) -> String {

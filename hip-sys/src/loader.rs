@@ -90,7 +90,8 @@ impl Missing for crate::hipChannelFormatDesc {
 pub enum Os {
     /// Linux (and other ELF systems): `libamdhip64.so.N`.
     Linux,
-    /// Windows: `amdhip64_N.dll`. Built and unit-tested; never run by this project.
+    /// Windows: `amdhip64_N.dll`. Cross-built and run under Wine by this project (a stub DLL), never on
+    /// Windows itself.
     Windows,
 }
 
@@ -191,11 +192,19 @@ mod dynamic {
                         path: c.clone(),
                     })
                 }
-                // The loader's message usually starts with the name already.
-                Err(e) => tried.push(match e.to_string() {
-                    m if m.starts_with(c.as_str()) => m,
-                    m => format!("{c}: {m}"),
-                }),
+                // The loader's message usually starts with the name already. On Windows it is only
+                // "LoadLibraryExW failed": the system's reason is its source.
+                Err(e) => {
+                    let mut m = e.to_string();
+                    if let Some(source) = std::error::Error::source(&e) {
+                        m = format!("{m}: {source}");
+                    }
+                    tried.push(if m.starts_with(c.as_str()) {
+                        m
+                    } else {
+                        format!("{c}: {m}")
+                    })
+                }
             }
         }
         Err(tried)
@@ -242,6 +251,18 @@ mod amd {
     pub fn failure() -> Option<&'static [String]> {
         loaded().as_ref().err().map(|v| v.as_slice())
     }
+
+    /// The C name of every function the table looks up in the runtime. All of them are looked up when the
+    /// library opens (`dlsym`, on Windows `GetProcAddress`), not on each function's first call.
+    pub fn symbol_names() -> &'static [&'static str] {
+        crate::DynamicFunctions::NAMES
+    }
+
+    /// Each function of the table with whether the opened runtime exports it, opening it on first use;
+    /// `None` where no library opened. A function it lacks answers [`hipRsErrorSymbolNotFound`](super::hipRsErrorSymbolNotFound).
+    pub fn symbols() -> Option<Vec<(&'static str, bool)>> {
+        functions().map(crate::DynamicFunctions::resolved)
+    }
 }
 #[cfg(all(feature = "dynamic-loading", not(hip_platform = "nvidia")))]
 pub use amd::*;
@@ -269,6 +290,17 @@ macro_rules! dynamic_functions {
         }
 
         impl $table {
+            /// The C name of every function of the table, in the order of the bindings: what
+            /// [`resolve`](Self::resolve) looks up.
+            #[doc(hidden)]
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($name)),*];
+
+            /// Each function's C name and whether the opened library exported it (was resolved).
+            #[doc(hidden)]
+            pub fn resolved(&self) -> ::std::vec::Vec<(&'static str, bool)> {
+                ::std::vec![$((stringify!($name), self.$name.is_some())),*]
+            }
+
             /// Look every function up in `library`.
             ///
             /// # Safety

@@ -110,7 +110,7 @@ pub mod rtc;
 pub mod stream;
 #[cfg(all(test, any(feature = "blas", feature = "fft")))]
 mod test_fuzz;
-#[cfg(all(test, unix))]
+#[cfg(all(test, any(unix, windows)))]
 mod test_time;
 
 pub use code_object::CodeObject;

@@ -192,6 +192,17 @@ mod dynamic {
             .err()
             .map(|v| v.as_slice())
     }
+
+    /// The C name of every function the table looks up, all of them when HIPRTC opens.
+    pub fn symbol_names() -> &'static [&'static str] {
+        crate::DynamicFunctions::NAMES
+    }
+
+    /// Each function of the table with whether the opened HIPRTC exports it, opening it on first use;
+    /// `None` where none opened.
+    pub fn symbols() -> Option<Vec<(&'static str, bool)>> {
+        functions().map(crate::DynamicFunctions::resolved)
+    }
 }
 
 #[cfg(test)]

@@ -26,7 +26,17 @@ pub(super) fn not_loaded(call: &'static str, raw: u32) -> Option<Error> {
         },
         nvidia_install(),
     );
-    #[cfg(not(hip_platform = "nvidia"))]
+    #[cfg(all(windows, not(hip_platform = "nvidia")))]
+    let (library, install) = (
+        if rtc {
+            "HIPRTC (hiprtcMMmm.dll, or amdhip64 on ROCm 5)"
+        } else {
+            "the HIP runtime (amdhip64_N.dll)"
+        },
+        "AMD's HIP SDK for Windows (its bin folder holds amdhip64_N.dll and hiprtcMMmm.dll; it sets \
+         HIP_PATH); or point HIP_RS_AMDHIP64 / HIP_RS_HIPRTC at the DLL",
+    );
+    #[cfg(all(not(windows), not(hip_platform = "nvidia")))]
     let (library, install) = (
         if rtc {
             "HIPRTC (libhiprtc, or libamdhip64 on ROCm 5)"

@@ -81,7 +81,7 @@ fn open() -> std::result::Result<Comgr, Vec<String>> {
             ));
             continue;
         }
-        let path = loaded_from(*get_version as *const libc::c_void);
+        let path = loaded_from(*get_version as *const std::ffi::c_void);
         return Ok(Comgr {
             lib,
             version: (major, minor),
@@ -92,6 +92,7 @@ fn open() -> std::result::Result<Comgr, Vec<String>> {
 }
 
 /// The file holding the code at `addr`, as the dynamic loader reports it.
+#[cfg(unix)]
 fn loaded_from(addr: *const libc::c_void) -> Option<PathBuf> {
     // SAFETY: `Dl_info` is a C struct of pointers and integers, for which all-zero bits (null pointers)
     // are a valid value.
@@ -105,6 +106,12 @@ fn loaded_from(addr: *const libc::c_void) -> Option<PathBuf> {
     // library open); it is copied out below.
     let name = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy();
     std::fs::canonicalize(name.as_ref()).ok()
+}
+
+/// Not Unix: not asked (`dladdr` is Unix's); the fingerprint then has the interface version only.
+#[cfg(not(unix))]
+fn loaded_from(_addr: *const std::ffi::c_void) -> Option<PathBuf> {
+    None
 }
 
 /// What identifies the installed comgr for the compile cache: its interface version, and the real path,
@@ -158,7 +165,7 @@ pub(crate) fn any() -> Option<&'static Comgr> {
             let (mut major, mut minor) = (0, 0);
             // SAFETY: as in `open`: two out-pointers to live locals, the signature of every version.
             unsafe { get_version(&mut major, &mut minor) };
-            let path = loaded_from(*get_version as *const libc::c_void);
+            let path = loaded_from(*get_version as *const std::ffi::c_void);
             return Some(Comgr {
                 lib,
                 version: (major, minor),

@@ -10,21 +10,30 @@
 //!   user; temporary files are created with `O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600.
 //! - Eviction and `clear` delete only regular files in the subfolder whose names follow the cache's
 //!   patterns and whose contents start with its magic.
+//! - Elsewhere than Unix (Windows) these checks have no equivalent here (owners and modes are ACLs
+//!   there): the on-disk cache is never used; each compile says why once per process and runs uncached.
 
-use std::fs::{self, File};
-use std::io::{self, Read};
+#[cfg(unix)]
+use std::fs;
+use std::fs::File;
+use std::io;
+#[cfg(unix)]
+use std::io::Read;
+#[cfg(unix)]
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The subfolder of the cache directory that holds every file the cache writes.
 pub(crate) const SUBDIR: &str = "hip-rs-rtc-cache-v1";
 
+#[cfg(unix)]
 fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }
 
 /// Why `meta` (of `dir`) is not a directory the cache may trust, if it is not.
+#[cfg(unix)]
 fn untrusted(dir: &Path, meta: &fs::Metadata) -> Option<String> {
     if !meta.is_dir() {
         return Some(format!("{} is not a directory", dir.display()));
@@ -49,6 +58,7 @@ fn untrusted(dir: &Path, meta: &fs::Metadata) -> Option<String> {
 
 /// The cache's subfolder of `root`, after checking both (creating them, mode 0700, where missing when
 /// `create`). `Ok(None)`: `root` does not exist and `create` is false (an empty cache).
+#[cfg(unix)]
 pub(crate) fn checked_subdir(root: &Path, create: bool) -> Result<Option<PathBuf>, String> {
     let sub = root.join(SUBDIR);
     match fs::metadata(root) {
@@ -93,6 +103,7 @@ pub(crate) fn checked_subdir(root: &Path, create: bool) -> Result<Option<PathBuf
 }
 
 /// Open an entry for reading: never through a symlink, and only a regular file of the current user.
+#[cfg(unix)]
 pub(crate) fn open_entry(path: &Path) -> io::Result<File> {
     let file = File::options()
         .read(true)
@@ -109,6 +120,7 @@ pub(crate) fn open_entry(path: &Path) -> io::Result<File> {
 }
 
 /// Create a new temporary file, exclusively (never an existing file, never through a symlink), mode 0600.
+#[cfg(unix)]
 pub(crate) fn create_temp(path: &Path) -> io::Result<File> {
     File::options()
         .write(true)
@@ -120,6 +132,7 @@ pub(crate) fn create_temp(path: &Path) -> io::Result<File> {
 
 /// Whether `path` is a file the cache wrote: a regular file (not a symlink) of the current user whose
 /// contents start with `magic`.
+#[cfg(unix)]
 pub(crate) fn is_ours(path: &Path, magic: &[u8]) -> bool {
     let Ok(meta) = fs::symlink_metadata(path) else {
         return false;
@@ -131,4 +144,38 @@ pub(crate) fn is_ours(path: &Path, magic: &[u8]) -> bool {
     open_entry(path)
         .and_then(|mut f| f.read_exact(&mut head))
         .is_ok_and(|()| head == magic)
+}
+
+/// Not Unix: the cache's directory checks (owner, mode) have no equivalent here, so no directory is
+/// trusted and nothing is read or written.
+#[cfg(not(unix))]
+pub(crate) fn checked_subdir(root: &Path, _create: bool) -> Result<Option<PathBuf>, String> {
+    Err(format!(
+        "the compile cache checks its directory's owner and mode, which it does on Unix only: {} is not used",
+        root.display()
+    ))
+}
+
+/// Not Unix: never reached (no directory is trusted), and refuses.
+#[cfg(not(unix))]
+pub(crate) fn open_entry(_path: &Path) -> io::Result<File> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "the compile cache is Unix only",
+    ))
+}
+
+/// Not Unix: never reached (no directory is trusted), and refuses.
+#[cfg(not(unix))]
+pub(crate) fn create_temp(_path: &Path) -> io::Result<File> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "the compile cache is Unix only",
+    ))
+}
+
+/// Not Unix: nothing is the cache's.
+#[cfg(not(unix))]
+pub(crate) fn is_ours(_path: &Path, _magic: &[u8]) -> bool {
+    false
 }
