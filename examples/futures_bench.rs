@@ -4,7 +4,7 @@
 //! Each sample queues a short kernel and waits for it. The round trip (queue to resumed) is the kernel's
 //! time plus the wake latency; the polling thread sees completion first, so "over polling" is each
 //! method's wake latency beyond the fastest possible observer. CPU time is the whole process's
-//! (`getrusage(RUSAGE_SELF)`: the runtime's callback thread counts) per awaited operation of a longer
+//! (`getrusage(RUSAGE_SELF)`: the streams' waiting threads count) per awaited operation of a longer
 //! kernel. Requests per second of a pipeline: `cargo run --release --example async_pipeline`.
 use hip::prelude::*;
 use hip::Report;

@@ -134,7 +134,7 @@ fn a_future_dropped_mid_flight_frees_nothing_under_work_and_leaks_nothing() {
         "dropping pending futures blocked the thread for {dropping:?}"
     );
     stream.synchronize().unwrap();
-    // The host function hands the memory to the releasing thread: it goes back shortly after.
+    // The stream's waiting thread releases the memory once the work is done: it goes back shortly after.
     let deadline = Instant::now() + Duration::from_secs(10);
     while pool_used(&device) > before && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
@@ -301,8 +301,7 @@ fn completion_waits_for_the_work_and_the_host_then_reuses_memory_without_waiting
     stream.copy_to_host_async(&x, &mut host).unwrap();
     rt.block_on(stream.completion()).unwrap();
     // The completion taught the memory model that the copy is done, so `as_slice` does not wait: had the
-    // future resolved before the kernel and the copy, this would read zeros. (A `Stream::query` here
-    // could still answer "not ready": the wake comes from inside the host function, before it returns.)
+    // future resolved before the kernel and the copy, this would read zeros.
     assert!(host.as_slice().unwrap().iter().all(|&v| v == 5));
     // Zero-length reads resolve without queueing anything.
     let empty = DeviceBuffer::<u32>::zeroed(&device, 0).unwrap();

@@ -12,33 +12,29 @@
 //!
 //! # How a future wakes
 //!
-//! Creating a future queues one host function on the stream (`hipStreamAddCallback`, the same mechanism
-//! as [`Stream::launch_host_fn`]). HIP runs it on its own callback thread once the work before it is
-//! done; it calls no HIP function: it stores the status HIP passes (`hipSuccess`, or the error the stream
-//! is in), takes the stored [`Waker`](std::task::Waker) and wakes it. Nothing polls the device and no
-//! thread is started per wait: a pending future costs one queued callback and a few words of shared
-//! state, so thousands may be pending at once. When the future is polled after that, it reports the
-//! error if the status was one, and otherwise teaches the memory model that the stream's work up to the
-//! future's position is complete (`docs/MEMORY_MODEL.md`, "Knowledge"): later host accesses of the same
-//! memory do not wait again.
-//!
-//! The waker is woken (and dropped) on HIP's callback thread, inside the host function: executors'
-//! wakers only schedule the task (tokio, async-std, smol, `futures`' `block_on` do), which is what HIP
-//! allows there. A waker that polled the task inline, or whose drop dropped the last owner of a
-//! [`Stream`], would make HIP calls inside a host function, which HIP forbids.
+//! Creating a future records an event on the stream right after its work and hands it to the stream's
+//! waiting thread (one per stream with pending futures, started on its first future and ended after a
+//! second with none pending; not one per wait). That thread takes its stream's events in record order,
+//! polls each with `hipEventQuery` for up to 50 us, then blocks in `hipEventSynchronize` (the events are
+//! made with `hipEventBlockingSync`: it sleeps, it does not spin), stores the status (`hipSuccess`, or the
+//! error the stream is in), takes the stored [`Waker`](std::task::Waker) and wakes it. Nothing is queued
+//! in the stream besides the event, so later work there runs on. A pending future costs one event (from
+//! a pool) and a few words of shared state: thousands may be pending at once. When the future is polled
+//! after that, it reports the error if the status was one, and otherwise teaches the memory model that
+//! the stream's work up to the future's position is complete (`docs/MEMORY_MODEL.md`, "Knowledge"):
+//! later host accesses of the same memory do not wait again.
 //!
 //! The work is queued when the future is created (program order, like every `_async` method), not when it
 //! is first polled. Errors found then (no device, a stream being captured, bad lengths) are the future's
-//! output. Inside a graph capture every future is refused ([`Error::InvalidArgument`]): a host function
-//! queued there would become a graph node that wakes once per replay, not this future.
+//! output. Inside a graph capture every future is refused ([`Error::InvalidArgument`]): an event recorded
+//! there would become a graph node, not a point of this stream's live work.
 //!
 //! # Cancellation
 //!
 //! Dropping a future before it resolves never frees memory the queued work still uses and never leaks it:
 //! what the work needs (the pinned staging buffer, the source allocation, the stream) is handed to the
-//! host function's shared state, and released once the work is done, on the crate's releasing thread
-//! (`hip-rs-release`), since a HIP callback may not call HIP. If the callback never runs (a device
-//! lost), that memory is leaked, never freed under work.
+//! future's shared state, and released by the waiting thread once the work is done. If the wait never
+//! ends (a device that hangs), that memory is kept, never freed under work.
 //!
 //! The trade-offs against a thread blocked in `hipStreamSynchronize` and against polling
 //! `hipEventQuery` are measured in `docs/BENCHMARKS.md` ("Futures") and described in
@@ -48,6 +44,7 @@ mod read;
 mod signal;
 #[cfg(test)]
 mod tests;
+mod waiter;
 
 pub use read::{PinnedCopy, ReadFuture};
 
@@ -60,15 +57,15 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-/// What a completion keeps until it resolves: the stream (alive while the callback is queued), and the
-/// position the callback follows, for the memory model's knowledge.
+/// What a completion keeps until it resolves: the stream (alive while its event is waited for), and the
+/// position the event follows, for the memory model's knowledge.
 struct Position {
     stream: Arc<StreamHandle>,
     label: u64,
 }
 
 impl Position {
-    /// The callback ran with `hipSuccess`: the work up to `label` is complete.
+    /// The event completed with `hipSuccess`: the work up to `label` is complete.
     fn completed(&self) {
         self.stream.queue.complete_through(self.label);
     }
@@ -81,7 +78,8 @@ pub struct Completion {
     state: State<Position>,
 }
 
-/// Where a future stands: refused at creation, waiting for its host function, or resolved.
+/// Where a future stands: refused at creation, or waiting for its event (and resolved once polled
+/// after it).
 enum State<P: Send + 'static> {
     Failed(Option<Error>),
     Waiting(Pending<P>),
@@ -125,22 +123,23 @@ fn refuse_in_capture(what: &'static str, on: String) -> Error {
     Error::InvalidArgument {
         what: "future on a capturing stream",
         value: format!("{what} on {on}"),
-        reason: "the stream is being captured into a graph: a host function queued there would become \
-                 a graph node (woken once per replay, not by this future); await the graph's launch \
-                 on a live stream instead, after the capture ends"
+        reason: "the stream is being captured into a graph: the event a future records there would \
+                 become a graph node (reached once per replay, not by this future); await the graph's \
+                 launch on a live stream instead, after the capture ends"
             .into(),
     }
 }
 
-/// Queue the completion host function on the stream `op` holds, keeping `payload` until it resolves,
+/// Record the completion event on the stream `op` holds, keeping `payload` until it resolves,
 /// then end `op`. Call with `op` held (its capture state checked), after the work the future waits for
 /// was queued. On failure the payload is dropped after `op` ended.
 fn queue_on<P: Send + 'static>(op: StreamOp<'_>, payload: P) -> Result<Pending<P>> {
     let handle = op.handle();
     let queued = match handle.device.bind() {
         // SAFETY: `handle.raw` is live (the handle is held by the caller's borrow, and by the payload
-        // until the callback ran) or null (the device's null stream), and `bind` made its device current.
-        Ok(()) => unsafe { Pending::queue(handle.raw, payload) },
+        // until the event was waited for) or null (the device's null stream), and `bind` made its device
+        // current.
+        Ok(()) => unsafe { Pending::queue(handle.raw, &handle.device, payload) },
         Err(e) => Err((e, payload)),
     };
     drop(op);
@@ -197,9 +196,10 @@ impl Event {
     /// asynchronous [`Event::synchronize`]. An event never recorded resolves at once (as HIP's wait on
     /// it). Refused ([`Error::InvalidArgument`]) for an event recorded inside a capture.
     ///
-    /// The wake comes from a host function on a stream of the event's own (created on the first call and
-    /// kept with the event) that waits for the event: it never delays, and is never delayed by, later
-    /// work on the stream the event was recorded on.
+    /// The wake comes from an event recorded on a stream of the event's own (created on the first call
+    /// and kept with the event) after it waits for this event: the record the call saw is the one
+    /// waited for, and later work on the stream the event was recorded on neither delays the wake nor
+    /// is delayed by it.
     pub fn completion(&self) -> Completion {
         Completion {
             state: match self.start_completion() {

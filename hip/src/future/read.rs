@@ -3,7 +3,7 @@
 //!
 //! Both queue a device-to-host copy into pinned memory, ordered by the memory model like
 //! [`Stream::copy_to_host_async`] (the stream waits for the source's writers on other streams), then the
-//! completion host function. The pinned memory is not visible to the host before the future resolves:
+//! completion event (see [`super::waiter`]). The pinned memory is not visible to the host before the future resolves:
 //! `to_vec_async` keeps its staging buffer inside the future, and `copy_to_pinned_async` takes the
 //! destination by value and hands it back. `to_vec_async` takes its staging buffer from a small
 //! process-wide cache of pinned buffers (allocating pinned memory costs far more than a small copy, and
@@ -123,7 +123,7 @@ impl<T: DeviceCopy> Future for PinnedCopy<T> {
 }
 
 /// Queue `src` (device memory, `bytes` bytes at `src_ptr`) into `dst` (pinned, at least `bytes` bytes)
-/// on `stream`, then the completion host function.
+/// on `stream`, then the completion event.
 fn start<H: HostMemoryMut<D> + Send + 'static, D: DeviceCopy>(
     what: &'static str,
     stream: &Stream,

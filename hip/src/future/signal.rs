@@ -1,12 +1,13 @@
-//! The state a future shares with the host function that wakes it.
+//! The state a future shares with the waiting thread that wakes it ([`super::waiter`]).
 //!
-//! The host function runs on HIP's callback thread and may not call HIP: [`Signal::fire`] only stores
-//! the status, takes the waker and wakes it, and hands what a dropped future left behind to the crate's
-//! releasing thread. Everything else (the error's message, the memory model's knowledge, reading the
+//! [`Signal::fire`] stores the status, takes the waker and wakes it, and releases what a dropped future
+//! left behind (on the crate's releasing thread if it is ever called inside a HIP host function, which
+//! may not call HIP). Everything else (the error's message, the memory model's knowledge, reading the
 //! data) happens when the future is polled, on the executor's thread.
 
+use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::host_fn::{defer, in_host_fn, into_raw_with_status, queue_raw};
+use crate::host_fn::{defer, in_host_fn};
 use crate::queue::lock;
 use crate::result;
 use hip_sys as sys;
@@ -14,31 +15,30 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
-/// What a dropped future leaves for its host function to release once the work is done.
+/// What a dropped future leaves for its waiting thread to release once the work is done.
 pub(crate) type Orphan = Box<dyn Send>;
 
-/// One future's completion: set once by its host function.
+/// One future's completion: set once by its stream's waiting thread.
 #[derive(Default)]
 pub(crate) struct Signal {
-    /// Set (after `status`) when the host function ran: the fast check of a poll.
+    /// Set (after `status`) when the event was waited for: the fast check of a poll.
     fired: AtomicBool,
     inner: Mutex<Inner>,
 }
 
 #[derive(Default)]
 struct Inner {
-    /// The status HIP passed the host function (`None`: not run yet).
+    /// The status of the wait (`None`: not done yet).
     status: Option<sys::hipError_t>,
     /// The waker of the last poll, woken (and dropped) by [`Signal::fire`].
     waker: Option<Waker>,
-    /// What the future held, if it was dropped before the host function ran.
+    /// What the future held, if it was dropped before the wait ended.
     orphan: Option<Orphan>,
 }
 
 impl Signal {
-    /// The host function ran with `status`: record it, release what a dropped future left (on the
-    /// releasing thread when called inside a host function: dropping it may call HIP), and wake the
-    /// future. Calls no HIP function.
+    /// The wait ended with `status`: record it, release what a dropped future left (on the releasing
+    /// thread if called inside a HIP host function: dropping it may call HIP), and wake the future.
     pub(crate) fn fire(&self, status: sys::hipError_t) {
         let (waker, orphan) = {
             let mut inner = lock(&self.inner);
@@ -77,8 +77,8 @@ impl Signal {
         Poll::Pending
     }
 
-    /// The future is dropped: keep `what` until the host function runs. Answers `what` back if it ran
-    /// already (the work is done: the caller drops it now).
+    /// The future is dropped: keep `what` until the wait ends. Answers `what` back if it ended already
+    /// (the work is done: the caller drops it now).
     fn abandon(&self, what: Orphan) -> Option<Orphan> {
         let mut inner = lock(&self.inner);
         inner.waker = None;
@@ -89,14 +89,14 @@ impl Signal {
         None
     }
 
-    /// Whether the host function has run.
+    /// Whether the signal fired.
     #[cfg(test)]
     pub(crate) fn fired(&self) -> bool {
         self.fired.load(Ordering::Acquire)
     }
 }
 
-/// A future's side of a queued host function: the signal, and what the future keeps alive until it
+/// A future's side of its waited-for event: the signal, and what the future keeps alive until it
 /// resolves (handed back by [`Pending::poll`], or to the signal when dropped before).
 pub(crate) struct Pending<P: Send + 'static> {
     signal: Arc<Signal>,
@@ -104,22 +104,23 @@ pub(crate) struct Pending<P: Send + 'static> {
 }
 
 impl<P: Send + 'static> Pending<P> {
-    /// Queue the host function that fires the signal on `stream`, keeping `payload` until it ran. On
+    /// Have the signal fired once the work queued on `stream` so far is done (an event recorded now,
+    /// waited for by the stream's waiting thread: [`super::waiter`]), keeping `payload` until then. On
     /// failure the payload comes back with the error, for the caller to drop once its stream operation
     /// has ended (dropping memory inside it could wait for the operation itself).
     ///
     /// # Safety
-    /// `stream` is a live stream of the current device, or null (its null stream), and stays live until
-    /// the host function ran (`payload` may hold it).
+    /// `stream` is a live stream of `device` (current), or null (its null stream), and stays live until
+    /// the signal fired (`payload` may hold it).
     pub(crate) unsafe fn queue(
         stream: sys::hipStream_t,
+        device: &Device,
         payload: P,
     ) -> std::result::Result<Pending<P>, (Error, P)> {
         let signal = Arc::new(Signal::default());
-        let fire = signal.clone();
-        // SAFETY: the caller's contract; the closure calls no HIP function (`Signal::fire`).
-        match unsafe { queue_raw(stream, into_raw_with_status(move |s| fire.fire(s))) } {
-            Ok(_) => Ok(Pending {
+        // SAFETY: the caller's contract.
+        match unsafe { super::waiter::watch(stream, device, signal.clone()) } {
+            Ok(()) => Ok(Pending {
                 signal,
                 payload: Some(payload),
             }),
@@ -127,7 +128,7 @@ impl<P: Send + 'static> Pending<P> {
         }
     }
 
-    /// A pending future whose signal the caller fires by hand (the tests' fake host function).
+    /// A pending future whose signal the caller fires by hand (the tests' fake wait).
     #[cfg(test)]
     pub(crate) fn manual(payload: P) -> (Pending<P>, Arc<Signal>) {
         let signal = Arc::new(Signal::default());
@@ -140,12 +141,12 @@ impl<P: Send + 'static> Pending<P> {
         )
     }
 
-    /// Ready once the host function ran: the stream's status as a `Result` and the payload (`None` if it
-    /// was handed over by an earlier `Ready`).
+    /// Ready once the wait ended: the stream's status as a `Result` and the payload (`None` if it was
+    /// handed over by an earlier `Ready`).
     pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<(Result<()>, Option<P>)> {
         self.signal.poll_status(cx).map(|status| {
             (
-                result::check("hipStreamAddCallback (the stream's status)", status),
+                result::check("hipEventSynchronize (the stream's status)", status),
                 self.payload.take(),
             )
         })
@@ -155,7 +156,7 @@ impl<P: Send + 'static> Pending<P> {
 impl<P: Send + 'static> Drop for Pending<P> {
     fn drop(&mut self) {
         if let Some(payload) = self.payload.take() {
-            // Dropped here (outside the lock) when the work is done already; else by the host function.
+            // Dropped here (outside the lock) when the work is done already; else by the waiting thread.
             drop(self.signal.abandon(Box::new(payload)));
         }
     }

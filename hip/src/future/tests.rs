@@ -1,5 +1,5 @@
-//! The waking contract of the futures without a GPU: the host function is faked by firing the signal by
-//! hand (from this thread, another thread, or through the crate's real host-function trampoline).
+//! The waking contract of the futures without a GPU: the waiting thread is faked by firing the signal by
+//! hand (from this thread, another thread, or inside the crate's real host-function trampoline).
 
 use super::read::{PinnedCopy, ReadFuture};
 use super::signal::{Pending, Signal};
@@ -82,7 +82,7 @@ fn an_error_status_is_the_output_with_its_raw_code() {
     match poll(&mut p, &w) {
         Poll::Ready((Err(crate::Error::Hip { code, call, .. }), Some(()))) => {
             assert_eq!(code.raw().0, 719);
-            assert!(call.contains("hipStreamAddCallback"), "{call}");
+            assert!(call.contains("hipEventSynchronize"), "{call}");
         }
         Poll::Ready((other, _)) => panic!("expected a HIP error 719, got {other:?}"),
         Poll::Pending => panic!("fired but pending"),
@@ -111,7 +111,8 @@ fn inside_a_host_function_the_payload_goes_to_the_releasing_thread() {
     let drops = Arc::new(Mutex::new(Vec::new()));
     let (p, signal) = Pending::manual(Tracked(drops.clone()));
     drop(p);
-    // What HIP does: the crate's trampoline runs the closure the futures queue.
+    // A signal fired inside a host function (the crate's trampoline, as HIP runs it): dropping the
+    // payload there could call HIP, so the releasing thread does it.
     let fire = signal.clone();
     let (raw, _handle) = into_raw_with_status(move |s| fire.fire(s));
     // SAFETY: `raw` came from `into_raw_with_status` and is run once, here.
