@@ -245,7 +245,11 @@ impl Ring {
         len: usize,
     ) -> Result<()> {
         self.stream.synchronize()?; // nothing left from a copy that failed midway
-        alloc.use_on(&self.stream.begin_op(), Access::Write)?;
+                                    // Held until the last copy is queued (StreamOp's contract): the use's label is published as
+                                    // queued, and its marker recorded, only after the copies, so a consumer on another stream (or a
+                                    // free after an error part-way) waits for the copies, not for a marker recorded before them.
+        let op = self.stream.begin_op();
+        alloc.use_on(&op, Access::Write)?;
         for (i, (off, n)) in chunks(len, self.chunk).enumerate() {
             let (buf, event) = &self.buffers[i % self.buffers.len()];
             if i >= self.buffers.len() {
@@ -261,7 +265,9 @@ impl Ring {
             )?;
             event.record(&self.stream)?;
         }
-        self.stream.synchronize()
+        self.stream.synchronize()?;
+        op.completed();
+        Ok(())
     }
 
     /// Device -> host (pageable) through the ring, ordered after the writers of `alloc` (which `src`
@@ -274,7 +280,10 @@ impl Ring {
         len: usize,
     ) -> Result<()> {
         self.stream.synchronize()?; // nothing left from a copy that failed midway
-        alloc.use_on(&self.stream.begin_op(), Access::Read)?;
+                                    // Held until the last copy is queued, as in `to_device`: a writer on another stream waits for
+                                    // the copies out of the memory, not for a marker recorded before them.
+        let op = self.stream.begin_op();
+        alloc.use_on(&op, Access::Read)?;
         let all: Vec<_> = chunks(len, self.chunk).collect();
         let k = self.buffers.len();
         let issue = |i: usize| -> Result<()> {
@@ -300,6 +309,8 @@ impl Ring {
                 issue(i + k)?;
             }
         }
+        // Every piece's event was waited for: the copies ran.
+        op.completed();
         Ok(())
     }
 }
