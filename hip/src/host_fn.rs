@@ -83,7 +83,8 @@ pub(crate) fn into_raw_with_status<F: FnOnce(sys::hipError_t) + Send + 'static>(
 /// Take back a payload HIP never queued, without running it.
 ///
 /// # Safety
-/// `p` came from [`into_raw`] and was neither run nor reclaimed.
+/// `p` came from [`into_raw`] or [`into_raw_with_status`] (both box the same `Payload`) and was neither
+/// run nor reclaimed, and HIP will never run it (it refused to queue it).
 pub(crate) unsafe fn reclaim(p: *mut c_void) {
     drop(Box::from_raw(p as *mut Payload));
 }
@@ -154,7 +155,7 @@ pub(crate) fn defer(work: Box<dyn FnOnce() + Send>) {
 /// while [`in_host_fn`] is set: buffers it held are freed by the releasing thread ([`defer`]).
 ///
 /// # Safety
-/// `p` came from [`into_raw`] and was neither run nor reclaimed.
+/// `p` came from [`into_raw`] or [`into_raw_with_status`] and was neither run nor reclaimed.
 #[cfg(test)]
 pub(crate) unsafe fn run_raw(p: *mut c_void) {
     run_raw_with_status(p, sys::hipSuccess)
@@ -230,16 +231,19 @@ pub(crate) unsafe fn queue_raw(
     (p, handle): (*mut c_void, HostFnHandle),
 ) -> Result<HostFnHandle> {
     // SAFETY: `stream` is live (the caller's contract, its device current). `callback` may run on another
-    // thread: the payload is Send (`F: Send`, the state an Arc<Mutex>), and HIP calls it at most once
-    // (run_raw_with_status then frees it). It never unwinds: the closure runs under catch_unwind, and
-    // dropping a panic payload is caught too. The closure is the caller's safe code and may call HIP
-    // against the rule `launch_host_fn` states: CUDA answers such a call with an error and HIP documents a
-    // possible deadlock, neither of them memory unsafety. If the call fails, HIP never calls `callback`
-    // (handled below).
+    // thread: the payload is Send (`F: Send`, the state an Arc<Mutex>). HIP calls it at most once per
+    // successful hipStreamAddCallback (run_raw_with_status then frees it), also on a stream being
+    // captured: no runtime records hipStreamAddCallback into a graph (HIP before 7.0 queues it live,
+    // HIP 7.0 and CUDA refuse it with hipErrorStreamCaptureUnsupported), so no graph replay can call it
+    // again with the freed payload (`launch_host_fn` does not check captures itself). It never unwinds:
+    // the closure runs under catch_unwind, and dropping a panic payload is caught too. The closure is
+    // the caller's safe code and may call HIP against the rule `launch_host_fn` states: CUDA answers
+    // such a call with an error and HIP documents a possible deadlock, neither of them memory
+    // unsafety. If the call fails, HIP never calls `callback` (handled below).
     let queued = unsafe { result::host_fn::stream_add_callback(stream, callback, p) };
     if let Err(e) = queued {
-        // SAFETY: `p` came from `into_raw`; HIP refused the callback, so it never runs it and `p` is
-        // neither run nor reclaimed yet: freed here, once.
+        // SAFETY: `p` came from `into_raw` or `into_raw_with_status` (the caller's); HIP refused the
+        // callback, so it never runs it and `p` is neither run nor reclaimed yet: freed here, once.
         unsafe { reclaim(p) };
         return Err(e);
     }
