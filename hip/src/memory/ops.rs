@@ -256,9 +256,9 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
         self.allocation().use_on(&op, Access::Read)?;
         self.device().bind()?;
         // SAFETY: managed memory of byte_len() bytes (a ManagedBuffer, non-empty), alive while `&self` is;
-        // the stream is recorded as a (read) user, so the memory is freed only after the prefetch is done.
-        // (On a capturing stream the use goes to the capture instead: its graphs keep the
-        // memory alive and order their launches.)
+        // `stream` is live while borrowed. The stream waited for the buffer's writers on other streams and
+        // is recorded as a (read) user, so the memory is freed only after the prefetch is done. A stream a
+        // capture records never gets here: `use_on` refuses host-visible memory in a capture.
         unsafe {
             result::memory::mem_prefetch_async(
                 self.device_ptr(),
