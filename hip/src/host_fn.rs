@@ -174,6 +174,8 @@ pub(crate) unsafe fn run_raw_with_status(p: *mut c_void, status: sys::hipError_t
     }
     IN_HOST_FN.with(|f| f.set(true));
     let _inside = Inside;
+    // SAFETY: `p` is a `Box<Payload>` leaked by `into_raw_with_status`, neither run nor reclaimed (the
+    // caller's contract; HIP runs a queued callback once): taken back here, once.
     let payload = Box::from_raw(p as *mut Payload);
     let Payload { f, state } = *payload;
     let outcome = match catch_unwind(AssertUnwindSafe(move || f(status))) {

@@ -175,11 +175,15 @@ impl Pool {
             if w.send(job).is_err() {
                 // The worker is gone: copy its piece here.
                 *latch.left.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+                // SAFETY: `(off, len)` is a piece of `split(n, ..)`, inside both ranges (the caller's:
+                // valid for `n` bytes, not overlapping), and disjoint from every other piece.
                 std::ptr::copy_nonoverlapping(src.add(off), dst.add(off), len);
             } else {
                 sent += 1;
             }
         }
+        // SAFETY: as above, for the first piece; the workers copy only the other pieces, and this
+        // function returns (ending the caller's guarantee) only once every job sent has counted down.
         std::ptr::copy_nonoverlapping(src.add(mine.0), dst.add(mine.0), mine.1);
         if sent > 0 {
             let mut left = latch.left.lock().unwrap_or_else(|e| e.into_inner());
