@@ -86,11 +86,14 @@ pub(crate) fn into_raw_with_status<F: FnOnce(sys::hipError_t) + Send + 'static>(
 /// `p` came from [`into_raw`] or [`into_raw_with_status`] (both box the same `Payload`) and was neither
 /// run nor reclaimed, and HIP will never run it (it refused to queue it).
 pub(crate) unsafe fn reclaim(p: *mut c_void) {
+    // SAFETY: the caller's contract: a leaked `Box<Payload>` that nothing else will take back.
     drop(Box::from_raw(p as *mut Payload));
 }
 
 /// The callback HIP calls: hands the payload to [`run_raw`].
 unsafe extern "C" fn callback(_stream: sys::hipStream_t, status: sys::hipError_t, p: *mut c_void) {
+    // SAFETY: `p` is the userData `queue_raw` gave hipStreamAddCallback: a payload of `into_raw` /
+    // `into_raw_with_status`, which HIP hands to this callback once (see `queue_raw`).
     run_raw_with_status(p, status)
 }
 

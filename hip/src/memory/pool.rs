@@ -57,6 +57,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         }
         device.bind()?;
         let b = if pools_supported(device)? && !stream.is_default() {
+            // SAFETY: `stream.raw()` is live while borrowed and on `device` (current); it is not being
+            // captured (checked under `op`, held until the use is recorded), so the allocation is made
+            // now in stream order, not recorded into a graph.
             let ptr = result::pool::malloc_async(bytes, stream.raw())?;
             let release = Release::FreeAsync(stream.handle().clone());
             Self::from_parts(ptr, len, device, release)
