@@ -98,8 +98,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         // SAFETY: the buffer is `n` elements of `size` bytes (1, 2 or 4: `fill_bits` returned Some) of device
         // memory on the stream's device (checked, current), and each call counts in units of that size. The
         // stream now waits for the buffer's other users and is recorded as its writer, so the buffer is not
-        // freed or used in conflict before the fill is done. (On a capturing stream the use goes to the
-        // capture instead: its graphs keep the memory alive and order their launches.)
+        // freed or used in conflict before the fill is done. (On a capturing stream the use of device memory
+        // goes to the capture instead, managed memory being refused there: its graphs keep the memory alive
+        // and order their launches.)
         unsafe {
             match size {
                 1 => result::memset_async(p, bits as u8, n, s),
