@@ -202,7 +202,9 @@ pub(crate) unsafe fn run_raw_with_status(p: *mut c_void, status: sys::hipError_t
 impl Stream {
     /// Queue `f` to run on a runtime thread once the work queued so far on this stream is done; work
     /// queued later waits until `f` returns (`hipStreamAddCallback`: HIP 5.2.3's library lacks
-    /// `hipLaunchHostFunc`, see [`result::host_fn`]). It cannot be recorded by a graph capture.
+    /// `hipLaunchHostFunc`, see [`result::host_fn`]). It cannot be recorded by a graph capture: on a
+    /// stream being captured HIP before 7.0 runs it live (not after the captured work), and HIP 7.0 and
+    /// CUDA refuse it (an `Err`) and invalidate the capture.
     ///
     /// `f` must not call HIP (the runtime may deadlock: the rule of `cudaLaunchHostFunc`), and should be
     /// short: it holds the stream. It is freed exactly once, run or not. A panic in `f` is caught, the

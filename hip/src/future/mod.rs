@@ -29,8 +29,10 @@
 //!
 //! The work is queued when the future is created (program order, like every `_async` method), not when it
 //! is first polled. Errors found then (no device, a stream being captured, bad lengths) are the future's
-//! output. Inside a graph capture every future is refused ([`Error::InvalidArgument`]): a host function
-//! queued there would become a graph node that wakes once per replay, not this future.
+//! output. Inside a graph capture every future is refused ([`Error::InvalidArgument`]): its host function
+//! (`hipStreamAddCallback`) would not follow the captured work: HIP before 7.0 queues it live, so it
+//! would wake the future before the graph ever ran, and HIP 7.0 and CUDA refuse it and invalidate the
+//! capture.
 //!
 //! # Cancellation
 //!
@@ -125,9 +127,10 @@ fn refuse_in_capture(what: &'static str, on: String) -> Error {
     Error::InvalidArgument {
         what: "future on a capturing stream",
         value: format!("{what} on {on}"),
-        reason: "the stream is being captured into a graph: a host function queued there would become \
-                 a graph node (woken once per replay, not by this future); await the graph's launch \
-                 on a live stream instead, after the capture ends"
+        reason: "the stream is being captured into a graph: the future's host function would not \
+                 follow the captured work (HIP before 7.0 runs it live, HIP 7.0 and CUDA refuse it and \
+                 invalidate the capture); await the graph's launch on a live stream instead, after the \
+                 capture ends"
             .into(),
     }
 }
