@@ -224,7 +224,9 @@ macro_rules! blas_scalar {
                 y: DevicePtr,
                 incy: i32,
             ) -> S {
-                // SAFETY: the caller's contract (a live handle, pointers spanning what the arguments say).
+                // SAFETY: the caller's contract (the trait's `# Safety`: a live handle on the current
+                // device, pointers spanning what the arguments say); the casts name the header's element
+                // type of this type's layout (f32 / f64, or `#[repr(C)]` Complex: two of them, real first).
                 unsafe { sys::$axpy(h, n, alpha.cast(), x.cast(), incx, y.cast(), incy) }
             }
             #[inline]
