@@ -30,10 +30,11 @@ pub struct Event {
 }
 
 // SAFETY: a hipEvent_t is a handle to a runtime object that HIP synchronises internally, usable from any
-// thread; the other fields are `Device`, plain data, atomics and a mutex.
+// thread; the other fields are `Device`, plain data, atomics, mutexes (the capture log, the last live
+// position, a `Weak<Queue>`) and the `OnceLock<Stream>` waiter, all Send + Sync.
 unsafe impl Send for Event {}
 // SAFETY: as for Send: `&Event` passes the handle to HIP calls (record, query, synchronize, waits) that
-// HIP allows concurrently, and its own state is atomics and a mutex.
+// HIP allows concurrently, and its own state is atomics, mutexes and a `OnceLock`.
 unsafe impl Sync for Event {}
 
 impl Event {

@@ -171,6 +171,7 @@ impl<'s> Capture<'s> {
         args: &mut LaunchArgs<'_>,
     ) -> Result<()> {
         // `Function::launch` on a capturing stream records the function in the capture (and so the graph).
+        // SAFETY: the caller's contract, which includes `Function::launch`'s for every replay.
         function.launch(self.stream, config, args)
     }
 

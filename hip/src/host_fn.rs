@@ -83,13 +83,17 @@ pub(crate) fn into_raw_with_status<F: FnOnce(sys::hipError_t) + Send + 'static>(
 /// Take back a payload HIP never queued, without running it.
 ///
 /// # Safety
-/// `p` came from [`into_raw`] and was neither run nor reclaimed.
+/// `p` came from [`into_raw`] or [`into_raw_with_status`] (both box the same `Payload`) and was neither
+/// run nor reclaimed, and HIP will never run it (it refused to queue it).
 pub(crate) unsafe fn reclaim(p: *mut c_void) {
+    // SAFETY: the caller's contract: a leaked `Box<Payload>` that nothing else will take back.
     drop(Box::from_raw(p as *mut Payload));
 }
 
 /// The callback HIP calls: hands the payload to [`run_raw`].
 unsafe extern "C" fn callback(_stream: sys::hipStream_t, status: sys::hipError_t, p: *mut c_void) {
+    // SAFETY: `p` is the userData `queue_raw` gave hipStreamAddCallback: a payload of `into_raw` /
+    // `into_raw_with_status`, which HIP hands to this callback once (see `queue_raw`).
     run_raw_with_status(p, status)
 }
 
@@ -154,7 +158,7 @@ pub(crate) fn defer(work: Box<dyn FnOnce() + Send>) {
 /// while [`in_host_fn`] is set: buffers it held are freed by the releasing thread ([`defer`]).
 ///
 /// # Safety
-/// `p` came from [`into_raw`] and was neither run nor reclaimed.
+/// `p` came from [`into_raw`] or [`into_raw_with_status`] and was neither run nor reclaimed.
 #[cfg(test)]
 pub(crate) unsafe fn run_raw(p: *mut c_void) {
     run_raw_with_status(p, sys::hipSuccess)
@@ -173,6 +177,8 @@ pub(crate) unsafe fn run_raw_with_status(p: *mut c_void, status: sys::hipError_t
     }
     IN_HOST_FN.with(|f| f.set(true));
     let _inside = Inside;
+    // SAFETY: `p` is a `Box<Payload>` leaked by `into_raw_with_status`, neither run nor reclaimed (the
+    // caller's contract; HIP runs a queued callback once): taken back here, once.
     let payload = Box::from_raw(p as *mut Payload);
     let Payload { f, state } = *payload;
     let outcome = match catch_unwind(AssertUnwindSafe(move || f(status))) {
@@ -196,7 +202,9 @@ pub(crate) unsafe fn run_raw_with_status(p: *mut c_void, status: sys::hipError_t
 impl Stream {
     /// Queue `f` to run on a runtime thread once the work queued so far on this stream is done; work
     /// queued later waits until `f` returns (`hipStreamAddCallback`: HIP 5.2.3's library lacks
-    /// `hipLaunchHostFunc`, see [`result::host_fn`]). It cannot be recorded by a graph capture.
+    /// `hipLaunchHostFunc`, see [`result::host_fn`]). It cannot be recorded by a graph capture: on a
+    /// stream being captured HIP before 7.0 runs it live (not after the captured work), and HIP 7.0 and
+    /// CUDA refuse it (an `Err`) and invalidate the capture.
     ///
     /// `f` must not call HIP (the runtime may deadlock: the rule of `cudaLaunchHostFunc`), and should be
     /// short: it holds the stream. It is freed exactly once, run or not. A panic in `f` is caught, the
@@ -230,16 +238,19 @@ pub(crate) unsafe fn queue_raw(
     (p, handle): (*mut c_void, HostFnHandle),
 ) -> Result<HostFnHandle> {
     // SAFETY: `stream` is live (the caller's contract, its device current). `callback` may run on another
-    // thread: the payload is Send (`F: Send`, the state an Arc<Mutex>), and HIP calls it at most once
-    // (run_raw_with_status then frees it). It never unwinds: the closure runs under catch_unwind, and
-    // dropping a panic payload is caught too. The closure is the caller's safe code and may call HIP
-    // against the rule `launch_host_fn` states: CUDA answers such a call with an error and HIP documents a
-    // possible deadlock, neither of them memory unsafety. If the call fails, HIP never calls `callback`
-    // (handled below).
+    // thread: the payload is Send (`F: Send`, the state an Arc<Mutex>). HIP calls it at most once per
+    // successful hipStreamAddCallback (run_raw_with_status then frees it), also on a stream being
+    // captured: no runtime records hipStreamAddCallback into a graph (HIP before 7.0 queues it live,
+    // HIP 7.0 and CUDA refuse it with hipErrorStreamCaptureUnsupported), so no graph replay can call it
+    // again with the freed payload (`launch_host_fn` does not check captures itself). It never unwinds:
+    // the closure runs under catch_unwind, and dropping a panic payload is caught too. The closure is
+    // the caller's safe code and may call HIP against the rule `launch_host_fn` states: CUDA answers
+    // such a call with an error and HIP documents a possible deadlock, neither of them memory
+    // unsafety. If the call fails, HIP never calls `callback` (handled below).
     let queued = unsafe { result::host_fn::stream_add_callback(stream, callback, p) };
     if let Err(e) = queued {
-        // SAFETY: `p` came from `into_raw`; HIP refused the callback, so it never runs it and `p` is
-        // neither run nor reclaimed yet: freed here, once.
+        // SAFETY: `p` came from `into_raw` or `into_raw_with_status` (the caller's); HIP refused the
+        // callback, so it never runs it and `p` is neither run nor reclaimed yet: freed here, once.
         unsafe { reclaim(p) };
         return Err(e);
     }

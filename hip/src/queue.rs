@@ -199,8 +199,12 @@ impl Queue {
         let i = m.next % m.ring.len();
         let event = m.ring[i].1 .0;
         // SAFETY: `event` is a live event created on this stream's device (destroyed only in Drop); `raw`
-        // is this live stream (owned by the handle that holds this queue, or kept live by `from_raw`'s
-        // contract) and `bind` made its device current. Callers never record during a capture.
+        // is this live stream, or null (a null stream): every caller reaches this queue through its
+        // `StreamHandle` (an Arc the caller holds: the stream it operates on, or a user recorded in an
+        // allocation), never through a `Weak` upgraded from the registry or another queue's knowledge,
+        // so the handle that destroys `raw` is alive (or `from_raw`'s contract keeps it live). `bind`
+        // made its device current. No record lands inside a capture made by this crate: operations skip
+        // markers while capturing, and `event_covering` returns the marker taken when the capture began.
         unsafe { result::event_record(event, self.raw)? };
         m.ring[i].0 = label;
         m.next = (i + 1) % MARKERS;
@@ -285,9 +289,10 @@ impl Queue {
         }
         let (event, covered) = other.event_covering(pos)?;
         self.device.bind()?;
-        // SAFETY: `self.raw` is live while its queue is (see `record_slot`) and `bind` made its device
-        // current; `event` is a live event owned by `other`, held by the caller (HIP accepts an event of
-        // another device, as for a peer copy). A ring slot re-recorded meanwhile only covers more.
+        // SAFETY: `self.raw` is live (reached through its handle, as in `record_slot`) and `bind` made its
+        // device current; `event` is a live event owned by `other`, whose Arc the caller holds, so it is
+        // not destroyed during the call (HIP accepts an event of another device, as for a peer copy). A
+        // ring slot re-recorded by another thread after `event_covering` returned only covers more work.
         unsafe { result::stream_wait_event(self.raw, event)? };
         Self::learn_in(&mut knows, other, covered, at);
         Ok(())
@@ -300,7 +305,8 @@ impl Queue {
         }
         self.wait_queued(pos);
         let (event, covered) = self.event_covering(pos)?;
-        // SAFETY: `event` is a live event owned by this queue (destroyed only in Drop).
+        // SAFETY: `event` is a live event owned by this queue (destroyed only in Drop, which cannot run
+        // while `&self` is borrowed). A slot re-recorded by another thread meanwhile only waits longer.
         unsafe { result::event_synchronize(event)? };
         self.complete_through(covered);
         Ok(())

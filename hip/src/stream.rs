@@ -15,8 +15,9 @@ use std::sync::{Arc, Mutex};
 
 /// The owner of a raw stream handle: destroys it (when owned) once the [`Stream`] and everything that
 /// may still queue work on it are gone: a buffer freed in stream order
-/// ([`DeviceBuffer::alloc_async`](crate::DeviceBuffer::alloc_async)) and every allocation whose last use
-/// was on this stream (the memory model records a fence here at the next change of stream).
+/// ([`DeviceBuffer::alloc_async`](crate::DeviceBuffer::alloc_async)) and every allocation that records
+/// this stream as a user (the memory model may record a marker here, or wait on one, until that use is
+/// known complete).
 ///
 /// It also holds the stream's [`Queue`]: the labels, markers and knowledge of the memory model (see
 /// `docs/MEMORY_MODEL.md`).
@@ -117,11 +118,13 @@ fn thread_token() -> u64 {
     TOKEN.with(|t| t as *const u8 as u64)
 }
 // SAFETY: `raw` is a stream handle, passed only to HIP calls, which accept a stream from any thread (HIP
-// synchronises its stream objects internally); the rest is `Device` (Send + Sync), plain integers, the
-// `Queue` (Send + Sync), atomics and mutexes.
+// synchronises its stream objects internally); the rest is `Device` (Send + Sync), plain data, the
+// `Queue` (Send + Sync), atomics and a mutex.
 unsafe impl Send for StreamHandle {}
-// SAFETY: as for Send: shared access only reads `raw`, `device` and `id`, or goes through the `Queue`,
-// the atomics and the `gate` / `capture` mutexes.
+// SAFETY: as for Send: shared access only reads `raw`, `device`, `owned` and `id`, or goes through the
+// `Queue`, the `capturing` flag, the `capture` mutex and the `gate` word (an atomic taken by
+// compare-and-swap with acquire ordering and released with a release store, so what one holder did
+// under it is visible to the next). Nothing here is a `Cell`: no unsynchronised interior mutability.
 unsafe impl Sync for StreamHandle {}
 
 impl std::fmt::Debug for StreamHandle {
@@ -280,7 +283,8 @@ fn next_id() -> u64 {
 
 // SAFETY: a hipStream_t is a handle to a runtime object that HIP synchronises internally: the API may be
 // called on one stream from several threads. The other fields are `Device` and `Arc<StreamHandle>`, both
-// Send + Sync.
+// Send + Sync; the handle (and the raw stream, when owned) is destroyed only when the last Arc goes,
+// whichever thread that is.
 unsafe impl Send for Stream {}
 // SAFETY: as for Send; `&Stream` exposes only the handle value and HIP calls on it.
 unsafe impl Sync for Stream {}

@@ -144,6 +144,12 @@ const NAME: &str = "hipblasGemmEx_v2";
 const NAME: &str = "hipblasGemmEx";
 
 /// The one `Ex` call of this hipBLAS, the input type serving both A and B.
+///
+/// # Safety
+/// As [`BlasScalar`](super::BlasScalar)'s calls: a live handle whose device is current and whose pointer
+/// mode matches `alpha` / `beta`; A, B and C span what the shape and leading dimensions reach in the
+/// element types named, on the handle's device, ordered and kept alive by the caller until the call is
+/// done.
 #[allow(clippy::too_many_arguments)]
 unsafe fn gemm_ex_raw(
     h: sys::hipblasHandle_t,

@@ -365,8 +365,11 @@ impl Drop for Handle {
     fn drop(&mut self) {
         // Errors cannot be reported from drop; the device is current so the handle is destroyed on it.
         let _ = self.device.bind();
-        // SAFETY: the live handle, destroyed once. Work it queued stays ordered by the memory model:
-        // buffers it used are freed only after its stream's work.
+        // SAFETY: the live handle, destroyed once. Work it queued may still run: the buffers it uses
+        // (and the caller's workspace, dropped after this) are freed only after their recorded users, its
+        // stream among them; the library's own device state is freed by the library, which does not free
+        // it under queued work (cublasDestroy synchronizes the device; rocBLAS frees with hipFree, which
+        // waits for the device's queued work).
         unsafe { sys::hipblasDestroy(self.raw) };
     }
 }

@@ -33,6 +33,12 @@ pub trait BlasScalar: DeviceCopy + sealed::Sealed {
     type Real: DeviceCopy + Default;
     #[doc(hidden)]
     const NAMES: Names;
+    /// # Safety
+    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
+    /// scalar pointers point (host values read during the call, or device memory); every device pointer
+    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
+    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
+    /// result pointer is valid for writing one value.
     #[doc(hidden)]
     unsafe fn axpy(
         h: H,
@@ -43,6 +49,12 @@ pub trait BlasScalar: DeviceCopy + sealed::Sealed {
         y: DevicePtr,
         incy: i32,
     ) -> S;
+    /// # Safety
+    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
+    /// scalar pointers point (host values read during the call, or device memory); every device pointer
+    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
+    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
+    /// result pointer is valid for writing one value.
     #[doc(hidden)]
     unsafe fn dot(
         h: H,
@@ -53,6 +65,12 @@ pub trait BlasScalar: DeviceCopy + sealed::Sealed {
         incy: i32,
         r: *mut Self,
     ) -> S;
+    /// # Safety
+    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
+    /// scalar pointers point (host values read during the call, or device memory); every device pointer
+    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
+    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
+    /// result pointer is valid for writing one value.
     #[doc(hidden)]
     unsafe fn dotc(
         h: H,
@@ -63,10 +81,28 @@ pub trait BlasScalar: DeviceCopy + sealed::Sealed {
         incy: i32,
         r: *mut Self,
     ) -> S;
+    /// # Safety
+    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
+    /// scalar pointers point (host values read during the call, or device memory); every device pointer
+    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
+    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
+    /// result pointer is valid for writing one value.
     #[doc(hidden)]
     unsafe fn nrm2(h: H, n: i32, x: DevicePtr, incx: i32, r: *mut Self::Real) -> S;
+    /// # Safety
+    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
+    /// scalar pointers point (host values read during the call, or device memory); every device pointer
+    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
+    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
+    /// result pointer is valid for writing one value.
     #[doc(hidden)]
     unsafe fn scal(h: H, n: i32, alpha: *const Self, x: DevicePtr, incx: i32) -> S;
+    /// # Safety
+    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
+    /// scalar pointers point (host values read during the call, or device memory); every device pointer
+    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
+    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
+    /// result pointer is valid for writing one value.
     #[doc(hidden)]
     unsafe fn gemv(
         h: H,
@@ -82,6 +118,12 @@ pub trait BlasScalar: DeviceCopy + sealed::Sealed {
         y: DevicePtr,
         incy: i32,
     ) -> S;
+    /// # Safety
+    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
+    /// scalar pointers point (host values read during the call, or device memory); every device pointer
+    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
+    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
+    /// result pointer is valid for writing one value.
     #[doc(hidden)]
     unsafe fn gemm(
         h: H,
@@ -99,6 +141,12 @@ pub trait BlasScalar: DeviceCopy + sealed::Sealed {
         c: DevicePtr,
         ldc: i32,
     ) -> S;
+    /// # Safety
+    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
+    /// scalar pointers point (host values read during the call, or device memory); every device pointer
+    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
+    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
+    /// result pointer is valid for writing one value.
     #[doc(hidden)]
     unsafe fn gemm_strided_batched(
         h: H,
@@ -120,6 +168,12 @@ pub trait BlasScalar: DeviceCopy + sealed::Sealed {
         sc: i64,
         count: i32,
     ) -> S;
+    /// # Safety
+    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
+    /// scalar pointers point (host values read during the call, or device memory); every device pointer
+    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
+    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
+    /// result pointer is valid for writing one value.
     #[doc(hidden)]
     unsafe fn gemm_batched(
         h: H,
@@ -170,7 +224,9 @@ macro_rules! blas_scalar {
                 y: DevicePtr,
                 incy: i32,
             ) -> S {
-                // SAFETY: the caller's contract (a live handle, pointers spanning what the arguments say).
+                // SAFETY: the caller's contract (the trait's `# Safety`: a live handle on the current
+                // device, pointers spanning what the arguments say); the casts name the header's element
+                // type of this type's layout (f32 / f64, or `#[repr(C)]` Complex: two of them, real first).
                 unsafe { sys::$axpy(h, n, alpha.cast(), x.cast(), incx, y.cast(), incy) }
             }
             #[inline]

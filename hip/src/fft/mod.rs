@@ -111,6 +111,11 @@ pub trait FftFloat: DeviceCopy + sealed::Sealed {
     const TYPES: [sys::hipfftType; 3];
     #[doc(hidden)]
     const NAMES: [&'static str; 3];
+    /// # Safety
+    /// `plan` is a live plan of this precision and of transform `t` (its layout as made), whose device is
+    /// current; `input` and `output` are device memory of that device spanning what the plan's layout
+    /// reaches on each side (the same address when in place), ordered and kept alive by the caller until
+    /// the queued transform is done; `dir` is `HIPFFT_FORWARD` or `HIPFFT_BACKWARD` for C2C.
     #[doc(hidden)]
     unsafe fn exec(
         plan: sys::hipfftHandle,
@@ -476,7 +481,9 @@ impl<T: FftFloat> Plan<T> {
 impl<T: FftFloat> Drop for Plan<T> {
     fn drop(&mut self) {
         let _ = self.device.bind();
-        // SAFETY: the live plan, destroyed once; executions it queued stay ordered by the memory model.
+        // SAFETY: the live plan, destroyed once. Executions it queued may still run: their buffers are
+        // freed only after their recorded users (the plan's stream among them); the plan's own work area
+        // is freed by the library with hipFree / cudaFree, which wait for the device's queued work.
         unsafe { sys::hipfftDestroy(self.raw) };
     }
 }

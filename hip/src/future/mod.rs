@@ -27,7 +27,8 @@
 //! The work is queued when the future is created (program order, like every `_async` method), not when it
 //! is first polled. Errors found then (no device, a stream being captured, bad lengths) are the future's
 //! output. Inside a graph capture every future is refused ([`Error::InvalidArgument`]): an event recorded
-//! there would become a graph node, not a point of this stream's live work.
+//! there belongs to the capture (a point of the graph, not of the stream's live work), and the host
+//! cannot wait for it.
 //!
 //! # Cancellation
 //!
@@ -124,8 +125,8 @@ fn refuse_in_capture(what: &'static str, on: String) -> Error {
         what: "future on a capturing stream",
         value: format!("{what} on {on}"),
         reason: "the stream is being captured into a graph: the event a future records there would \
-                 become a graph node (reached once per replay, not by this future); await the graph's \
-                 launch on a live stream instead, after the capture ends"
+                 belong to the capture (a point of the graph, not of the stream's live work) and cannot \
+                 be waited for; await the graph's launch on a live stream instead, after the capture ends"
             .into(),
     }
 }

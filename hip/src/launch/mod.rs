@@ -127,7 +127,11 @@ impl LaunchConfig {
 ///
 /// # Safety
 /// [`as_kernel_param`](KernelArg::as_kernel_param) returns a pointer to the bytes the kernel receives for
-/// this parameter, valid as long as `self` is borrowed.
+/// this parameter, valid for reading [`kernel_param_size`](KernelArg::kernel_param_size) bytes as long as
+/// `self` is borrowed. Where an implementation overrides them,
+/// [`is_device_pointer`](KernelArg::is_device_pointer) and `allocation` tell the truth: the launch's
+/// device check and the memory model rely on them (a wrapper of this crate's memory forwards the inner
+/// buffer's).
 pub unsafe trait KernelArg {
     /// Pointer to the argument's bytes.
     fn as_kernel_param(&self) -> *mut c_void;
@@ -446,6 +450,17 @@ impl Function {
         }
         device.bind()?;
         let (g, b) = (config.grid, config.block);
+        // SAFETY: `self.raw()` is a live function (`self` keeps its module loaded; a capture keeps a
+        // clone) of the stream's device (checked), which is current, and `stream.raw()` is live while
+        // borrowed. `params_ptr` is an array of `args.len()` pointers, each to the bytes of an argument
+        // borrowed for the `LaunchArgs`' lifetime (KernelArg's contract), which outlives this call; HIP
+        // copies the arguments before returning. Where the code object carries the signature the count
+        // and sizes were checked; otherwise they are the caller's (`# Safety`). The configuration is
+        // within the device's limits (checked). Every buffer in `args` is reachable from this device
+        // (checked) and was ordered under `op`, held through this call: the stream waited for its
+        // conflicting users and is recorded as its user (or, capturing, the capture keeps it), so it is
+        // neither freed nor used in conflict before the kernel is done. What the kernel does beyond its
+        // arguments is the caller's contract.
         result::module_launch_kernel(
             self.raw(),
             (g.x, g.y, g.z),

@@ -34,8 +34,9 @@ pub struct DeviceBuffer<T: DeviceCopy> {
 // SAFETY: `ptr` is a device address the host never dereferences (only HIP calls take it), and HIP
 // accepts it from any thread; the allocation (`Arc<Allocation>`) is Send + Sync. T is DeviceCopy (Send).
 unsafe impl<T: DeviceCopy> Send for DeviceBuffer<T> {}
-// SAFETY: as for Send: `&DeviceBuffer` only queues reads of the memory, each ordered by the thread-safe
-// tracking of the allocation.
+// SAFETY: as for Send: through `&DeviceBuffer` safe code only queues reads of the memory (writes need
+// `&mut`; `track_use(.., Access::Write)` only records a use for raw work the caller queues in unsafe
+// code), and every use goes through the allocation's thread-safe tracking (atomics and a mutex).
 unsafe impl<T: DeviceCopy> Sync for DeviceBuffer<T> {}
 
 impl<T: DeviceCopy> DeviceBuffer<T> {

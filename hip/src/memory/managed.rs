@@ -90,8 +90,9 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
                 || host_access(device),
                 || result::malloc_managed(bytes, flags),
                 // SAFETY: `p` is a fresh allocation of `bytes` bytes on the current device, used by
-                // nothing yet; hipMemset is synchronous for it (the null stream, which queues nothing else
-                // here).
+                // nothing yet (no allocation records it, so no stream can be ordered against it). This
+                // path runs only where host access is `Never` (NVIDIA without concurrent managed access),
+                // where CUDA's hipMemset on managed memory is fully synchronous: it is zero on return.
                 |p| unsafe { result::memset(p, 0, bytes) },
                 // SAFETY: `p` is a fresh hipMallocManaged allocation of `bytes` bytes, attached globally
                 // so the host may write it, and no work uses it yet; zero bits are a valid T. The device

@@ -27,8 +27,9 @@
 //!   ([`DeviceBuffer::set_untracked`], [`LaunchArgs::arg_untracked`](crate::LaunchArgs::arg_untracked),
 //!   both `unsafe`). With the `rccl` feature, a collective called inside `rccl::group` is queued by RCCL /
 //!   NCCL only when the group ends: `group` keeps the buffers it uses alive until then (one dropped inside
-//!   the group is freed after the collective), but another stream's operation on them queued inside the
-//!   group is not ordered after the collective (not enforced; see `rccl::group`).
+//!   the group is freed after the collective), and until then every other use of those buffers (an
+//!   operation on any stream, a host access, `track_use`, a group call on another stream) is refused with
+//!   [`Error::InvalidArgument`] (see `rccl::group`).
 //! - Device buffers are zero-initialised unless allocated with the `unsafe` [`DeviceBuffer::uninit`] or
 //!   [`DeviceBuffer::alloc_async`].
 //!

@@ -98,8 +98,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         // SAFETY: the buffer is `n` elements of `size` bytes (1, 2 or 4: `fill_bits` returned Some) of device
         // memory on the stream's device (checked, current), and each call counts in units of that size. The
         // stream now waits for the buffer's other users and is recorded as its writer, so the buffer is not
-        // freed or used in conflict before the fill is done. (On a capturing stream the use goes to the
-        // capture instead: its graphs keep the memory alive and order their launches.)
+        // freed or used in conflict before the fill is done. (On a capturing stream the use of device memory
+        // goes to the capture instead, managed memory being refused there: its graphs keep the memory alive
+        // and order their launches.)
         unsafe {
             match size {
                 1 => result::memset_async(p, bits as u8, n, s),
@@ -256,9 +257,9 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
         self.allocation().use_on(&op, Access::Read)?;
         self.device().bind()?;
         // SAFETY: managed memory of byte_len() bytes (a ManagedBuffer, non-empty), alive while `&self` is;
-        // the stream is recorded as a (read) user, so the memory is freed only after the prefetch is done.
-        // (On a capturing stream the use goes to the capture instead: its graphs keep the
-        // memory alive and order their launches.)
+        // `stream` is live while borrowed. The stream waited for the buffer's writers on other streams and
+        // is recorded as a (read) user, so the memory is freed only after the prefetch is done. A stream a
+        // capture records never gets here: `use_on` refuses host-visible memory in a capture.
         unsafe {
             result::memory::mem_prefetch_async(
                 self.device_ptr(),

@@ -47,10 +47,11 @@ impl Stream {
         self.device().bind()?;
         // SAFETY: both are device memory of `byte_len()` bytes (equal lengths checked; sealed trait) on the
         // devices whose ordinals are passed; `dst`'s device (the stream's, checked) is current. This stream
-        // now waits for the source's writers and the destination's users on any device (HIP waits on
-        // another device's event), and is recorded as a user of both, so neither is freed, nor used in
-        // conflict by later work, before the copy is done. (On a capturing stream the uses go to the
-        // capture instead: its graphs keep both alive and order their launches.)
+        // now waits for the source's writers and the destination's users on any device (HIP waits on another
+        // device's event), and is recorded as a user of both, so neither is freed, nor used in conflict by
+        // later work, before the copy is done. (On a capturing stream the uses of device memory go to the
+        // capture instead, managed memory being refused there: its graphs keep both alive and order their
+        // launches.)
         unsafe {
             result::memcpy_peer_async(
                 dst.device_ptr(),

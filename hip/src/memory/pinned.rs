@@ -199,9 +199,9 @@ impl Stream {
         // SAFETY: `src` is pinned host memory and `dst` device memory, both of byte_len() bytes (equal
         // lengths checked), on the stream's device (checked, and current). The stream now waits for the
         // pinned buffer's writers and the destination's users, and is recorded as a user of both: neither is
-        // freed, nor written by the host (`as_mut_slice` waits), before the copy is done. (On a capturing
-        // stream the uses go to the capture instead: its graphs keep the memory alive and order their
-        // launches.)
+        // freed, nor written by the host (`as_mut_slice` waits), before the copy is done. A stream a capture
+        // records never gets here: `use_both` refuses pinned (host-visible) memory in a capture, so no
+        // graph replay reads it behind the host's back.
         unsafe {
             result::memcpy_async(
                 dst.device_ptr(),
@@ -272,8 +272,9 @@ impl Stream {
         // SAFETY: both are device memory of byte_len() bytes (equal lengths checked); `dst` is on the
         // stream's device (current), `src` on it or a peer. The stream now waits for the source's writers and
         // the destination's users on any device and is recorded as a user of both, so neither is freed or
-        // used in conflict before the copy is done. (On a capturing stream the uses go to the capture
-        // instead: its graphs keep the memory alive and order their launches.)
+        // used in conflict before the copy is done. (On a capturing stream the uses of device memory go to
+        // the capture instead, managed memory being refused there: its graphs keep the memory alive and order
+        // their launches.)
         unsafe {
             result::memcpy_async(
                 dst.device_ptr(),
@@ -300,8 +301,9 @@ impl Stream {
         self.device().bind()?;
         // SAFETY: `dst` is byte_len() bytes of device memory on the stream's device (checked, current); the
         // stream now waits for its users and is recorded as its writer, so it is not freed or used in
-        // conflict before the memset is done. (On a capturing stream the uses go to the capture instead: its
-        // graphs keep the memory alive and order their launches.)
+        // conflict before the memset is done. (On a capturing stream the uses of device memory go to the
+        // capture instead, managed memory being refused there: its graphs keep the memory alive and order
+        // their launches.)
         unsafe { result::memset_async(dst.device_ptr(), value, dst.byte_len(), self.raw()) }
     }
 }

@@ -57,6 +57,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         }
         device.bind()?;
         let b = if pools_supported(device)? && !stream.is_default() {
+            // SAFETY: `stream.raw()` is live while borrowed and on `device` (current); it is not being
+            // captured (checked under `op`, held until the use is recorded), so the allocation is made
+            // now in stream order, not recorded into a graph.
             let ptr = result::pool::malloc_async(bytes, stream.raw())?;
             let release = Release::FreeAsync(stream.handle().clone());
             Self::from_parts(ptr, len, device, release)
@@ -168,8 +171,10 @@ impl MemPool {
     /// Release unused reserved memory until at most `keep_bytes` stay reserved (`hipMemPoolTrimTo`).
     pub fn trim_to(&self, keep_bytes: usize) -> Result<()> {
         self.device.bind()?;
-        // SAFETY: a live pool, as in release_threshold. Trimming releases only memory freed back to the
-        // pool, and this crate frees pool memory (hipFreeAsync) only after every recorded user is done.
+        // SAFETY: a live pool, as in release_threshold. Trimming releases only memory the pool may safely
+        // give back: memory whose hipFreeAsync has been reached in stream order, never a live allocation.
+        // This crate queues hipFreeAsync only on a stream that first waits (on the GPU) for every other
+        // recorded user, or after the host waited for them (uses made untracked are the caller's).
         unsafe { result::pool::mem_pool_trim_to(self.raw, keep_bytes) }
     }
 }

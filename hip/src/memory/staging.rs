@@ -175,11 +175,15 @@ impl Pool {
             if w.send(job).is_err() {
                 // The worker is gone: copy its piece here.
                 *latch.left.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+                // SAFETY: `(off, len)` is a piece of `split(n, ..)`, inside both ranges (the caller's:
+                // valid for `n` bytes, not overlapping), and disjoint from every other piece.
                 std::ptr::copy_nonoverlapping(src.add(off), dst.add(off), len);
             } else {
                 sent += 1;
             }
         }
+        // SAFETY: as above, for the first piece; the workers copy only the other pieces, and this
+        // function returns (ending the caller's guarantee) only once every job sent has counted down.
         std::ptr::copy_nonoverlapping(src.add(mine.0), dst.add(mine.0), mine.1);
         if sent > 0 {
             let mut left = latch.left.lock().unwrap_or_else(|e| e.into_inner());
@@ -237,6 +241,10 @@ impl Ring {
 
     /// Host (pageable) -> device through the ring, ordered after the other users of `alloc` (which `dst`
     /// belongs to). Returns once the data has landed.
+    ///
+    /// # Safety
+    /// `dst` is device memory of `alloc`, on this ring's device, valid for writing `len` bytes; `src` is
+    /// host memory valid for reading `len` bytes, not written by anyone until this returns.
     unsafe fn to_device(
         &self,
         alloc: &Arc<Allocation>,
@@ -244,14 +252,29 @@ impl Ring {
         src: *const u8,
         len: usize,
     ) -> Result<()> {
-        self.stream.synchronize()?; // nothing left from a copy that failed midway
-        alloc.use_on(&self.stream.begin_op(), Access::Write)?;
+        // Nothing left from a copy that failed midway.
+        self.stream.synchronize()?;
+        // Held until the last copy is queued (StreamOp's contract): the use's label is published as
+        // queued, and its marker recorded, only after the copies, so a consumer on another stream (or a
+        // free after an error part-way) waits for the copies, not for a marker recorded before them.
+        let op = self.stream.begin_op();
+        alloc.use_on(&op, Access::Write)?;
         for (i, (off, n)) in chunks(len, self.chunk).enumerate() {
             let (buf, event) = &self.buffers[i % self.buffers.len()];
             if i >= self.buffers.len() {
                 event.synchronize()?; // the DMA that last read this buffer is done
             }
+            // SAFETY: `off + n <= len` (chunks), so `src + off` is valid for reading `n` bytes (the
+            // caller's); `buf` is one of the ring's pinned buffers of `chunk >= n` bytes, whose last DMA
+            // was waited for just above (or it was never used), and it does not overlap pageable `src`.
             self.pool.copy(*buf, src.add(off), n);
+            // SAFETY: `dst + off` is valid for writing `n` bytes (the caller's: device memory of `alloc`
+            // on this ring's device) and `buf` holds the `n` bytes just copied; the ring's stream (live,
+            // owned by the ring) is on that device, which is current (`synchronize` bound it, and
+            // `use_on` leaves the waiting stream's device current). The stream waited for the other users
+            // of `alloc` and is recorded as its writer under `op`; `buf` is not reused before `event`
+            // (recorded after this copy) completes, and the ring frees its buffers only after its stream
+            // is idle.
             result::memcpy_async(
                 (dst as *mut u8).add(off).cast(),
                 buf.cast::<c_void>(),
@@ -261,11 +284,17 @@ impl Ring {
             )?;
             event.record(&self.stream)?;
         }
-        self.stream.synchronize()
+        self.stream.synchronize()?;
+        op.completed();
+        Ok(())
     }
 
     /// Device -> host (pageable) through the ring, ordered after the writers of `alloc` (which `src`
     /// belongs to). Returns once `dst` holds the data.
+    ///
+    /// # Safety
+    /// `src` is device memory of `alloc`, on this ring's device, valid for reading `len` bytes; `dst` is
+    /// host memory valid for writing `len` bytes, read or written by no one else until this returns.
     unsafe fn to_host(
         &self,
         alloc: &Arc<Allocation>,
@@ -273,13 +302,22 @@ impl Ring {
         src: *const c_void,
         len: usize,
     ) -> Result<()> {
-        self.stream.synchronize()?; // nothing left from a copy that failed midway
-        alloc.use_on(&self.stream.begin_op(), Access::Read)?;
+        // Nothing left from a copy that failed midway.
+        self.stream.synchronize()?;
+        // Held until the last copy is queued, as in `to_device`: a writer on another stream waits for
+        // the copies out of the memory, not for a marker recorded before them.
+        let op = self.stream.begin_op();
+        alloc.use_on(&op, Access::Read)?;
         let all: Vec<_> = chunks(len, self.chunk).collect();
         let k = self.buffers.len();
         let issue = |i: usize| -> Result<()> {
             let (off, n) = all[i];
             let (buf, event) = &self.buffers[i % k];
+            // SAFETY: `off + n <= len` (chunks), so `src + off` is valid for reading `n` bytes of
+            // device memory of `alloc` on the ring's device (current, as in `to_device`); `buf` is a
+            // pinned buffer of `chunk >= n` bytes whose previous piece the host has already copied out
+            // (piece `i` is issued only after piece `i - k` was waited for and copied). The stream
+            // waited for the writers of `alloc` and is recorded as its reader under `op`.
             result::memcpy_async(
                 buf.cast::<c_void>(),
                 (src as *const u8).add(off).cast(),
@@ -295,11 +333,15 @@ impl Ring {
         for (i, &(off, n)) in all.iter().enumerate() {
             let (buf, event) = &self.buffers[i % k];
             event.synchronize()?;
+            // SAFETY: the copy into `buf` is done (its event, recorded after it, completed); `dst + off`
+            // is valid for writing `n` bytes (the caller's) and does not overlap the pinned `buf`.
             self.pool.copy(dst.add(off), *buf, n);
             if i + k < all.len() {
                 issue(i + k)?;
             }
         }
+        // Every piece's event was waited for: the copies ran.
+        op.completed();
         Ok(())
     }
 }
@@ -385,6 +427,7 @@ pub(crate) unsafe fn to_device(
     if !should_stage(&config(), len) || is_pinned(src) {
         return None;
     }
+    // SAFETY: the caller's contract, and `with_ring` hands over a ring of `alloc`'s device.
     with_ring(alloc.device(), |r| r.to_device(alloc, dst, src, len))
 }
 
@@ -402,6 +445,7 @@ pub(crate) unsafe fn to_host(
     if !should_stage(&config(), len) || is_pinned(dst) {
         return None;
     }
+    // SAFETY: the caller's contract, and `with_ring` hands over a ring of `alloc`'s device.
     with_ring(alloc.device(), |r| r.to_host(alloc, dst, src, len))
 }
 

@@ -517,8 +517,9 @@ impl Drop for Allocation {
                     // SAFETY: memory from hipMallocAsync on `stream` (the only `Release::FreeAsync`), freed
                     // once; `stream` (live: held by `release`, its device current) now waits for every
                     // other stream recorded as a user and runs its own earlier work first, and with the last
-                    // owner gone nothing can be queued after the free. It was not capturing, so the free is
-                    // not recorded into a graph.
+                    // owner gone nothing can be queued after the free. It was not capturing (checked under
+                    // `op`, held through the call), so the free is not recorded into a graph. Uses made
+                    // while untracked are the caller's to have ordered before it (`set_untracked`).
                     && unsafe { result::pool::free_async(self.ptr, stream.raw) }.is_ok()
                 {
                     return;

@@ -100,9 +100,15 @@ unsafe impl Send for Generator {}
 pub trait RandFloat: DeviceCopy + sealed::Sealed + Copy {
     #[doc(hidden)]
     const NAMES: [&'static str; 3];
+    /// # Safety
+    /// `g` is a live generator whose device is current; `out` is device memory of that device valid for
+    /// writing `n` elements, ordered and kept alive by the caller until the queued fill is done.
     #[doc(hidden)]
     unsafe fn uniform(g: sys::hiprandGenerator_t, out: *mut Self, n: usize)
         -> sys::hiprandStatus_t;
+    /// # Safety
+    /// `g` is a live generator whose device is current; `out` is device memory of that device valid for
+    /// writing `n` elements, ordered and kept alive by the caller until the queued fill is done.
     #[doc(hidden)]
     unsafe fn normal(
         g: sys::hiprandGenerator_t,
@@ -111,6 +117,9 @@ pub trait RandFloat: DeviceCopy + sealed::Sealed + Copy {
         mean: Self,
         sd: Self,
     ) -> sys::hiprandStatus_t;
+    /// # Safety
+    /// `g` is a live generator whose device is current; `out` is device memory of that device valid for
+    /// writing `n` elements, ordered and kept alive by the caller until the queued fill is done.
     #[doc(hidden)]
     unsafe fn log_normal(
         g: sys::hiprandGenerator_t,
@@ -291,7 +300,8 @@ impl Generator {
             unsafe { sys::hiprandDestroyGenerator(raw) };
             return Err(e);
         }
-        // SAFETY: the old live generator, destroyed once and replaced: never used again.
+        // SAFETY: the old live generator, destroyed once and replaced: never used again; fills it
+        // queued may still run, as in Drop.
         unsafe { sys::hiprandDestroyGenerator(std::mem::replace(&mut self.raw, raw)) };
         Ok(())
     }
@@ -454,7 +464,10 @@ impl Generator {
 impl Drop for Generator {
     fn drop(&mut self) {
         let _ = self.device.bind();
-        // SAFETY: the live generator, destroyed once; fills it queued stay ordered by the memory model.
+        // SAFETY: the live generator, destroyed once. Fills it queued may still run: their output
+        // buffers are freed only after their recorded users (the fill's stream among them); the
+        // generator's own state is freed by the library with hipFree / cudaFree, which wait for the
+        // device's queued work, so no queued fill reads freed state.
         unsafe { sys::hiprandDestroyGenerator(self.raw) };
     }
 }

@@ -381,12 +381,16 @@ impl Comm {
             ],
         )?;
         // SAFETY: both buffers are device memory of `count` elements (lengths checked; sealed trait) on the
-        // communicator's device (checked), which `call` made current; `c.comm` is live until Drop and
-        // `c.stream` while borrowed, on that device (checked). NCCL touches this rank's buffers only
-        // within that count. `call` made the stream wait for the buffers' conflicting users and recorded
-        // it as their user, so neither is freed before the collective is done. Inside `group` NCCL queues
-        // it only at the group's end: `call` put both allocations in the group's list, which `group` drops
-        // only after ncclGroupEnd queued the call, so a buffer dropped inside the group is freed after it.
+        // communicator's device (checked); `c.comm` is live until Drop (or, dropped inside a group, until
+        // the group ends) and `c.stream` while borrowed, on that device (checked). Outside a group `call`
+        // made that device current; inside one NCCL sets each communicator's device itself at
+        // ncclGroupEnd. NCCL touches this rank's buffers only within that count. Outside a group `call`
+        // made the stream wait for the buffers' conflicting users and recorded it as their user (under
+        // `_op`, held through this call), so neither is freed or used in conflict before the collective is
+        // done. Inside `group` NCCL queues it only at the group's end: `call` recorded the uses open and
+        // put both allocations in the group's list, which `group` drops only after ncclGroupEnd queued
+        // the call (a buffer dropped inside the group is freed after it), and every other use of them is
+        // refused until then.
         unsafe { result::all_reduce(send.device_ptr(), recv.device_ptr(), op.raw(), c) }
     }
 

@@ -316,6 +316,10 @@ unsafe fn isa_features(c: &sys::Comgr, isa_name: &std::ffi::CStr) -> Option<Vec<
     let iterate = c.amd_comgr_iterate_map_metadata.as_ref().ok()?;
     let destroy = c.amd_comgr_destroy_metadata.as_ref().ok()?;
     let mut root = sys::amd_comgr_metadata_node_t { handle: 0 };
+    // SAFETY (this function's comgr calls): functions of a loaded comgr (the caller's), given a
+    // NUL-terminated name and out-pointers to live locals; each node they return is destroyed once,
+    // after its last use. `features` is used after `root` is destroyed: this relies on a looked-up node
+    // being a handle of its own (comgr's API has it destroyed separately), not a view into `root`.
     if meta(isa_name.as_ptr(), &mut root) != sys::AMD_COMGR_STATUS_SUCCESS {
         return None;
     }
@@ -335,6 +339,8 @@ unsafe fn isa_features(c: &sys::Comgr, isa_name: &std::ffi::CStr) -> Option<Vec<
         _value: sys::amd_comgr_metadata_node_t,
         data: *mut std::ffi::c_void,
     ) -> sys::amd_comgr_status_t {
+        // SAFETY: `data` is the `&mut collect` passed to `iterate` below, live and not otherwise
+        // borrowed while comgr calls this back, on the calling thread, during that call.
         let c = &mut *data.cast::<Collect<'_>>();
         match metadata_string(c.comgr, key) {
             Some(k) => c.keys.push(k),
@@ -363,6 +369,8 @@ unsafe fn isa_features(c: &sys::Comgr, isa_name: &std::ffi::CStr) -> Option<Vec<
 #[cfg(hip_platform = "amd")]
 unsafe fn metadata_string(c: &sys::Comgr, node: sys::amd_comgr_metadata_node_t) -> Option<String> {
     let get = c.amd_comgr_get_metadata_string.as_ref().ok()?;
+    // SAFETY (both calls): `node` is live (the caller's); the first call only writes the size to `n`,
+    // the second at most `n` bytes into `buf`, which holds `max(n, 1)`.
     let mut n = 0usize;
     if get(node, &mut n, std::ptr::null_mut()) != sys::AMD_COMGR_STATUS_SUCCESS {
         return None;
