@@ -70,9 +70,11 @@
 //! ([`NcclType`]): `i8` ... `u64`, `f32`, `f64`, [`half::f16`] and [`half::bf16`], as in a kernel (see
 //! the [`memory`](crate::memory#element-types-in-a-kernel) module).
 
+mod group;
 mod result;
 mod types;
 
+pub use self::group::group;
 pub use self::result::version as raw_version;
 pub use self::types::{NcclType, ReduceOp, UniqueId};
 
@@ -118,7 +120,7 @@ unsafe impl Send for Comm {}
 /// Creating a communicator inside [`group`] with a library older than 2.14 is refused: those write the new
 /// handle when the group ends, into memory that no longer exists by then.
 fn refuse_init_in_old_group(what: &'static str) -> Result<()> {
-    if !GROUP_KEEP.with(|k| k.borrow().is_some()) {
+    if !group::in_group() {
         return Ok(());
     }
     let v = version()?;
@@ -303,16 +305,12 @@ impl Comm {
         };
         // Inside `group` NCCL queues the call only at ncclGroupEnd: keep the memory until then, and record
         // the uses open (whoever waits for them waits for all the stream has queued by then).
-        let in_group = GROUP_KEEP.with(|k| k.borrow().is_some());
+        let in_group = group::in_group();
         for (alloc, access) in uses {
             if in_group {
                 alloc.use_in_group(&op, *access)?;
-                // Counted by `use_in_group` until the outermost group ends (`Restore`).
-                GROUP_KEEP.with(|k| {
-                    if let Some(kept) = k.borrow_mut().as_mut() {
-                        kept.push(Arc::clone(alloc));
-                    }
-                });
+                // Counted by `use_in_group` until the outermost group ends.
+                group::keep(alloc);
             } else {
                 alloc.use_on(&op, *access)?;
             }
@@ -566,16 +564,7 @@ impl Drop for Comm {
     fn drop(&mut self) {
         // Inside a group, calls on this communicator may not be queued yet: destroy it when the outermost
         // group has ended.
-        let raw = self.raw;
-        let device = self.device.clone();
-        let deferred = GROUP_COMMS.with(|c| match c.borrow_mut().as_mut() {
-            Some(list) => {
-                list.push((raw, device));
-                true
-            }
-            None => false,
-        });
-        if deferred {
+        if group::defer_destroy(self.raw, &self.device) {
             return;
         }
         let _ = self.device.bind();
@@ -583,80 +572,4 @@ impl Drop for Comm {
         // only here, once.
         let _ = unsafe { result::comm_destroy(self.raw) };
     }
-}
-
-/// Run `f` between `ncclGroupStart` and `ncclGroupEnd`: the calls it queues are launched together when it
-/// returns. Needed when one thread queues the parts of a collective for several devices, for matching
-/// sends and receives, and for [`Comm::new`] of several ranks in one thread (NCCL / RCCL >= 2.14: see
-/// there). `ncclGroupEnd` runs even if `f` fails; `f`'s error comes first.
-///
-/// The calls are queued on their streams only when the outermost group ends, but ordered by the memory
-/// model when they are made. The memory they use is kept alive until then (a buffer dropped inside `f` is
-/// freed only after the call that used it), and so are communicators dropped inside `f` (destroyed after
-/// `ncclGroupEnd`). Until the group ends, any other use of a buffer one of its calls uses (an operation
-/// on any stream, a host access, `track_use`, a group call on another stream) is refused with
-/// [`Error::InvalidArgument`] naming the buffer: nothing can be ordered after a call that is not queued
-/// yet. [`Comm::new`] and [`Comm::init_all`] inside a group are refused with libraries older than 2.14.
-pub fn group<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
-    /// Puts back the enclosing group's list (or none) however `f` ends, and hands this group's list to it
-    /// when nested (nested groups are queued with the outermost one).
-    struct Restore(Option<Option<Vec<Arc<Allocation>>>>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let outer = self.0.take().unwrap_or(None);
-            let outermost = outer.is_none();
-            let inner = GROUP_KEEP.with(|k| std::mem::replace(&mut *k.borrow_mut(), outer));
-            if !outermost {
-                GROUP_KEEP.with(|k| {
-                    if let (Some(outer), Some(inner)) = (k.borrow_mut().as_mut(), inner) {
-                        outer.extend(inner);
-                    }
-                });
-                return;
-            }
-            // The outermost group ended: its calls are queued. Their memory may be used again, and freed
-            // (after them, now that they are queued), and the communicators dropped inside go.
-            let mut inner = inner.unwrap_or_default();
-            for alloc in inner.drain(..) {
-                alloc.group_done();
-            }
-            // The emptied list serves the next group of this thread: no allocation per group.
-            GROUP_SPARE.set(inner);
-            let comms = GROUP_COMMS
-                .with(|c| c.borrow_mut().take())
-                .unwrap_or_default();
-            for (raw, device) in comms {
-                let _ = device.bind();
-                // SAFETY: `raw` came from a `Comm` dropped inside the group, which handed it over instead
-                // of destroying it: live, and destroyed only here, once, after ncclGroupEnd queued the
-                // calls made on it.
-                let _ = unsafe { result::comm_destroy(raw) };
-            }
-        }
-    }
-    let outer = GROUP_KEEP.with(|k| k.borrow_mut().replace(GROUP_SPARE.take()));
-    GROUP_COMMS.with(|c| {
-        c.borrow_mut().get_or_insert_with(Vec::new);
-    });
-    let restore = Restore(Some(outer));
-    result::group_start()?;
-    let r = f();
-    let end = result::group_end();
-    // Dropped after ncclGroupEnd queued the calls: a kept allocation freed now waits for them.
-    drop(restore);
-    let r = r?;
-    end?;
-    Ok(r)
-}
-
-thread_local! {
-    /// While `group` runs on this thread: the allocations its calls use, kept until ncclGroupEnd.
-    static GROUP_KEEP: std::cell::RefCell<Option<Vec<Arc<Allocation>>>> =
-        const { std::cell::RefCell::new(None) };
-    /// The emptied `GROUP_KEEP` list of this thread's last outermost group, for the next one.
-    static GROUP_SPARE: std::cell::Cell<Vec<Arc<Allocation>>> =
-        const { std::cell::Cell::new(Vec::new()) };
-    /// While `group` runs on this thread: communicators dropped inside it, destroyed when it ends.
-    static GROUP_COMMS: std::cell::RefCell<Option<Vec<(sys::ncclComm_t, Device)>>> =
-        const { std::cell::RefCell::new(None) };
 }
