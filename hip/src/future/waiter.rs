@@ -141,7 +141,9 @@ fn wait_loop(key: Key, waiter: &Waiter, device: &Device) {
         };
         let status = wait(&entry.event);
         give_back(device, entry.event);
-        entry.signal.fire(status);
+        // A waker that panics must not end the thread: the stream's later futures would never wake.
+        let signal = entry.signal;
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || signal.fire(status)));
     }
 }
 
