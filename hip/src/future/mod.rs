@@ -52,7 +52,7 @@ pub use read::{PinnedCopy, ReadFuture};
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::stream::{Stream, StreamHandle, StreamOp};
-use signal::Pending;
+use signal::{Pending, Signal};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -136,18 +136,33 @@ fn refuse_in_capture(what: &'static str, on: String) -> Error {
 /// was queued. On failure the payload is dropped after `op` ended.
 fn queue_on<P: Send + 'static>(op: StreamOp<'_>, payload: P) -> Result<Pending<P>> {
     let handle = op.handle();
-    let queued = match handle.device.bind() {
+    let signal = Arc::new(Signal::default());
+    let watched = handle.device.bind().and_then(|()| {
         // SAFETY: `handle.raw` is live (the handle is held by the caller's borrow, and by the payload
         // until the event was waited for) or null (the device's null stream), and `bind` made its device
         // current.
-        Ok(()) => unsafe { Pending::queue(handle.raw, &handle.device, payload) },
-        Err(e) => Err((e, payload)),
-    };
+        unsafe { waiter::watch(handle.raw, &handle.device, signal.clone()) }
+    });
     drop(op);
-    queued.map_err(|(e, payload)| {
-        drop(payload);
-        e
-    })
+    match watched {
+        Ok(()) => Ok(Pending::new(signal, payload)),
+        Err(e) => {
+            drop(payload);
+            Err(e)
+        }
+    }
+}
+
+impl Completion {
+    /// The future of a completion that started (`Ok`) or was refused at once.
+    fn from_start(started: Result<Pending<Position>>) -> Completion {
+        Completion {
+            state: match started {
+                Ok(p) => State::Waiting(p),
+                Err(e) => State::Failed(Some(e)),
+            },
+        }
+    }
 }
 
 impl Stream {
@@ -168,12 +183,7 @@ impl Stream {
     /// # Ok(()) }
     /// ```
     pub fn completion(&self) -> Completion {
-        Completion {
-            state: match self.start_completion() {
-                Ok(p) => State::Waiting(p),
-                Err(e) => State::Failed(Some(e)),
-            },
-        }
+        Completion::from_start(self.start_completion())
     }
 
     fn start_completion(&self) -> Result<Pending<Position>> {
@@ -202,12 +212,7 @@ impl Event {
     /// waited for, and later work on the stream the event was recorded on neither delays the wake nor
     /// is delayed by it.
     pub fn completion(&self) -> Completion {
-        Completion {
-            state: match self.start_completion() {
-                Ok(p) => State::Waiting(p),
-                Err(e) => State::Failed(Some(e)),
-            },
-        }
+        Completion::from_start(self.start_completion())
     }
 
     fn start_completion(&self) -> Result<Pending<Position>> {

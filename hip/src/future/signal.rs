@@ -1,12 +1,11 @@
-//! The state a future shares with the waiting thread that wakes it ([`super::waiter`]).
+//! The state a future shares with the waiting thread that wakes it (`future::waiter`).
 //!
 //! [`Signal::fire`] stores the status, takes the waker and wakes it, and releases what a dropped future
 //! left behind (on the crate's releasing thread if it is ever called inside a HIP host function, which
 //! may not call HIP). Everything else (the error's message, the memory model's knowledge, reading the
 //! data) happens when the future is polled, on the executor's thread.
 
-use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::host_fn::{defer, in_host_fn};
 use crate::queue::lock;
 use crate::result;
@@ -104,27 +103,13 @@ pub(crate) struct Pending<P: Send + 'static> {
 }
 
 impl<P: Send + 'static> Pending<P> {
-    /// Have the signal fired once the work queued on `stream` so far is done (an event recorded now,
-    /// waited for by the stream's waiting thread: [`super::waiter`]), keeping `payload` until then. On
-    /// failure the payload comes back with the error, for the caller to drop once its stream operation
-    /// has ended (dropping memory inside it could wait for the operation itself).
-    ///
-    /// # Safety
-    /// `stream` is a live stream of `device` (current), or null (its null stream), and stays live until
-    /// the signal fired (`payload` may hold it).
-    pub(crate) unsafe fn queue(
-        stream: sys::hipStream_t,
-        device: &Device,
-        payload: P,
-    ) -> std::result::Result<Pending<P>, (Error, P)> {
-        let signal = Arc::new(Signal::default());
-        // SAFETY: the caller's contract.
-        match unsafe { super::waiter::watch(stream, device, signal.clone()) } {
-            Ok(()) => Ok(Pending {
-                signal,
-                payload: Some(payload),
-            }),
-            Err(e) => Err((e, payload)),
+    /// A pending future kept alive by `payload` until `signal` fires (or, dropped before, kept by the
+    /// signal until then). The caller has arranged for `signal` to fire (`future::waiter::watch`, or a
+    /// test by hand).
+    pub(crate) fn new(signal: Arc<Signal>, payload: P) -> Pending<P> {
+        Pending {
+            signal,
+            payload: Some(payload),
         }
     }
 
@@ -132,13 +117,7 @@ impl<P: Send + 'static> Pending<P> {
     #[cfg(test)]
     pub(crate) fn manual(payload: P) -> (Pending<P>, Arc<Signal>) {
         let signal = Arc::new(Signal::default());
-        (
-            Pending {
-                signal: signal.clone(),
-                payload: Some(payload),
-            },
-            signal,
-        )
+        (Pending::new(signal.clone(), payload), signal)
     }
 
     /// Ready once the wait ended: the stream's status as a `Result` and the payload (`None` if it was
