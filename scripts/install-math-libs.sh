@@ -6,17 +6,21 @@
 #                                        hipblas-common; experimental 7.2.4); bookworm has none
 #   scripts/install-math-libs.sh rand   libhiprand-dev (bookworm 5.3.3, trixie 5.7.1, sid/experimental 6.4.3)
 #   scripts/install-math-libs.sh fft    libhipfft-dev (trixie 6.1.2, sid/experimental 6.4.3); bookworm has none
+#   scripts/install-math-libs.sh sparse libhipsparse-dev (bookworm 5.3.3, newer suites: docs/SOLVER_SPARSE.md)
+#   scripts/install-math-libs.sh solver libhipsolver-dev (sid, experimental: docs/SOLVER_SPARSE.md)
 #
 # Where a ROCm install already holds the header (ROCM_PATH, /opt/rocm), nothing is installed.
 set -euo pipefail
-[ $# -ge 1 ] || { echo "usage: $0 blas|rand|fft..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 blas|rand|fft|sparse|solver..." >&2; exit 2; }
 packages=()
 for lib in "$@"; do
     case $lib in
         blas) header=hipblas/hipblas.h pkg=libhipblas-dev ;;
         rand) header=hiprand/hiprand.h pkg=libhiprand-dev ;; # + librocrand-dev below (hiprand_hcc.h needs it)
         fft) header=hipfft/hipfft.h pkg=libhipfft-dev ;;
-        *) echo "install-math-libs: unknown library '$lib' (blas, rand, fft)" >&2; exit 2 ;;
+        sparse) header=hipsparse/hipsparse.h pkg=libhipsparse-dev ;;
+        solver) header=hipsolver/hipsolver.h pkg=libhipsolver-dev ;;
+        *) echo "install-math-libs: unknown library '$lib' (blas, rand, fft, sparse, solver)" >&2; exit 2 ;;
     esac
     for root in "${ROCM_PATH:-}" /opt/rocm; do
         if [ -n "$root" ] && [ -f "$root/include/$header" ]; then
@@ -37,7 +41,7 @@ done
 sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
 $sudo apt-get update -qq
 if ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null; then
-    echo "install-math-libs: apt-get could not install ${packages[*]} (Debian bookworm has no hipBLAS or hipFFT: use trixie or newer, or ROCm)" >&2
+    echo "install-math-libs: apt-get could not install ${packages[*]} (Debian bookworm has no hipBLAS, hipFFT or hipSOLVER: use a newer suite, or ROCm)" >&2
     exit 1
 fi
 for p in "${packages[@]}"; do echo "install-math-libs: $p $(dpkg-query -W -f='${Version}' "$p") installed"; done

@@ -107,6 +107,10 @@ pub mod rand;
 pub mod rccl;
 pub mod result;
 pub mod rtc;
+#[cfg(feature = "solver")]
+pub mod solver;
+#[cfg(feature = "sparse")]
+pub mod sparse;
 pub mod stream;
 #[cfg(all(test, any(feature = "blas", feature = "fft")))]
 mod test_fuzz;
@@ -118,7 +122,7 @@ pub use device::{driver_version, runtime_version, Device, DeviceProperties};
 pub use device_select::{DeviceSelector, DeviceUuid, PciBusId};
 pub use error::{
     BlasErrorCode, Error, FftErrorCode, HipErrorCode, NcclErrorCode, NoDeviceReason, RandErrorCode,
-    Report, Result, RtcErrorCode, Status,
+    Report, Result, RtcErrorCode, SolverErrorCode, SolverFailure, SparseErrorCode, Status,
 };
 pub use event::Event;
 pub use future::{Completion, PinnedCopy, ReadFuture};

@@ -212,7 +212,13 @@ impl StreamHandle {
     /// so far. Nothing to do for the same stream; skipped while this stream is captured (the wait would
     /// be a graph dependency on work outside the graph).
     #[cfg_attr(
-        not(any(feature = "blas", feature = "rand", feature = "fft")),
+        not(any(
+            feature = "blas",
+            feature = "rand",
+            feature = "fft",
+            feature = "solver",
+            feature = "sparse"
+        )),
         allow(dead_code)
     )]
     pub(crate) fn take_over_from(self: &Arc<Self>, old: &Arc<StreamHandle>) -> Result<()> {

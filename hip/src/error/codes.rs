@@ -341,7 +341,13 @@ impl fmt::Display for FftErrorCode {
 /// A math library (hipBLAS, hipRAND, hipFFT) as its status codes are turned into errors. Compiled in every
 /// build, so its unit tests (and mutation tests) run without the libraries.
 #[cfg_attr(
-    not(any(feature = "blas", feature = "rand", feature = "fft")),
+    not(any(
+        feature = "blas",
+        feature = "rand",
+        feature = "fft",
+        feature = "solver",
+        feature = "sparse"
+    )),
     allow(dead_code)
 )]
 pub(crate) struct MathLibrary {
@@ -358,7 +364,13 @@ pub(crate) struct MathLibrary {
 /// The [`MathLibrary`] of a math sys crate `$sys` (imported under that name where this is used): its
 /// loader's two codes (`$not_found`, `$no_symbol`) and, with `dynamic-loading`, its loader's failure.
 #[cfg_attr(
-    not(any(feature = "blas", feature = "rand", feature = "fft")),
+    not(any(
+        feature = "blas",
+        feature = "rand",
+        feature = "fft",
+        feature = "solver",
+        feature = "sparse"
+    )),
     allow(unused_macros)
 )]
 macro_rules! math_library {
@@ -382,7 +394,13 @@ macro_rules! math_library {
     }};
 }
 #[cfg_attr(
-    not(any(feature = "blas", feature = "rand", feature = "fft")),
+    not(any(
+        feature = "blas",
+        feature = "rand",
+        feature = "fft",
+        feature = "solver",
+        feature = "sparse"
+    )),
     allow(unused_imports)
 )]
 pub(crate) use math_library;
@@ -392,7 +410,13 @@ pub(crate) use math_library;
 ///
 /// Inlined into every call's hot path; the error is built out of line.
 #[cfg_attr(
-    not(any(feature = "blas", feature = "rand", feature = "fft")),
+    not(any(
+        feature = "blas",
+        feature = "rand",
+        feature = "fft",
+        feature = "solver",
+        feature = "sparse"
+    )),
     allow(dead_code)
 )]
 #[inline]
@@ -410,7 +434,13 @@ pub(crate) fn math_status(
 
 /// The error for a status other than success.
 #[cfg_attr(
-    not(any(feature = "blas", feature = "rand", feature = "fft")),
+    not(any(
+        feature = "blas",
+        feature = "rand",
+        feature = "fft",
+        feature = "solver",
+        feature = "sparse"
+    )),
     allow(dead_code)
 )]
 #[cold]

@@ -40,15 +40,25 @@
 //! | [`Error::Blas`] (hipBLAS, feature `blas`) | by code: see [`BlasErrorCode::status`] |
 //! | [`Error::Rand`] (hipRAND, feature `rand`) | by code: see [`RandErrorCode::status`] |
 //! | [`Error::Fft`] (hipFFT, feature `fft`) | by code: see [`FftErrorCode::status`] |
+//! | [`Error::Solver`] (hipSOLVER, feature `solver`) | by code: see [`SolverErrorCode::status`] |
+//! | [`Error::NoSolution`] (a solver's `info`) | `operation_failed` (600); `invalid_argument` (410) for a refused argument |
+//! | [`Error::Sparse`] (hipSPARSE, feature `sparse`) | by code: see [`SparseErrorCode::status`] |
 
 mod codes;
 mod loading;
 mod no_device;
 mod report;
+mod solver_codes;
 mod status;
 
 #[cfg_attr(
-    not(any(feature = "blas", feature = "rand", feature = "fft")),
+    not(any(
+        feature = "blas",
+        feature = "rand",
+        feature = "fft",
+        feature = "solver",
+        feature = "sparse"
+    )),
     allow(unused_imports)
 )]
 pub(crate) use codes::{math_library, math_status, MathLibrary};
@@ -57,6 +67,7 @@ pub use codes::{
 };
 pub use no_device::NoDeviceReason;
 pub use report::Report;
+pub use solver_codes::{SolverErrorCode, SolverFailure, SparseErrorCode};
 pub use status::Status;
 
 use hip_sys::hipError_t;
@@ -277,6 +288,33 @@ pub enum Error {
         /// The raw `hipfftResult` it returned.
         code: FftErrorCode,
     },
+    /// A hipSOLVER call failed (the `solver` module, feature `solver`).
+    #[error("{call} failed: {code}")]
+    Solver {
+        /// The function that failed, e.g. `"hipsolverDpotrf"`.
+        call: &'static str,
+        /// The raw `hipsolverStatus_t` it returned.
+        code: SolverErrorCode,
+    },
+    /// A factorization or solver ran, and its `info` result says the input has no answer of the kind
+    /// asked for (`solver::Info::check`): not positive definite, singular, not converged.
+    #[error("{call}: {failure}{}", batch_note(*.batch))]
+    NoSolution {
+        /// The function whose `info` said so, e.g. `"hipsolverDpotrf"`.
+        call: &'static str,
+        /// Which problem of a batched call (0-based), `None` for a single one.
+        batch: Option<usize>,
+        /// What `info` said.
+        failure: SolverFailure,
+    },
+    /// A hipSPARSE call failed (the `sparse` module, feature `sparse`).
+    #[error("{call} failed: {code}")]
+    Sparse {
+        /// The function that failed, e.g. `"hipsparseSpMV"`.
+        call: &'static str,
+        /// The raw `hipsparseStatus_t` it returned.
+        code: SparseErrorCode,
+    },
     /// An argument this crate refuses before HIP or HIPRTC sees it.
     #[error("invalid {what} {value:?}: {reason}")]
     InvalidArgument {
@@ -478,6 +516,9 @@ impl Error {
             Error::Blas { code, .. } => code.status(),
             Error::Rand { code, .. } => code.status(),
             Error::Fft { code, .. } => code.status(),
+            Error::Solver { code, .. } => code.status(),
+            Error::NoSolution { failure, .. } => failure.status(),
+            Error::Sparse { code, .. } => code.status(),
             Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 Status::NotFound
             }
@@ -544,6 +585,22 @@ impl Error {
         }
     }
 
+    /// The raw `hipsolverStatus_t`, for a hipSOLVER failure.
+    pub fn solver_code(&self) -> Option<SolverErrorCode> {
+        match self {
+            Error::Solver { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// The raw `hipsparseStatus_t`, for a hipSPARSE failure.
+    pub fn sparse_code(&self) -> Option<SparseErrorCode> {
+        match self {
+            Error::Sparse { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
     /// The compile or link log, for a HIPRTC or comgr failure that has one.
     pub fn log(&self) -> Option<&str> {
         match self {
@@ -587,6 +644,11 @@ impl Error {
             log,
         }
     }
+}
+
+/// ` (problem 3 of the batch)` for a batched call's failure.
+fn batch_note(batch: Option<usize>) -> String {
+    batch.map_or(String::new(), |b| format!(" (problem {b} of the batch)"))
 }
 
 #[cfg(test)]

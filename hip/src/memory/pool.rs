@@ -13,8 +13,9 @@ use super::{byte_size, Access, DeviceBuffer, DeviceCopy, DeviceMemory};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::result;
-use crate::stream::Stream;
+use crate::stream::{Stream, StreamHandle};
 use hip_sys as sys;
+use std::sync::Arc;
 
 /// Whether `device` supports stream-ordered allocation (`hipDeviceAttributeMemoryPoolsSupported`).
 pub(crate) fn pools_supported(device: &Device) -> Result<bool> {
@@ -36,16 +37,26 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// # Safety
     /// The contents are uninitialised: write them before reading.
     pub unsafe fn alloc_async(stream: &Stream, len: usize) -> Result<Self> {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { Self::alloc_async_on(stream.handle(), len) }
+    }
+
+    /// [`alloc_async`](Self::alloc_async) on a stream's shared handle, for what keeps a stream's handle
+    /// rather than the `Stream` (the math libraries' handles).
+    ///
+    /// # Safety
+    /// As [`alloc_async`](Self::alloc_async): the contents are uninitialised.
+    pub(crate) unsafe fn alloc_async_on(stream: &Arc<StreamHandle>, len: usize) -> Result<Self> {
         let op = stream.begin_op();
         if op.is_capturing() {
             return Err(Error::InvalidArgument {
                 what: "stream for a stream-ordered allocation",
-                value: format!("stream {}", stream.id()),
+                value: format!("stream {}", stream.id),
                 reason: "it is being captured: allocate before the capture begins".into(),
             });
         }
         let bytes = byte_size::<T>(len)?;
-        let device = stream.device();
+        let device = &stream.device;
         if bytes == 0 {
             // No elements, or zero-sized ones: nothing to allocate, but `len` of them all the same.
             return Ok(Self::from_parts(
@@ -56,12 +67,12 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             ));
         }
         device.bind()?;
-        let b = if pools_supported(device)? && !stream.is_default() {
-            // SAFETY: `stream.raw()` is live while borrowed and on `device` (current); it is not being
-            // captured (checked under `op`, held until the use is recorded), so the allocation is made
-            // now in stream order, not recorded into a graph.
-            let ptr = result::pool::malloc_async(bytes, stream.raw())?;
-            let release = Release::FreeAsync(stream.handle().clone());
+        let b = if pools_supported(device)? && !stream.raw.is_null() {
+            // SAFETY: `stream.raw` is live (the handle is borrowed) and on `device` (current); it is not
+            // being captured (checked under `op`, held until the use is recorded), so the allocation is
+            // made now in stream order, not recorded into a graph.
+            let ptr = result::pool::malloc_async(bytes, stream.raw)?;
+            let release = Release::FreeAsync(Arc::clone(stream));
             Self::from_parts(ptr, len, device, release)
         } else {
             Self::from_parts(result::malloc(bytes)?, len, device, Release::Free)

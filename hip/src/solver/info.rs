@@ -1,0 +1,103 @@
+//! A call's `info` result, kept on the device until the caller asks for it.
+
+use crate::error::{Error, Result, SolverFailure};
+use crate::memory::{DeviceBuffer, DeviceMemory};
+
+/// What a positive `info` means for the call that wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Meaning {
+    /// `potrf`: the leading minor of order `info` is not positive definite.
+    NotPositiveDefinite,
+    /// `getrf`: `U(info, info)` is zero.
+    Singular,
+    /// `syevd`, `gesvd`: `info` elements did not converge.
+    NotConverged,
+    /// The call has only argument checks (`potrs`, `getrs`, `geqrf`, `ormqr`): a positive value is not
+    /// documented, and is reported as the raw value.
+    ArgumentsOnly,
+}
+
+/// The `info` result of a queued hipSOLVER call: one `int` per problem, written on the device by the
+/// call. Nothing reads it unless the caller does: [`check`](Info::check) and [`values`](Info::values)
+/// wait for the call that wrote it (that buffer's writer, not the whole stream) and read it back;
+/// dropped unread it waits for nothing (it is freed in the stream's order).
+#[must_use = "a factorization's outcome (positive definite, singular, converged) is known only by checking its Info"]
+pub struct Info {
+    call: &'static str,
+    meaning: Meaning,
+    batched: bool,
+    values: DeviceBuffer<i32>,
+}
+
+impl Info {
+    pub(super) fn new(
+        call: &'static str,
+        meaning: Meaning,
+        batched: bool,
+        values: DeviceBuffer<i32>,
+    ) -> Info {
+        Info {
+            call,
+            meaning,
+            batched,
+            values,
+        }
+    }
+
+    /// Wait for the call, and `Ok` if every problem had an answer; else [`Error::NoSolution`] for the
+    /// first that had none (naming its place in the batch for a batched call).
+    pub fn check(&self) -> Result<()> {
+        let values = self.values()?;
+        match failure(self.meaning, &values) {
+            None => Ok(()),
+            Some((i, failure)) => Err(Error::NoSolution {
+                call: self.call,
+                batch: self.batched.then_some(i),
+                failure,
+            }),
+        }
+    }
+
+    /// Wait for the call and read the raw `info` values, one per problem (LAPACK's meaning: 0 success,
+    /// `-i` argument `i` refused, positive values as [`check`](Info::check) explains).
+    pub fn values(&self) -> Result<Vec<i32>> {
+        self.values.to_vec()
+    }
+
+    /// The device buffer the call writes, for reading it in a kernel or asynchronously
+    /// (`to_vec_async`).
+    pub fn buffer(&self) -> &DeviceBuffer<i32> {
+        &self.values
+    }
+
+    /// The hipSOLVER function that writes it.
+    pub fn call(&self) -> &'static str {
+        self.call
+    }
+}
+
+impl std::fmt::Debug for Info {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Info")
+            .field("call", &self.call)
+            .field("problems", &self.values.len())
+            .finish()
+    }
+}
+
+/// The first non-zero `info` and what it means, with its index.
+pub(super) fn failure(meaning: Meaning, values: &[i32]) -> Option<(usize, SolverFailure)> {
+    let (i, &v) = values.iter().enumerate().find(|(_, &v)| v != 0)?;
+    let n = v.unsigned_abs() as usize;
+    let failure = if v < 0 {
+        SolverFailure::IllegalArgument { position: n }
+    } else {
+        match meaning {
+            Meaning::NotPositiveDefinite => SolverFailure::NotPositiveDefinite { order: n },
+            Meaning::Singular => SolverFailure::Singular { pivot: n },
+            Meaning::NotConverged => SolverFailure::NotConverged { count: n },
+            Meaning::ArgumentsOnly => SolverFailure::Undocumented { info: v },
+        }
+    };
+    Some((i, failure))
+}

@@ -1,0 +1,342 @@
+//! Dense factorizations, solves, eigenvalues and singular values through hipSOLVER (over rocSOLVER on
+//! AMD, cuSOLVER on HIP's NVIDIA platform). Feature `solver`: `hip = { features = ["solver"] }`, over
+//! `hipsolver-sys` (bindgen over the installed `hipsolver/hipsolver.h`).
+//!
+//! ```no_run
+//! use hip::prelude::*;
+//! use hip::solver::{Handle, Uplo};
+//!
+//! let device = Device::get(0)?;
+//! let stream = Stream::new(&device)?;
+//! let mut solver = Handle::new(&stream)?;
+//! // A symmetric positive definite 2x2 matrix (column-major) and a right-hand side.
+//! let mut a = DeviceBuffer::from_host(&device, &[4.0f64, 2.0, 2.0, 3.0])?;
+//! let mut b = DeviceBuffer::from_host(&device, &[2.0f64, 1.0])?;
+//! solver.potrf(Uplo::Lower, 2, &mut a, 2)?.check()?; // Cholesky: A = L L^T
+//! solver.potrs(Uplo::Lower, 2, 1, &a, 2, &mut b, 2)?.check()?; // solves A x = b into b
+//! assert_eq!(b.to_vec()?, [0.5, 0.0]);
+//! # Ok::<(), hip::Error>(())
+//! ```
+//!
+//! # Layout and checks
+//!
+//! Matrices are column-major, as in LAPACK: element `(i, j)` of a matrix with leading dimension `ld` is
+//! at `i + j * ld`. Before any call every size, leading dimension and batch count is checked against the
+//! buffers: each buffer must hold every element the call reads or writes (`ld * (cols - 1) + rows`; a
+//! larger buffer is fine), leading dimensions are at least the rows (and 1), and every value fits
+//! hipSOLVER's C `int`. A shape that fails is an [`Error::InvalidArgument`] naming the operand, and
+//! nothing is queued. Buffers must be on the handle's device ([`Error::DeviceMismatch`]).
+//!
+//! # Ordering, workspace, and `info`
+//!
+//! Calls are queued on the handle's stream and return at once, ordered by the memory model like every
+//! other operation of this crate (see the [`memory`](crate::memory) module). The handle owns its
+//! workspace: asked of the library (`*_bufferSize`) before each call, grown when a call needs more,
+//! allocated in the stream's order (`hipMallocAsync` where the device has memory pools) and ordered as
+//! written by every call.
+//!
+//! Every call that has one returns its `info` result as an [`Info`]: a small device buffer the call
+//! writes, which nothing reads behind the caller's back. [`Info::check`] is the documented point where
+//! the host waits for the call (for that buffer's writer only, not the whole stream) and turns a
+//! non-zero `info` into [`Error::NoSolution`]: [`SolverFailure::NotPositiveDefinite`] (`potrf`),
+//! [`SolverFailure::Singular`] (`getrf`), [`SolverFailure::NotConverged`] (`syevd`, `gesvd`). An `Info`
+//! dropped unchecked costs nothing and waits for nothing. A `hipsolverStatus_t` other than success is
+//! an [`Error::Solver`] keeping the raw status ([`SolverErrorCode::status`] gives its DTL status); with
+//! `dynamic-loading`, a missing libhipsolver is [`Error::LibraryNotFound`].
+//!
+//! # What it has
+//!
+//! | call | hipSOLVER | notes |
+//! | --- | --- | --- |
+//! | [`Handle::potrf`], [`Handle::potrs`] | `hipsolver?potrf`, `?potrs` | Cholesky |
+//! | [`Handle::getrf`], [`Handle::getrs`] | `?getrf` (with pivots), `?getrs` | LU |
+//! | [`Handle::geqrf`], [`Handle::ormqr`] | `?geqrf`, `?ormqr` / `?unmqr` | QR, and applying `Q` |
+//! | [`Handle::syevd`] | `?syevd` / `?heevd` | symmetric / Hermitian eigenvalues, optionally vectors |
+//! | [`Handle::gesvd`] | `?gesvd` | SVD; on HIP's NVIDIA platform (cuSOLVER) only `m >= n` |
+//! | [`Handle::potrf_batched`], [`Handle::potrs_batched`] | `?potrfBatched`, `?potrsBatched` | many small matrices |
+//!
+//! for `f32`, `f64`, [`Complex32`] and [`Complex64`] ([`SolverScalar`]). `Handle` is `Send`, not `Sync`.
+//!
+//! # Versions
+//!
+//! | hipSOLVER | ROCm | Debian | soname |
+//! | --- | --- | --- | --- |
+//! | 1.4 (5.2.3) | 5.2 | (NVIDIA build from source) | `libhipsolver.so.0` |
+//! | 2.4.0 (6.4.1) | 6.4 | sid, experimental | `libhipsolver.so.0` |
+//!
+//! Debian bookworm and trixie package no hipSOLVER: there `--features solver` stops the build with a
+//! message listing every place tried and what to install, unless `dynamic-loading` is on (the committed
+//! hipSOLVER 2.4.0 bindings are used, and the library is opened at run time; `HIP_RS_HIPSOLVER` names a
+//! file). On HIP's NVIDIA platform hipSOLVER's NVIDIA backend is built from its source over cuSOLVER
+//! (`scripts/build-math-nvidia.sh solver`), and a program needs cuSOLVER, cuBLAS(Lt) and cuSPARSE at run
+//! time beside CUDA's runtime.
+
+mod calls;
+mod info;
+mod types;
+
+pub use self::info::Info;
+pub use self::types::SolverScalar;
+/// The raw bindings (`hipsolver-sys`).
+pub use hipsolver_sys;
+/// The `num-complex` crate: [`Complex32`] and [`Complex64`] are the complex element types.
+pub use num_complex;
+pub use num_complex::{Complex32, Complex64};
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+pub use crate::error::{SolverErrorCode, SolverFailure};
+use crate::event::same_device;
+use crate::memory::{Access, Allocation, DeviceBuffer, DeviceMemory, DevicePtr};
+use crate::stream::{Stream, StreamHandle, StreamOp};
+use hipsolver_sys as sys;
+use std::sync::Arc;
+
+/// The version of the hipSOLVER headers this crate was built against (1.x for ROCm 5, 2.x for ROCm 6).
+pub const HEADER_VERSION: (u32, u32, u32) = sys::HEADER_VERSION;
+
+/// Which triangle of a symmetric / Hermitian matrix a call reads (and, for a factorization, writes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Uplo {
+    /// The lower triangle (`HIPSOLVER_FILL_MODE_LOWER`).
+    Lower,
+    /// The upper triangle (`HIPSOLVER_FILL_MODE_UPPER`).
+    Upper,
+}
+
+/// An operation on a matrix operand: as is, transposed, or conjugate-transposed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// `A`.
+    N,
+    /// `A^T`.
+    T,
+    /// `A^H` (the same as `T` for real types).
+    C,
+}
+
+/// Which side `Q` multiplies from in [`Handle::ormqr`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// `op(Q) C`.
+    Left,
+    /// `C op(Q)`.
+    Right,
+}
+
+/// What [`Handle::syevd`] computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Eigen {
+    /// Eigenvalues only; the matrix is overwritten with intermediate values.
+    Values,
+    /// Eigenvalues, and the orthonormal eigenvectors in the matrix's columns.
+    Vectors,
+}
+
+/// Which singular vectors [`Handle::gesvd`] computes, for `U` and for `V^H` each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SvdVectors {
+    /// All of them (`'A'`): `U` is `m x m`, `V^H` is `n x n`.
+    All,
+    /// The first `min(m, n)` (`'S'`): `U` is `m x min(m, n)`, `V^H` is `min(m, n) x n`.
+    Thin,
+    /// None (`'N'`): the buffer is not touched and may be empty.
+    None,
+}
+
+/// A hipSOLVER handle bound to a stream of one device (`hipsolverHandle_t`), with the workspace it
+/// owns. Every call is queued on that stream. Destroyed on drop.
+///
+/// `Send` (it may move to another thread) but not `Sync`: its calls take `&mut self` (the workspace may
+/// grow), and hipSOLVER handles are not for concurrent use.
+pub struct Handle {
+    raw: sys::hipsolverHandle_t,
+    device: Device,
+    stream: Arc<StreamHandle>,
+    /// The workspace every call is given, grown on demand; ordered as written by every call.
+    workspace: Option<DeviceBuffer<u8>>,
+}
+
+// SAFETY: a hipSOLVER handle may be used from any thread, one at a time: every use takes `&mut self` or
+// `&self` of a type that is not `Sync`, and each call makes the handle's device current first.
+unsafe impl Send for Handle {}
+
+/// One operand of a call: its device, allocation and how the call uses it.
+type Operand<'a> = (&'a Device, &'a Arc<Allocation>, Access);
+
+impl Handle {
+    /// A handle on `stream`'s device, queueing on `stream` (`hipsolverCreate`, `hipsolverSetStream`).
+    pub fn new(stream: &Stream) -> Result<Handle> {
+        let device = stream.device().clone();
+        device.bind()?;
+        let mut raw: sys::hipsolverHandle_t = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; the device is current, so the handle is made on it.
+        check("hipsolverCreate", unsafe { sys::hipsolverCreate(&mut raw) })?;
+        let handle = Handle {
+            raw,
+            device,
+            stream: Arc::clone(stream.handle()),
+            workspace: None,
+        };
+        // SAFETY: `raw` is the live handle just made; the stream is live (kept by `handle.stream`) and on
+        // the handle's device.
+        check("hipsolverSetStream", unsafe {
+            sys::hipsolverSetStream(raw, stream.raw())
+        })?;
+        Ok(handle)
+    }
+
+    /// Queue later calls on `stream`, which must be on the handle's device ([`Error::DeviceMismatch`]).
+    /// Calls already queued stay on the previous stream; the memory model orders the two on shared
+    /// buffers, and on the workspace.
+    pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
+        same_device("solver set_stream", &self.device, stream.device())?;
+        self.device.bind()?;
+        // The library's own state was last used on the old stream: the new one waits for it.
+        stream.handle().take_over_from(&self.stream)?;
+        // SAFETY: live handle; the stream is live and on the handle's device (checked), and kept alive
+        // below for as long as the handle uses it.
+        check("hipsolverSetStream", unsafe {
+            sys::hipsolverSetStream(self.raw, stream.raw())
+        })?;
+        self.stream = Arc::clone(stream.handle());
+        Ok(())
+    }
+
+    /// The device the handle works on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The raw handle, for hipSOLVER calls this crate does not wrap. Order them on the handle's stream
+    /// with [`DeviceMemory::track_use`]; the handle stays owned by `self`.
+    pub fn raw(&self) -> sys::hipsolverHandle_t {
+        self.raw
+    }
+
+    /// The bytes of workspace the handle holds now (0 before the first call that needs one).
+    pub fn workspace_bytes(&self) -> usize {
+        self.workspace.as_ref().map_or(0, |w| w.len())
+    }
+
+    /// A workspace of at least `bytes`, 256-byte aligned (a fresh allocation always is), grown in the
+    /// stream's order: the old one is freed after the calls that used it. Null for 0 bytes.
+    fn workspace(&mut self, bytes: usize) -> Result<DevicePtr> {
+        if bytes == 0 {
+            return Ok(std::ptr::null_mut());
+        }
+        if self.workspace_bytes() < bytes {
+            // Dropping the old workspace first lets the pool reuse its memory; its free is ordered after
+            // every call that used it.
+            self.workspace = None;
+            // SAFETY: the library only writes the workspace before reading it (it is scratch memory);
+            // nothing of this crate reads it.
+            self.workspace = Some(unsafe { DeviceBuffer::alloc_async_on(&self.stream, bytes)? });
+        }
+        Ok(self
+            .workspace
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |w| w.device_ptr()))
+    }
+
+    /// `count` `info` values, written by the call (allocated in the stream's order).
+    fn info(&self, count: usize) -> Result<DeviceBuffer<i32>> {
+        // SAFETY: read only through `Info`, after the call that writes every element; a call that fails
+        // to queue drops it unread.
+        unsafe { DeviceBuffer::alloc_async_on(&self.stream, count) }
+    }
+
+    /// Start a call: every operand on the handle's device, the stream ordered after their conflicting
+    /// users and recorded as their user (and as the workspace's writer), the device current. The guard
+    /// keeps captures from starting or ending until the call is queued.
+    fn begin(&self, what: &'static str, operands: &[Operand<'_>]) -> Result<StreamOp<'_>> {
+        for &(device, _, _) in operands {
+            same_device(what, &self.device, device)?;
+        }
+        let mut uses: Vec<(&Arc<Allocation>, Access)> =
+            operands.iter().map(|&(_, a, x)| (a, x)).collect();
+        if let Some(w) = &self.workspace {
+            uses.push((w.allocation(), Access::Write));
+        }
+        crate::memory::tracking::by_address(&mut uses);
+        let op = self.stream.begin_op();
+        for (allocation, access) in uses {
+            allocation.use_on(&op, access)?;
+        }
+        self.device.bind()?;
+        Ok(op)
+    }
+
+    /// Ask a `_bufferSize` function for the workspace in elements of `T`, as bytes.
+    fn query(
+        &self,
+        call: &'static str,
+        f: impl FnOnce(*mut i32) -> sys::hipsolverStatus_t,
+    ) -> Result<usize> {
+        self.device.bind()?;
+        let mut lwork = 0i32;
+        check(call, f(&mut lwork))?;
+        usize::try_from(lwork).map_err(|_| Error::InvalidArgument {
+            what: "hipSOLVER workspace size",
+            value: lwork.to_string(),
+            reason: format!("{call} answered a negative size"),
+        })
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // Errors cannot be reported from drop; the device is current so the handle is destroyed on it.
+        let _ = self.device.bind();
+        // SAFETY: the live handle, destroyed once. Work it queued may still run: the buffers it uses (and
+        // the workspace, dropped after this in stream order) are freed only after their recorded users;
+        // the library's own state is freed by the library, which synchronizes first (cuSOLVER,
+        // rocBLAS's handle destruction).
+        unsafe { sys::hipsolverDestroy(self.raw) };
+    }
+}
+
+/// `Ok` for success, else the error for `call`.
+#[inline]
+pub(crate) fn check(call: &'static str, status: sys::hipsolverStatus_t) -> Result<()> {
+    crate::error::math_status(&LIBRARY, call, status.0, |raw| Error::Solver {
+        call,
+        code: SolverErrorCode(raw),
+    })
+}
+
+const LIBRARY: crate::error::MathLibrary = crate::error::math_library!(
+    sys,
+    "hipSOLVER (libhipsolver)",
+    "Debian sid or newer: apt-get install libhipsolver-dev; ROCm: hipsolver; or point HIP_RS_HIPSOLVER at the library",
+    hipsolverRsStatusLibraryNotFound,
+    hipsolverRsStatusSymbolNotFound,
+);
+
+// The fill, operation and side values: `HIPSOLVER_FILL_MODE_*`, `HIPSOLVER_OP_*` and `HIPSOLVER_SIDE_*`
+// in hipSOLVER 1.x, hipblas-common's `HIPBLAS_*` (which hipSOLVER's types alias) from 2.x: the same
+// numbers under either name, so they are spelled here once for every version.
+fn raw_uplo(u: Uplo) -> sys::hipsolverFillMode_t {
+    match u {
+        Uplo::Upper => 121,
+        Uplo::Lower => 122,
+    }
+}
+
+fn raw_op(op: Op) -> sys::hipsolverOperation_t {
+    match op {
+        Op::N => 111,
+        Op::T => 112,
+        Op::C => 113,
+    }
+}
+
+fn raw_side(side: Side) -> sys::hipsolverSideMode_t {
+    match side {
+        Side::Left => 141,
+        Side::Right => 142,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,1 @@
+//! Sparse matrices through hipSPARSE (in progress).
