@@ -31,8 +31,21 @@ bookworm() {
     cargo test -q -p hip --features blas,rand,fft,dynamic-loading --lib -- blas:: rand:: fft::
     cargo run -q --features blas,rand,fft,dynamic-loading --example gemm
     cargo run -q --features blas,rand,fft,dynamic-loading --example random_fft
+    # hipSOLVER: no bookworm package (the build error names it); hipSPARSE 5.3.3: its sys crate builds.
+    local log=target/ci-logs/solver-bookworm.log
+    if cargo build -q --features solver --example solve >"$log" 2>&1; then
+        echo "bookworm has no hipSOLVER, yet --features solver built" >&2
+        return 1
+    fi
+    grep -q "hipSOLVER not found (hipsolver/hipsolver.h)" "$log" && grep -q "dynamic-loading" "$log" ||
+        { cat "$log" >&2; return 1; }
+    echo "without hipSOLVER: $(grep -m1 "hipSOLVER not found" "$log")"
+    cargo test -q -p hip --features solver,dynamic-loading --lib -- solver::
+    cargo run -q --features solver,dynamic-loading --example solve
+    scripts/install-math-libs.sh sparse
+    cargo test -q --manifest-path hipsparse-sys/Cargo.toml
 }
-step "bookworm (hipRAND 5.3.3; no hipBLAS, no hipFFT): builds, errors, dynamic-loading from the committed bindings" bookworm
+step "bookworm (hipRAND 5.3.3, hipSPARSE 5.3.3; no hipBLAS, hipFFT, hipSOLVER): builds, errors, dynamic-loading from the committed bindings" bookworm
 
 cargo fetch -q # the chroots do not download crates (TLS certificates): the host fetches for them
 for suite in trixie sid experimental; do
@@ -52,5 +65,30 @@ for suite in trixie sid experimental; do
         cargo test -q --offline -p hip --features blas,rand,fft --lib -- blas:: rand:: fft::
         cargo run -q --offline --features blas,rand,fft --example gemm
         cargo run -q --offline --features blas,rand,fft --example random_fft'
+done
+# hipSOLVER and hipSPARSE where the suite packages them (each is checked, and said): the sys crates, and
+# hip::solver.
+for suite in trixie sid experimental; do
+    step "$suite: hipSOLVER, hipSPARSE: clippy, docs, no-device tests, example" scripts/distro-chroot.sh "$suite" run sh -c '
+        set -e
+        crates=
+        for lib in sparse solver; do
+            if apt-cache show libhip$lib-dev >/dev/null 2>&1; then
+                scripts/install-math-libs.sh $lib
+                crates="$crates hip$lib-sys"
+            else
+                echo "$0 packages no hip$lib (libhip$lib-dev)"
+            fi
+        done
+        for c in $crates; do
+            cargo clippy -q --offline --manifest-path $c/Cargo.toml --all-targets -- -D warnings
+            RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps --manifest-path $c/Cargo.toml
+            cargo test -q --offline --manifest-path $c/Cargo.toml
+        done
+        case $crates in *hipsolver-sys*) ;; *) exit 0 ;; esac
+        cargo clippy -q --offline --features gpu,solver --all-targets -- -D warnings
+        RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps -p hip --features solver
+        cargo test -q --offline -p hip --features solver --lib -- solver::
+        cargo run -q --offline --features solver --example solve' "$suite"
 done
 step "sid: committed hipBLAS, hipRAND, hipFFT bindings current" scripts/regen-math-prebuilt.sh --check

@@ -109,8 +109,6 @@ pub mod result;
 pub mod rtc;
 #[cfg(feature = "solver")]
 pub mod solver;
-#[cfg(feature = "sparse")]
-pub mod sparse;
 pub mod stream;
 #[cfg(all(test, any(feature = "blas", feature = "fft")))]
 mod test_fuzz;

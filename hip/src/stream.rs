@@ -216,8 +216,7 @@ impl StreamHandle {
             feature = "blas",
             feature = "rand",
             feature = "fft",
-            feature = "solver",
-            feature = "sparse"
+            feature = "solver"
         )),
         allow(dead_code)
     )]

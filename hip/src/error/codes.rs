@@ -345,8 +345,7 @@ impl fmt::Display for FftErrorCode {
         feature = "blas",
         feature = "rand",
         feature = "fft",
-        feature = "solver",
-        feature = "sparse"
+        feature = "solver"
     )),
     allow(dead_code)
 )]
@@ -368,8 +367,7 @@ pub(crate) struct MathLibrary {
         feature = "blas",
         feature = "rand",
         feature = "fft",
-        feature = "solver",
-        feature = "sparse"
+        feature = "solver"
     )),
     allow(unused_macros)
 )]
@@ -398,8 +396,7 @@ macro_rules! math_library {
         feature = "blas",
         feature = "rand",
         feature = "fft",
-        feature = "solver",
-        feature = "sparse"
+        feature = "solver"
     )),
     allow(unused_imports)
 )]
@@ -414,8 +411,7 @@ pub(crate) use math_library;
         feature = "blas",
         feature = "rand",
         feature = "fft",
-        feature = "solver",
-        feature = "sparse"
+        feature = "solver"
     )),
     allow(dead_code)
 )]
@@ -438,8 +434,7 @@ pub(crate) fn math_status(
         feature = "blas",
         feature = "rand",
         feature = "fft",
-        feature = "solver",
-        feature = "sparse"
+        feature = "solver"
     )),
     allow(dead_code)
 )]

@@ -56,8 +56,7 @@ mod status;
         feature = "blas",
         feature = "rand",
         feature = "fft",
-        feature = "solver",
-        feature = "sparse"
+        feature = "solver"
     )),
     allow(unused_imports)
 )]

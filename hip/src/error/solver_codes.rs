@@ -214,3 +214,7 @@ impl fmt::Display for SolverFailure {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "solver_codes_tests.rs"]
+mod tests;

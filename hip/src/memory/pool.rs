@@ -87,10 +87,16 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// `len` zeroed elements in `stream`'s order: [`DeviceBuffer::alloc_async`] and a memset queued on
     /// `stream`. Later operations on any stream are ordered after the zeroing.
     pub fn zeroed_async(stream: &Stream, len: usize) -> Result<Self> {
+        Self::zeroed_async_on(stream.handle(), len)
+    }
+
+    /// [`zeroed_async`](Self::zeroed_async) on a stream's shared handle (see
+    /// [`alloc_async_on`](Self::alloc_async_on)).
+    pub(crate) fn zeroed_async_on(stream: &Arc<StreamHandle>, len: usize) -> Result<Self> {
         // SAFETY: `alloc_async` asks that the contents be written before they are read: the memset below
         // writes every byte on `stream`, which `alloc_async` recorded as the buffer's writer, so every
         // later use is ordered after it; on failure the buffer is dropped unread.
-        let b = unsafe { Self::alloc_async(stream, len)? };
+        let b = unsafe { Self::alloc_async_on(stream, len)? };
         if b.device_ptr().is_null() {
             return Ok(b);
         }
@@ -100,17 +106,17 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             // Another thread began a capture since the allocation: the memset would only be recorded.
             Err(Error::InvalidArgument {
                 what: "stream for a stream-ordered allocation",
-                value: format!("stream {}", stream.id()),
+                value: format!("stream {}", stream.id),
                 reason: "a capture began on it before the memory was zeroed".into(),
             })
         } else {
             b.allocation().use_on(&op, Access::Write).and_then(|()| {
-                stream.device().bind()?;
+                stream.device.bind()?;
                 // SAFETY: `b` is `bytes` of device memory on `stream`'s device (current), allocated in
                 // `stream`'s order just before; `stream` is recorded as its writer, so the buffer is freed
                 // and used elsewhere only after `stream`'s work. Not capturing (checked under `op`, held
                 // through the call), so the memset runs now.
-                unsafe { result::memset_async(b.device_ptr(), 0, bytes, stream.raw()) }
+                unsafe { result::memset_async(b.device_ptr(), 0, bytes, stream.raw) }
             })
         };
         // Before `b` can be dropped (on an error): its free takes the stream's gate again.

@@ -454,12 +454,14 @@ impl Handle {
         vector("gesvd: s", s.len(), k)?;
         let (ju, u_cols) = svd_job(jobs.0, m, k);
         let (jv, vt_rows) = svd_job(jobs.1, n, k);
+        // A buffer the job does not write is not touched; its leading dimension is still given as
+        // cuSOLVER checks it (at least the rows of a full U / V^H).
         let ldu = match jobs.0 {
-            SvdVectors::None => int("gesvd: ldu", ldu.max(1))?,
+            SvdVectors::None => int("gesvd: ldu", ldu.max(m.max(1)))?,
             _ => matrix("gesvd: u", u.len(), m, u_cols, ldu)?,
         };
         let ldvt = match jobs.1 {
-            SvdVectors::None => int("gesvd: ldvt", ldvt.max(1))?,
+            SvdVectors::None => int("gesvd: ldvt", ldvt.max(n.max(1)))?,
             _ => matrix("gesvd: vt", vt.len(), vt_rows, n, ldvt)?,
         };
         let (m, n) = (m as c_int, n as c_int);
@@ -584,7 +586,7 @@ impl Handle {
         }
         int("potrs_batched: nrhs", nrhs)?;
         let count = int("potrs_batched: batch count", a.len())?;
-        let info = self.info(1)?;
+        let info = self.info(if a.is_empty() { 0 } else { 1 })?;
         if a.is_empty() {
             return Ok(Info::new(name, Meaning::ArgumentsOnly, false, info));
         }

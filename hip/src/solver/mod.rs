@@ -62,9 +62,11 @@
 //! | hipSOLVER | ROCm | Debian | soname |
 //! | --- | --- | --- | --- |
 //! | 1.4 (5.2.3) | 5.2 | (NVIDIA build from source) | `libhipsolver.so.0` |
-//! | 2.4.0 (6.4.1) | 6.4 | sid, experimental | `libhipsolver.so.0` |
+//! | 5.5.1 | 5.5 | trixie | `libhipsolver.so.0` |
+//! | 2.4.0 (6.4.1) | 6.4 | sid | `libhipsolver.so.0` |
+//! | 7.2.4 | 7.2 | experimental | as packaged (the loader tries `.so.1`, then `.so.0`) |
 //!
-//! Debian bookworm and trixie package no hipSOLVER: there `--features solver` stops the build with a
+//! Debian bookworm packages no hipSOLVER: there `--features solver` stops the build with a
 //! message listing every place tried and what to install, unless `dynamic-loading` is on (the committed
 //! hipSOLVER 2.4.0 bindings are used, and the library is opened at run time; `HIP_RS_HIPSOLVER` names a
 //! file). On HIP's NVIDIA platform hipSOLVER's NVIDIA backend is built from its source over cuSOLVER
@@ -239,11 +241,10 @@ impl Handle {
             .map_or(std::ptr::null_mut(), |w| w.device_ptr()))
     }
 
-    /// `count` `info` values, written by the call (allocated in the stream's order).
+    /// `count` `info` values, zeroed in the stream's order before the call writes them: a quick return
+    /// (an empty matrix) may leave `info` unwritten, and then it reads as success.
     fn info(&self, count: usize) -> Result<DeviceBuffer<i32>> {
-        // SAFETY: read only through `Info`, after the call that writes every element; a call that fails
-        // to queue drops it unread.
-        unsafe { DeviceBuffer::alloc_async_on(&self.stream, count) }
+        DeviceBuffer::zeroed_async_on(&self.stream, count)
     }
 
     /// Start a call: every operand on the handle's device, the stream ordered after their conflicting

@@ -1,1 +1,0 @@
-//! Sparse matrices through hipSPARSE (in progress).

@@ -1,0 +1,376 @@
+//! hip::solver on a device, checked against host arithmetic: Cholesky, LU and QR solves (residuals),
+//! eigenvalues and singular values of matrices whose answers are known in closed form, the batched
+//! Cholesky, `info` turned into clear errors (not positive definite, singular, with the batch index),
+//! leading dimensions larger than the rows, wrong shapes refused with nothing written, and one handle
+//! moved between two streams. Compiled only with `--features gpu,solver`.
+#![cfg(all(feature = "gpu", feature = "solver"))]
+mod common;
+
+use common::device;
+use hip::prelude::*;
+use hip::solver::{Complex64, Eigen, Handle, Op, Side, SvdVectors, Uplo};
+use hip::{Error, SolverFailure};
+
+/// A column-major `n x n` symmetric positive definite matrix with leading dimension `ld` (padding
+/// filled with a marker): `n + 1` on the diagonal, small symmetric values off it (diagonally dominant).
+fn spd(n: usize, ld: usize) -> Vec<f64> {
+    let mut a = vec![-777.0; ld * n];
+    for j in 0..n {
+        for i in 0..n {
+            a[i + j * ld] = if i == j {
+                n as f64 + 1.0
+            } else {
+                (((i + j) * 7 % 11) as f64 - 5.0) / 10.0
+            };
+        }
+    }
+    a
+}
+
+/// `y = A x` for a column-major `rows x cols` matrix with leading dimension `ld`.
+fn matvec(a: &[f64], rows: usize, cols: usize, ld: usize, x: &[f64]) -> Vec<f64> {
+    (0..rows)
+        .map(|i| (0..cols).map(|j| a[i + j * ld] * x[j]).sum())
+        .collect()
+}
+
+fn max_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
+fn setup() -> (Device, Stream, Handle) {
+    let d = device();
+    let s = Stream::new(&d).unwrap();
+    let h = Handle::new(&s).unwrap();
+    (d, s, h)
+}
+
+#[test]
+fn cholesky_solves_with_a_padded_leading_dimension_and_leaves_the_padding() {
+    let (d, _s, mut solver) = setup();
+    let (n, ld) = (64, 70);
+    let a = spd(n, ld);
+    let x: Vec<f64> = (0..n).map(|i| (i as f64 - 30.0) / 8.0).collect();
+    let b = matvec(&a, n, n, ld, &x);
+    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut db = DeviceBuffer::from_host(&d, &b).unwrap();
+    solver
+        .potrf(Uplo::Lower, n, &mut da, ld)
+        .unwrap()
+        .check()
+        .unwrap();
+    solver
+        .potrs(Uplo::Lower, n, 1, &da, ld, &mut db, n)
+        .unwrap()
+        .check()
+        .unwrap();
+    let got = db.to_vec().unwrap();
+    // f64, a well-conditioned matrix (diagonally dominant): the solution to 1e-10.
+    assert!(max_diff(&got, &x) < 1e-10, "{}", max_diff(&got, &x));
+    let factored = da.to_vec().unwrap();
+    for j in 0..n {
+        for i in n..ld {
+            assert_eq!(
+                factored[i + j * ld],
+                -777.0,
+                "padding ({i}, {j}) was written"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_matrix_that_is_not_positive_definite_is_named_at_its_minor() {
+    let (d, _s, mut solver) = setup();
+    // Leading 2x2 minor [[1, 2], [2, 1]] has determinant -3: order 2 fails.
+    let a = [1.0f32, 2.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0, 1.0];
+    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let info = solver.potrf(Uplo::Lower, 3, &mut da, 3).unwrap();
+    match info.check() {
+        Err(Error::NoSolution {
+            call,
+            batch: None,
+            failure: SolverFailure::NotPositiveDefinite { order: 2 },
+        }) => assert_eq!(call, "hipsolverSpotrf"),
+        other => panic!("expected not positive definite at order 2, got {other:?}"),
+    }
+    assert_eq!(info.values().unwrap(), [2]);
+}
+
+#[test]
+fn lu_solves_real_and_complex_systems_and_names_a_singular_pivot() {
+    let (d, _s, mut solver) = setup();
+    // f64: a non-symmetric system, transposed solve too.
+    let n = 40;
+    let mut a = spd(n, n);
+    a[3] += 2.5; // no longer symmetric
+    let x: Vec<f64> = (0..n).map(|i| i as f64 / 3.0 - 4.0).collect();
+    let b = matvec(&a, n, n, n, &x);
+    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut ipiv = DeviceBuffer::<i32>::zeroed(&d, n).unwrap();
+    solver
+        .getrf(n, n, &mut da, n, &mut ipiv)
+        .unwrap()
+        .check()
+        .unwrap();
+    let mut db = DeviceBuffer::from_host(&d, &b).unwrap();
+    solver
+        .getrs(Op::N, n, 1, &da, n, &ipiv, &mut db, n)
+        .unwrap()
+        .check()
+        .unwrap();
+    assert!(max_diff(&db.to_vec().unwrap(), &x) < 1e-10);
+    // A^T x = b', solved with the same factors.
+    let mut at = vec![0.0; n * n];
+    for j in 0..n {
+        for i in 0..n {
+            at[j + i * n] = a[i + j * n];
+        }
+    }
+    let bt = matvec(&at, n, n, n, &x);
+    let mut dbt = DeviceBuffer::from_host(&d, &bt).unwrap();
+    solver
+        .getrs(Op::T, n, 1, &da, n, &ipiv, &mut dbt, n)
+        .unwrap()
+        .check()
+        .unwrap();
+    assert!(max_diff(&dbt.to_vec().unwrap(), &x) < 1e-10);
+
+    // Complex64: diag(1+i, 2) with an off-diagonal 1; x = (1, i).
+    let c = |re, im| Complex64::new(re, im);
+    let a = [c(1.0, 1.0), c(0.0, 0.0), c(1.0, 0.0), c(2.0, 0.0)];
+    let b = [c(1.0, 1.0) + c(0.0, 1.0), c(0.0, 2.0)];
+    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut ipiv = DeviceBuffer::<i32>::zeroed(&d, 2).unwrap();
+    solver
+        .getrf(2, 2, &mut da, 2, &mut ipiv)
+        .unwrap()
+        .check()
+        .unwrap();
+    let mut db = DeviceBuffer::from_host(&d, &b).unwrap();
+    solver
+        .getrs(Op::N, 2, 1, &da, 2, &ipiv, &mut db, 2)
+        .unwrap()
+        .check()
+        .unwrap();
+    let got = db.to_vec().unwrap();
+    assert!(
+        (got[0] - c(1.0, 0.0)).norm() < 1e-12 && (got[1] - c(0.0, 1.0)).norm() < 1e-12,
+        "{got:?}"
+    );
+
+    // A singular matrix: the second column is twice the first.
+    let a = [1.0f64, 2.0, 2.0, 4.0];
+    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut ipiv = DeviceBuffer::<i32>::zeroed(&d, 2).unwrap();
+    match solver.getrf(2, 2, &mut da, 2, &mut ipiv).unwrap().check() {
+        Err(Error::NoSolution {
+            failure: SolverFailure::Singular { pivot: 2 },
+            ..
+        }) => {}
+        other => panic!("expected singular at pivot 2, got {other:?}"),
+    }
+}
+
+#[test]
+fn qr_gives_r_and_applying_q_transposed_to_a_gives_r_again() {
+    let (d, _s, mut solver) = setup();
+    let (m, n) = (12, 5);
+    let a: Vec<f64> = (0..m * n)
+        .map(|i| ((i * 17 % 23) as f64 - 11.0) / 4.0)
+        .collect();
+    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut tau = DeviceBuffer::<f64>::zeroed(&d, n).unwrap();
+    solver
+        .geqrf(m, n, &mut da, m, &mut tau)
+        .unwrap()
+        .check()
+        .unwrap();
+    let qr = da.to_vec().unwrap();
+    let mut c = DeviceBuffer::from_host(&d, &a).unwrap();
+    solver
+        .ormqr(Side::Left, Op::T, (m, n, n), &da, m, &tau, &mut c, m)
+        .unwrap()
+        .check()
+        .unwrap();
+    let qta = c.to_vec().unwrap();
+    for j in 0..n {
+        for i in 0..m {
+            let want = if i <= j { qr[i + j * m] } else { 0.0 };
+            assert!(
+                (qta[i + j * m] - want).abs() < 1e-10,
+                "({i}, {j}): {} vs {want}",
+                qta[i + j * m]
+            );
+        }
+    }
+}
+
+#[test]
+fn eigenvalues_and_singular_values_match_their_closed_forms() {
+    let (d, _s, mut solver) = setup();
+    // The tridiagonal (-1, 2, -1) matrix: eigenvalues 2 - 2 cos(k pi / (n + 1)), k = 1..n.
+    let n = 32;
+    let mut a = vec![0.0f64; n * n];
+    for i in 0..n {
+        a[i + i * n] = 2.0;
+        if i + 1 < n {
+            a[i + 1 + i * n] = -1.0;
+            a[i + (i + 1) * n] = -1.0;
+        }
+    }
+    let want: Vec<f64> = (1..=n)
+        .map(|k| 2.0 - 2.0 * (k as f64 * std::f64::consts::PI / (n as f64 + 1.0)).cos())
+        .collect();
+    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut w = DeviceBuffer::<f64>::zeroed(&d, n).unwrap();
+    solver
+        .syevd(Eigen::Vectors, Uplo::Upper, n, &mut da, n, &mut w)
+        .unwrap()
+        .check()
+        .unwrap();
+    assert!(max_diff(&w.to_vec().unwrap(), &want) < 1e-12);
+    // Each returned column v_k satisfies A v_k = w_k v_k.
+    let v = da.to_vec().unwrap();
+    for k in [0, n / 2, n - 1] {
+        let col = &v[k * n..(k + 1) * n];
+        let av = matvec(&a, n, n, n, col);
+        let wv: Vec<f64> = col.iter().map(|x| x * want[k]).collect();
+        assert!(max_diff(&av, &wv) < 1e-10);
+    }
+    // f32 singular values of a 6 x 4 matrix whose columns are orthogonal with norms 3, 1, 4, 2.
+    let (m, n) = (6, 4);
+    let norms = [3.0f32, 1.0, 4.0, 2.0];
+    let mut a = vec![0.0f32; m * n];
+    for j in 0..n {
+        a[j + j * m] = norms[j];
+    }
+    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut s = DeviceBuffer::<f32>::zeroed(&d, n).unwrap();
+    let mut u = DeviceBuffer::<f32>::zeroed(&d, m * n).unwrap();
+    let mut vt = DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap();
+    solver
+        .gesvd(
+            (SvdVectors::Thin, SvdVectors::All),
+            m,
+            n,
+            &mut da,
+            m,
+            &mut s,
+            (&mut u, m),
+            (&mut vt, n),
+        )
+        .unwrap()
+        .check()
+        .unwrap();
+    let got = s.to_vec().unwrap();
+    for (g, w) in got.iter().zip([4.0f32, 3.0, 2.0, 1.0]) {
+        assert!((g - w).abs() < 1e-5, "{got:?}");
+    }
+}
+
+#[test]
+fn batched_cholesky_names_the_matrix_that_failed() {
+    let (d, _s, mut solver) = setup();
+    let (n, count) = (8, 100);
+    let mut mats: Vec<DeviceBuffer<f64>> = (0..count)
+        .map(|k| {
+            let mut a = spd(n, n);
+            if k == 37 {
+                a[0] = -1.0; // the first minor is negative
+            }
+            DeviceBuffer::from_host(&d, &a).unwrap()
+        })
+        .collect();
+    let mut refs: Vec<&mut DeviceBuffer<f64>> = mats.iter_mut().collect();
+    let info = solver.potrf_batched(Uplo::Lower, n, &mut refs, n).unwrap();
+    match info.check() {
+        Err(Error::NoSolution {
+            batch: Some(37),
+            failure: SolverFailure::NotPositiveDefinite { order: 1 },
+            ..
+        }) => {}
+        other => panic!("expected matrix 37 at order 1, got {other:?}"),
+    }
+    let values = info.values().unwrap();
+    assert_eq!(values.len(), count);
+    assert_eq!(values.iter().filter(|&&v| v != 0).count(), 1);
+    // The others were factored: solve with matrix 5 (one right-hand side, what every platform takes).
+    let x: Vec<f64> = (0..n).map(|i| i as f64 - 3.0).collect();
+    let b = matvec(&spd(n, n), n, n, n, &x);
+    let mut bs: Vec<DeviceBuffer<f64>> = (0..2)
+        .map(|_| DeviceBuffer::from_host(&d, &b).unwrap())
+        .collect();
+    let a_refs: Vec<&DeviceBuffer<f64>> = vec![&mats[5], &mats[6]];
+    let mut b_refs: Vec<&mut DeviceBuffer<f64>> = bs.iter_mut().collect();
+    solver
+        .potrs_batched(Uplo::Lower, n, 1, &a_refs, n, &mut b_refs, n)
+        .unwrap()
+        .check()
+        .unwrap();
+    for b in &bs {
+        assert!(max_diff(&b.to_vec().unwrap(), &x) < 1e-10);
+    }
+}
+
+#[test]
+fn wrong_shapes_are_refused_with_nothing_written() {
+    let (d, _s, mut solver) = setup();
+    let a = spd(8, 8);
+    let mut da = DeviceBuffer::from_host(&d, &a[..63]).unwrap();
+    let e = solver.potrf(Uplo::Lower, 8, &mut da, 8).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                what: "potrf: a",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let mut small = DeviceBuffer::from_host(&d, &a).unwrap();
+    let e = solver.potrf(Uplo::Lower, 8, &mut small, 7).unwrap_err();
+    assert!(e.to_string().contains("leading dimension 7"), "{e}");
+    let mut ipiv = DeviceBuffer::<i32>::zeroed(&d, 7).unwrap();
+    let e = solver.getrf(8, 8, &mut small, 8, &mut ipiv).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                what: "getrf: ipiv",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(
+        small.to_vec().unwrap(),
+        a,
+        "a refused call wrote its matrix"
+    );
+    assert_eq!(da.to_vec().unwrap(), &a[..63]);
+}
+
+#[test]
+fn one_handle_on_two_streams_keeps_program_order() {
+    let (d, s1, mut solver) = setup();
+    let s2 = Stream::new(&d).unwrap();
+    let n = 256;
+    let a = spd(n, n);
+    let x: Vec<f64> = (0..n).map(|i| (i % 9) as f64).collect();
+    let b = matvec(&a, n, n, n, &x);
+    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut db = DeviceBuffer::from_host(&d, &b).unwrap();
+    let f = solver.potrf(Uplo::Upper, n, &mut da, n).unwrap();
+    // The solve on the other stream must see the finished factor (and the workspace's last writer).
+    solver.set_stream(&s2).unwrap();
+    let s = solver.potrs(Uplo::Upper, n, 1, &da, n, &mut db, n).unwrap();
+    f.check().unwrap();
+    s.check().unwrap();
+    assert!(max_diff(&db.to_vec().unwrap(), &x) < 1e-9);
+    drop(s1);
+}
