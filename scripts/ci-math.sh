@@ -44,8 +44,12 @@ bookworm() {
     cargo run -q --features solver,dynamic-loading --example solve
     scripts/install-math-libs.sh sparse
     cargo test -q --manifest-path hipsparse-sys/Cargo.toml
+    cargo clippy -q --features gpu,sparse --all-targets -- -D warnings
+    RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps -p hip --features sparse
+    cargo test -q -p hip --features sparse --lib -- sparse::
+    cargo run -q --features sparse --example sparse
 }
-step "bookworm (hipRAND 5.3.3, hipSPARSE 5.3.3; no hipBLAS, hipFFT, hipSOLVER): builds, errors, dynamic-loading from the committed bindings" bookworm
+step "bookworm (hipRAND 5.3.3, hipSPARSE 5.3.3; no hipBLAS, hipFFT, hipSOLVER): builds, errors, hip::sparse, dynamic-loading from the committed bindings" bookworm
 
 cargo fetch -q # the chroots do not download crates (TLS certificates): the host fetches for them
 for suite in trixie sid experimental; do
@@ -67,28 +71,32 @@ for suite in trixie sid experimental; do
         cargo run -q --offline --features blas,rand,fft --example random_fft'
 done
 # hipSOLVER and hipSPARSE where the suite packages them (each is checked, and said): the sys crates, and
-# hip::solver.
+# hip::solver / hip::sparse with their examples.
 for suite in trixie sid experimental; do
-    step "$suite: hipSOLVER, hipSPARSE: clippy, docs, no-device tests, example" scripts/distro-chroot.sh "$suite" run sh -c '
+    step "$suite: hipSOLVER, hipSPARSE: clippy, docs, no-device tests, examples" scripts/distro-chroot.sh "$suite" run sh -c '
         set -e
-        crates=
+        features=
         for lib in sparse solver; do
             if apt-cache show libhip$lib-dev >/dev/null 2>&1; then
                 scripts/install-math-libs.sh $lib
-                crates="$crates hip$lib-sys"
+                features="$features,$lib"
+                c=hip$lib-sys
+                cargo clippy -q --offline --manifest-path $c/Cargo.toml --all-targets -- -D warnings
+                RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps --manifest-path $c/Cargo.toml
+                cargo test -q --offline --manifest-path $c/Cargo.toml
             else
                 echo "$0 packages no hip$lib (libhip$lib-dev)"
             fi
         done
-        for c in $crates; do
-            cargo clippy -q --offline --manifest-path $c/Cargo.toml --all-targets -- -D warnings
-            RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps --manifest-path $c/Cargo.toml
-            cargo test -q --offline --manifest-path $c/Cargo.toml
-        done
-        case $crates in *hipsolver-sys*) ;; *) exit 0 ;; esac
-        cargo clippy -q --offline --features gpu,solver --all-targets -- -D warnings
-        RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps -p hip --features solver
-        cargo test -q --offline -p hip --features solver --lib -- solver::
-        cargo run -q --offline --features solver --example solve' "$suite"
+        [ -n "$features" ] || exit 0
+        features=${features#,}
+        cargo clippy -q --offline --features gpu,$features --all-targets -- -D warnings
+        RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps -p hip --features $features
+        cargo test -q --offline -p hip --features $features --lib -- solver:: sparse::
+        for lib in sparse solver; do
+            case ",$features," in *,$lib,*) ;; *) continue ;; esac
+            example=$lib; [ $lib = solver ] && example=solve
+            cargo run -q --offline --features $lib --example $example
+        done' "$suite"
 done
 step "sid: committed hipBLAS, hipRAND, hipFFT bindings current" scripts/regen-math-prebuilt.sh --check

@@ -87,6 +87,8 @@
 #[cfg(feature = "blas")]
 pub mod blas;
 pub mod code_object;
+#[cfg(any(feature = "solver", feature = "sparse"))]
+mod dense_shape;
 pub mod device;
 mod device_select;
 pub mod error;
@@ -109,6 +111,8 @@ pub mod result;
 pub mod rtc;
 #[cfg(feature = "solver")]
 pub mod solver;
+#[cfg(feature = "sparse")]
+pub mod sparse;
 pub mod stream;
 #[cfg(all(test, any(feature = "blas", feature = "fft")))]
 mod test_fuzz;

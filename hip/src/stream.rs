@@ -216,7 +216,8 @@ impl StreamHandle {
             feature = "blas",
             feature = "rand",
             feature = "fft",
-            feature = "solver"
+            feature = "solver",
+            feature = "sparse"
         )),
         allow(dead_code)
     )]

@@ -345,7 +345,8 @@ impl fmt::Display for FftErrorCode {
         feature = "blas",
         feature = "rand",
         feature = "fft",
-        feature = "solver"
+        feature = "solver",
+        feature = "sparse"
     )),
     allow(dead_code)
 )]
@@ -367,7 +368,8 @@ pub(crate) struct MathLibrary {
         feature = "blas",
         feature = "rand",
         feature = "fft",
-        feature = "solver"
+        feature = "solver",
+        feature = "sparse"
     )),
     allow(unused_macros)
 )]
@@ -396,7 +398,8 @@ macro_rules! math_library {
         feature = "blas",
         feature = "rand",
         feature = "fft",
-        feature = "solver"
+        feature = "solver",
+        feature = "sparse"
     )),
     allow(unused_imports)
 )]
@@ -411,7 +414,8 @@ pub(crate) use math_library;
         feature = "blas",
         feature = "rand",
         feature = "fft",
-        feature = "solver"
+        feature = "solver",
+        feature = "sparse"
     )),
     allow(dead_code)
 )]
@@ -434,7 +438,8 @@ pub(crate) fn math_status(
         feature = "blas",
         feature = "rand",
         feature = "fft",
-        feature = "solver"
+        feature = "solver",
+        feature = "sparse"
     )),
     allow(dead_code)
 )]

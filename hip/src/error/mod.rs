@@ -56,7 +56,8 @@ mod status;
         feature = "blas",
         feature = "rand",
         feature = "fft",
-        feature = "solver"
+        feature = "solver",
+        feature = "sparse"
     )),
     allow(unused_imports)
 )]

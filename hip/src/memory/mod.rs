@@ -148,7 +148,12 @@ device_copy!(half::f16, half::bf16);
 // of its alignment, and the array adds nothing) and every bit pattern of each element is valid; it is
 // Copy, Send, Sync and 'static as its element is.
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
-#[cfg(any(feature = "blas", feature = "fft", feature = "solver"))]
+#[cfg(any(
+    feature = "blas",
+    feature = "fft",
+    feature = "solver",
+    feature = "sparse"
+))]
 // SAFETY: `num_complex::Complex<T>` is `#[repr(C)] { re: T, im: T }`: two fields of one DeviceCopy type
 // leave no padding, and every bit pattern of each is valid; Copy, Send, Sync and 'static as T is.
 unsafe impl<T: DeviceCopy> DeviceCopy for num_complex::Complex<T> {}

@@ -10,64 +10,14 @@ use crate::error::{Error, Result};
 use crate::memory::{Access, DeviceBuffer, DeviceMemory, DeviceMemoryMut, DevicePtr};
 use std::os::raw::c_int;
 
+pub(super) use crate::dense_shape::{int, matrix};
+
 fn read<T: crate::memory::DeviceCopy>(m: &impl DeviceMemory<T>) -> Operand<'_> {
     (m.device(), m.allocation(), Access::Read)
 }
 
 fn write<T: crate::memory::DeviceCopy>(m: &impl DeviceMemory<T>) -> Operand<'_> {
     (m.device(), m.allocation(), Access::Write)
-}
-
-/// `v` as hipSOLVER's C `int`.
-pub(super) fn int(what: &'static str, v: usize) -> Result<c_int> {
-    c_int::try_from(v).map_err(|_| Error::InvalidArgument {
-        what,
-        value: v.to_string(),
-        reason: format!("hipSOLVER takes sizes as a C int (at most {})", c_int::MAX),
-    })
-}
-
-/// A `rows x cols` column-major matrix with leading dimension `ld` in a buffer of `len` elements: `ld`
-/// at least `max(1, rows)`, every value a C `int`, and the buffer holding `ld * (cols - 1) + rows`
-/// elements (none for an empty matrix). Returns `ld` as an `int`.
-pub(super) fn matrix(
-    what: &'static str,
-    len: usize,
-    rows: usize,
-    cols: usize,
-    ld: usize,
-) -> Result<c_int> {
-    int(what, rows)?;
-    int(what, cols)?;
-    let ld_int = int(what, ld)?;
-    if ld < rows.max(1) {
-        return Err(Error::InvalidArgument {
-            what,
-            value: format!("leading dimension {ld}"),
-            reason: format!(
-                "a {rows} x {cols} matrix needs a leading dimension of at least {}",
-                rows.max(1)
-            ),
-        });
-    }
-    let need = if rows == 0 || cols == 0 {
-        Some(0)
-    } else {
-        ld.checked_mul(cols - 1).and_then(|x| x.checked_add(rows))
-    };
-    match need {
-        Some(need) if len >= need => Ok(ld_int),
-        need => Err(Error::InvalidArgument {
-            what,
-            value: format!("a buffer of {len} elements"),
-            reason: match need {
-                Some(need) => format!(
-                    "a {rows} x {cols} matrix with leading dimension {ld} spans {need} elements"
-                ),
-                None => "the elements its shape spans overflow usize".into(),
-            },
-        }),
-    }
 }
 
 /// A vector of at least `need` elements.

@@ -1,0 +1,391 @@
+//! CSR and COO matrices that own their index and value buffers, valid by construction: every index a
+//! library call follows is in range, so no call can read or write outside a buffer.
+
+use super::SparseScalar;
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::event::same_device;
+use crate::memory::{DeviceBuffer, DeviceMemory};
+
+/// A `rows x cols` matrix in compressed sparse row form (0-based, 32-bit indices): row `i`'s entries are
+/// `values[offsets[i]..offsets[i + 1]]`, in the columns `indices[offsets[i]..offsets[i + 1]]`.
+///
+/// Made from host arrays ([`Csr::from_host`]) or device buffers ([`Csr::from_device`]), both checked:
+/// `offsets` has `rows + 1` entries, starts at 0, never decreases and ends at the number of entries;
+/// every column index is below `cols`. Duplicates and unsorted columns within a row are allowed by these
+/// checks (the libraries sum duplicates in products; some algorithms expect sorted rows). The index
+/// buffers are never handed out mutably, so the matrix stays valid; its values may change freely
+/// ([`Csr::values_mut`]).
+pub struct Csr<T: SparseScalar> {
+    pub(super) rows: usize,
+    pub(super) cols: usize,
+    pub(super) offsets: DeviceBuffer<i32>,
+    pub(super) indices: DeviceBuffer<i32>,
+    pub(super) values: DeviceBuffer<T>,
+}
+
+/// A `rows x cols` matrix in coordinate form (0-based, 32-bit indices, sorted by row): entry `k` is
+/// `values[k]` at `(row_indices[k], col_indices[k])`.
+///
+/// Checked when made, as [`Csr`] is: both index arrays as long as the values, every row below `rows`,
+/// every column below `cols`, and the rows in non-decreasing order (what the libraries' COO calls and
+/// the conversion to CSR take).
+pub struct Coo<T: SparseScalar> {
+    pub(super) rows: usize,
+    pub(super) cols: usize,
+    pub(super) row_indices: DeviceBuffer<i32>,
+    pub(super) col_indices: DeviceBuffer<i32>,
+    pub(super) values: DeviceBuffer<T>,
+}
+
+fn invalid(what: &'static str, value: String, reason: String) -> Error {
+    Error::InvalidArgument {
+        what,
+        value,
+        reason,
+    }
+}
+
+/// Sizes the libraries take as 32-bit indices.
+fn dims(what: &'static str, rows: usize, cols: usize, nnz: usize) -> Result<()> {
+    for (name, v) in [("rows", rows), ("cols", cols), ("entries", nnz)] {
+        if i32::try_from(v).is_err() {
+            return Err(invalid(
+                what,
+                format!("{v} {name}"),
+                "this crate's sparse matrices use 32-bit indices (at most i32::MAX rows, columns and entries)".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The CSR arrays' invariants (see [`Csr`]).
+pub(super) fn check_csr(
+    rows: usize,
+    cols: usize,
+    offsets: &[i32],
+    indices: &[i32],
+    nnz: usize,
+) -> Result<()> {
+    const WHAT: &str = "csr matrix";
+    dims(WHAT, rows, cols, nnz)?;
+    if indices.len() != nnz {
+        return Err(invalid(
+            WHAT,
+            format!("{} column indices", indices.len()),
+            format!("one per entry: {nnz} values"),
+        ));
+    }
+    if offsets.len() != rows + 1 {
+        return Err(invalid(
+            WHAT,
+            format!("{} row offsets", offsets.len()),
+            format!("rows + 1 = {} of them", rows + 1),
+        ));
+    }
+    if offsets[0] != 0 {
+        return Err(invalid(
+            WHAT,
+            format!("row offset {}", offsets[0]),
+            "the first row offset is 0 (0-based)".into(),
+        ));
+    }
+    if let Some(i) = offsets.windows(2).position(|w| w[1] < w[0]) {
+        return Err(invalid(
+            WHAT,
+            format!("row offsets {} then {}", offsets[i], offsets[i + 1]),
+            format!("row offsets never decrease (row {i})"),
+        ));
+    }
+    if offsets[rows] as usize != nnz {
+        return Err(invalid(
+            WHAT,
+            format!("last row offset {}", offsets[rows]),
+            format!("the number of entries, {nnz}"),
+        ));
+    }
+    check_indices(WHAT, "column", indices, cols)
+}
+
+/// The COO arrays' invariants (see [`Coo`]).
+pub(super) fn check_coo(
+    rows: usize,
+    cols: usize,
+    row_indices: &[i32],
+    col_indices: &[i32],
+    nnz: usize,
+) -> Result<()> {
+    const WHAT: &str = "coo matrix";
+    dims(WHAT, rows, cols, nnz)?;
+    for (name, len) in [
+        ("row indices", row_indices.len()),
+        ("column indices", col_indices.len()),
+    ] {
+        if len != nnz {
+            return Err(invalid(
+                WHAT,
+                format!("{len} {name}"),
+                format!("one per entry: {nnz} values"),
+            ));
+        }
+    }
+    check_indices(WHAT, "row", row_indices, rows)?;
+    check_indices(WHAT, "column", col_indices, cols)?;
+    if let Some(k) = row_indices.windows(2).position(|w| w[1] < w[0]) {
+        return Err(invalid(
+            WHAT,
+            format!(
+                "row {} after row {} (entry {})",
+                row_indices[k + 1],
+                row_indices[k],
+                k + 1
+            ),
+            "entries are sorted by row".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn check_indices(what: &'static str, kind: &str, indices: &[i32], bound: usize) -> Result<()> {
+    match indices.iter().position(|&c| c < 0 || c as usize >= bound) {
+        None => Ok(()),
+        Some(k) => Err(invalid(
+            what,
+            format!("{kind} index {} (entry {k})", indices[k]),
+            format!("{kind} indices are in 0..{bound}"),
+        )),
+    }
+}
+
+/// Buffers of one device.
+fn one_device(what: &'static str, device: &Device, others: &[&Device]) -> Result<()> {
+    others.iter().try_for_each(|d| same_device(what, device, d))
+}
+
+impl<T: SparseScalar> Csr<T> {
+    /// Upload a CSR matrix from host arrays, checked first (see [`Csr`]).
+    pub fn from_host(
+        device: &Device,
+        rows: usize,
+        cols: usize,
+        offsets: &[i32],
+        indices: &[i32],
+        values: &[T],
+    ) -> Result<Self> {
+        check_csr(rows, cols, offsets, indices, values.len())?;
+        Ok(Csr {
+            rows,
+            cols,
+            offsets: DeviceBuffer::from_host(device, offsets)?,
+            indices: DeviceBuffer::from_host(device, indices)?,
+            values: DeviceBuffer::from_host(device, values)?,
+        })
+    }
+
+    /// A CSR matrix from device buffers (all of one device), checked: the index buffers are read back to
+    /// the host (waiting for their writers) and checked as [`Csr::from_host`] checks them.
+    pub fn from_device(
+        rows: usize,
+        cols: usize,
+        offsets: DeviceBuffer<i32>,
+        indices: DeviceBuffer<i32>,
+        values: DeviceBuffer<T>,
+    ) -> Result<Self> {
+        one_device(
+            "csr matrix",
+            values.device(),
+            &[offsets.device(), indices.device()],
+        )?;
+        check_csr(
+            rows,
+            cols,
+            &offsets.to_vec()?,
+            &indices.to_vec()?,
+            values.len(),
+        )?;
+        Ok(Csr {
+            rows,
+            cols,
+            offsets,
+            indices,
+            values,
+        })
+    }
+
+    /// A CSR matrix from device buffers whose lengths and devices are checked, but not their indices.
+    ///
+    /// # Safety
+    /// `offsets` and `indices` hold a valid CSR structure for `rows x cols` (see [`Csr`]) by the time any
+    /// call that uses the matrix runs: the libraries follow them into other buffers unchecked.
+    pub unsafe fn from_device_unchecked(
+        rows: usize,
+        cols: usize,
+        offsets: DeviceBuffer<i32>,
+        indices: DeviceBuffer<i32>,
+        values: DeviceBuffer<T>,
+    ) -> Result<Self> {
+        one_device(
+            "csr matrix",
+            values.device(),
+            &[offsets.device(), indices.device()],
+        )?;
+        dims("csr matrix", rows, cols, values.len())?;
+        if offsets.len() != rows + 1 || indices.len() != values.len() {
+            return Err(invalid(
+                "csr matrix",
+                format!(
+                    "{} row offsets, {} column indices, {} values",
+                    offsets.len(),
+                    indices.len(),
+                    values.len()
+                ),
+                format!("rows + 1 = {} offsets and one index per value", rows + 1),
+            ));
+        }
+        Ok(Csr {
+            rows,
+            cols,
+            offsets,
+            indices,
+            values,
+        })
+    }
+
+    /// Rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+    /// Columns.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+    /// Stored entries.
+    pub fn nnz(&self) -> usize {
+        self.values.len()
+    }
+    /// The device the buffers are on.
+    pub fn device(&self) -> &Device {
+        self.values.device()
+    }
+    /// The row offsets (`rows + 1`).
+    pub fn offsets(&self) -> &DeviceBuffer<i32> {
+        &self.offsets
+    }
+    /// The column indices (one per entry).
+    pub fn indices(&self) -> &DeviceBuffer<i32> {
+        &self.indices
+    }
+    /// The values (one per entry).
+    pub fn values(&self) -> &DeviceBuffer<T> {
+        &self.values
+    }
+    /// The values, to change in place: the structure stays as checked.
+    pub fn values_mut(&mut self) -> &mut DeviceBuffer<T> {
+        &mut self.values
+    }
+    /// The three buffers: offsets, indices, values.
+    pub fn into_parts(self) -> (DeviceBuffer<i32>, DeviceBuffer<i32>, DeviceBuffer<T>) {
+        (self.offsets, self.indices, self.values)
+    }
+    /// The three arrays on the host (waiting for their writers).
+    pub fn to_host(&self) -> Result<(Vec<i32>, Vec<i32>, Vec<T>)> {
+        Ok((
+            self.offsets.to_vec()?,
+            self.indices.to_vec()?,
+            self.values.to_vec()?,
+        ))
+    }
+}
+
+impl<T: SparseScalar> Coo<T> {
+    /// Upload a COO matrix from host arrays, checked first (see [`Coo`]).
+    pub fn from_host(
+        device: &Device,
+        rows: usize,
+        cols: usize,
+        row_indices: &[i32],
+        col_indices: &[i32],
+        values: &[T],
+    ) -> Result<Self> {
+        check_coo(rows, cols, row_indices, col_indices, values.len())?;
+        Ok(Coo {
+            rows,
+            cols,
+            row_indices: DeviceBuffer::from_host(device, row_indices)?,
+            col_indices: DeviceBuffer::from_host(device, col_indices)?,
+            values: DeviceBuffer::from_host(device, values)?,
+        })
+    }
+
+    /// A COO matrix from device buffers (all of one device), checked after reading the indices back (see
+    /// [`Csr::from_device`]).
+    pub fn from_device(
+        rows: usize,
+        cols: usize,
+        row_indices: DeviceBuffer<i32>,
+        col_indices: DeviceBuffer<i32>,
+        values: DeviceBuffer<T>,
+    ) -> Result<Self> {
+        one_device(
+            "coo matrix",
+            values.device(),
+            &[row_indices.device(), col_indices.device()],
+        )?;
+        check_coo(
+            rows,
+            cols,
+            &row_indices.to_vec()?,
+            &col_indices.to_vec()?,
+            values.len(),
+        )?;
+        Ok(Coo {
+            rows,
+            cols,
+            row_indices,
+            col_indices,
+            values,
+        })
+    }
+
+    /// Rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+    /// Columns.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+    /// Stored entries.
+    pub fn nnz(&self) -> usize {
+        self.values.len()
+    }
+    /// The device the buffers are on.
+    pub fn device(&self) -> &Device {
+        self.values.device()
+    }
+    /// The row indices (one per entry, non-decreasing).
+    pub fn row_indices(&self) -> &DeviceBuffer<i32> {
+        &self.row_indices
+    }
+    /// The column indices (one per entry).
+    pub fn col_indices(&self) -> &DeviceBuffer<i32> {
+        &self.col_indices
+    }
+    /// The values (one per entry).
+    pub fn values(&self) -> &DeviceBuffer<T> {
+        &self.values
+    }
+    /// The values, to change in place: the structure stays as checked.
+    pub fn values_mut(&mut self) -> &mut DeviceBuffer<T> {
+        &mut self.values
+    }
+    /// The three arrays on the host (waiting for their writers).
+    pub fn to_host(&self) -> Result<(Vec<i32>, Vec<i32>, Vec<T>)> {
+        Ok((
+            self.row_indices.to_vec()?,
+            self.col_indices.to_vec()?,
+            self.values.to_vec()?,
+        ))
+    }
+}
