@@ -317,6 +317,62 @@ fn batched_cholesky_names_the_matrix_that_failed() {
 }
 
 #[test]
+fn strided_batches_factor_in_one_buffer_and_refuse_overlap() {
+    let (d, _s, mut solver) = setup();
+    let (n, count) = (6, 500);
+    let one = spd(n, n);
+    let mut host: Vec<f64> = (0..count).flat_map(|_| one.iter().copied()).collect();
+    host[41 * n * n + 2 + 2 * n] = -50.0; // matrix 41's third diagonal element: order 3 fails
+    let mut a = DeviceBuffer::from_host(&d, &host).unwrap();
+    let info = solver
+        .potrf_strided_batched(Uplo::Upper, n, &mut a, n, (n * n, count))
+        .unwrap();
+    match info.check() {
+        Err(Error::NoSolution {
+            batch: Some(41),
+            failure: SolverFailure::NotPositiveDefinite { order: 3 },
+            ..
+        }) => {}
+        other => panic!("expected matrix 41 at order 3, got {other:?}"),
+    }
+    // Matrix 0's factor against the single call's.
+    let mut single = DeviceBuffer::from_host(&d, &one).unwrap();
+    solver
+        .potrf(Uplo::Upper, n, &mut single, n)
+        .unwrap()
+        .check()
+        .unwrap();
+    assert_eq!(&a.to_vec().unwrap()[..n * n], &single.to_vec().unwrap()[..]);
+    // A stride shorter than a matrix would make two factorizations write the same elements.
+    let e = solver
+        .potrf_strided_batched(Uplo::Upper, n, &mut a, n, (n * n - 1, count))
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                what: "potrf_strided_batched: one matrix",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = solver
+        .potrf_strided_batched(Uplo::Upper, n, &mut a, n, (n * n, count + 1))
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                what: "potrf_strided_batched: a",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
 fn wrong_shapes_are_refused_with_nothing_written() {
     let (d, _s, mut solver) = setup();
     let a = spd(8, 8);

@@ -73,7 +73,9 @@
 //! (`scripts/build-math-nvidia.sh solver`), and a program needs cuSOLVER, cuBLAS(Lt) and cuSPARSE at run
 //! time beside CUDA's runtime.
 
+mod batched;
 mod calls;
+mod impls;
 mod info;
 mod types;
 

@@ -1,0 +1,218 @@
+//! The batched Cholesky calls: many matrices in one call, through a device table of their addresses.
+
+use super::calls::{int, matrix, read, write};
+use super::info::Meaning;
+use super::types::SolverScalar;
+use super::{check, raw_uplo, Handle, Info, Operand, Uplo};
+use crate::error::{Error, Result};
+use crate::memory::{DeviceBuffer, DeviceMemory, DeviceMemoryMut, DevicePtr};
+use std::os::raw::c_int;
+
+/// What one `n x n` matrix with leading dimension `lda` spans (`lda >= n` checked by the caller).
+fn span(n: usize, lda: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        lda * (n - 1) + n
+    }
+}
+
+impl Handle {
+    /// Cholesky factorizations of many `n x n` matrices, one per buffer of `a`, each with leading
+    /// dimension `lda` (`?potrfBatched`). The returned [`Info`] has one value per matrix; [`Info::check`]
+    /// names the first that is not positive definite.
+    pub fn potrf_batched<T: SolverScalar, M: DeviceMemoryMut<T>>(
+        &mut self,
+        uplo: Uplo,
+        n: usize,
+        a: &mut [&mut M],
+        lda: usize,
+    ) -> Result<Info> {
+        let name = T::NAMES.potrf_batched;
+        let mut ld = int("potrf_batched: lda", lda.max(1))?;
+        for m in a.iter() {
+            ld = matrix("potrf_batched: a", m.len(), n, n, lda)?;
+        }
+        let count = int("potrf_batched: batch count", a.len())?;
+        let info = self.info(a.len())?;
+        if a.is_empty() {
+            return Ok(Info::new(name, Meaning::NotPositiveDefinite, true, info));
+        }
+        let table = self.pointer_table(&[a.iter().map(|m| m.device_ptr()).collect()])?;
+        let (u, n, pa) = (raw_uplo(uplo), n as c_int, table.device_ptr());
+        // SAFETY: a live handle; the query reads no memory.
+        let elements = self.query(name, |lw| unsafe {
+            T::potrf_batched_bs(self.raw, u, n, pa, ld, lw, count)
+        })?;
+        let (w, lw, _) = self.work::<T>(name, elements, 0)?;
+        let mut ops: Vec<Operand<'_>> = a.iter().map(|m| write(&**m)).collect();
+        ops.extend([read(&table), write(&info)]);
+        let _op = self.begin(name, &ops)?;
+        // SAFETY: the table holds `count` pointers, each to a distinct `&mut` buffer spanning `n x n` with
+        // `lda` (checked), on the handle's device (checked in begin), ordered and kept alive by the memory
+        // model; the table is ordered after its upload on this stream and freed in its order.
+        check(name, unsafe {
+            T::potrf_batched(self.raw, u, n, pa, ld, w, lw, info.device_ptr(), count)
+        })?;
+        Ok(Info::new(name, Meaning::NotPositiveDefinite, true, info))
+    }
+
+    /// [`potrf_batched`](Self::potrf_batched) of `count` `n x n` matrices stored in one buffer, `stride`
+    /// elements apart (each with leading dimension `lda`): the usual layout of many small matrices.
+    /// `stride` must keep the matrices apart (at least what one spans, `lda * (n - 1) + n`), and `a` must
+    /// hold them all.
+    pub fn potrf_strided_batched<T: SolverScalar>(
+        &mut self,
+        uplo: Uplo,
+        n: usize,
+        a: &mut impl DeviceMemoryMut<T>,
+        lda: usize,
+        (stride, count): (usize, usize),
+    ) -> Result<Info> {
+        let name = T::NAMES.potrf_batched;
+        let ld = matrix("potrf_strided_batched: one matrix", stride, n, n, lda)?;
+        let count_int = int("potrf_strided_batched: batch count", count)?;
+        let need = match count {
+            0 => Some(0),
+            // One matrix spans `lda * (n - 1) + n` <= stride (checked above): no overflow.
+            c => stride
+                .checked_mul(c - 1)
+                .and_then(|x| x.checked_add(span(n, lda))),
+        };
+        match need {
+            Some(need) if a.len() >= need => {}
+            _ => {
+                return Err(Error::InvalidArgument {
+                    what: "potrf_strided_batched: a",
+                    value: format!("a buffer of {} elements", a.len()),
+                    reason: format!("{count} matrices {stride} elements apart do not fit"),
+                })
+            }
+        }
+        let info = self.info(count)?;
+        if count == 0 || n == 0 {
+            return Ok(Info::new(name, Meaning::NotPositiveDefinite, true, info));
+        }
+        let base = a.device_ptr().cast::<T>();
+        let table = self.pointer_table(&[(0..count)
+            .map(|i| base.wrapping_add(i * stride).cast())
+            .collect()])?;
+        let (u, n, pa) = (raw_uplo(uplo), n as c_int, table.device_ptr());
+        // SAFETY: a live handle; the query reads no memory.
+        let elements = self.query(name, |lw| unsafe {
+            T::potrf_batched_bs(self.raw, u, n, pa, ld, lw, count_int)
+        })?;
+        let (w, lw, _) = self.work::<T>(name, elements, 0)?;
+        let _op = self.begin(name, &[write(&*a), read(&table), write(&info)])?;
+        // SAFETY: the table holds `count` pointers into `a`, `stride` apart; each matrix spans at most
+        // `stride` elements (checked: `stride` holds one `n x n` matrix with `lda`), so no two overlap,
+        // and the last ends inside `a` (checked); all ordered on the handle's stream.
+        check(name, unsafe {
+            T::potrf_batched(self.raw, u, n, pa, ld, w, lw, info.device_ptr(), count_int)
+        })?;
+        Ok(Info::new(name, Meaning::NotPositiveDefinite, true, info))
+    }
+
+    /// Solve `A_i X_i = B_i` for each pair of buffers, with each `a[i]` a factor from
+    /// [`potrf_batched`](Self::potrf_batched) and each `b[i]` an `n x nrhs` matrix overwritten with
+    /// `X_i` (`?potrsBatched`). cuSOLVER (HIP's NVIDIA platform) takes `nrhs == 1` only: more is
+    /// [`Error::NotSupported`] there.
+    #[allow(clippy::too_many_arguments)]
+    pub fn potrs_batched<T: SolverScalar, A: DeviceMemory<T>, B: DeviceMemoryMut<T>>(
+        &mut self,
+        uplo: Uplo,
+        n: usize,
+        nrhs: usize,
+        a: &[&A],
+        lda: usize,
+        b: &mut [&mut B],
+        ldb: usize,
+    ) -> Result<Info> {
+        let name = T::NAMES.potrs_batched;
+        if cfg!(hip_platform = "nvidia") && nrhs != 1 {
+            return Err(Error::NotSupported {
+                what: "potrs_batched with more than one right-hand side",
+                reason: "cuSOLVER's potrsBatched (HIP's NVIDIA platform) takes nrhs == 1 only",
+            });
+        }
+        crate::memory::check_len(
+            "potrs_batched: b (one buffer per matrix of a)",
+            a.len(),
+            b.len(),
+        )?;
+        let (mut la, mut lb) = (
+            int("potrs_batched: lda", lda.max(1))?,
+            int("potrs_batched: ldb", ldb.max(1))?,
+        );
+        for (x, y) in a.iter().zip(b.iter()) {
+            la = matrix("potrs_batched: a", x.len(), n, n, lda)?;
+            lb = matrix("potrs_batched: b", y.len(), n, nrhs, ldb)?;
+        }
+        int("potrs_batched: nrhs", nrhs)?;
+        let count = int("potrs_batched: batch count", a.len())?;
+        let info = self.info(if a.is_empty() { 0 } else { 1 })?;
+        if a.is_empty() {
+            return Ok(Info::new(name, Meaning::ArgumentsOnly, false, info));
+        }
+        let table = self.pointer_table(&[
+            a.iter().map(|m| m.device_ptr()).collect(),
+            b.iter().map(|m| m.device_ptr()).collect(),
+        ])?;
+        let pa = table.device_ptr();
+        let pb = pa.cast::<usize>().wrapping_add(a.len()).cast();
+        let (u, n, nrhs) = (raw_uplo(uplo), n as c_int, nrhs as c_int);
+        // SAFETY: a live handle; the query reads no memory.
+        let elements = self.query(name, |lw| unsafe {
+            T::potrs_batched_bs(self.raw, u, n, nrhs, pa, la, pb, lb, lw, count)
+        })?;
+        let (w, lw, _) = self.work::<T>(name, elements, 0)?;
+        let mut ops: Vec<Operand<'_>> = a.iter().map(|m| read(*m)).collect();
+        ops.extend(b.iter().map(|m| write(&**m)));
+        ops.extend([read(&table), write(&info)]);
+        let _op = self.begin(name, &ops)?;
+        // SAFETY: as in potrf_batched; the table's second half points at the distinct `&mut` buffers of
+        // `b`, each spanning `n x nrhs` with `ldb` (checked).
+        check(name, unsafe {
+            T::potrs_batched(
+                self.raw,
+                u,
+                n,
+                nrhs,
+                pa,
+                la,
+                pb,
+                lb,
+                w,
+                lw,
+                info.device_ptr(),
+                count,
+            )
+        })?;
+        Ok(Info::new(name, Meaning::ArgumentsOnly, false, info))
+    }
+
+    /// A device table of the pointer arrays, one after the other, allocated and uploaded in the stream's
+    /// order (freed in its order too: dropping it waits for nothing).
+    fn pointer_table(&self, arrays: &[Vec<DevicePtr>]) -> Result<DeviceBuffer<usize>> {
+        let host: Vec<usize> = arrays.iter().flatten().map(|&p| p as usize).collect();
+        // SAFETY: every element is written by the upload below, queued on the same stream before any
+        // reader (the memory model records the upload as the writer); on failure it is dropped unread.
+        let table = unsafe { DeviceBuffer::<usize>::alloc_async_on(&self.stream, host.len())? };
+        let op = self.begin("solver pointer table", &[write(&table)])?;
+        // SAFETY: `table` holds `host.len()` elements on the handle's device (current), ordered on the
+        // stream (recorded under `op`). `host` is pageable memory: both runtimes copy a pageable source
+        // out before hipMemcpyAsync returns (CUDA stages it at once; HIP copies synchronously), so it
+        // may be dropped after the call.
+        unsafe {
+            crate::result::memcpy_async(
+                table.device_ptr(),
+                host.as_ptr().cast(),
+                std::mem::size_of_val(host.as_slice()),
+                hip_sys::hipMemcpyHostToDevice,
+                self.stream.raw,
+            )?
+        };
+        drop(op);
+        Ok(table)
+    }
+}
