@@ -6,8 +6,11 @@
 #                                        hipblas-common; experimental 7.2.4); bookworm has none
 #   scripts/install-math-libs.sh rand   libhiprand-dev (bookworm 5.3.3, trixie 5.7.1, sid/experimental 6.4.3)
 #   scripts/install-math-libs.sh fft    libhipfft-dev (trixie 6.1.2, sid/experimental 6.4.3); bookworm has none
-#   scripts/install-math-libs.sh sparse libhipsparse-dev (bookworm 5.3.3, newer suites: docs/SOLVER_SPARSE.md)
-#   scripts/install-math-libs.sh solver libhipsolver-dev (sid, experimental: docs/SOLVER_SPARSE.md)
+#   scripts/install-math-libs.sh sparse libhipsparse-dev (bookworm 5.3.3, trixie 5.7.1, sid 6.4.3,
+#                                        experimental 7.2.4)
+#   scripts/install-math-libs.sh solver libhipsolver-dev (trixie 5.5.1, sid 6.4.1, experimental 7.2.4);
+#                                        bookworm has none
+# (apt-cache policy in each suite's chroot, 2026-11-29; docs/SOLVER_SPARSE.md.)
 #
 # Where a ROCm install already holds the header (ROCM_PATH, /opt/rocm), nothing is installed.
 set -euo pipefail
