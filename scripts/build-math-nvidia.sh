@@ -61,6 +61,10 @@ for sub in internal "$name/internal"; do
     [ -d "$src/library/include/$sub" ] || continue
     mkdir -p "$inc/internal" && cp "$src/library/include/$sub/"*.h "$inc/internal/" 2>/dev/null || true
 done
+# hipSPARSE 2.1 marks its CUDA-11-deprecated calls `[[deprecated(...)]]` where CUDART_VERSION says CUDA 11:
+# C++ syntax in a C header, which C (and bindgen's C mode, which hipsparse-sys uses on NVIDIA) cannot parse.
+# GCC's and Clang's attribute says the same in both languages.
+{ grep -rlsF '[[deprecated(' "$inc" || true; } | xargs -r sed -i 's/\[\[deprecated(\([^]]*\))\]\]/__attribute__((deprecated(\1)))/g'
 # The headers CMake generates: each version header from its .in (where its template sits), and an
 # export header where the main header includes it.
 for tmpl in "$src"/library/include/*version.h.in "$src"/library/include/"$name"/*version.h.in \
