@@ -12,9 +12,11 @@
 # machine stays warm between them), each carrying one folder:
 #   carry .solver-lib-a:  bash .solver-lib-a/stash.sh      (and so on for each .solver-lib-* folder)
 #   carry .solver-bundle: bash .solver-bundle/run.sh       (tests, tests under memcheck, examples,
-#                                                          benchmark; logs in $OUT; HIP_RS_SKIP_BENCH=1:
-#                                                          all but the benchmark; HIP_RS_SKIP_MEMCHECK=1:
-#                                                          no memcheck pass)
+#                                                          benchmark; logs in $OUT)
+# run.sh's switches: HIP_RS_SKIP_BENCH=1 all but the benchmark; HIP_RS_ONLY_BENCH=1 the benchmark only (a
+# second call of its own: the 600 s a call may take); HIP_RS_SKIP_MEMCHECK=1 no memcheck pass;
+# HIP_RS_BENCH_ARGS (e.g. --quick) for bench-solver; HIP_RS_RAW_TABLE=1 also bin/baseline-solver's table
+# (always when bench-solver was not built).
 # The script prints the folders, their sizes and the calls.
 set -euo pipefail
 [ $# -ge 2 ] || { sed -n '7p' "$0" | sed 's/^# //' >&2; exit 2; }
@@ -165,13 +167,15 @@ rm -rf "$pieces"
 printf '%s\n' "${names[@]}" > "$out/pieces.txt"
 echo "$tar_sum" > "$out/libs.tar.sha256"
 printf '%s\n' "${built[@]}" > "$out/built.txt"
-printf '%s\n' ${skipped[@]+"${skipped[@]}"} > "$out/skipped.txt"
+: > "$out/skipped.txt" && { [ ${#skipped[@]} -eq 0 ] || printf '%s\n' "${skipped[@]}" > "$out/skipped.txt"; }
 
 cat > "$out/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # On the GPU machine, after every .solver-lib-*/stash.sh ran: the tests, the tests again under memcheck, the
-# examples, then the benchmark (the raw table of bin/baseline-solver, and bench-solver against it).
-# Exits non-zero on any failure. HIP_RS_SKIP_BENCH=1: no benchmark; HIP_RS_SKIP_MEMCHECK=1: no memcheck.
+# examples, then the benchmark (bench-solver against lib/libhiprs_solver_baseline.so; bin/baseline-solver's
+# raw table where bench-solver was not built, or with HIP_RS_RAW_TABLE=1). Exits non-zero on any failure.
+# HIP_RS_SKIP_BENCH=1: no benchmark; HIP_RS_ONLY_BENCH=1: only the benchmark; HIP_RS_SKIP_MEMCHECK=1: no
+# memcheck; HIP_RS_BENCH_ARGS: more arguments for bench-solver (--quick).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 dest=${OUT:-$here}
@@ -201,11 +205,13 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "built: $(tr '\n' ' ' < "$here/built.txt")"
 [ -s "$here/skipped.txt" ] && echo "left out when built (not written yet): $(tr '\n' ' ' < "$here/skipped.txt")"
 tests=$(ls "$here"/bin/test-* 2>/dev/null)
+examples=$(ls "$here"/bin/example-* 2>/dev/null)
+[ "${HIP_RS_ONLY_BENCH:-}" = 1 ] && { tests=; examples=; echo "=== tests and examples skipped (HIP_RS_ONLY_BENCH=1)"; }
 for t in $tests; do
     n=$(basename "$t")
     echo "=== $n"; "$t" --test-threads=1 2>&1 | tee "$dest/$n.log"; [ "${PIPESTATUS[0]}" = 0 ] || fail=1
 done
-if [ "${HIP_RS_SKIP_MEMCHECK:-}" != 1 ]; then
+if [ "${HIP_RS_SKIP_MEMCHECK:-}" != 1 ] && [ -n "$tests" ]; then
     for t in $tests; do
         n=$(basename "$t")
         echo "=== memcheck $n"
@@ -213,20 +219,23 @@ if [ "${HIP_RS_SKIP_MEMCHECK:-}" != 1 ]; then
         grep -E "ERROR SUMMARY|test result" "$dest/memcheck-$n.log"
     done
 fi
-for x in "$here"/bin/example-*; do
-    [ -f "$x" ] || continue
+for x in $examples; do
     n=$(basename "$x")
     echo "=== $n"; "$x" 2>&1 | tee "$dest/$n.log"; [ "${PIPESTATUS[0]}" = 0 ] || fail=1
 done
 if [ "${HIP_RS_SKIP_BENCH:-}" = 1 ]; then
     echo "=== benchmark skipped (HIP_RS_SKIP_BENCH=1)"
 else
-    echo "=== baseline-solver (raw hipSOLVER / hipSPARSE)"
-    "$here/bin/baseline-solver" | tee "$dest/baseline-solver.md"; [ "${PIPESTATUS[0]}" = 0 ] || fail=1
     if [ -f "$here/bin/bench-solver" ]; then
-        echo "=== bench-solver"
-        "$here/bin/bench-solver" --baseline "$here/lib/libhiprs_solver_baseline.so" | tee "$dest/bench-solver.md"
+        echo "=== bench-solver ${HIP_RS_BENCH_ARGS:-}"
+        # shellcheck disable=SC2086 # the arguments split on spaces
+        "$here/bin/bench-solver" --baseline "$here/lib/libhiprs_solver_baseline.so" ${HIP_RS_BENCH_ARGS:-} |
+            tee "$dest/bench-solver.md"
         [ "${PIPESTATUS[0]}" = 0 ] || fail=1
+    fi
+    if [ ! -f "$here/bin/bench-solver" ] || [ "${HIP_RS_RAW_TABLE:-}" = 1 ]; then
+        echo "=== baseline-solver (raw hipSOLVER / hipSPARSE by themselves)"
+        "$here/bin/baseline-solver" | tee "$dest/baseline-solver.md"; [ "${PIPESTATUS[0]}" = 0 ] || fail=1
     fi
 fi
 echo "=== exit $fail"
