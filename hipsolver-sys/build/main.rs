@@ -20,8 +20,8 @@ fn main() {
         // Debian sid's hipSOLVER 6.4.1 (hipSOLVER 2.4.0), for docs.rs and dynamic-loading builds
         // without headers.
         prebuilt: ("src/prebuilt/hipsolver.rs", (2, 4, 0)),
-        install: "\x20 Debian sid and experimental (hipSOLVER 6.4.1): apt-get install libhipsolver-dev \
-                  (scripts/install-math-libs.sh solver); bookworm and trixie have no hipSOLVER package\n\
+        install: "\x20 Debian trixie (hipSOLVER 5.5.1), sid (6.4.1) and experimental (7.2.4): apt-get install \
+                  libhipsolver-dev (scripts/install-math-libs.sh solver); bookworm has no hipSOLVER package\n\
                   \x20 ROCm from AMD's repository: apt-get install hipsolver-dev (it lives in /opt/rocm)\n\
                   \x20 HIP's NVIDIA platform: hipSOLVER's NVIDIA backend built from its source over cuSOLVER \
                   (scripts/build-math-nvidia.sh solver, docs/GPU.md), then HIPSOLVER_PATH=target/hipsolver-nvidia\n",
