@@ -20,7 +20,9 @@ fn span(n: usize, lda: usize) -> usize {
 impl Handle {
     /// Cholesky factorizations of many `n x n` matrices, one per buffer of `a`, each with leading
     /// dimension `lda` (`?potrfBatched`). The returned [`Info`] has one value per matrix; [`Info::check`]
-    /// names the first that is not positive definite.
+    /// names the first that is not positive definite. Unlike [`potrf`](Self::potrf), the triangle
+    /// `uplo` does not name may be overwritten too: cuSOLVER's batched Cholesky does (measured on an
+    /// H200, CUDA 11.8).
     pub fn potrf_batched<T: SolverScalar, M: DeviceMemoryMut<T>>(
         &mut self,
         uplo: Uplo,
@@ -38,15 +40,15 @@ impl Handle {
         if a.is_empty() {
             return Ok(Info::new(name, Meaning::NotPositiveDefinite, true, info));
         }
-        let table = self.pointer_table(&[a.iter().map(|m| m.device_ptr()).collect()])?;
-        let (u, n, pa) = (raw_uplo(uplo), n as c_int, table.device_ptr());
+        let pa = self.pointer_table(&[a.iter().map(|m| m.device_ptr()).collect()])?;
+        let (u, n) = (raw_uplo(uplo), n as c_int);
         // SAFETY: a live handle; the query reads no memory.
         let elements = self.query(name, |lw| unsafe {
             T::potrf_batched_bs(self.raw, u, n, pa, ld, lw, count)
         })?;
         let (w, lw, _) = self.work::<T>(name, elements, 0)?;
         let mut ops: Vec<Operand<'_>> = a.iter().map(|m| write(&**m)).collect();
-        ops.extend([read(&table), write(&info)]);
+        ops.extend([read(self.table()?), write(&info)]);
         let _op = self.begin(name, &ops)?;
         // SAFETY: the table holds `count` pointers, each to a distinct `&mut` buffer spanning `n x n` with
         // `lda` (checked), on the handle's device (checked in begin), ordered and kept alive by the memory
@@ -94,16 +96,16 @@ impl Handle {
             return Ok(Info::new(name, Meaning::NotPositiveDefinite, true, info));
         }
         let base = a.device_ptr().cast::<T>();
-        let table = self.pointer_table(&[(0..count)
+        let pa = self.pointer_table(&[(0..count)
             .map(|i| base.wrapping_add(i * stride).cast())
             .collect()])?;
-        let (u, n, pa) = (raw_uplo(uplo), n as c_int, table.device_ptr());
+        let (u, n) = (raw_uplo(uplo), n as c_int);
         // SAFETY: a live handle; the query reads no memory.
         let elements = self.query(name, |lw| unsafe {
             T::potrf_batched_bs(self.raw, u, n, pa, ld, lw, count_int)
         })?;
         let (w, lw, _) = self.work::<T>(name, elements, 0)?;
-        let _op = self.begin(name, &[write(&*a), read(&table), write(&info)])?;
+        let _op = self.begin(name, &[write(&*a), read(self.table()?), write(&info)])?;
         // SAFETY: the table holds `count` pointers into `a`, `stride` apart; each matrix spans at most
         // `stride` elements (checked: `stride` holds one `n x n` matrix with `lda`), so no two overlap,
         // and the last ends inside `a` (checked); all ordered on the handle's stream.
@@ -154,11 +156,10 @@ impl Handle {
         if a.is_empty() {
             return Ok(Info::new(name, Meaning::ArgumentsOnly, false, info));
         }
-        let table = self.pointer_table(&[
+        let pa = self.pointer_table(&[
             a.iter().map(|m| m.device_ptr()).collect(),
             b.iter().map(|m| m.device_ptr()).collect(),
         ])?;
-        let pa = table.device_ptr();
         let pb = pa.cast::<usize>().wrapping_add(a.len()).cast();
         let (u, n, nrhs) = (raw_uplo(uplo), n as c_int, nrhs as c_int);
         // SAFETY: a live handle; the query reads no memory.
@@ -168,7 +169,7 @@ impl Handle {
         let (w, lw, _) = self.work::<T>(name, elements, 0)?;
         let mut ops: Vec<Operand<'_>> = a.iter().map(|m| read(*m)).collect();
         ops.extend(b.iter().map(|m| write(&**m)));
-        ops.extend([read(&table), write(&info)]);
+        ops.extend([read(self.table()?), write(&info)]);
         let _op = self.begin(name, &ops)?;
         // SAFETY: as in potrf_batched; the table's second half points at the distinct `&mut` buffers of
         // `b`, each spanning `n x nrhs` with `ldb` (checked).
@@ -191,10 +192,18 @@ impl Handle {
         Ok(Info::new(name, Meaning::ArgumentsOnly, false, info))
     }
 
-    /// A device table of the pointer arrays, one after the other, allocated and uploaded in the stream's
-    /// order (freed in its order too: dropping it waits for nothing).
-    fn pointer_table(&self, arrays: &[Vec<DevicePtr>]) -> Result<DeviceBuffer<usize>> {
+    /// A device table of the pointer arrays, one after the other ([`Handle::table`] then lends it): the
+    /// handle's last table when it holds the same pointers (a batch factored again costs no upload),
+    /// else a new one allocated and uploaded in the stream's order (the old one freed in its order:
+    /// dropping it waits for nothing). Returns the table's device address.
+    fn pointer_table(&mut self, arrays: &[Vec<DevicePtr>]) -> Result<DevicePtr> {
         let host: Vec<usize> = arrays.iter().flatten().map(|&p| p as usize).collect();
+        if let Some(t) = &self.table {
+            if t.host == host {
+                return Ok(t.device.device_ptr());
+            }
+        }
+        self.table = None;
         // SAFETY: every element is written by the upload below, queued on the same stream before any
         // reader (the memory model records the upload as the writer); on failure it is dropped unread.
         let table = unsafe { DeviceBuffer::<usize>::alloc_async_on(&self.stream, host.len())? };
@@ -202,7 +211,7 @@ impl Handle {
         // SAFETY: `table` holds `host.len()` elements on the handle's device (current), ordered on the
         // stream (recorded under `op`). `host` is pageable memory: both runtimes copy a pageable source
         // out before hipMemcpyAsync returns (CUDA stages it at once; HIP copies synchronously), so it
-        // may be dropped after the call.
+        // may be dropped after the call (it is kept, to compare the next table with).
         unsafe {
             crate::result::memcpy_async(
                 table.device_ptr(),
@@ -213,6 +222,29 @@ impl Handle {
             )?
         };
         drop(op);
-        Ok(table)
+        let ptr = table.device_ptr();
+        self.table = Some(PointerTable {
+            host,
+            device: table,
+        });
+        Ok(ptr)
     }
+
+    /// The table [`pointer_table`](Self::pointer_table) made or kept.
+    fn table(&self) -> Result<&DeviceBuffer<usize>> {
+        self.table
+            .as_ref()
+            .map(|t| &t.device)
+            .ok_or(Error::InvalidArgument {
+                what: "solver pointer table",
+                value: "none".into(),
+                reason: "a batched call lost its table: please report this defect".into(),
+            })
+    }
+}
+
+/// The device table of a batched call's matrix addresses, with the host copy it was uploaded from.
+pub(super) struct PointerTable {
+    host: Vec<usize>,
+    device: DeviceBuffer<usize>,
 }

@@ -159,6 +159,8 @@ pub struct Handle {
     stream: Arc<StreamHandle>,
     /// The workspace every call is given, grown on demand; ordered as written by every call.
     workspace: Option<DeviceBuffer<u8>>,
+    /// The last batched call's table of matrix addresses, reused while the addresses are the same.
+    table: Option<batched::PointerTable>,
 }
 
 // SAFETY: a hipSOLVER handle may be used from any thread, one at a time: every use takes `&mut self` or
@@ -181,6 +183,7 @@ impl Handle {
             device,
             stream: Arc::clone(stream.handle()),
             workspace: None,
+            table: None,
         };
         // SAFETY: `raw` is the live handle just made; the stream is live (kept by `handle.stream`) and on
         // the handle's device.
