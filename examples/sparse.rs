@@ -4,8 +4,7 @@
 //! `cargo run --features sparse --example sparse`. The 2D Laplacian of a 16 x 16 grid (5-point stencil,
 //! 256 unknowns, CSR) has the largest eigenvalue `4 + 4 cos(pi / 17)`; 1500 steps of `x <- A x / |A x|`
 //! from a checkerboard start on the device find it, and the host's CSR product gives the same
-//! iterates. Without a usable GPU it
-//! says why (no device, no driver, an old driver).
+//! iterates. Without a usable GPU it says why (no device, no driver, an old driver).
 use hip::prelude::*;
 use hip::sparse::{Csr, Handle, Op};
 use hip::Report;
