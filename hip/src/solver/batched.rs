@@ -36,10 +36,10 @@ impl Handle {
             ld = matrix("potrf_batched: a", m.len(), n, n, lda)?;
         }
         let count = int("potrf_batched: batch count", a.len())?;
-        let info = self.info(a.len())?;
-        if a.is_empty() {
-            return Ok(Info::new(name, Meaning::NotPositiveDefinite, true, info));
+        if a.is_empty() || n == 0 {
+            return self.answered(name, Meaning::NotPositiveDefinite, true, a.len());
         }
+        let info = self.info(a.len())?;
         let pa = self.pointer_table(&[a.iter().map(|m| m.device_ptr()).collect()])?;
         let (u, n) = (raw_uplo(uplo), n as c_int);
         // SAFETY: a live handle; the query reads no memory.
@@ -91,10 +91,10 @@ impl Handle {
                 })
             }
         }
-        let info = self.info(count)?;
         if count == 0 || n == 0 {
-            return Ok(Info::new(name, Meaning::NotPositiveDefinite, true, info));
+            return self.answered(name, Meaning::NotPositiveDefinite, true, count);
         }
+        let info = self.info(count)?;
         let base = a.device_ptr().cast::<T>();
         let pa = self.pointer_table(&[(0..count)
             .map(|i| base.wrapping_add(i * stride).cast())
@@ -152,10 +152,10 @@ impl Handle {
         }
         int("potrs_batched: nrhs", nrhs)?;
         let count = int("potrs_batched: batch count", a.len())?;
-        let info = self.info(if a.is_empty() { 0 } else { 1 })?;
-        if a.is_empty() {
-            return Ok(Info::new(name, Meaning::ArgumentsOnly, false, info));
+        if a.is_empty() || n == 0 || nrhs == 0 {
+            return self.answered(name, Meaning::ArgumentsOnly, false, 0);
         }
+        let info = self.info(1)?;
         let pa = self.pointer_table(&[
             a.iter().map(|m| m.device_ptr()).collect(),
             b.iter().map(|m| m.device_ptr()).collect(),

@@ -76,6 +76,9 @@ impl Handle {
     ) -> Result<Info> {
         let name = T::NAMES.potrf;
         let lda = matrix("potrf: a", a.len(), n, n, lda)?;
+        if n == 0 {
+            return self.answered(name, Meaning::NotPositiveDefinite, false, 1);
+        }
         let n = n as c_int;
         let (u, pa) = (raw_uplo(uplo), a.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
@@ -110,6 +113,9 @@ impl Handle {
         let name = T::NAMES.potrs;
         let lda = matrix("potrs: a", a.len(), n, n, lda)?;
         let ldb = matrix("potrs: b", b.len(), n, nrhs, ldb)?;
+        if n == 0 || nrhs == 0 {
+            return self.answered(name, Meaning::ArgumentsOnly, false, 1);
+        }
         let (n, nrhs, u) = (n as c_int, nrhs as c_int, raw_uplo(uplo));
         let (pa, pb) = (a.device_ptr(), b.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
@@ -154,6 +160,9 @@ impl Handle {
         let name = T::NAMES.getrf;
         let lda = matrix("getrf: a", a.len(), m, n, lda)?;
         vector("getrf: ipiv", ipiv.len(), m.min(n))?;
+        if m == 0 || n == 0 {
+            return self.answered(name, Meaning::Singular, false, 1);
+        }
         let (m, n, pa) = (m as c_int, n as c_int, a.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
         let elements = self.query(name, |lw| unsafe {
@@ -197,6 +206,9 @@ impl Handle {
         let lda = matrix("getrs: a", a.len(), n, n, lda)?;
         let ldb = matrix("getrs: b", b.len(), n, nrhs, ldb)?;
         vector("getrs: ipiv", ipiv.len(), n)?;
+        if n == 0 || nrhs == 0 {
+            return self.answered(name, Meaning::ArgumentsOnly, false, 1);
+        }
         let (n, nrhs, t) = (n as c_int, nrhs as c_int, raw_op(op));
         let (pa, pi, pb) = (a.device_ptr(), ipiv.device_ptr(), b.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
@@ -240,6 +252,9 @@ impl Handle {
         let name = T::NAMES.geqrf;
         let lda = matrix("geqrf: a", a.len(), m, n, lda)?;
         vector("geqrf: tau", tau.len(), m.min(n))?;
+        if m == 0 || n == 0 {
+            return self.answered(name, Meaning::ArgumentsOnly, false, 1);
+        }
         let (m, n, pa) = (m as c_int, n as c_int, a.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
         let elements = self.query(name, |lw| unsafe {
@@ -307,6 +322,9 @@ impl Handle {
         let lda = matrix("ormqr: a", a.len(), q_order, k, lda)?;
         let ldc = matrix("ormqr: c", c.len(), m, n, ldc)?;
         vector("ormqr: tau", tau.len(), k)?;
+        if m == 0 || n == 0 || k == 0 {
+            return self.answered(name, Meaning::ArgumentsOnly, false, 1);
+        }
         let (s, t) = (raw_side(side), raw_op(op));
         let (m, n, k) = (m as c_int, n as c_int, k as c_int);
         let (pa, pt, pc) = (a.device_ptr(), tau.device_ptr(), c.device_ptr());
@@ -355,6 +373,9 @@ impl Handle {
         let name = T::NAMES.syevd;
         let lda = matrix("syevd: a", a.len(), n, n, lda)?;
         vector("syevd: w", w.len(), n)?;
+        if n == 0 {
+            return self.answered(name, Meaning::NotConverged, false, 1);
+        }
         let j = match job {
             Eigen::Values => sys::HIPSOLVER_EIG_MODE_NOVECTOR,
             Eigen::Vectors => sys::HIPSOLVER_EIG_MODE_VECTOR,
@@ -414,6 +435,9 @@ impl Handle {
             SvdVectors::None => int("gesvd: ldvt", ldvt.max(n.max(1)))?,
             _ => matrix("gesvd: vt", vt.len(), vt_rows, n, ldvt)?,
         };
+        if m == 0 || n == 0 {
+            return self.answered(name, Meaning::NotConverged, false, 1);
+        }
         let (m, n) = (m as c_int, n as c_int);
         // SAFETY: a live handle; the query reads no memory.
         let elements = self.query(name, |lw| unsafe {

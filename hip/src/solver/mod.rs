@@ -246,10 +246,26 @@ impl Handle {
             .map_or(std::ptr::null_mut(), |w| w.device_ptr()))
     }
 
-    /// `count` `info` values, zeroed in the stream's order before the call writes them: a quick return
-    /// (an empty matrix) may leave `info` unwritten, and then it reads as success.
+    /// `count` `info` values for a call on a non-empty problem, which writes every one of them
+    /// (allocated in the stream's order, not zeroed: no memset on the device per call).
     fn info(&self, count: usize) -> Result<DeviceBuffer<i32>> {
-        DeviceBuffer::zeroed_async_on(&self.stream, count)
+        // SAFETY: read only through `Info`, after the call that writes every element: hipSOLVER's calls
+        // write `info` (one per problem) whenever the problem is not empty, and empty problems never
+        // reach the library (`answered`); a call that fails to queue drops it unread.
+        unsafe { DeviceBuffer::alloc_async_on(&self.stream, count) }
+    }
+
+    /// The [`Info`] of an empty problem, answered without calling the library (which may return early
+    /// without writing `info`): `count` zeros, in the stream's order.
+    fn answered(
+        &self,
+        call: &'static str,
+        meaning: info::Meaning,
+        batched: bool,
+        count: usize,
+    ) -> Result<Info> {
+        let values = DeviceBuffer::zeroed_async_on(&self.stream, count)?;
+        Ok(Info::new(call, meaning, batched, values))
     }
 
     /// Start a call: every operand on the handle's device, the stream ordered after their conflicting
