@@ -93,6 +93,10 @@ for suite in trixie sid experimental; do
         cargo clippy -q --offline --features gpu,$features --all-targets -- -D warnings
         RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps -p hip --features $features
         cargo test -q --offline -p hip --features $features --lib -- solver:: sparse::
+        case $features in
+            *sparse*solver* | *solver*sparse*)
+                cargo clippy -q --offline -p hip-rs-bench --features solver --bins -- -D warnings ;;
+        esac
         for lib in sparse solver; do
             case ",$features," in *,$lib,*) ;; *) continue ;; esac
             example=$lib; [ $lib = solver ] && example=solve
