@@ -62,10 +62,10 @@ fn main() -> Result<(), Report> {
     // settle on a lower mode until rounding noise grew into the top one.
     let mut x: Vec<f64> = (0..n)
         .map(|i| {
-            if (i / GRID + i % GRID) % 2 == 0 {
-                1.0
-            } else {
+            if (i / GRID + i % GRID) % 2 == 1 {
                 -1.0
+            } else {
+                1.0
             }
         })
         .collect();
