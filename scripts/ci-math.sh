@@ -40,8 +40,10 @@ bookworm() {
     grep -q "hipSOLVER not found (hipsolver/hipsolver.h)" "$log" && grep -q "dynamic-loading" "$log" ||
         { cat "$log" >&2; return 1; }
     echo "without hipSOLVER: $(grep -m1 "hipSOLVER not found" "$log")"
-    cargo test -q -p hip --features solver,dynamic-loading --lib -- solver::
+    cargo test -q -p hip --features solver,sparse,dynamic-loading --lib -- solver:: sparse::
+    cargo clippy -q -p hip --features solver,sparse,dynamic-loading --all-targets -- -D warnings
     cargo run -q --features solver,dynamic-loading --example solve
+    cargo run -q --features sparse,dynamic-loading --example sparse
     scripts/install-math-libs.sh sparse
     cargo test -q --manifest-path hipsparse-sys/Cargo.toml
     cargo clippy -q --features gpu,sparse --all-targets -- -D warnings

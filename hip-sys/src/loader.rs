@@ -76,6 +76,19 @@ impl Missing for std::os::raw::c_int {
     }
 }
 
+/// `u32::MAX` on AMD: the math libraries' functions that return a plain unsigned enum are getters
+/// (`hipsparseGetMatType`, ...), and no enumerator has that value. (On HIP's NVIDIA platform the CUDA
+/// functions returning `unsigned int` are status codes: see `loader/nvidia.rs`.)
+#[cfg(not(hip_platform = "nvidia"))]
+impl Missing for std::os::raw::c_uint {
+    fn library_missing() -> Self {
+        u32::MAX
+    }
+    fn symbol_missing() -> Self {
+        u32::MAX
+    }
+}
+
 impl Missing for crate::hipChannelFormatDesc {
     fn library_missing() -> Self {
         Default::default()

@@ -19,7 +19,7 @@ fn main() {
         status: "hipsolverStatus_t",
         // Debian sid's hipSOLVER 6.4.1 (hipSOLVER 2.4.0), for docs.rs and dynamic-loading builds
         // without headers.
-        prebuilt: ("src/prebuilt/hipsolver.rs", (2, 4, 0)),
+        prebuilt: ("src/prebuilt/hipsolver_2_4_0.rs", (2, 4, 0)),
         install: "\x20 Debian trixie (hipSOLVER 5.5.1), sid (6.4.1) and experimental (7.2.4): apt-get install \
                   libhipsolver-dev (scripts/install-math-libs.sh solver); bookworm has no hipSOLVER package\n\
                   \x20 ROCm from AMD's repository: apt-get install hipsolver-dev (it lives in /opt/rocm)\n\

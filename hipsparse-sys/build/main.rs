@@ -19,7 +19,7 @@ fn main() {
         status: "hipsparseStatus_t",
         // Debian sid's hipSPARSE 6.4.3 (hipSPARSE 3.2.0), for docs.rs and dynamic-loading builds
         // without headers.
-        prebuilt: ("src/prebuilt/hipsparse.rs", (3, 2, 0)),
+        prebuilt: ("src/prebuilt/hipsparse_3_2_0.rs", (3, 2, 0)),
         install: "\x20 Debian bookworm (hipSPARSE 5.3.3), trixie, sid and experimental: apt-get install \
                   libhipsparse-dev (scripts/install-math-libs.sh sparse)\n\
                   \x20 ROCm from AMD's repository: apt-get install hipsparse-dev (it lives in /opt/rocm)\n\
