@@ -87,14 +87,14 @@ pub(crate) fn into_raw_with_status<F: FnOnce(sys::hipError_t) + Send + 'static>(
 /// run nor reclaimed, and HIP will never run it (it refused to queue it).
 pub(crate) unsafe fn reclaim(p: *mut c_void) {
     // SAFETY: the caller's contract: a leaked `Box<Payload>` that nothing else will take back.
-    drop(Box::from_raw(p as *mut Payload));
+    drop(unsafe { Box::from_raw(p as *mut Payload) });
 }
 
 /// The callback HIP calls: hands the payload to [`run_raw`].
 unsafe extern "C" fn callback(_stream: sys::hipStream_t, status: sys::hipError_t, p: *mut c_void) {
     // SAFETY: `p` is the userData `queue_raw` gave hipStreamAddCallback: a payload of `into_raw` /
     // `into_raw_with_status`, which HIP hands to this callback once (see `queue_raw`).
-    run_raw_with_status(p, status)
+    unsafe { run_raw_with_status(p, status) }
 }
 
 thread_local! {
@@ -161,7 +161,8 @@ pub(crate) fn defer(work: Box<dyn FnOnce() + Send>) {
 /// `p` came from [`into_raw`] or [`into_raw_with_status`] and was neither run nor reclaimed.
 #[cfg(test)]
 pub(crate) unsafe fn run_raw(p: *mut c_void) {
-    run_raw_with_status(p, sys::hipSuccess)
+    // SAFETY: the caller's contract, passed on.
+    unsafe { run_raw_with_status(p, sys::hipSuccess) }
 }
 
 /// [`run_raw`] with the stream's status as HIP gave it.
@@ -179,7 +180,7 @@ pub(crate) unsafe fn run_raw_with_status(p: *mut c_void, status: sys::hipError_t
     let _inside = Inside;
     // SAFETY: `p` is a `Box<Payload>` leaked by `into_raw_with_status`, neither run nor reclaimed (the
     // caller's contract; HIP runs a queued callback once): taken back here, once.
-    let payload = Box::from_raw(p as *mut Payload);
+    let payload = unsafe { Box::from_raw(p as *mut Payload) };
     let Payload { f, state } = *payload;
     let outcome = match catch_unwind(AssertUnwindSafe(move || f(status))) {
         Ok(()) => HostFnState::Done,

@@ -153,9 +153,11 @@ pub fn malloc(bytes: usize) -> Result<*mut c_void> {
 /// `hipFree`. It synchronizes the device first, so queued work using the memory finishes.
 ///
 /// # Safety
-/// `ptr` came from [`malloc`] and is not used afterwards.
+/// `ptr` came from [`malloc`] or [`malloc_managed`] and is not used afterwards.
 pub unsafe fn free(ptr: *mut c_void) -> Result<()> {
-    check("hipFree", sys::hipFree(ptr))
+    // SAFETY: the caller's contract (`# Safety`): `ptr` came from hipMalloc or hipMallocManaged and nothing
+    // uses it afterwards.
+    check("hipFree", unsafe { sys::hipFree(ptr) })
 }
 
 /// `hipHostMalloc` (pinned, page-locked host memory).
@@ -173,7 +175,9 @@ pub fn host_malloc(bytes: usize, flags: u32) -> Result<*mut c_void> {
 /// # Safety
 /// `ptr` came from [`host_malloc`] and is not used afterwards.
 pub unsafe fn host_free(ptr: *mut c_void) -> Result<()> {
-    check("hipHostFree", sys::hipHostFree(ptr))
+    // SAFETY: the caller's contract (`# Safety`): `ptr` came from hipHostMalloc and nothing uses it
+    // afterwards.
+    check("hipHostFree", unsafe { sys::hipHostFree(ptr) })
 }
 
 /// `hipMallocManaged`.
@@ -196,7 +200,11 @@ pub unsafe fn memcpy(
     bytes: usize,
     kind: sys::hipMemcpyKind,
 ) -> Result<()> {
-    check("hipMemcpy", sys::hipMemcpy(dst, src, bytes, kind))
+    // SAFETY: the caller's contract (`# Safety`): both pointers are valid for `bytes` in the spaces `kind`
+    // names.
+    check("hipMemcpy", unsafe {
+        sys::hipMemcpy(dst, src, bytes, kind)
+    })
 }
 
 /// `hipMemcpyAsync`.
@@ -210,10 +218,11 @@ pub unsafe fn memcpy_async(
     kind: sys::hipMemcpyKind,
     stream: sys::hipStream_t,
 ) -> Result<()> {
-    check(
-        "hipMemcpyAsync",
-        sys::hipMemcpyAsync(dst, src, bytes, kind, stream),
-    )
+    // SAFETY: the caller's contract (`# Safety`): both pointers stay valid, and unaliased by host writes,
+    // until the copy on `stream` completes.
+    check("hipMemcpyAsync", unsafe {
+        sys::hipMemcpyAsync(dst, src, bytes, kind, stream)
+    })
 }
 
 /// `hipMemcpyPeerAsync`: `bytes` from `src` on device `src_device` to `dst` on `dst_device`.
@@ -229,10 +238,11 @@ pub unsafe fn memcpy_peer_async(
     bytes: usize,
     stream: sys::hipStream_t,
 ) -> Result<()> {
-    check(
-        "hipMemcpyPeerAsync",
-        sys::hipMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, stream),
-    )
+    // SAFETY: the caller's contract (`# Safety`): both are device memory of their devices, valid for
+    // `bytes` until the copy on `stream` completes.
+    check("hipMemcpyPeerAsync", unsafe {
+        sys::hipMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, stream)
+    })
 }
 
 /// `hipMemset` (bytes).
@@ -240,7 +250,10 @@ pub unsafe fn memcpy_peer_async(
 /// # Safety
 /// `dst` is device memory valid for `bytes`.
 pub unsafe fn memset(dst: *mut c_void, value: u8, bytes: usize) -> Result<()> {
-    check("hipMemset", sys::hipMemset(dst, value as i32, bytes))
+    // SAFETY: the caller's contract (`# Safety`): `dst` is device memory valid for `bytes`.
+    check("hipMemset", unsafe {
+        sys::hipMemset(dst, value as i32, bytes)
+    })
 }
 
 /// `hipMemsetAsync` (bytes).
@@ -253,10 +266,11 @@ pub unsafe fn memset_async(
     bytes: usize,
     stream: sys::hipStream_t,
 ) -> Result<()> {
-    check(
-        "hipMemsetAsync",
-        sys::hipMemsetAsync(dst, value as i32, bytes, stream),
-    )
+    // SAFETY: the caller's contract (`# Safety`): `dst` is device memory valid for `bytes` until the fill
+    // on `stream` completes.
+    check("hipMemsetAsync", unsafe {
+        sys::hipMemsetAsync(dst, value as i32, bytes, stream)
+    })
 }
 
 /// `hipStreamCreateWithPriority`.
@@ -274,7 +288,9 @@ pub fn stream_create(flags: u32, priority: i32) -> Result<sys::hipStream_t> {
 /// # Safety
 /// `stream` was created by [`stream_create`] and is not used afterwards.
 pub unsafe fn stream_destroy(stream: sys::hipStream_t) -> Result<()> {
-    check("hipStreamDestroy", sys::hipStreamDestroy(stream))
+    // SAFETY: the caller's contract (`# Safety`): `stream` came from hipStreamCreate and nothing uses it
+    // afterwards.
+    check("hipStreamDestroy", unsafe { sys::hipStreamDestroy(stream) })
 }
 
 /// `hipDeviceGetStreamPriorityRange` on the current device: `(least, greatest)`.
@@ -292,7 +308,10 @@ pub fn stream_priority_range() -> Result<(i32, i32)> {
 /// # Safety
 /// `stream` is live (or null, the default stream).
 pub unsafe fn stream_synchronize(stream: sys::hipStream_t) -> Result<()> {
-    check("hipStreamSynchronize", sys::hipStreamSynchronize(stream))
+    // SAFETY: the caller's contract (`# Safety`): `stream` is live, or null (the default stream).
+    check("hipStreamSynchronize", unsafe {
+        sys::hipStreamSynchronize(stream)
+    })
 }
 
 /// `hipStreamQuery`: `Ok(true)` when all work is done, `Ok(false)` for `hipErrorNotReady`.
@@ -300,7 +319,8 @@ pub unsafe fn stream_synchronize(stream: sys::hipStream_t) -> Result<()> {
 /// # Safety
 /// `stream` is live (or null).
 pub unsafe fn stream_query(stream: sys::hipStream_t) -> Result<bool> {
-    ready("hipStreamQuery", sys::hipStreamQuery(stream))
+    // SAFETY: the caller's contract (`# Safety`): `stream` is live, or null (the default stream).
+    ready("hipStreamQuery", unsafe { sys::hipStreamQuery(stream) })
 }
 
 /// `hipStreamWaitEvent`.
@@ -308,10 +328,10 @@ pub unsafe fn stream_query(stream: sys::hipStream_t) -> Result<bool> {
 /// # Safety
 /// Both handles are live.
 pub unsafe fn stream_wait_event(stream: sys::hipStream_t, event: sys::hipEvent_t) -> Result<()> {
-    check(
-        "hipStreamWaitEvent",
-        sys::hipStreamWaitEvent(stream, event, 0),
-    )
+    // SAFETY: the caller's contract (`# Safety`): both handles are live.
+    check("hipStreamWaitEvent", unsafe {
+        sys::hipStreamWaitEvent(stream, event, 0)
+    })
 }
 
 /// `hipEventCreateWithFlags`.
@@ -329,7 +349,9 @@ pub fn event_create(flags: u32) -> Result<sys::hipEvent_t> {
 /// # Safety
 /// `event` was created by [`event_create`] and is not used afterwards.
 pub unsafe fn event_destroy(event: sys::hipEvent_t) -> Result<()> {
-    check("hipEventDestroy", sys::hipEventDestroy(event))
+    // SAFETY: the caller's contract (`# Safety`): `event` came from hipEventCreate and nothing uses it
+    // afterwards.
+    check("hipEventDestroy", unsafe { sys::hipEventDestroy(event) })
 }
 
 /// `hipEventRecord`.
@@ -337,7 +359,10 @@ pub unsafe fn event_destroy(event: sys::hipEvent_t) -> Result<()> {
 /// # Safety
 /// Both handles are live.
 pub unsafe fn event_record(event: sys::hipEvent_t, stream: sys::hipStream_t) -> Result<()> {
-    check("hipEventRecord", sys::hipEventRecord(event, stream))
+    // SAFETY: the caller's contract (`# Safety`): both handles are live.
+    check("hipEventRecord", unsafe {
+        sys::hipEventRecord(event, stream)
+    })
 }
 
 /// `hipEventSynchronize`.
@@ -345,7 +370,10 @@ pub unsafe fn event_record(event: sys::hipEvent_t, stream: sys::hipStream_t) -> 
 /// # Safety
 /// `event` is live.
 pub unsafe fn event_synchronize(event: sys::hipEvent_t) -> Result<()> {
-    check("hipEventSynchronize", sys::hipEventSynchronize(event))
+    // SAFETY: the caller's contract (`# Safety`): `event` is live.
+    check("hipEventSynchronize", unsafe {
+        sys::hipEventSynchronize(event)
+    })
 }
 
 /// `hipEventQuery`: `Ok(true)` once the recorded work is done.
@@ -353,7 +381,8 @@ pub unsafe fn event_synchronize(event: sys::hipEvent_t) -> Result<()> {
 /// # Safety
 /// `event` is live.
 pub unsafe fn event_query(event: sys::hipEvent_t) -> Result<bool> {
-    ready("hipEventQuery", sys::hipEventQuery(event))
+    // SAFETY: the caller's contract (`# Safety`): `event` is live.
+    ready("hipEventQuery", unsafe { sys::hipEventQuery(event) })
 }
 
 /// `hipEventElapsedTime` in milliseconds.
@@ -362,10 +391,11 @@ pub unsafe fn event_query(event: sys::hipEvent_t) -> Result<bool> {
 /// Both events are live.
 pub unsafe fn event_elapsed_time(start: sys::hipEvent_t, end: sys::hipEvent_t) -> Result<f32> {
     let mut ms = 0.0;
-    check(
-        "hipEventElapsedTime",
-        sys::hipEventElapsedTime(&mut ms, start, end),
-    )?;
+    // SAFETY: the caller's contract (`# Safety`): both events are live; `ms` is a live local HIP writes one
+    // float to.
+    check("hipEventElapsedTime", unsafe {
+        sys::hipEventElapsedTime(&mut ms, start, end)
+    })?;
     Ok(ms)
 }
 
@@ -382,7 +412,11 @@ pub unsafe fn event_elapsed_time(start: sys::hipEvent_t, end: sys::hipEvent_t) -
 /// - on NVIDIA, a cubin or fatbinary the driver can size from its headers, or PTX text ending in a NUL.
 pub unsafe fn module_load_data(image: *const c_void) -> Result<sys::hipModule_t> {
     let mut m = std::ptr::null_mut();
-    check("hipModuleLoadData", sys::hipModuleLoadData(&mut m, image))?;
+    // SAFETY: the caller's contract (`# Safety`): `image` is a whole code object HIP reads nothing past;
+    // `m` is a live local for the handle.
+    check("hipModuleLoadData", unsafe {
+        sys::hipModuleLoadData(&mut m, image)
+    })?;
     Ok(m)
 }
 
@@ -406,7 +440,11 @@ pub unsafe fn module_load_data(image: *const c_void) -> Result<sys::hipModule_t>
 /// ```
 pub unsafe fn module_load(path: &CStr) -> Result<sys::hipModule_t> {
     let mut m = std::ptr::null_mut();
-    check("hipModuleLoad", sys::hipModuleLoad(&mut m, path.as_ptr()))?;
+    // SAFETY: the caller's contract (`# Safety`): the file's contents are what HIP may trust; `path` is
+    // NUL-terminated and `m` a live local for the handle.
+    check("hipModuleLoad", unsafe {
+        sys::hipModuleLoad(&mut m, path.as_ptr())
+    })?;
     Ok(m)
 }
 
@@ -415,7 +453,9 @@ pub unsafe fn module_load(path: &CStr) -> Result<sys::hipModule_t> {
 /// # Safety
 /// `module` is live and none of its functions or globals are used afterwards.
 pub unsafe fn module_unload(module: sys::hipModule_t) -> Result<()> {
-    check("hipModuleUnload", sys::hipModuleUnload(module))
+    // SAFETY: the caller's contract (`# Safety`): `module` is live and none of its functions or globals are
+    // used afterwards.
+    check("hipModuleUnload", unsafe { sys::hipModuleUnload(module) })
 }
 
 /// `hipModuleGetFunction`.
@@ -427,10 +467,11 @@ pub unsafe fn module_get_function(
     name: &CStr,
 ) -> Result<sys::hipFunction_t> {
     let mut f = std::ptr::null_mut();
-    check(
-        "hipModuleGetFunction",
-        sys::hipModuleGetFunction(&mut f, module, name.as_ptr()),
-    )?;
+    // SAFETY: the caller's contract (`# Safety`): `module` is live; `name` is NUL-terminated and `f` a live
+    // local for the handle.
+    check("hipModuleGetFunction", unsafe {
+        sys::hipModuleGetFunction(&mut f, module, name.as_ptr())
+    })?;
     Ok(f)
 }
 
@@ -443,11 +484,13 @@ pub unsafe fn module_get_global(
     name: &CStr,
 ) -> Result<(*mut c_void, usize)> {
     // hipDeviceptr_t is void* on AMD and an integer (CUdeviceptr) on NVIDIA; both hold one address.
-    let (mut p, mut bytes): (sys::hipDeviceptr_t, usize) = (std::mem::zeroed(), 0);
-    check(
-        "hipModuleGetGlobal",
-        sys::hipModuleGetGlobal(&mut p, &mut bytes, module, name.as_ptr()),
-    )?;
+    // SAFETY: all-zero bits are a valid hipDeviceptr_t (a pointer on AMD, an integer on NVIDIA).
+    let (mut p, mut bytes): (sys::hipDeviceptr_t, usize) = (unsafe { std::mem::zeroed() }, 0);
+    // SAFETY: the caller's contract (`# Safety`): `module` is live; `name` is NUL-terminated; `p` and
+    // `bytes` are live locals HIP writes to.
+    check("hipModuleGetGlobal", unsafe {
+        sys::hipModuleGetGlobal(&mut p, &mut bytes, module, name.as_ptr())
+    })?;
     Ok((p as usize as *mut c_void, bytes))
 }
 
@@ -482,10 +525,11 @@ pub unsafe fn module_func_set_attribute(
     attr: sys::hipFunction_attribute,
     value: i32,
 ) -> Result<()> {
-    check(
-        "cuFuncSetAttribute",
-        sys::hipRsModuleFuncSetAttribute(func, attr, value),
-    )
+    // SAFETY: the caller's contract (`# Safety`): `func` is live; attribute and value are plain integers
+    // the driver checks.
+    check("cuFuncSetAttribute", unsafe {
+        sys::hipRsModuleFuncSetAttribute(func, attr, value)
+    })
 }
 
 /// Set a module kernel's cache preference (`cuFuncSetCacheConfig` on HIP's NVIDIA platform).
@@ -497,10 +541,11 @@ pub unsafe fn module_func_set_cache_config(
     func: sys::hipFunction_t,
     config: sys::hipFuncCache_t,
 ) -> Result<()> {
-    check(
-        "cuFuncSetCacheConfig",
-        sys::hipRsModuleFuncSetCacheConfig(func, config),
-    )
+    // SAFETY: the caller's contract (`# Safety`): `func` is live; the preference is a plain value the
+    // driver checks.
+    check("cuFuncSetCacheConfig", unsafe {
+        sys::hipRsModuleFuncSetCacheConfig(func, config)
+    })
 }
 
 /// `hipFuncGetAttribute`.
@@ -512,10 +557,11 @@ pub unsafe fn func_get_attribute(
     func: sys::hipFunction_t,
 ) -> Result<i32> {
     let mut v = 0;
-    check(
-        "hipFuncGetAttribute",
-        sys::hipFuncGetAttribute(&mut v, attr, func),
-    )?;
+    // SAFETY: the caller's contract (`# Safety`): `func` is live; `v` is a live local HIP writes one int
+    // to.
+    check("hipFuncGetAttribute", unsafe {
+        sys::hipFuncGetAttribute(&mut v, attr, func)
+    })?;
     Ok(v)
 }
 
@@ -534,8 +580,10 @@ pub unsafe fn module_launch_kernel(
     stream: sys::hipStream_t,
     params: *mut *mut c_void,
 ) -> Result<()> {
-    check(
-        "hipModuleLaunchKernel",
+    // SAFETY: the caller's contract (`# Safety`): `params` holds one pointer per kernel parameter, each to
+    // a value of its type, and the memory the kernel touches stays valid until it completes; no `extra`
+    // array is passed.
+    check("hipModuleLaunchKernel", unsafe {
         sys::hipModuleLaunchKernel(
             func,
             grid.0,
@@ -548,8 +596,8 @@ pub unsafe fn module_launch_kernel(
             stream,
             params,
             std::ptr::null_mut(),
-        ),
-    )
+        )
+    })
 }
 
 fn ready(call: &'static str, code: sys::hipError_t) -> Result<bool> {
