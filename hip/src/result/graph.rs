@@ -52,6 +52,21 @@ pub unsafe fn stream_is_capturing(stream: sys::hipStream_t) -> Result<sys::hipSt
     Ok(status)
 }
 
+/// `hipThreadExchangeStreamCaptureMode`: set the calling thread's capture interaction mode to `mode` and
+/// return the one it had. In `hipStreamCaptureModeRelaxed` the thread may make calls a capture in global
+/// or thread-local mode would refuse (allocations, event queries), as a library does for its own
+/// bookkeeping while the caller's stream is captured.
+pub fn thread_exchange_capture_mode(
+    mode: sys::hipStreamCaptureMode,
+) -> Result<sys::hipStreamCaptureMode> {
+    let mut m = mode;
+    // SAFETY: `m` is a live local holding a valid mode; HIP writes the previous one back into it.
+    check("hipThreadExchangeStreamCaptureMode", unsafe {
+        sys::hipThreadExchangeStreamCaptureMode(&mut m)
+    })?;
+    Ok(m)
+}
+
 /// `hipGraphDestroy`.
 ///
 /// # Safety
