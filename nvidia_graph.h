@@ -24,6 +24,11 @@ static inline hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t* gra
     return hipCUDAErrorTohipError(cudaStreamEndCapture(stream, graph));
 }
 
+/* HIP 5.7.1's NVIDIA header maps it for nvcc only; HIP 5.2.3's not at all. */
+static inline hipError_t hipThreadExchangeStreamCaptureMode(hipStreamCaptureMode* mode) {
+    return hipCUDAErrorTohipError(cudaThreadExchangeStreamCaptureMode(mode));
+}
+
 static inline hipError_t hipStreamIsCapturing(hipStream_t stream, hipStreamCaptureStatus* status) {
     return hipCUDAErrorTohipError(cudaStreamIsCapturing(stream, status));
 }

@@ -79,6 +79,56 @@ fn host_fns_run_in_stream_order_once_and_report_panics() {
     assert_eq!(after.state(), HostFnState::Done);
 }
 
+/// A host function on a capturing stream is refused before HIP sees it: the closure is dropped unrun, and
+/// the capture stays valid (it ends into a graph that replays the captured kernel).
+#[test]
+fn a_host_fn_on_a_capturing_stream_is_refused_and_the_capture_stays_valid() {
+    let d = device();
+    let m = kernels(&d);
+    let inc = m.function("inc").unwrap();
+    let s = Stream::new(&d).unwrap();
+    let n = 256u32;
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, n as usize).unwrap();
+    let drops = Arc::new(AtomicUsize::new(0));
+    let ran = Arc::new(AtomicUsize::new(0));
+    let mut capture = s.begin_capture(CaptureMode::Global).unwrap();
+    let (t, r) = (Tracked(drops.clone()), ran.clone());
+    let e = s
+        .launch_host_fn(move || {
+            let _t = &t;
+            r.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidArgument { value, .. } if value == "launch_host_fn"),
+        "{e}"
+    );
+    assert_eq!(
+        drops.load(Ordering::SeqCst),
+        1,
+        "the refused closure is freed"
+    );
+    let mut args = LaunchArgs::new();
+    args.arg_mut(&mut x).arg(&n);
+    // SAFETY: inc(unsigned*, unsigned) adds 1 to x's n elements; x is kept by the graph.
+    unsafe {
+        capture
+            .launch(&inc, &LaunchConfig::for_num_elems(n), &mut args)
+            .unwrap()
+    };
+    let graph = capture.end().unwrap();
+    let mut exec = graph.instantiate().unwrap();
+    exec.launch(&s).unwrap();
+    exec.launch(&s).unwrap();
+    s.synchronize().unwrap();
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        0,
+        "the refused closure never ran"
+    );
+    assert!(x.to_vec().unwrap().iter().all(|&v| v == 2));
+}
+
 #[test]
 fn occupancy_queries_and_config_compute_right() {
     let d = device();

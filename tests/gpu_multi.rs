@@ -265,6 +265,40 @@ fn managed_memory_read_on_the_host_waits_for_a_kernel_on_another_device() {
     assert!(managed.as_slice().unwrap().iter().all(|&v| v == 42));
 }
 
+/// A prefetch to a device is queued on a stream of that device: another device's stream is refused before
+/// anything is queued; the destination's own stream, and any stream for the host, migrate the pages and
+/// keep their values.
+#[test]
+fn a_prefetch_is_queued_on_a_stream_of_its_destination() {
+    let (d0, d1) = two();
+    let mut m = ManagedBuffer::<u32>::zeroed(&d0, 1 << 20).unwrap();
+    m.as_mut_slice().unwrap().fill(3);
+    let (s0, s1) = (Stream::new(&d0).unwrap(), Stream::new(&d1).unwrap());
+    let e = m.prefetch_async(Some(&d1), &s0).unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidArgument { what, .. } if *what == "stream for a managed memory prefetch"),
+        "{e}"
+    );
+    let concurrent = |d: &Device| {
+        d.attribute(hip::sys::hipDeviceAttributeConcurrentManagedAccess)
+            .unwrap()
+            != 0
+    };
+    if !(concurrent(&d0) && concurrent(&d1)) {
+        assert!(matches!(
+            m.prefetch_async(Some(&d1), &s1),
+            Err(Error::NotSupported { .. })
+        ));
+        return;
+    }
+    m.prefetch_async(Some(&d1), &s1).unwrap();
+    m.prefetch_async(None, &s1).unwrap();
+    m.prefetch_async(Some(&d0), &s0).unwrap();
+    s0.synchronize().unwrap();
+    s1.synchronize().unwrap();
+    assert!(m.as_slice().unwrap().iter().all(|&v| v == 3));
+}
+
 #[test]
 fn managed_memory_dropped_while_another_device_writes_it_waits() {
     let (d0, d1) = two();

@@ -172,7 +172,7 @@ impl<'s> Capture<'s> {
     ) -> Result<()> {
         // `Function::launch` on a capturing stream records the function in the capture (and so the graph).
         // SAFETY: the caller's contract, which includes `Function::launch`'s for every replay.
-        function.launch(self.stream, config, args)
+        unsafe { function.launch(self.stream, config, args) }
     }
 
     /// End the capture (`hipStreamEndCapture`) and return the graph, holding what was kept.

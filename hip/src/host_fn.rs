@@ -87,14 +87,14 @@ pub(crate) fn into_raw_with_status<F: FnOnce(sys::hipError_t) + Send + 'static>(
 /// run nor reclaimed, and HIP will never run it (it refused to queue it).
 pub(crate) unsafe fn reclaim(p: *mut c_void) {
     // SAFETY: the caller's contract: a leaked `Box<Payload>` that nothing else will take back.
-    drop(Box::from_raw(p as *mut Payload));
+    drop(unsafe { Box::from_raw(p as *mut Payload) });
 }
 
 /// The callback HIP calls: hands the payload to [`run_raw`].
 unsafe extern "C" fn callback(_stream: sys::hipStream_t, status: sys::hipError_t, p: *mut c_void) {
     // SAFETY: `p` is the userData `queue_raw` gave hipStreamAddCallback: a payload of `into_raw` /
     // `into_raw_with_status`, which HIP hands to this callback once (see `queue_raw`).
-    run_raw_with_status(p, status)
+    unsafe { run_raw_with_status(p, status) }
 }
 
 thread_local! {
@@ -161,7 +161,8 @@ pub(crate) fn defer(work: Box<dyn FnOnce() + Send>) {
 /// `p` came from [`into_raw`] or [`into_raw_with_status`] and was neither run nor reclaimed.
 #[cfg(test)]
 pub(crate) unsafe fn run_raw(p: *mut c_void) {
-    run_raw_with_status(p, sys::hipSuccess)
+    // SAFETY: the caller's contract, passed on.
+    unsafe { run_raw_with_status(p, sys::hipSuccess) }
 }
 
 /// [`run_raw`] with the stream's status as HIP gave it.
@@ -179,7 +180,7 @@ pub(crate) unsafe fn run_raw_with_status(p: *mut c_void, status: sys::hipError_t
     let _inside = Inside;
     // SAFETY: `p` is a `Box<Payload>` leaked by `into_raw_with_status`, neither run nor reclaimed (the
     // caller's contract; HIP runs a queued callback once): taken back here, once.
-    let payload = Box::from_raw(p as *mut Payload);
+    let payload = unsafe { Box::from_raw(p as *mut Payload) };
     let Payload { f, state } = *payload;
     let outcome = match catch_unwind(AssertUnwindSafe(move || f(status))) {
         Ok(()) => HostFnState::Done,
@@ -202,9 +203,14 @@ pub(crate) unsafe fn run_raw_with_status(p: *mut c_void, status: sys::hipError_t
 impl Stream {
     /// Queue `f` to run on a runtime thread once the work queued so far on this stream is done; work
     /// queued later waits until `f` returns (`hipStreamAddCallback`: HIP 5.2.3's library lacks
-    /// `hipLaunchHostFunc`, see [`result::host_fn`]). It cannot be recorded by a graph capture: on a
-    /// stream being captured HIP before 7.0 runs it live (not after the captured work), and HIP 7.0 and
-    /// CUDA refuse it (an `Err`) and invalidate the capture.
+    /// `hipLaunchHostFunc`, see [`result::host_fn`]).
+    ///
+    /// Not in a graph: on a stream a [`Capture`](crate::Capture) records (its own, or one that joined
+    /// it) this is [`Error::InvalidArgument`](crate::Error::InvalidArgument), refused before HIP sees it,
+    /// and the capture stays valid. `f` is run once and freed, where a graph replays its nodes any number
+    /// of times; and no runtime records `hipStreamAddCallback` into a graph anyway (HIP before 7.0 would
+    /// run it live, when the work queued before the capture is done; HIP 7.0 and CUDA refuse it and
+    /// invalidate the capture).
     ///
     /// `f` must not call HIP (the runtime may deadlock: the rule of `cudaLaunchHostFunc`), and should be
     /// short: it holds the stream. It is freed exactly once, run or not. A panic in `f` is caught, the
@@ -222,9 +228,30 @@ impl Stream {
     /// # Ok::<(), hip::Error>(())
     /// ```
     pub fn launch_host_fn<F: FnOnce() + Send + 'static>(&self, f: F) -> Result<HostFnHandle> {
+        // Held until the callback is queued: no capture begins between the check and the call.
+        let op = self.begin_op();
+        if op.is_capturing() {
+            return Err(refuse_in_capture(self.id()));
+        }
         self.device().bind()?;
-        // SAFETY: `self.raw()` is live while `self` is borrowed (its device current).
+        // SAFETY: `self.raw()` is live while `self` is borrowed (its device current), and not captured by
+        // this crate (checked under `op`, held through the call).
         unsafe { queue_raw(self.raw(), into_raw(f)) }
+    }
+}
+
+/// The refusal of a host function on a stream a capture records.
+#[cold]
+fn refuse_in_capture(stream: u64) -> crate::Error {
+    crate::Error::InvalidArgument {
+        what: "operation on a capturing stream",
+        value: "launch_host_fn".into(),
+        reason: format!(
+            "stream {stream} is being captured into a graph, and a host function cannot be captured: \
+             its closure runs once and is freed, while a graph replays its nodes (and HIP before 7.0 \
+             would run it live instead); queue it before or after the capture, or on the stream the \
+             graph is launched on"
+        ),
     }
 }
 
@@ -242,7 +269,7 @@ pub(crate) unsafe fn queue_raw(
     // successful hipStreamAddCallback (run_raw_with_status then frees it), also on a stream being
     // captured: no runtime records hipStreamAddCallback into a graph (HIP before 7.0 queues it live,
     // HIP 7.0 and CUDA refuse it with hipErrorStreamCaptureUnsupported), so no graph replay can call it
-    // again with the freed payload (`launch_host_fn` does not check captures itself). It never unwinds:
+    // again with the freed payload (`launch_host_fn` also refuses streams this crate captures). It never unwinds:
     // the closure runs under catch_unwind, and dropping a panic payload is caught too. The closure is
     // the caller's safe code and may call HIP against the rule `launch_host_fn` states: CUDA answers
     // such a call with an error and HIP documents a possible deadlock, neither of them memory
@@ -324,6 +351,40 @@ mod tests {
         assert_eq!(runs.load(Ordering::SeqCst), 0);
         assert_eq!(drops.load(Ordering::SeqCst), 1);
         assert_eq!(handle.state(), HostFnState::Pending);
+    }
+
+    #[test]
+    fn a_capturing_stream_refuses_a_host_function_and_frees_it_unrun() {
+        let device = crate::Device::for_unit_tests(0);
+        // SAFETY: a null (default) stream wrapper of a unit-test device; the test makes no HIP call
+        // through it (the refusal comes first).
+        let stream = unsafe { Stream::from_raw(&device, std::ptr::null_mut()) };
+        stream
+            .handle()
+            .capture_for_unit_tests(Some(Arc::new(crate::stream::CaptureLog::default())));
+        let drops = Arc::new(AtomicUsize::new(0));
+        let runs = Arc::new(AtomicUsize::new(0));
+        let (t, r) = (Tracked(drops.clone()), runs.clone());
+        let e = stream
+            .launch_host_fn(move || {
+                let _keep = &t;
+                r.fetch_add(1, Ordering::SeqCst);
+            })
+            .unwrap_err();
+        match &e {
+            crate::Error::InvalidArgument { value, reason, .. } => {
+                assert_eq!(value, "launch_host_fn");
+                assert!(reason.contains("cannot be captured"), "{e}");
+            }
+            other => panic!("expected InvalidArgument, got {other:?}"),
+        }
+        assert_eq!(runs.load(Ordering::SeqCst), 0);
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            1,
+            "the closure is dropped, unrun"
+        );
+        stream.handle().capture_for_unit_tests(None);
     }
 
     #[test]

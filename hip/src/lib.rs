@@ -83,6 +83,7 @@
 //! included) and answers [`Error::status`] with a DTL-style [`Status`]; see [`error`] for the table.
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
+#![deny(unsafe_op_in_unsafe_fn)]
 
 #[cfg(feature = "blas")]
 pub mod blas;

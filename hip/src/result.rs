@@ -4,19 +4,29 @@
 //! `unsafe`: the caller guarantees they are live and of the right size.
 //!
 //! Newer groups of calls live in one submodule per HIP object ([`graph`], [`pool`], [`occupancy`],
-//! [`host_fn`], [`memory`], [`device`]: identity); the older calls stay at this level.
+//! [`host_fn`], [`memory`], [`device`]: identity, [`module`]: modules and kernels, re-exported here);
+//! the older calls stay at this level.
 
 use crate::error::{Error, Result};
 use hip_sys as sys;
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
 use std::mem::MaybeUninit;
 
 pub mod device;
 pub mod graph;
 pub mod host_fn;
 pub mod memory;
+pub mod module;
 pub mod occupancy;
 pub mod pool;
+
+// Module and kernel calls, at this level as they always were.
+pub use module::{
+    func_get_attribute, module_get_function, module_get_global, module_launch_kernel, module_load,
+    module_load_data, module_unload,
+};
+#[cfg(hip_platform = "nvidia")]
+pub use module::{module_func_set_attribute, module_func_set_cache_config};
 
 /// Turn a `hipError_t` into a `Result`, naming the call.
 #[inline]
@@ -153,9 +163,11 @@ pub fn malloc(bytes: usize) -> Result<*mut c_void> {
 /// `hipFree`. It synchronizes the device first, so queued work using the memory finishes.
 ///
 /// # Safety
-/// `ptr` came from [`malloc`] and is not used afterwards.
+/// `ptr` came from [`malloc`] or [`malloc_managed`] and is not used afterwards.
 pub unsafe fn free(ptr: *mut c_void) -> Result<()> {
-    check("hipFree", sys::hipFree(ptr))
+    // SAFETY: the caller's contract (`# Safety`): `ptr` came from hipMalloc or hipMallocManaged and nothing
+    // uses it afterwards.
+    check("hipFree", unsafe { sys::hipFree(ptr) })
 }
 
 /// `hipHostMalloc` (pinned, page-locked host memory).
@@ -173,7 +185,9 @@ pub fn host_malloc(bytes: usize, flags: u32) -> Result<*mut c_void> {
 /// # Safety
 /// `ptr` came from [`host_malloc`] and is not used afterwards.
 pub unsafe fn host_free(ptr: *mut c_void) -> Result<()> {
-    check("hipHostFree", sys::hipHostFree(ptr))
+    // SAFETY: the caller's contract (`# Safety`): `ptr` came from hipHostMalloc and nothing uses it
+    // afterwards.
+    check("hipHostFree", unsafe { sys::hipHostFree(ptr) })
 }
 
 /// `hipMallocManaged`.
@@ -196,7 +210,11 @@ pub unsafe fn memcpy(
     bytes: usize,
     kind: sys::hipMemcpyKind,
 ) -> Result<()> {
-    check("hipMemcpy", sys::hipMemcpy(dst, src, bytes, kind))
+    // SAFETY: the caller's contract (`# Safety`): both pointers are valid for `bytes` in the spaces `kind`
+    // names.
+    check("hipMemcpy", unsafe {
+        sys::hipMemcpy(dst, src, bytes, kind)
+    })
 }
 
 /// `hipMemcpyAsync`.
@@ -210,10 +228,11 @@ pub unsafe fn memcpy_async(
     kind: sys::hipMemcpyKind,
     stream: sys::hipStream_t,
 ) -> Result<()> {
-    check(
-        "hipMemcpyAsync",
-        sys::hipMemcpyAsync(dst, src, bytes, kind, stream),
-    )
+    // SAFETY: the caller's contract (`# Safety`): both pointers stay valid, and unaliased by host writes,
+    // until the copy on `stream` completes.
+    check("hipMemcpyAsync", unsafe {
+        sys::hipMemcpyAsync(dst, src, bytes, kind, stream)
+    })
 }
 
 /// `hipMemcpyPeerAsync`: `bytes` from `src` on device `src_device` to `dst` on `dst_device`.
@@ -229,10 +248,11 @@ pub unsafe fn memcpy_peer_async(
     bytes: usize,
     stream: sys::hipStream_t,
 ) -> Result<()> {
-    check(
-        "hipMemcpyPeerAsync",
-        sys::hipMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, stream),
-    )
+    // SAFETY: the caller's contract (`# Safety`): both are device memory of their devices, valid for
+    // `bytes` until the copy on `stream` completes.
+    check("hipMemcpyPeerAsync", unsafe {
+        sys::hipMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, stream)
+    })
 }
 
 /// `hipMemset` (bytes).
@@ -240,7 +260,10 @@ pub unsafe fn memcpy_peer_async(
 /// # Safety
 /// `dst` is device memory valid for `bytes`.
 pub unsafe fn memset(dst: *mut c_void, value: u8, bytes: usize) -> Result<()> {
-    check("hipMemset", sys::hipMemset(dst, value as i32, bytes))
+    // SAFETY: the caller's contract (`# Safety`): `dst` is device memory valid for `bytes`.
+    check("hipMemset", unsafe {
+        sys::hipMemset(dst, value as i32, bytes)
+    })
 }
 
 /// `hipMemsetAsync` (bytes).
@@ -253,10 +276,11 @@ pub unsafe fn memset_async(
     bytes: usize,
     stream: sys::hipStream_t,
 ) -> Result<()> {
-    check(
-        "hipMemsetAsync",
-        sys::hipMemsetAsync(dst, value as i32, bytes, stream),
-    )
+    // SAFETY: the caller's contract (`# Safety`): `dst` is device memory valid for `bytes` until the fill
+    // on `stream` completes.
+    check("hipMemsetAsync", unsafe {
+        sys::hipMemsetAsync(dst, value as i32, bytes, stream)
+    })
 }
 
 /// `hipStreamCreateWithPriority`.
@@ -274,7 +298,9 @@ pub fn stream_create(flags: u32, priority: i32) -> Result<sys::hipStream_t> {
 /// # Safety
 /// `stream` was created by [`stream_create`] and is not used afterwards.
 pub unsafe fn stream_destroy(stream: sys::hipStream_t) -> Result<()> {
-    check("hipStreamDestroy", sys::hipStreamDestroy(stream))
+    // SAFETY: the caller's contract (`# Safety`): `stream` came from hipStreamCreate and nothing uses it
+    // afterwards.
+    check("hipStreamDestroy", unsafe { sys::hipStreamDestroy(stream) })
 }
 
 /// `hipDeviceGetStreamPriorityRange` on the current device: `(least, greatest)`.
@@ -292,7 +318,10 @@ pub fn stream_priority_range() -> Result<(i32, i32)> {
 /// # Safety
 /// `stream` is live (or null, the default stream).
 pub unsafe fn stream_synchronize(stream: sys::hipStream_t) -> Result<()> {
-    check("hipStreamSynchronize", sys::hipStreamSynchronize(stream))
+    // SAFETY: the caller's contract (`# Safety`): `stream` is live, or null (the default stream).
+    check("hipStreamSynchronize", unsafe {
+        sys::hipStreamSynchronize(stream)
+    })
 }
 
 /// `hipStreamQuery`: `Ok(true)` when all work is done, `Ok(false)` for `hipErrorNotReady`.
@@ -300,7 +329,8 @@ pub unsafe fn stream_synchronize(stream: sys::hipStream_t) -> Result<()> {
 /// # Safety
 /// `stream` is live (or null).
 pub unsafe fn stream_query(stream: sys::hipStream_t) -> Result<bool> {
-    ready("hipStreamQuery", sys::hipStreamQuery(stream))
+    // SAFETY: the caller's contract (`# Safety`): `stream` is live, or null (the default stream).
+    ready("hipStreamQuery", unsafe { sys::hipStreamQuery(stream) })
 }
 
 /// `hipStreamWaitEvent`.
@@ -308,10 +338,10 @@ pub unsafe fn stream_query(stream: sys::hipStream_t) -> Result<bool> {
 /// # Safety
 /// Both handles are live.
 pub unsafe fn stream_wait_event(stream: sys::hipStream_t, event: sys::hipEvent_t) -> Result<()> {
-    check(
-        "hipStreamWaitEvent",
-        sys::hipStreamWaitEvent(stream, event, 0),
-    )
+    // SAFETY: the caller's contract (`# Safety`): both handles are live.
+    check("hipStreamWaitEvent", unsafe {
+        sys::hipStreamWaitEvent(stream, event, 0)
+    })
 }
 
 /// `hipEventCreateWithFlags`.
@@ -329,7 +359,9 @@ pub fn event_create(flags: u32) -> Result<sys::hipEvent_t> {
 /// # Safety
 /// `event` was created by [`event_create`] and is not used afterwards.
 pub unsafe fn event_destroy(event: sys::hipEvent_t) -> Result<()> {
-    check("hipEventDestroy", sys::hipEventDestroy(event))
+    // SAFETY: the caller's contract (`# Safety`): `event` came from hipEventCreate and nothing uses it
+    // afterwards.
+    check("hipEventDestroy", unsafe { sys::hipEventDestroy(event) })
 }
 
 /// `hipEventRecord`.
@@ -337,7 +369,10 @@ pub unsafe fn event_destroy(event: sys::hipEvent_t) -> Result<()> {
 /// # Safety
 /// Both handles are live.
 pub unsafe fn event_record(event: sys::hipEvent_t, stream: sys::hipStream_t) -> Result<()> {
-    check("hipEventRecord", sys::hipEventRecord(event, stream))
+    // SAFETY: the caller's contract (`# Safety`): both handles are live.
+    check("hipEventRecord", unsafe {
+        sys::hipEventRecord(event, stream)
+    })
 }
 
 /// `hipEventSynchronize`.
@@ -345,7 +380,10 @@ pub unsafe fn event_record(event: sys::hipEvent_t, stream: sys::hipStream_t) -> 
 /// # Safety
 /// `event` is live.
 pub unsafe fn event_synchronize(event: sys::hipEvent_t) -> Result<()> {
-    check("hipEventSynchronize", sys::hipEventSynchronize(event))
+    // SAFETY: the caller's contract (`# Safety`): `event` is live.
+    check("hipEventSynchronize", unsafe {
+        sys::hipEventSynchronize(event)
+    })
 }
 
 /// `hipEventQuery`: `Ok(true)` once the recorded work is done.
@@ -353,7 +391,8 @@ pub unsafe fn event_synchronize(event: sys::hipEvent_t) -> Result<()> {
 /// # Safety
 /// `event` is live.
 pub unsafe fn event_query(event: sys::hipEvent_t) -> Result<bool> {
-    ready("hipEventQuery", sys::hipEventQuery(event))
+    // SAFETY: the caller's contract (`# Safety`): `event` is live.
+    ready("hipEventQuery", unsafe { sys::hipEventQuery(event) })
 }
 
 /// `hipEventElapsedTime` in milliseconds.
@@ -362,93 +401,12 @@ pub unsafe fn event_query(event: sys::hipEvent_t) -> Result<bool> {
 /// Both events are live.
 pub unsafe fn event_elapsed_time(start: sys::hipEvent_t, end: sys::hipEvent_t) -> Result<f32> {
     let mut ms = 0.0;
-    check(
-        "hipEventElapsedTime",
-        sys::hipEventElapsedTime(&mut ms, start, end),
-    )?;
+    // SAFETY: the caller's contract (`# Safety`): both events are live; `ms` is a live local HIP writes one
+    // float to.
+    check("hipEventElapsedTime", unsafe {
+        sys::hipEventElapsedTime(&mut ms, start, end)
+    })?;
     Ok(ms)
-}
-
-/// `hipModuleLoadData`.
-///
-/// # Safety
-/// HIP is not given the image's length: it reads as far as the image's own headers say. So `image` points
-/// into one allocation, valid and unchanged for the call, whose bytes from `image` on are a code object
-/// HIP reads nothing past:
-/// - on AMD, an ELF or offload bundle that [`crate::code_object::check`] accepts over those bytes, whose
-///   ELF is for `EM_AMDGPU` ([`crate::code_object::expect_machine`]), and, for a bundle, one that holds a
-///   code object for the current device ([`crate::code_object::bundle_for_device`]: HIP 5 aborts the
-///   process on a bundle that does not);
-/// - on NVIDIA, a cubin or fatbinary the driver can size from its headers, or PTX text ending in a NUL.
-pub unsafe fn module_load_data(image: *const c_void) -> Result<sys::hipModule_t> {
-    let mut m = std::ptr::null_mut();
-    check("hipModuleLoadData", sys::hipModuleLoadData(&mut m, image))?;
-    Ok(m)
-}
-
-/// `hipModuleLoad`: load the code object in the file at `path`.
-///
-/// # Safety
-/// The runtime trusts the file's contents:
-/// - on AMD, HIP maps the file and sizes its code object from the image's own headers, not from
-///   the file's length, exactly as [`module_load_data`] does, and aborts the process on an offload bundle
-///   without a code object for the current device. So the file's contents, from the time they are checked
-///   until this call returns, meet [`module_load_data`]'s conditions: nothing else may change the file in
-///   between. ([`Module::load_file`](crate::Module::load_file) reads the file and loads the bytes it
-///   checked with `hipModuleLoadData` instead.)
-/// - on NVIDIA, the driver (`cuModuleLoad`) reads the file, knowing its length, and checks it itself:
-///   nothing more is required.
-///
-/// Calling it needs `unsafe`:
-///
-/// ```compile_fail,E0133
-/// let _ = hip::result::module_load(c"/tmp/kernel.co");
-/// ```
-pub unsafe fn module_load(path: &CStr) -> Result<sys::hipModule_t> {
-    let mut m = std::ptr::null_mut();
-    check("hipModuleLoad", sys::hipModuleLoad(&mut m, path.as_ptr()))?;
-    Ok(m)
-}
-
-/// `hipModuleUnload`.
-///
-/// # Safety
-/// `module` is live and none of its functions or globals are used afterwards.
-pub unsafe fn module_unload(module: sys::hipModule_t) -> Result<()> {
-    check("hipModuleUnload", sys::hipModuleUnload(module))
-}
-
-/// `hipModuleGetFunction`.
-///
-/// # Safety
-/// `module` is live.
-pub unsafe fn module_get_function(
-    module: sys::hipModule_t,
-    name: &CStr,
-) -> Result<sys::hipFunction_t> {
-    let mut f = std::ptr::null_mut();
-    check(
-        "hipModuleGetFunction",
-        sys::hipModuleGetFunction(&mut f, module, name.as_ptr()),
-    )?;
-    Ok(f)
-}
-
-/// `hipModuleGetGlobal`: `(device pointer, bytes)`.
-///
-/// # Safety
-/// `module` is live.
-pub unsafe fn module_get_global(
-    module: sys::hipModule_t,
-    name: &CStr,
-) -> Result<(*mut c_void, usize)> {
-    // hipDeviceptr_t is void* on AMD and an integer (CUdeviceptr) on NVIDIA; both hold one address.
-    let (mut p, mut bytes): (sys::hipDeviceptr_t, usize) = (std::mem::zeroed(), 0);
-    check(
-        "hipModuleGetGlobal",
-        sys::hipModuleGetGlobal(&mut p, &mut bytes, module, name.as_ptr()),
-    )?;
-    Ok((p as usize as *mut c_void, bytes))
 }
 
 /// The shared memory per block a kernel may use once it opted in: `hipDeviceAttributeSharedMemPerBlockOptin`
@@ -469,87 +427,6 @@ pub fn shared_mem_per_block_optin(ordinal: i32) -> Result<i32> {
     {
         device_attribute(sys::hipDeviceAttributeSharedMemPerBlockOptin, ordinal)
     }
-}
-
-/// Set a kernel attribute of a module's kernel (`cuFuncSetAttribute` on HIP's NVIDIA platform, through
-/// hip-sys's `nvidia_function.h`; HIP has no call for a `hipFunction_t` on AMD).
-///
-/// # Safety
-/// `func` is live.
-#[cfg(hip_platform = "nvidia")]
-pub unsafe fn module_func_set_attribute(
-    func: sys::hipFunction_t,
-    attr: sys::hipFunction_attribute,
-    value: i32,
-) -> Result<()> {
-    check(
-        "cuFuncSetAttribute",
-        sys::hipRsModuleFuncSetAttribute(func, attr, value),
-    )
-}
-
-/// Set a module kernel's cache preference (`cuFuncSetCacheConfig` on HIP's NVIDIA platform).
-///
-/// # Safety
-/// `func` is live.
-#[cfg(hip_platform = "nvidia")]
-pub unsafe fn module_func_set_cache_config(
-    func: sys::hipFunction_t,
-    config: sys::hipFuncCache_t,
-) -> Result<()> {
-    check(
-        "cuFuncSetCacheConfig",
-        sys::hipRsModuleFuncSetCacheConfig(func, config),
-    )
-}
-
-/// `hipFuncGetAttribute`.
-///
-/// # Safety
-/// `func` is live.
-pub unsafe fn func_get_attribute(
-    attr: sys::hipFunction_attribute,
-    func: sys::hipFunction_t,
-) -> Result<i32> {
-    let mut v = 0;
-    check(
-        "hipFuncGetAttribute",
-        sys::hipFuncGetAttribute(&mut v, attr, func),
-    )?;
-    Ok(v)
-}
-
-/// `hipModuleLaunchKernel`.
-///
-/// # Safety
-/// `params` holds one pointer per kernel parameter, each to a value of that parameter's type, and all memory
-/// the kernel touches stays valid until it completes.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-pub unsafe fn module_launch_kernel(
-    func: sys::hipFunction_t,
-    grid: (u32, u32, u32),
-    block: (u32, u32, u32),
-    shared_mem_bytes: u32,
-    stream: sys::hipStream_t,
-    params: *mut *mut c_void,
-) -> Result<()> {
-    check(
-        "hipModuleLaunchKernel",
-        sys::hipModuleLaunchKernel(
-            func,
-            grid.0,
-            grid.1,
-            grid.2,
-            block.0,
-            block.1,
-            block.2,
-            shared_mem_bytes,
-            stream,
-            params,
-            std::ptr::null_mut(),
-        ),
-    )
 }
 
 fn ready(call: &'static str, code: sys::hipError_t) -> Result<bool> {

@@ -3,10 +3,11 @@
 
 use super::shape::{holds, int, positive_vector_len, vector_len, Gemm, Gemv, StridedBatch};
 use super::types::BlasScalar;
-use super::{check, raw_op, scalar_mode, Handle, Scalar};
+use super::{check, raw_op, scalar_mode, Handle, RelaxedCaptureMode, Scalar, Table};
 use crate::device::Device;
 use crate::error::Result;
-use crate::memory::{Access, Allocation, DeviceBuffer, DeviceMemory, DeviceMemoryMut};
+use crate::memory::{Access, Allocation, DeviceMemory, DeviceMemoryMut};
+use crate::stream::StreamOp;
 use std::sync::Arc;
 
 type Operand<'a> = (&'a Device, &'a Arc<Allocation>, Access);
@@ -360,8 +361,14 @@ impl Handle {
     }
 
     /// Products `C_i = alpha * op(A_i) * op(B_i) + beta * C_i` over separate buffers of one shape
-    /// (`hipblas?gemmBatched`): `a`, `b` and `c` have one buffer per product. The device arrays of
-    /// pointers hipBLAS reads are made and freed here.
+    /// (`hipblas?gemmBatched`): `a`, `b` and `c` have one buffer per product.
+    ///
+    /// hipBLAS reads the buffers' addresses from arrays in device memory: the call writes them into a
+    /// table of pinned memory the handle keeps and queues its upload (`hipMemcpyAsync`) on the handle's
+    /// stream before the GEMM. Like every call it is queued and returns at once, and it can be captured:
+    /// the graph keeps the table and uploads it again on each replay. A table is reused once the call
+    /// that last used it is done; with [`MAX_TABLES`](Self::MAX_TABLES) calls of this handle still
+    /// queued, the next waits on the host for the oldest. The tables are freed with the handle.
     pub fn gemm_batched<'s, T: BlasScalar, M: DeviceMemory<T>, N: DeviceMemoryMut<T>>(
         &self,
         shape: &Gemm,
@@ -391,47 +398,81 @@ impl Handle {
         if a.is_empty() {
             return Ok(());
         }
-        // One device table of the call's three pointer arrays, one after the other: one allocation and
-        // one upload per call.
-        let (first, second) = call.ordered(a, b);
-        let ptrs: Vec<usize> = (first.iter().map(|m| m.device_ptr()))
-            .chain(second.iter().map(|m| m.device_ptr()))
-            .chain(c.iter().map(|m| m.device_ptr()))
-            .map(|p| p as usize)
-            .collect();
-        let table = DeviceBuffer::from_host(&self.device, &ptrs)?;
-        let array = |i: usize| table.device_ptr().cast::<usize>().wrapping_add(i * a.len());
-        let mut ops: Vec<Operand<'_>> = Vec::with_capacity(3 * a.len() + 1);
+        let mut ops: Vec<Operand<'_>> = Vec::with_capacity(3 * a.len());
         ops.extend(a.iter().map(|m| read(*m)));
         ops.extend(b.iter().map(|m| read(*m)));
         ops.extend(c.iter().map(|m| write(&**m)));
-        ops.push((table.device(), table.allocation(), Access::Read));
         let name = T::NAMES.gemm_batched;
-        let _op = self.begin(name, &ops, &[&alpha, &beta])?;
+        let op = self.begin(name, &ops, &[&alpha, &beta])?;
+        // The call's three pointer arrays, one after the other, in one table (count fits an int: 3 * count
+        // fits a usize).
+        let len = 3 * a.len();
+        let mut table = self.take_table(len)?;
+        let (first, second) = call.ordered(a, b);
+        table.write(
+            len,
+            (first.iter().map(|m| m.device_ptr()))
+                .chain(second.iter().map(|m| m.device_ptr()))
+                .chain(c.iter().map(|m| m.device_ptr()))
+                .map(|p| p as usize),
+        );
         let ([m, n, k], [lx, ly, lc]) = call.ints();
-        // SAFETY: as in gemm for each product; the table's three arrays hold `count` device pointers each
-        // to those buffers (the C buffers are distinct `&mut` borrows, so no two products write the same
-        // memory). The table is used by the stream (recorded), so dropping it below frees it only after
-        // the call is done.
-        check(name, unsafe {
-            T::gemm_batched(
-                self.raw,
-                raw_op(call.op[0]),
-                raw_op(call.op[1]),
-                m,
-                n,
-                k,
-                alpha.ptr(),
-                array(0).cast(),
-                lx,
-                array(1).cast(),
-                ly,
-                beta.ptr(),
-                array(2).cast(),
-                lc,
-                count,
-            )
-        })
+        let array = |i: usize| table.array(i, a.len());
+        let queued = table.upload(len, self.stream_raw).and_then(|()| {
+            // SAFETY: as in gemm for each product. The table's three arrays hold `count` device pointers
+            // each to those buffers (the C buffers are distinct `&mut` borrows, so no two products write
+            // the same memory), uploaded just before on the same stream; the table lives until the call
+            // is done (its event is recorded after it below, or the capture's graph keeps it).
+            check(name, unsafe {
+                T::gemm_batched(
+                    self.raw,
+                    raw_op(call.op[0]),
+                    raw_op(call.op[1]),
+                    m,
+                    n,
+                    k,
+                    alpha.ptr(),
+                    array(0),
+                    lx,
+                    array(1),
+                    ly,
+                    beta.ptr(),
+                    array(2),
+                    lc,
+                    count,
+                )
+            })
+        });
+        self.give_back_table(table, &op);
+        queued
+    }
+
+    /// Calls of [`gemm_batched`](Self::gemm_batched) a handle may have queued before the next waits on
+    /// the host for the oldest (each holds a pointer table until it is done).
+    pub const MAX_TABLES: usize = super::tables::MAX_TABLES;
+
+    /// A table for `len` pointers that no queued work uses. Allocating and asking events are refused by
+    /// CUDA while a capture in global (or this thread's) mode is under way: done in relaxed mode.
+    fn take_table(&self, len: usize) -> Result<Table> {
+        let _relaxed = RelaxedCaptureMode::enter();
+        self.tables
+            .borrow_mut()
+            .take(len, |capacity| Table::new(&self.device, capacity))
+    }
+
+    /// After a call queued under `op` used `table`: live, its event is recorded and it goes back to the
+    /// cache (or is set aside if that fails); captured, the graph keeps it.
+    fn give_back_table(&self, mut table: Table, op: &StreamOp<'_>) {
+        if op.is_capturing() {
+            match op.capture_log() {
+                Some(log) => crate::stream::lock(&log.kept).push(Arc::new(table)),
+                None => self.tables.borrow_mut().retire(table),
+            }
+        } else if table.record(self.stream_raw) {
+            self.tables.borrow_mut().put(table);
+        } else {
+            self.tables.borrow_mut().retire(table);
+        }
     }
 }
 

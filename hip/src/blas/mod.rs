@@ -63,7 +63,8 @@
 //!
 //! For `gemv`, a row-major `m x n` matrix is the column-major `n x m` one: `Gemv::new(n, m).op(Op::T)`
 //! computes `A x`. `Handle` is `Send`, not `Sync`: one thread at a time, as hipBLAS requires.
-//! `gemm_batched` builds the device pointer tables itself, in buffers freed after the call. A
+//! `gemm_batched` builds the device pointer tables itself: uploaded on the handle's stream from pinned
+//! memory the handle keeps (a graph keeps a captured call's), so it returns at once and can be captured. A
 //! `hipblasStatus_t` maps to its DTL status by [`BlasErrorCode::status`](crate::BlasErrorCode::status);
 //! with `dynamic-loading`, a missing libhipblas is [`Error::LibraryNotFound`].
 //!
@@ -119,6 +120,7 @@
 mod calls;
 mod gemm_ex;
 mod shape;
+mod tables;
 mod types;
 mod workspace;
 
@@ -137,8 +139,9 @@ use crate::event::same_device;
 use crate::memory::{Access, Allocation, DeviceBuffer, DeviceCopy, DeviceMemory, DevicePtr};
 use crate::stream::{Stream, StreamHandle, StreamOp};
 use hipblas_sys as sys;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
+use tables::{Cache, RelaxedCaptureMode, Table};
 
 /// The version of the hipBLAS headers this crate was built against: 0.x for ROCm 5, 2.x for ROCm 6,
 /// 3.x for ROCm 7.
@@ -159,10 +162,14 @@ pub struct Handle {
     /// The caller's workspace (`set_workspace`, hipBLAS 3.x): every call may write it. `None`: hipBLAS's
     /// own.
     workspace: Option<DeviceBuffer<u8>>,
+    /// `gemm_batched`'s device pointer tables, each reused once the call that last used it is done
+    /// (see `tables`).
+    tables: RefCell<Cache<Table>>,
 }
 
-// SAFETY: a hipBLAS handle may be used from any thread, one at a time; `Handle` is not `Sync` (the `Cell`),
-// so `&Handle` never crosses threads, and each call makes the handle's device current first.
+// SAFETY: a hipBLAS handle may be used from any thread, one at a time; `Handle` is not `Sync` (the `Cell`
+// and `RefCell`), so `&Handle` never crosses threads, and each call makes the handle's device current
+// first. The tables are plain memory and events, usable from any thread (`Table` is Send).
 unsafe impl Send for Handle {}
 
 impl Handle {
@@ -180,6 +187,7 @@ impl Handle {
             stream_raw: stream.raw(),
             device_scalars: Cell::new(false),
             workspace: None,
+            tables: RefCell::new(Cache::default()),
         };
         // SAFETY: `raw` is the live handle just made; the stream is live (kept by `handle.stream`) and on
         // the handle's device.

@@ -461,14 +461,16 @@ impl Function {
         // conflicting users and is recorded as its user (or, capturing, the capture keeps it), so it is
         // neither freed nor used in conflict before the kernel is done. What the kernel does beyond its
         // arguments is the caller's contract.
-        result::module_launch_kernel(
-            self.raw(),
-            (g.x, g.y, g.z),
-            (b.x, b.y, b.z),
-            config.shared_mem_bytes,
-            stream.raw(),
-            args.params_ptr(),
-        )
+        unsafe {
+            result::module_launch_kernel(
+                self.raw(),
+                (g.x, g.y, g.z),
+                (b.x, b.y, b.z),
+                config.shared_mem_bytes,
+                stream.raw(),
+                args.params_ptr(),
+            )
+        }
     }
 }
 

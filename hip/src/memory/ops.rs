@@ -232,6 +232,26 @@ fn location(to: Option<&Device>) -> i32 {
     to.map_or(CPU_DEVICE_ID, |d| d.ordinal() as i32)
 }
 
+/// A prefetch to a device is queued on one of its streams; one to the host (`None`) on any stream.
+fn prefetch_stream(to: Option<&Device>, stream: &Stream) -> Result<()> {
+    match to {
+        Some(d) if d.ordinal() != stream.device().ordinal() => Err(Error::InvalidArgument {
+            what: "stream for a managed memory prefetch",
+            value: format!(
+                "stream {} of device {}",
+                stream.id(),
+                stream.device().ordinal()
+            ),
+            reason: format!(
+                "the prefetch is to device {to}: queue it on a stream of device {to}, where the work \
+                 that reads the migrated pages runs",
+                to = d.ordinal()
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 fn managed_supported(device: &Device) -> Result<()> {
     if device.attribute(sys::hipDeviceAttributeConcurrentManagedAccess)? == 0 {
         return Err(Error::NotSupported {
@@ -244,20 +264,30 @@ fn managed_supported(device: &Device) -> Result<()> {
 
 impl<T: DeviceCopy> ManagedBuffer<T> {
     /// Queue a migration of the whole buffer to `to` (a device, or `None` for the host) on `stream`
-    /// (`hipMemPrefetchAsync`). [`Error::NotSupported`] where the device cannot access managed memory
-    /// concurrently with the host.
+    /// (`hipMemPrefetchAsync`).
+    ///
+    /// A prefetch to a device is queued on a stream of that device, where the work that reads the
+    /// migrated pages runs: a stream of another device is [`Error::InvalidArgument`] naming both, checked
+    /// before anything else. A prefetch to the host may use a stream of any device. The buffer's device
+    /// and the stream's device must both access managed memory concurrently with the host (CUDA's rule
+    /// for the destination and the stream): [`Error::NotSupported`] otherwise.
     ///
     /// Ordered like a read: after the work of other streams that writes the buffer, before later writes.
     pub fn prefetch_async(&self, to: Option<&Device>, stream: &Stream) -> Result<()> {
+        prefetch_stream(to, stream)?;
         managed_supported(self.device())?;
+        if stream.device().ordinal() != self.device().ordinal() {
+            managed_supported(stream.device())?;
+        }
         if self.is_empty() {
             return Ok(());
         }
         let op = stream.begin_op();
         self.allocation().use_on(&op, Access::Read)?;
-        self.device().bind()?;
+        stream.device().bind()?;
         // SAFETY: managed memory of byte_len() bytes (a ManagedBuffer, non-empty), alive while `&self` is;
-        // `stream` is live while borrowed. The stream waited for the buffer's writers on other streams and
+        // `stream` is live while borrowed, its device current, and it is on the destination device when
+        // that is a device (checked). The stream waited for the buffer's writers on other streams and
         // is recorded as a (read) user, so the memory is freed only after the prefetch is done. A stream a
         // capture records never gets here: `use_on` refuses host-visible memory in a capture.
         unsafe {
@@ -350,6 +380,30 @@ mod tests {
         MemAdvice::SetAccessedBy,
         MemAdvice::UnsetAccessedBy,
     ];
+
+    #[test]
+    fn a_prefetch_to_a_device_on_another_devices_stream_is_refused_first() {
+        let (d0, d1) = (Device::for_unit_tests(0), Device::for_unit_tests(1));
+        // No bytes: nothing allocated, and no HIP call is made before the refusal.
+        let m = ManagedBuffer::<u32>::zeroed(&d0, 0).unwrap();
+        // SAFETY: a null (default) stream wrapper of a unit-test device; no HIP call is made through it.
+        let s1 = unsafe { Stream::from_raw(&d1, std::ptr::null_mut()) };
+        match m.prefetch_async(Some(&d0), &s1).unwrap_err() {
+            Error::InvalidArgument {
+                what,
+                value,
+                reason,
+            } => {
+                assert_eq!(what, "stream for a managed memory prefetch");
+                assert!(value.ends_with("of device 1"), "{value}");
+                assert!(reason.contains("to device 0"), "{reason}");
+            }
+            other => panic!("expected InvalidArgument, got {other:?}"),
+        }
+        // To the host, or to the stream's own device, the stream is fine (the next check asks HIP).
+        assert!(prefetch_stream(None, &s1).is_ok());
+        assert!(prefetch_stream(Some(&d1), &s1).is_ok());
+    }
 
     #[test]
     fn advice_maps_to_distinct_hip_values() {

@@ -71,7 +71,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             // SAFETY: `stream.raw` is live (the handle is borrowed) and on `device` (current); it is not
             // being captured (checked under `op`, held until the use is recorded), so the allocation is
             // made now in stream order, not recorded into a graph.
-            let ptr = result::pool::malloc_async(bytes, stream.raw)?;
+            let ptr = unsafe { result::pool::malloc_async(bytes, stream.raw) }?;
             let release = Release::FreeAsync(Arc::clone(stream));
             Self::from_parts(ptr, len, device, release)
         } else {

@@ -177,14 +177,14 @@ impl Pool {
                 *latch.left.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
                 // SAFETY: `(off, len)` is a piece of `split(n, ..)`, inside both ranges (the caller's:
                 // valid for `n` bytes, not overlapping), and disjoint from every other piece.
-                std::ptr::copy_nonoverlapping(src.add(off), dst.add(off), len);
+                unsafe { std::ptr::copy_nonoverlapping(src.add(off), dst.add(off), len) };
             } else {
                 sent += 1;
             }
         }
         // SAFETY: as above, for the first piece; the workers copy only the other pieces, and this
         // function returns (ending the caller's guarantee) only once every job sent has counted down.
-        std::ptr::copy_nonoverlapping(src.add(mine.0), dst.add(mine.0), mine.1);
+        unsafe { std::ptr::copy_nonoverlapping(src.add(mine.0), dst.add(mine.0), mine.1) };
         if sent > 0 {
             let mut left = latch.left.lock().unwrap_or_else(|e| e.into_inner());
             while *left > 0 {
@@ -267,7 +267,7 @@ impl Ring {
             // SAFETY: `off + n <= len` (chunks), so `src + off` is valid for reading `n` bytes (the
             // caller's); `buf` is one of the ring's pinned buffers of `chunk >= n` bytes, whose last DMA
             // was waited for just above (or it was never used), and it does not overlap pageable `src`.
-            self.pool.copy(*buf, src.add(off), n);
+            unsafe { self.pool.copy(*buf, src.add(off), n) };
             // SAFETY: `dst + off` is valid for writing `n` bytes (the caller's: device memory of `alloc`
             // on this ring's device) and `buf` holds the `n` bytes just copied; the ring's stream (live,
             // owned by the ring) is on that device, which is current (`synchronize` bound it, and
@@ -275,13 +275,15 @@ impl Ring {
             // of `alloc` and is recorded as its writer under `op`; `buf` is not reused before `event`
             // (recorded after this copy) completes, and the ring frees its buffers only after its stream
             // is idle.
-            result::memcpy_async(
-                (dst as *mut u8).add(off).cast(),
-                buf.cast::<c_void>(),
-                n,
-                sys::hipMemcpyHostToDevice,
-                self.stream.raw(),
-            )?;
+            unsafe {
+                result::memcpy_async(
+                    (dst as *mut u8).add(off).cast(),
+                    buf.cast::<c_void>(),
+                    n,
+                    sys::hipMemcpyHostToDevice,
+                    self.stream.raw(),
+                )
+            }?;
             event.record(&self.stream)?;
         }
         self.stream.synchronize()?;
@@ -318,13 +320,15 @@ impl Ring {
             // pinned buffer of `chunk >= n` bytes whose previous piece the host has already copied out
             // (piece `i` is issued only after piece `i - k` was waited for and copied). The stream
             // waited for the writers of `alloc` and is recorded as its reader under `op`.
-            result::memcpy_async(
-                buf.cast::<c_void>(),
-                (src as *const u8).add(off).cast(),
-                n,
-                sys::hipMemcpyDeviceToHost,
-                self.stream.raw(),
-            )?;
+            unsafe {
+                result::memcpy_async(
+                    buf.cast::<c_void>(),
+                    (src as *const u8).add(off).cast(),
+                    n,
+                    sys::hipMemcpyDeviceToHost,
+                    self.stream.raw(),
+                )
+            }?;
             event.record(&self.stream)
         };
         for i in 0..all.len().min(k) {
@@ -335,7 +339,7 @@ impl Ring {
             event.synchronize()?;
             // SAFETY: the copy into `buf` is done (its event, recorded after it, completed); `dst + off`
             // is valid for writing `n` bytes (the caller's) and does not overlap the pinned `buf`.
-            self.pool.copy(dst.add(off), *buf, n);
+            unsafe { self.pool.copy(dst.add(off), *buf, n) };
             if i + k < all.len() {
                 issue(i + k)?;
             }
@@ -428,7 +432,9 @@ pub(crate) unsafe fn to_device(
         return None;
     }
     // SAFETY: the caller's contract, and `with_ring` hands over a ring of `alloc`'s device.
-    with_ring(alloc.device(), |r| r.to_device(alloc, dst, src, len))
+    with_ring(alloc.device(), |r| unsafe {
+        r.to_device(alloc, dst, src, len)
+    })
 }
 
 /// Stage a device -> pageable host copy if the configuration says so; `None` means "copy it raw".
@@ -446,7 +452,9 @@ pub(crate) unsafe fn to_host(
         return None;
     }
     // SAFETY: the caller's contract, and `with_ring` hands over a ring of `alloc`'s device.
-    with_ring(alloc.device(), |r| r.to_host(alloc, dst, src, len))
+    with_ring(alloc.device(), |r| unsafe {
+        r.to_host(alloc, dst, src, len)
+    })
 }
 
 #[cfg(test)]

@@ -15,10 +15,10 @@ pub unsafe fn stream_begin_capture(
     stream: sys::hipStream_t,
     mode: sys::hipStreamCaptureMode,
 ) -> Result<()> {
-    check(
-        "hipStreamBeginCapture",
-        sys::hipStreamBeginCapture(stream, mode),
-    )
+    // SAFETY: the caller's contract (`# Safety`): `stream` is live and not the null stream.
+    check("hipStreamBeginCapture", unsafe {
+        sys::hipStreamBeginCapture(stream, mode)
+    })
 }
 
 /// `hipStreamEndCapture`: the graph recorded since [`stream_begin_capture`]. A capture invalidated by an
@@ -28,10 +28,11 @@ pub unsafe fn stream_begin_capture(
 /// `stream` is live and capturing.
 pub unsafe fn stream_end_capture(stream: sys::hipStream_t) -> Result<sys::hipGraph_t> {
     let mut g = std::ptr::null_mut();
-    check(
-        "hipStreamEndCapture",
-        sys::hipStreamEndCapture(stream, &mut g),
-    )?;
+    // SAFETY: the caller's contract (`# Safety`): `stream` is live and capturing; `g` is a live local for
+    // the graph.
+    check("hipStreamEndCapture", unsafe {
+        sys::hipStreamEndCapture(stream, &mut g)
+    })?;
     Ok(g)
 }
 
@@ -40,12 +41,30 @@ pub unsafe fn stream_end_capture(stream: sys::hipStream_t) -> Result<sys::hipGra
 /// # Safety
 /// `stream` is live (or null).
 pub unsafe fn stream_is_capturing(stream: sys::hipStream_t) -> Result<sys::hipStreamCaptureStatus> {
-    let mut status = std::mem::zeroed();
-    check(
-        "hipStreamIsCapturing",
-        sys::hipStreamIsCapturing(stream, &mut status),
-    )?;
+    // SAFETY: hipStreamCaptureStatus is an integer type (bindgen's constants, on both platforms): all-zero
+    // bits are a value.
+    let mut status = unsafe { std::mem::zeroed() };
+    // SAFETY: the caller's contract (`# Safety`): `stream` is live (or null); `status` is a live local HIP
+    // writes to.
+    check("hipStreamIsCapturing", unsafe {
+        sys::hipStreamIsCapturing(stream, &mut status)
+    })?;
     Ok(status)
+}
+
+/// `hipThreadExchangeStreamCaptureMode`: set the calling thread's capture interaction mode to `mode` and
+/// return the one it had. In `hipStreamCaptureModeRelaxed` the thread may make calls a capture in global
+/// or thread-local mode would refuse (allocations, event queries), as a library does for its own
+/// bookkeeping while the caller's stream is captured.
+pub fn thread_exchange_capture_mode(
+    mode: sys::hipStreamCaptureMode,
+) -> Result<sys::hipStreamCaptureMode> {
+    let mut m = mode;
+    // SAFETY: `m` is a live local holding a valid mode; HIP writes the previous one back into it.
+    check("hipThreadExchangeStreamCaptureMode", unsafe {
+        sys::hipThreadExchangeStreamCaptureMode(&mut m)
+    })?;
+    Ok(m)
 }
 
 /// `hipGraphDestroy`.
@@ -53,7 +72,8 @@ pub unsafe fn stream_is_capturing(stream: sys::hipStream_t) -> Result<sys::hipSt
 /// # Safety
 /// `graph` is live and not used afterwards (executable graphs made from it stay valid).
 pub unsafe fn graph_destroy(graph: sys::hipGraph_t) -> Result<()> {
-    check("hipGraphDestroy", sys::hipGraphDestroy(graph))
+    // SAFETY: the caller's contract (`# Safety`): `graph` is live and not used afterwards.
+    check("hipGraphDestroy", unsafe { sys::hipGraphDestroy(graph) })
 }
 
 /// `hipGraphInstantiate` (no error node or log asked for).
@@ -62,16 +82,17 @@ pub unsafe fn graph_destroy(graph: sys::hipGraph_t) -> Result<()> {
 /// `graph` is live.
 pub unsafe fn graph_instantiate(graph: sys::hipGraph_t) -> Result<sys::hipGraphExec_t> {
     let mut exec = std::ptr::null_mut();
-    check(
-        "hipGraphInstantiate",
+    // SAFETY: the caller's contract (`# Safety`): `graph` is live; `exec` is a live local for the handle,
+    // and no error node or log is asked for (null, 0).
+    check("hipGraphInstantiate", unsafe {
         sys::hipGraphInstantiate(
             &mut exec,
             graph,
             std::ptr::null_mut(),
             std::ptr::null_mut(),
             0,
-        ),
-    )?;
+        )
+    })?;
     Ok(exec)
 }
 
@@ -84,10 +105,11 @@ pub unsafe fn graph_instantiate_with_flags(
     flags: u64,
 ) -> Result<sys::hipGraphExec_t> {
     let mut exec = std::ptr::null_mut();
-    check(
-        "hipGraphInstantiateWithFlags",
-        sys::hipGraphInstantiateWithFlags(&mut exec, graph, flags as _),
-    )?;
+    // SAFETY: the caller's contract (`# Safety`): `graph` is live and no other thread uses it during the
+    // call; `exec` is a live local for the handle.
+    check("hipGraphInstantiateWithFlags", unsafe {
+        sys::hipGraphInstantiateWithFlags(&mut exec, graph, flags as _)
+    })?;
     Ok(exec)
 }
 
@@ -96,7 +118,11 @@ pub unsafe fn graph_instantiate_with_flags(
 /// # Safety
 /// Both handles are live, and all memory the graph's nodes touch stays valid until the launch completes.
 pub unsafe fn graph_launch(exec: sys::hipGraphExec_t, stream: sys::hipStream_t) -> Result<()> {
-    check("hipGraphLaunch", sys::hipGraphLaunch(exec, stream))
+    // SAFETY: the caller's contract (`# Safety`): both handles are live, and the memory the graph's nodes
+    // touch stays valid until the launch completes.
+    check("hipGraphLaunch", unsafe {
+        sys::hipGraphLaunch(exec, stream)
+    })
 }
 
 /// `hipGraphExecDestroy`.
@@ -104,7 +130,10 @@ pub unsafe fn graph_launch(exec: sys::hipGraphExec_t, stream: sys::hipStream_t) 
 /// # Safety
 /// `exec` is live and not used afterwards. Launches already queued keep running.
 pub unsafe fn graph_exec_destroy(exec: sys::hipGraphExec_t) -> Result<()> {
-    check("hipGraphExecDestroy", sys::hipGraphExecDestroy(exec))
+    // SAFETY: the caller's contract (`# Safety`): `exec` is live and not used afterwards.
+    check("hipGraphExecDestroy", unsafe {
+        sys::hipGraphExecDestroy(exec)
+    })
 }
 
 /// `hipGraphExecUpdate`: give `exec` the parameters of `graph`, which must have the same topology. On a
@@ -115,8 +144,12 @@ pub unsafe fn graph_exec_destroy(exec: sys::hipGraphExec_t) -> Result<()> {
 /// Both handles are live; all memory `graph`'s nodes touch stays valid until every later launch completes.
 pub unsafe fn graph_exec_update(exec: sys::hipGraphExec_t, graph: sys::hipGraph_t) -> Result<()> {
     let mut error_node = std::ptr::null_mut();
-    let mut outcome: sys::hipGraphExecUpdateResult = std::mem::zeroed();
-    let code = sys::hipGraphExecUpdate(exec, graph, &mut error_node, &mut outcome);
+    // SAFETY: hipGraphExecUpdateResult is an integer type (bindgen's constants, on both platforms):
+    // all-zero bits are a value.
+    let mut outcome: sys::hipGraphExecUpdateResult = unsafe { std::mem::zeroed() };
+    // SAFETY: the caller's contract (`# Safety`): both handles are live and `graph`'s nodes touch memory
+    // valid for every later launch; `error_node` and `outcome` are live locals HIP writes to.
+    let code = unsafe { sys::hipGraphExecUpdate(exec, graph, &mut error_node, &mut outcome) };
     if code == sys::hipSuccess {
         return Ok(());
     }
@@ -168,19 +201,21 @@ pub fn update_result_name(value: sys::hipGraphExecUpdateResult) -> &'static str 
 /// `graph` is live.
 pub unsafe fn graph_nodes(graph: sys::hipGraph_t) -> Result<Vec<sys::hipGraphNode_t>> {
     let mut count = 0usize;
-    check(
-        "hipGraphGetNodes",
-        sys::hipGraphGetNodes(graph, std::ptr::null_mut(), &mut count),
-    )?;
+    // SAFETY: the caller's contract (`# Safety`): `graph` is live; `count` is a live local, and `nodes`
+    // (when given) has room for `count` handles.
+    check("hipGraphGetNodes", unsafe {
+        sys::hipGraphGetNodes(graph, std::ptr::null_mut(), &mut count)
+    })?;
     if count == 0 {
         // Asking again for no nodes is an error on CUDA (an empty capture's graph): there is nothing to get.
         return Ok(Vec::new());
     }
     let mut nodes = vec![std::ptr::null_mut(); count];
-    check(
-        "hipGraphGetNodes",
-        sys::hipGraphGetNodes(graph, nodes.as_mut_ptr(), &mut count),
-    )?;
+    // SAFETY: the caller's contract (`# Safety`): `graph` is live; `count` is a live local, and `nodes`
+    // (when given) has room for `count` handles.
+    check("hipGraphGetNodes", unsafe {
+        sys::hipGraphGetNodes(graph, nodes.as_mut_ptr(), &mut count)
+    })?;
     nodes.truncate(count);
     Ok(nodes)
 }
@@ -190,10 +225,13 @@ pub unsafe fn graph_nodes(graph: sys::hipGraph_t) -> Result<Vec<sys::hipGraphNod
 /// # Safety
 /// `node` is a live node of a live graph.
 pub unsafe fn graph_node_type(node: sys::hipGraphNode_t) -> Result<sys::hipGraphNodeType> {
-    let mut t = std::mem::zeroed();
-    check(
-        "hipGraphNodeGetType",
-        sys::hipGraphNodeGetType(node, &mut t),
-    )?;
+    // SAFETY: hipGraphNodeType is an integer type (bindgen's constants, on both platforms): all-zero bits
+    // are a value.
+    let mut t = unsafe { std::mem::zeroed() };
+    // SAFETY: the caller's contract (`# Safety`): `node` is a live node of a live graph; `t` is a live
+    // local HIP writes to.
+    check("hipGraphNodeGetType", unsafe {
+        sys::hipGraphNodeGetType(node, &mut t)
+    })?;
     Ok(t)
 }

@@ -17,15 +17,17 @@ pub type StreamCallback =
 /// queued on `stream` before it is done; work queued later waits until it returns.
 ///
 /// # Safety
-/// `stream` is live; `callback` may be called once with `user_data` on another thread, never unwinds, and
-/// makes no HIP call. When this returns an error `callback` is never called.
+/// `stream` is live; `callback` may be called once with `user_data` on another thread and never unwinds.
+/// It should make no HIP call: the runtime may deadlock (HIP) or answer an error (CUDA), neither of them
+/// memory unsafety. When this returns an error `callback` is never called.
 pub unsafe fn stream_add_callback(
     stream: sys::hipStream_t,
     callback: StreamCallback,
     user_data: *mut c_void,
 ) -> Result<()> {
-    check(
-        "hipStreamAddCallback",
-        sys::hipStreamAddCallback(stream, Some(callback), user_data, 0),
-    )
+    // SAFETY: the caller's contract (`# Safety`): `stream` is live and `callback` may be called once with
+    // `user_data` on another thread, never unwinding; flags 0 is the only value HIP takes.
+    check("hipStreamAddCallback", unsafe {
+        sys::hipStreamAddCallback(stream, Some(callback), user_data, 0)
+    })
 }

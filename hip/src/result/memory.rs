@@ -21,10 +21,11 @@ pub unsafe fn memcpy_2d(
     height: usize,
     kind: sys::hipMemcpyKind,
 ) -> Result<()> {
-    check(
-        "hipMemcpy2D",
-        sys::hipMemcpy2D(dst, dst_pitch, src, src_pitch, width, height, kind),
-    )
+    // SAFETY: the caller's contract (`# Safety`): both pointers are valid for `(height - 1) * pitch +
+    // width` bytes in the spaces `kind` names until the copy completes.
+    check("hipMemcpy2D", unsafe {
+        sys::hipMemcpy2D(dst, dst_pitch, src, src_pitch, width, height, kind)
+    })
 }
 
 /// `hipMemcpy2DAsync`: `height` rows of `width` bytes, rows `src_pitch` / `dst_pitch` bytes apart.
@@ -43,10 +44,11 @@ pub unsafe fn memcpy_2d_async(
     kind: sys::hipMemcpyKind,
     stream: sys::hipStream_t,
 ) -> Result<()> {
-    check(
-        "hipMemcpy2DAsync",
-        sys::hipMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, height, kind, stream),
-    )
+    // SAFETY: the caller's contract (`# Safety`): both pointers are valid for `(height - 1) * pitch +
+    // width` bytes in the spaces `kind` names until the copy on `stream` completes.
+    check("hipMemcpy2DAsync", unsafe {
+        sys::hipMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, height, kind, stream)
+    })
 }
 
 /// `hipMemsetD16Async`: `count` 16-bit values.
@@ -60,10 +62,11 @@ pub unsafe fn memset_d16_async(
     stream: sys::hipStream_t,
 ) -> Result<()> {
     // hipDeviceptr_t is void* on AMD and an integer (CUdeviceptr) on NVIDIA; both hold one address.
-    check(
-        "hipMemsetD16Async",
-        sys::hipMemsetD16Async(dst as usize as sys::hipDeviceptr_t, value, count, stream),
-    )
+    // SAFETY: the caller's contract (`# Safety`): `dst` is device memory valid for `2 * count` bytes until
+    // the fill on `stream` completes.
+    check("hipMemsetD16Async", unsafe {
+        sys::hipMemsetD16Async(dst as usize as sys::hipDeviceptr_t, value, count, stream)
+    })
 }
 
 /// `hipMemsetD32Async`: `count` 32-bit values.
@@ -76,15 +79,16 @@ pub unsafe fn memset_d32_async(
     count: usize,
     stream: sys::hipStream_t,
 ) -> Result<()> {
-    check(
-        "hipMemsetD32Async",
+    // SAFETY: the caller's contract (`# Safety`): `dst` is device memory valid for `4 * count` bytes until
+    // the fill on `stream` completes.
+    check("hipMemsetD32Async", unsafe {
         sys::hipMemsetD32Async(
             dst as usize as sys::hipDeviceptr_t,
             value as _,
             count,
             stream,
-        ),
-    )
+        )
+    })
 }
 
 /// `hipStreamAttachMemAsync` for the whole allocation at `ptr` (length 0).
@@ -97,10 +101,11 @@ pub unsafe fn stream_attach_mem_async(
     flags: u32,
 ) -> Result<()> {
     // HIP 5.2.3's NVIDIA header declares the pointer as `hipDeviceptr_t*` and hands it on as the address.
-    check(
-        "hipStreamAttachMemAsync",
-        sys::hipStreamAttachMemAsync(stream, ptr as _, 0, flags),
-    )
+    // SAFETY: the caller's contract (`# Safety`): `ptr` is the start of a live managed allocation and
+    // `stream` is live; length 0 names the whole allocation.
+    check("hipStreamAttachMemAsync", unsafe {
+        sys::hipStreamAttachMemAsync(stream, ptr as _, 0, flags)
+    })
 }
 
 /// `hipMemPrefetchAsync`: migrate managed memory to `device` (or the host: `hipCpuDeviceId`, -1).
@@ -113,10 +118,11 @@ pub unsafe fn mem_prefetch_async(
     device: i32,
     stream: sys::hipStream_t,
 ) -> Result<()> {
-    check(
-        "hipMemPrefetchAsync",
-        sys::hipMemPrefetchAsync(ptr, bytes, device, stream),
-    )
+    // SAFETY: the caller's contract (`# Safety`): `ptr` is managed memory valid for `bytes`, and `stream`
+    // is live.
+    check("hipMemPrefetchAsync", unsafe {
+        sys::hipMemPrefetchAsync(ptr, bytes, device, stream)
+    })
 }
 
 /// `hipMemAdvise`.
@@ -129,10 +135,10 @@ pub unsafe fn mem_advise(
     advice: sys::hipMemoryAdvise,
     device: i32,
 ) -> Result<()> {
-    check(
-        "hipMemAdvise",
-        sys::hipMemAdvise(ptr, bytes, advice, device),
-    )
+    // SAFETY: the caller's contract (`# Safety`): `ptr` is managed memory valid for `bytes`.
+    check("hipMemAdvise", unsafe {
+        sys::hipMemAdvise(ptr, bytes, advice, device)
+    })
 }
 
 /// `hipHostGetFlags`: the flags of pinned host memory; an error for pageable memory (which is how the
@@ -142,10 +148,10 @@ pub unsafe fn mem_advise(
 /// None beyond a readable pointer value: HIP only looks the address up.
 pub unsafe fn host_get_flags(ptr: *const c_void) -> Result<u32> {
     let mut flags = 0;
-    check(
-        "hipHostGetFlags",
-        sys::hipHostGetFlags(&mut flags, ptr as *mut c_void),
-    )?;
+    // SAFETY: HIP only looks the address up, never dereferences it; `flags` is a live local it writes to.
+    check("hipHostGetFlags", unsafe {
+        sys::hipHostGetFlags(&mut flags, ptr as *mut c_void)
+    })?;
     Ok(flags)
 }
 

@@ -15,15 +15,17 @@ pub unsafe fn max_active_blocks_per_multiprocessor(
     dynamic_shared_bytes: usize,
 ) -> Result<i32> {
     let mut blocks = 0;
-    check(
-        "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor",
+    // SAFETY: the caller's contract (`# Safety`): `func` is a live function on the current device; `blocks`
+    // is a live local HIP writes to.
+    let status = unsafe {
         sys::hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(
             &mut blocks,
             func,
             block_size,
             dynamic_shared_bytes,
-        ),
-    )?;
+        )
+    };
+    check("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", status)?;
     Ok(blocks)
 }
 
@@ -39,15 +41,16 @@ pub unsafe fn max_potential_block_size(
     block_size_limit: i32,
 ) -> Result<(i32, i32)> {
     let (mut grid, mut block) = (0, 0);
-    check(
-        "hipModuleOccupancyMaxPotentialBlockSize",
+    // SAFETY: the caller's contract (`# Safety`): `func` is a live function on the current device; `grid`
+    // and `block` are live locals HIP writes to.
+    check("hipModuleOccupancyMaxPotentialBlockSize", unsafe {
         sys::hipModuleOccupancyMaxPotentialBlockSize(
             &mut grid,
             &mut block,
             func,
             dynamic_shared_bytes,
             block_size_limit,
-        ),
-    )?;
+        )
+    })?;
     Ok((grid, block))
 }

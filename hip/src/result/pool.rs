@@ -11,7 +11,10 @@ use std::ffi::c_void;
 /// `stream` is live.
 pub unsafe fn malloc_async(bytes: usize, stream: sys::hipStream_t) -> Result<*mut c_void> {
     let mut p = std::ptr::null_mut();
-    check("hipMallocAsync", sys::hipMallocAsync(&mut p, bytes, stream))?;
+    // SAFETY: the caller's contract (`# Safety`): `stream` is live; `p` is a live local for the address.
+    check("hipMallocAsync", unsafe {
+        sys::hipMallocAsync(&mut p, bytes, stream)
+    })?;
     Ok(p)
 }
 
@@ -21,7 +24,9 @@ pub unsafe fn malloc_async(bytes: usize, stream: sys::hipStream_t) -> Result<*mu
 /// `ptr` came from [`malloc_async`], `stream` is live, and no work queued later on another stream uses
 /// `ptr` without first waiting for `stream`.
 pub unsafe fn free_async(ptr: *mut c_void, stream: sys::hipStream_t) -> Result<()> {
-    check("hipFreeAsync", sys::hipFreeAsync(ptr, stream))
+    // SAFETY: the caller's contract (`# Safety`): `ptr` came from hipMallocAsync, `stream` is live, and
+    // later work on other streams using `ptr` first waits for `stream`.
+    check("hipFreeAsync", unsafe { sys::hipFreeAsync(ptr, stream) })
 }
 
 /// `hipDeviceGetDefaultMemPool`.
@@ -44,10 +49,11 @@ pub const RELEASE_THRESHOLD: sys::hipMemPoolAttr = 4 as sys::hipMemPoolAttr;
 /// `pool` is live and `attr` is an attribute whose value is a `u64`.
 pub unsafe fn mem_pool_get_u64(pool: sys::hipMemPool_t, attr: sys::hipMemPoolAttr) -> Result<u64> {
     let mut v: u64 = 0;
-    check(
-        "hipMemPoolGetAttribute",
-        sys::hipMemPoolGetAttribute(pool, attr, &mut v as *mut u64 as *mut c_void),
-    )?;
+    // SAFETY: the caller's contract (`# Safety`): `pool` is live and `attr`'s value is a `u64`, which `v`
+    // holds.
+    check("hipMemPoolGetAttribute", unsafe {
+        sys::hipMemPoolGetAttribute(pool, attr, &mut v as *mut u64 as *mut c_void)
+    })?;
     Ok(v)
 }
 
@@ -61,10 +67,11 @@ pub unsafe fn mem_pool_set_u64(
     value: u64,
 ) -> Result<()> {
     let mut v = value;
-    check(
-        "hipMemPoolSetAttribute",
-        sys::hipMemPoolSetAttribute(pool, attr, &mut v as *mut u64 as *mut c_void),
-    )
+    // SAFETY: the caller's contract (`# Safety`): `pool` is live and `attr`'s value is a `u64`, which `v`
+    // holds (HIP reads it).
+    check("hipMemPoolSetAttribute", unsafe {
+        sys::hipMemPoolSetAttribute(pool, attr, &mut v as *mut u64 as *mut c_void)
+    })
 }
 
 /// `hipMemPoolTrimTo`: release pool memory to the system until at most `keep_bytes` unused stay reserved.
@@ -72,5 +79,8 @@ pub unsafe fn mem_pool_set_u64(
 /// # Safety
 /// `pool` is live.
 pub unsafe fn mem_pool_trim_to(pool: sys::hipMemPool_t, keep_bytes: usize) -> Result<()> {
-    check("hipMemPoolTrimTo", sys::hipMemPoolTrimTo(pool, keep_bytes))
+    // SAFETY: the caller's contract (`# Safety`): `pool` is live.
+    check("hipMemPoolTrimTo", unsafe {
+        sys::hipMemPoolTrimTo(pool, keep_bytes)
+    })
 }

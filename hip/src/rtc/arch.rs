@@ -11,6 +11,8 @@
 //! - options are checked for anything HIPRTC or clang would read as a target, wherever it appears in the
 //!   option (see [`check_option`]).
 
+#[cfg(hip_platform = "amd")]
+use super::comgr_meta::{isa_features, MetaFns, Node};
 use crate::error::{Error, Result};
 #[cfg(hip_platform = "amd")]
 use hiprtc_sys::comgr as sys;
@@ -241,28 +243,16 @@ fn comgr_accepts(arch: &str) -> bool {
     let Some(c) = super::comgr::any() else {
         return true; // no comgr: HIPRTC cannot compile either and says so itself
     };
-    let (Ok(meta), Ok(destroy)) = (
-        c.raw().amd_comgr_get_isa_metadata.as_ref(),
-        c.raw().amd_comgr_destroy_metadata.as_ref(),
-    ) else {
+    let Some(fns) = MetaFns::of(c.raw()) else {
         return true;
     };
     let Ok(full) = std::ffi::CString::new(format!("amdgcn-amd-amdhsa--{arch}")) else {
         return false;
     };
-    let mut node = sys::amd_comgr_metadata_node_t { handle: 0 };
     // comgr is the library HIPRTC compiles with: no call into it overlaps a compile.
     let _serialised = super::hiprtc_lock();
-    // SAFETY: `full` is a NUL-terminated CString alive for the call and `node` a live local; the node
-    // comgr creates on success is destroyed once, and only then. Both functions have these signatures in
-    // every interface version (`any()` may have opened another version than the bindings').
-    unsafe {
-        if meta(full.as_ptr(), &mut node) != sys::AMD_COMGR_STATUS_SUCCESS {
-            return false;
-        }
-        destroy(node);
-    }
-    true
+    // The node, if comgr made one, is destroyed as it drops.
+    Node::isa(fns, &full).is_some()
 }
 
 /// The ISAs comgr knows, each with the feature names its `Features` metadata map lists, read once.
@@ -273,13 +263,14 @@ fn comgr_isas() -> Option<&'static Vec<Isa>> {
         let c = super::comgr::any()?.raw();
         let count = c.amd_comgr_get_isa_count.as_ref().ok()?;
         let name = c.amd_comgr_get_isa_name.as_ref().ok()?;
+        let fns = MetaFns::of(c)?;
         // As in comgr_accepts: never while another thread's HIPRTC compile runs in comgr.
         let _serialised = super::hiprtc_lock();
         let mut n = 0;
         // SAFETY: the calls have these signatures in every interface version: `n` and `p` are live
         // locals, and `i` < the count comgr gave. On success `p` is a NUL-terminated ISA name owned by
         // comgr, which stays loaded for the process (`any()` keeps it in a static), so the CStr is
-        // valid; `isa_features` only needs a loaded comgr, and destroys every node it obtains.
+        // valid.
         unsafe {
             if count(&mut n) != sys::AMD_COMGR_STATUS_SUCCESS {
                 return None;
@@ -296,91 +287,13 @@ fn comgr_isas() -> Option<&'static Vec<Isa>> {
                 let processor = text.rsplit("--").next().unwrap_or(&text).to_string();
                 list.push(Isa {
                     processor,
-                    features: isa_features(c, full),
+                    features: isa_features(fns, full),
                 });
             }
             Some(list)
         }
     })
     .as_ref()
-}
-
-/// The keys of the ISA's `Features` map (`sramecc`, `xnack`; empty for a processor with none).
-///
-/// # Safety
-/// `c` is a loaded comgr.
-#[cfg(hip_platform = "amd")]
-unsafe fn isa_features(c: &sys::Comgr, isa_name: &std::ffi::CStr) -> Option<Vec<String>> {
-    let meta = c.amd_comgr_get_isa_metadata.as_ref().ok()?;
-    let lookup = c.amd_comgr_metadata_lookup.as_ref().ok()?;
-    let iterate = c.amd_comgr_iterate_map_metadata.as_ref().ok()?;
-    let destroy = c.amd_comgr_destroy_metadata.as_ref().ok()?;
-    let mut root = sys::amd_comgr_metadata_node_t { handle: 0 };
-    // SAFETY (this function's comgr calls): functions of a loaded comgr (the caller's), given a
-    // NUL-terminated name and out-pointers to live locals; each node they return is destroyed once,
-    // after its last use. `features` is used after `root` is destroyed: this relies on a looked-up node
-    // being a handle of its own (comgr's API has it destroyed separately), not a view into `root`.
-    if meta(isa_name.as_ptr(), &mut root) != sys::AMD_COMGR_STATUS_SUCCESS {
-        return None;
-    }
-    let mut features = sys::amd_comgr_metadata_node_t { handle: 0 };
-    let found = lookup(root, c"Features".as_ptr(), &mut features) == sys::AMD_COMGR_STATUS_SUCCESS;
-    destroy(root);
-    if !found {
-        return None;
-    }
-    struct Collect<'a> {
-        comgr: &'a sys::Comgr,
-        keys: Vec<String>,
-        ok: bool,
-    }
-    unsafe extern "C" fn each(
-        key: sys::amd_comgr_metadata_node_t,
-        _value: sys::amd_comgr_metadata_node_t,
-        data: *mut std::ffi::c_void,
-    ) -> sys::amd_comgr_status_t {
-        // SAFETY: `data` is the `&mut collect` passed to `iterate` below, live and not otherwise
-        // borrowed while comgr calls this back, on the calling thread, during that call.
-        let c = &mut *data.cast::<Collect<'_>>();
-        match metadata_string(c.comgr, key) {
-            Some(k) => c.keys.push(k),
-            None => c.ok = false,
-        }
-        sys::AMD_COMGR_STATUS_SUCCESS
-    }
-    let mut collect = Collect {
-        comgr: c,
-        keys: Vec::new(),
-        ok: true,
-    };
-    let rc = iterate(
-        features,
-        Some(each),
-        (&mut collect as *mut Collect<'_>).cast(),
-    );
-    destroy(features);
-    (rc == sys::AMD_COMGR_STATUS_SUCCESS && collect.ok).then_some(collect.keys)
-}
-
-/// A string metadata node's text.
-///
-/// # Safety
-/// `node` is a live metadata node of `c`.
-#[cfg(hip_platform = "amd")]
-unsafe fn metadata_string(c: &sys::Comgr, node: sys::amd_comgr_metadata_node_t) -> Option<String> {
-    let get = c.amd_comgr_get_metadata_string.as_ref().ok()?;
-    // SAFETY (both calls): `node` is live (the caller's); the first call only writes the size to `n`,
-    // the second at most `n` bytes into `buf`, which holds `max(n, 1)`.
-    let mut n = 0usize;
-    if get(node, &mut n, std::ptr::null_mut()) != sys::AMD_COMGR_STATUS_SUCCESS {
-        return None;
-    }
-    let mut buf = vec![0u8; n.max(1)];
-    if get(node, &mut n, buf.as_mut_ptr().cast()) != sys::AMD_COMGR_STATUS_SUCCESS {
-        return None;
-    }
-    buf.truncate(buf.iter().position(|&b| b == 0).unwrap_or(buf.len()));
-    Some(String::from_utf8_lossy(&buf).into_owned())
 }
 
 #[cfg(test)]

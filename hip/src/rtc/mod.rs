@@ -16,6 +16,8 @@ mod arch;
 mod bitcode;
 pub mod cache;
 mod comgr;
+#[cfg(hip_platform = "amd")]
+mod comgr_meta;
 mod diagnostics;
 mod link;
 mod options;

@@ -48,8 +48,10 @@ pub unsafe fn create_program(
             actual: include_names.len(),
         });
     }
-    check(
-        "hiprtcCreateProgram",
+    // SAFETY: the caller's contract (`# Safety`): every header and name pointer is a NUL-terminated string
+    // valid for the call; `src` and `name` are NUL-terminated; `count` is the length of both arrays (equal,
+    // checked); `p` is a live local for the program.
+    check("hiprtcCreateProgram", unsafe {
         sys::hiprtcCreateProgram(
             &mut p,
             src.as_ptr(),
@@ -57,8 +59,8 @@ pub unsafe fn create_program(
             count,
             headers.as_ptr() as _,
             include_names.as_ptr() as _,
-        ),
-    )?;
+        )
+    })?;
     Ok(p)
 }
 
@@ -67,7 +69,11 @@ pub unsafe fn create_program(
 /// # Safety
 /// `prog` is live and not used afterwards.
 pub unsafe fn destroy_program(mut prog: sys::hiprtcProgram) -> Result<()> {
-    check("hiprtcDestroyProgram", sys::hiprtcDestroyProgram(&mut prog))
+    // SAFETY: the caller's contract (`# Safety`): `prog` is live and not used afterwards; HIPRTC takes it
+    // by pointer to a live local.
+    check("hiprtcDestroyProgram", unsafe {
+        sys::hiprtcDestroyProgram(&mut prog)
+    })
 }
 
 /// `hiprtcAddNameExpression`.
@@ -75,10 +81,10 @@ pub unsafe fn destroy_program(mut prog: sys::hiprtcProgram) -> Result<()> {
 /// # Safety
 /// `prog` is live.
 pub unsafe fn add_name_expression(prog: sys::hiprtcProgram, expr: &CStr) -> Result<()> {
-    check(
-        "hiprtcAddNameExpression",
-        sys::hiprtcAddNameExpression(prog, expr.as_ptr()),
-    )
+    // SAFETY: the caller's contract (`# Safety`): `prog` is live; `expr` is NUL-terminated.
+    check("hiprtcAddNameExpression", unsafe {
+        sys::hiprtcAddNameExpression(prog, expr.as_ptr())
+    })
 }
 
 /// `hiprtcCompileProgram`; returns the raw result so the caller can attach the log. More options than
@@ -92,11 +98,9 @@ pub unsafe fn compile_program(
     options: &[*const c_char],
 ) -> Result<sys::hiprtcResult> {
     let count = count_i32("options", options.len())?;
-    Ok(sys::hiprtcCompileProgram(
-        prog,
-        count,
-        options.as_ptr() as _,
-    ))
+    // SAFETY: the caller's contract (`# Safety`): `prog` is live and used by no other thread during the
+    // call; every option is a NUL-terminated string valid for the call, `count` of them.
+    Ok(unsafe { sys::hiprtcCompileProgram(prog, count, options.as_ptr() as _) })
 }
 
 /// A slice length as the `int` count HIPRTC takes, or an error (never a wrapped, negative count).
@@ -114,16 +118,18 @@ fn count_i32(what: &'static str, len: usize) -> Result<i32> {
 /// `prog` is live.
 pub unsafe fn program_log(prog: sys::hiprtcProgram) -> Result<String> {
     let mut n = 0;
-    check(
-        "hiprtcGetProgramLogSize",
-        sys::hiprtcGetProgramLogSize(prog, &mut n),
-    )?;
+    // SAFETY: the caller's contract (`# Safety`): `prog` is live; `n` is a live local HIPRTC writes the
+    // log's size to.
+    check("hiprtcGetProgramLogSize", unsafe {
+        sys::hiprtcGetProgramLogSize(prog, &mut n)
+    })?;
     let mut buf = vec![0u8; n + 1];
     if n > 0 {
-        check(
-            "hiprtcGetProgramLog",
-            sys::hiprtcGetProgramLog(prog, buf.as_mut_ptr().cast()),
-        )?;
+        // SAFETY: `prog` is live (the caller's contract), and `buf` holds the `n` bytes of the log and
+        // more.
+        check("hiprtcGetProgramLog", unsafe {
+            sys::hiprtcGetProgramLog(prog, buf.as_mut_ptr().cast())
+        })?;
     }
     Ok(until_nul(buf))
 }
@@ -134,12 +140,17 @@ pub unsafe fn program_log(prog: sys::hiprtcProgram) -> Result<String> {
 /// `prog` is live and compiled.
 pub unsafe fn code(prog: sys::hiprtcProgram) -> Result<Vec<u8>> {
     let mut n = 0;
-    check("hiprtcGetCodeSize", sys::hiprtcGetCodeSize(prog, &mut n))?;
+    // SAFETY: the caller's contract (`# Safety`): `prog` is live and compiled; `n` is a live local, and
+    // `buf` holds the `n` bytes of the code.
+    check("hiprtcGetCodeSize", unsafe {
+        sys::hiprtcGetCodeSize(prog, &mut n)
+    })?;
     let mut buf = vec![0u8; n];
-    check(
-        "hiprtcGetCode",
-        sys::hiprtcGetCode(prog, buf.as_mut_ptr().cast()),
-    )?;
+    // SAFETY: the caller's contract (`# Safety`): `prog` is live and compiled; `n` is a live local, and
+    // `buf` holds the `n` bytes of the code.
+    check("hiprtcGetCode", unsafe {
+        sys::hiprtcGetCode(prog, buf.as_mut_ptr().cast())
+    })?;
     Ok(buf)
 }
 
@@ -149,14 +160,19 @@ pub unsafe fn code(prog: sys::hiprtcProgram) -> Result<Vec<u8>> {
 /// `prog` is live and compiled.
 pub unsafe fn lowered_name(prog: sys::hiprtcProgram, expr: &CStr) -> Result<String> {
     let mut out = std::ptr::null();
-    check(
-        "hiprtcGetLoweredName",
-        sys::hiprtcGetLoweredName(prog, expr.as_ptr(), &mut out),
-    )?;
+    // SAFETY: the caller's contract (`# Safety`): `prog` is live and compiled; `expr` is NUL-terminated and
+    // `out` a live local HIPRTC writes a pointer to.
+    check("hiprtcGetLoweredName", unsafe {
+        sys::hiprtcGetLoweredName(prog, expr.as_ptr(), &mut out)
+    })?;
     Ok(if out.is_null() {
         String::new()
     } else {
-        CStr::from_ptr(out).to_string_lossy().into_owned()
+        // SAFETY: HIPRTC's string, not null, is NUL-terminated and lives until the program is destroyed
+        // (the caller keeps `prog` live for this call): it is copied out here.
+        unsafe { CStr::from_ptr(out) }
+            .to_string_lossy()
+            .into_owned()
     })
 }
 
@@ -167,15 +183,17 @@ pub unsafe fn lowered_name(prog: sys::hiprtcProgram, expr: &CStr) -> Result<Stri
 #[cfg(hiprtc_linker)]
 pub unsafe fn bitcode(prog: sys::hiprtcProgram) -> Result<Vec<u8>> {
     let mut n = 0;
-    check(
-        "hiprtcGetBitcodeSize",
-        sys::hiprtcGetBitcodeSize(prog, &mut n),
-    )?;
+    // SAFETY: the caller's contract (`# Safety`): `prog` is live and compiled with `-fgpu-rdc`; `n` is a
+    // live local, and `buf` holds the `n` bytes of the bitcode.
+    check("hiprtcGetBitcodeSize", unsafe {
+        sys::hiprtcGetBitcodeSize(prog, &mut n)
+    })?;
     let mut buf = vec![0u8; n];
-    check(
-        "hiprtcGetBitcode",
-        sys::hiprtcGetBitcode(prog, buf.as_mut_ptr().cast()),
-    )?;
+    // SAFETY: the caller's contract (`# Safety`): `prog` is live and compiled with `-fgpu-rdc`; `n` is a
+    // live local, and `buf` holds the `n` bytes of the bitcode.
+    check("hiprtcGetBitcode", unsafe {
+        sys::hiprtcGetBitcode(prog, buf.as_mut_ptr().cast())
+    })?;
     Ok(buf)
 }
 

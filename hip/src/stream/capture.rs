@@ -154,3 +154,14 @@ impl CaptureLog {
         lock(&self.uses).push((allocation, access));
     }
 }
+
+#[cfg(test)]
+impl StreamHandle {
+    /// Put the stream into `log`'s capture (or out of any, `None`) as this crate's captures do, without
+    /// HIP: for unit tests of what a capturing stream refuses.
+    pub(crate) fn capture_for_unit_tests(&self, log: Option<Arc<CaptureLog>>) {
+        let _gate = self.close_gate();
+        self.capturing.store(log.is_some(), Ordering::Release);
+        *lock(&self.capture) = log;
+    }
+}
