@@ -410,10 +410,9 @@ impl Handle {
     }
 
     /// The math mode of later calls (`hipblasSetMathMode`, hipBLAS 2.x and newer: ROCm 6 and 7).
-    /// Each backend takes only some modes (see [`MathMode`]) and answers [`Error::Blas`](crate::Error::Blas)
-    /// (not supported)
-    /// for the others. hipBLAS 0.x (ROCm 5) has no math mode: [`Error::NotSupported`](crate::Error::NotSupported)
-    /// there.
+    /// Each backend takes only some modes (see [`MathMode`]) and answers a
+    /// [`Blas`](crate::Error::Blas) error (not supported) for the others. hipBLAS 0.x (ROCm 5)
+    /// has no math mode: [`NotSupported`](crate::Error::NotSupported) there, whatever the mode.
     pub fn set_math_mode(&self, mode: MathMode) -> Result<()> {
         self.math_mode(mode)
     }
