@@ -20,7 +20,7 @@ pub(super) fn write<'a, T: BlasScalar>(m: &'a impl DeviceMemory<T>) -> Operand<'
 }
 
 /// A vector operand of `n` elements `inc` apart must fit in `len`.
-pub(super) fn vector(what: &'static str, len: usize, n: usize, inc: i32) -> Result<()> {
+fn vector(what: &'static str, len: usize, n: usize, inc: i32) -> Result<()> {
     let need = vector_len(what, n, inc)?;
     holds(what, len, need, &|| {
         format!("a vector of {n} elements {inc} apart")

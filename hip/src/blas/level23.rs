@@ -1,7 +1,7 @@
 //! The calls beyond the first set: level 1 `asum`, `iamax`, `iamin`; level 2 `ger` / `gerc`; level 3
 //! `geam`, `trsm`, `syrk`, `herk`; and the handle's math and atomics modes.
 
-use super::calls::{positive_vector, read, vector, write};
+use super::calls::{positive_vector, read, write};
 use super::shape::{holds, int, Op};
 use super::shape23::{ger_len, Diag, Geam, Side, Syrk, Trsm, Uplo};
 use super::types::BlasScalar;
@@ -203,9 +203,12 @@ impl Handle {
         let shape =
             || format!("a ger of a column-major {m}x{n} matrix with leading dimension {lda}");
         holds("ger operand a", a.len(), na, &shape)?;
-        vector("ger operand x", x.len(), m, incx)?;
-        vector("ger operand y", y.len(), n, incy)?;
-        debug_assert!(x.len() >= nx && y.len() >= ny);
+        holds("ger operand x", x.len(), nx, &|| {
+            format!("a vector of {m} elements {incx} apart")
+        })?;
+        holds("ger operand y", y.len(), ny, &|| {
+            format!("a vector of {n} elements {incy} apart")
+        })?;
         let name = if conj {
             T::NAMES23.gerc
         } else {

@@ -199,6 +199,7 @@ fn syrk_and_herk_take_their_own_transpose() {
 
 #[test]
 fn hostile_level23_shapes_end_in_errors() {
+    // No value makes a check panic; any value past hipBLAS's C int is an error.
     let vals = [
         0,
         1,
@@ -209,33 +210,39 @@ fn hostile_level23_shapes_end_in_errors() {
         usize::MAX / 2,
         usize::MAX,
     ];
+    let too_big = |v: &[usize]| v.iter().any(|&v| v > i32::MAX as usize);
     let ops = [Op::N, Op::T, Op::C];
     for &m in &vals {
         for &n in &vals {
             for &ld in &vals {
-                let _ = ger_len(m, n, ld, i32::MIN, i32::MAX);
+                let big = too_big(&[m, n, ld]);
+                let r = ger_len(m, n, ld, i32::MIN, i32::MAX);
+                assert!(!big || r.is_err(), "ger {m} {n} {ld}");
                 for op in ops {
-                    let _ = Geam {
+                    let g = Geam {
                         op_a: op,
                         lda: Some(ld),
+                        ldc: Some(ld),
                         ..Geam::new(m, n)
-                    }
-                    .resolve();
+                    };
+                    assert!(!big || g.resolve().is_err(), "{g:?}");
                     for side in [Side::Left, Side::Right] {
-                        let _ = Trsm {
+                        let t = Trsm {
                             op,
                             lda: Some(ld),
                             ldb: Some(ld),
                             ..Trsm::new(side, m, n)
-                        }
-                        .resolve();
+                        };
+                        assert!(!big || t.resolve().is_err(), "{t:?}");
                     }
-                    let _ = Syrk {
+                    let s = Syrk {
                         op,
                         lda: Some(ld),
+                        ldc: Some(ld),
                         ..Syrk::new(m, n)
-                    }
-                    .resolve("syrk", None);
+                    };
+                    assert!(!big || s.resolve("syrk", None).is_err(), "{s:?}");
+                    assert!(!big || s.resolve("herk", Some(Op::C)).is_err(), "{s:?}");
                 }
             }
         }
