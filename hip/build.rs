@@ -3,7 +3,8 @@
 //! - `cfg(hip_platform = "amd" | "nvidia")`,
 //! - `cfg(hiprtc_linker)` where the HIPRTC headers declare the linker API (`hiprtcLinkCreate`, ROCm >= 5.3),
 //! - with the `blas` feature, `cfg(hipblas_api = "v1" | "v2_suffix" | "v2")`: which `hipblasGemmEx` hipBLAS has,
-//!   and `cfg(hipblas_workspace)` where it has `hipblasSetWorkspace` (hipBLAS 3.x, ROCm 7),
+//!   `cfg(hipblas_workspace)` where it has `hipblasSetWorkspace` (hipBLAS 3.x, ROCm 7), and
+//!   `cfg(hipblas_math_mode)` where it has `hipblasSetMathMode` (hipBLAS 2.x and 3.x, ROCm 6 and 7),
 //! - with the `rand` feature, `cfg(hiprand_ordering)` where hipRAND has `hiprandSetGeneratorOrdering` (ROCm 6),
 //! - the name tables of every `hipError_t` and `hiprtcResult` value the installed headers list.
 use std::env;
@@ -29,6 +30,7 @@ fn main() {
     }
     println!("cargo::rustc-check-cfg=cfg(hipblas_api, values(\"v1\", \"v2_suffix\", \"v2\"))");
     println!("cargo::rustc-check-cfg=cfg(hipblas_workspace)");
+    println!("cargo::rustc-check-cfg=cfg(hipblas_math_mode)");
     println!("cargo::rustc-check-cfg=cfg(hiprand_ordering)");
     if env::var_os("CARGO_FEATURE_RAND").is_some()
         && read("DEP_HIPRAND_BINDINGS").contains("fn hiprandSetGeneratorOrdering(")
@@ -40,6 +42,9 @@ fn main() {
         println!("cargo:rustc-cfg=hipblas_api=\"{}\"", hipblas_api(&blas));
         if blas.contains("fn hipblasSetWorkspace(") {
             println!("cargo:rustc-cfg=hipblas_workspace");
+        }
+        if blas.contains("fn hipblasSetMathMode(") {
+            println!("cargo:rustc-cfg=hipblas_math_mode");
         }
     }
 

@@ -23,7 +23,7 @@ export HIPBLAS_PATH=$PWD/target/hipblas-nvidia CARGO_TARGET_DIR=target/nvidia CA
 out=.blas-bundle
 rm -rf "$out" .blas-lt-a .blas-lt-b && mkdir -p "$out/bin" "$out/lib" .blas-lt-a .blas-lt-b
 cargo build -q --features gpu,blas --example gemm
-for t in gpu_blas gpu_blas_handle gpu_blas_batched; do
+for t in gpu_blas gpu_blas_handle gpu_blas_batched gpu_blas_more; do
     test_exe=$(cargo test -q --features gpu,blas --test "$t" --no-run --message-format=json 2>/dev/null |
         python3 -c 'import json,sys
 for l in sys.stdin:
@@ -73,7 +73,7 @@ if ! ldconfig -p | grep -q 'libcuda\.so '; then
 fi
 fail=0
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-tests=(gpu_blas gpu_blas_handle gpu_blas_batched)
+tests=(gpu_blas gpu_blas_handle gpu_blas_batched gpu_blas_more)
 for t in "${tests[@]}"; do echo "=== test-$t"; "$here/bin/test-$t" --test-threads=1 || fail=1; done
 echo "=== example-gemm"; "$here/bin/example-gemm" || fail=1
 for t in "${tests[@]}"; do

@@ -10,13 +10,13 @@ use crate::memory::{Access, Allocation, DeviceMemory, DeviceMemoryMut};
 use crate::stream::StreamOp;
 use std::sync::Arc;
 
-type Operand<'a> = (&'a Device, &'a Arc<Allocation>, Access);
+pub(super) type Operand<'a> = (&'a Device, &'a Arc<Allocation>, Access);
 
-fn read<'a, T: BlasScalar>(m: &'a impl DeviceMemory<T>) -> Operand<'a> {
+pub(super) fn read<'a, T: BlasScalar>(m: &'a impl DeviceMemory<T>) -> Operand<'a> {
     (m.device(), m.allocation(), Access::Read)
 }
 
-fn write<'a, T: BlasScalar>(m: &'a impl DeviceMemory<T>) -> Operand<'a> {
+pub(super) fn write<'a, T: BlasScalar>(m: &'a impl DeviceMemory<T>) -> Operand<'a> {
     (m.device(), m.allocation(), Access::Write)
 }
 
@@ -29,7 +29,7 @@ fn vector(what: &'static str, len: usize, n: usize, inc: i32) -> Result<()> {
 }
 
 /// [`vector`] for the calls BLAS defines for positive increments only.
-fn positive_vector(what: &'static str, len: usize, n: usize, inc: i32) -> Result<()> {
+pub(super) fn positive_vector(what: &'static str, len: usize, n: usize, inc: i32) -> Result<()> {
     let need = positive_vector_len(what, n, inc)?;
     holds(what, len, need, &|| {
         format!("a vector of {n} elements {inc} apart")

@@ -60,6 +60,15 @@
 //! | [`Handle::gemv`] | `?gemv` | same |
 //! | [`Handle::gemm`], [`Handle::gemm_strided_batched`], [`Handle::gemm_batched`] | `?gemm`, `?gemmStridedBatched`, `?gemmBatched` | same |
 //! | [`Handle::gemm_ex`] | `hipblasGemmEx` (`_v2` on hipBLAS 2.x) | `f16`, `bf16`, `f32` inputs; `f16` / `bf16` / `f32` output; F32 or F16 compute ([`ComputeType`]) |
+//! | [`Handle::asum`] (host), [`Handle::asum_into`] (device) | `?asum`, `hipblasScasum` / `hipblasDzasum` | `f32`, `f64`, [`Complex32`], [`Complex64`] (real result) |
+//! | [`Handle::iamax`], [`Handle::iamin`] (host; **0-based** index, `None` for `n == 0`) | `hipblasI?amax`, `hipblasI?amin` (1-based) | same |
+//! | [`Handle::ger`] / [`Handle::gerc`] | `?ger`; `?geru` / `?gerc` for complex | same |
+//! | [`Handle::geam`] ([`Geam`]) | `?geam` | same |
+//! | [`Handle::trsm`] ([`Trsm`]: [`Side`], [`Uplo`], [`Op`], [`Diag`]) | `?trsm` | same |
+//! | [`Handle::syrk`] ([`Syrk`]) | `?syrk` | same (complex: [`Op::N`] or [`Op::T`]) |
+//! | [`Handle::herk`] ([`Syrk`], real `alpha` / `beta`) | `hipblasCherk`, `hipblasZherk` | [`Complex32`], [`Complex64`] ([`BlasComplex`]; [`Op::N`] or [`Op::C`]) |
+//! | [`Handle::set_atomics_mode`] | `hipblasSetAtomicsMode` | every version |
+//! | [`Handle::set_math_mode`] ([`MathMode`]) | `hipblasSetMathMode` | hipBLAS 2.x and 3.x; [`Error::NotSupported`] on 0.x (ROCm 5) |
 //!
 //! For `gemv`, a row-major `m x n` matrix is the column-major `n x m` one: `Gemv::new(n, m).op(Op::T)`
 //! computes `A x`. `Handle` is `Send`, not `Sync`: one thread at a time, as hipBLAS requires.
@@ -119,14 +128,20 @@
 
 mod calls;
 mod gemm_ex;
+mod level23;
 mod shape;
+mod shape23;
 mod tables;
 mod types;
+mod types23;
 mod workspace;
 
 pub use self::gemm_ex::{ComputeType, GemmExType};
+pub use self::level23::MathMode;
 pub use self::shape::{Gemm, Gemv, Op, StridedBatch};
+pub use self::shape23::{Diag, Geam, Side, Syrk, Trsm, Uplo};
 pub use self::types::BlasScalar;
+pub use self::types23::BlasComplex;
 /// The raw bindings (`hipblas-sys`).
 pub use hipblas_sys;
 /// The `num-complex` crate: [`Complex32`] and [`Complex64`] are the complex element types.
@@ -501,3 +516,5 @@ fn raw_op(op: Op) -> sys::hipblasOperation_t {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests23;

@@ -18,7 +18,7 @@ pub enum Op {
 
 impl Op {
     /// `(rows, cols)` of the stored matrix whose `op` is `rows_op x cols_op`.
-    fn stored(self, rows_op: usize, cols_op: usize) -> (usize, usize) {
+    pub(crate) fn stored(self, rows_op: usize, cols_op: usize) -> (usize, usize) {
         match self {
             Op::N => (rows_op, cols_op),
             Op::T | Op::C => (cols_op, rows_op),

@@ -28,7 +28,7 @@ pub struct Names {
 ///
 /// Sealed: the functions below take raw pointers and are only called by this module, after its checks.
 #[allow(clippy::too_many_arguments, missing_docs)]
-pub trait BlasScalar: DeviceCopy + sealed::Sealed {
+pub trait BlasScalar: DeviceCopy + sealed::Sealed + super::types23::Level23 {
     /// The real type of the same precision (what `nrm2` returns).
     type Real: DeviceCopy + Default;
     #[doc(hidden)]
