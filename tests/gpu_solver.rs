@@ -446,3 +446,272 @@ fn one_handle_on_two_streams_keeps_program_order() {
     assert!(max_diff(&db.to_vec().unwrap(), &x) < 1e-9);
     drop(s1);
 }
+
+/// Host arithmetic of the four element types, for the checks below.
+trait Host: hip::solver::SolverScalar + Copy + std::fmt::Debug {
+    const NAME: &'static str;
+    /// The unit roundoff of the type's precision.
+    const EPS: f64;
+    fn new(re: f64, im: f64) -> Self;
+    fn re(self) -> f64;
+    fn im(self) -> f64;
+    fn real_of(r: Self::Real) -> f64;
+}
+
+macro_rules! host_real {
+    ($t:ty, $eps:expr) => {
+        impl Host for $t {
+            const NAME: &'static str = stringify!($t);
+            const EPS: f64 = $eps;
+            fn new(re: f64, _: f64) -> Self {
+                re as $t
+            }
+            fn re(self) -> f64 {
+                self as f64
+            }
+            fn im(self) -> f64 {
+                0.0
+            }
+            fn real_of(r: Self::Real) -> f64 {
+                r as f64
+            }
+        }
+    };
+}
+macro_rules! host_complex {
+    ($t:ty, $r:ty, $eps:expr) => {
+        impl Host for $t {
+            const NAME: &'static str = stringify!($t);
+            const EPS: f64 = $eps;
+            fn new(re: f64, im: f64) -> Self {
+                <$t>::new(re as $r, im as $r)
+            }
+            fn re(self) -> f64 {
+                self.re as f64
+            }
+            fn im(self) -> f64 {
+                self.im as f64
+            }
+            fn real_of(r: Self::Real) -> f64 {
+                r as f64
+            }
+        }
+    };
+}
+host_real!(f32, f32::EPSILON as f64);
+host_real!(f64, f64::EPSILON);
+host_complex!(hip::solver::Complex32, f32, f32::EPSILON as f64);
+host_complex!(Complex64, f64, f64::EPSILON);
+
+type C = (f64, f64);
+fn cmul(a: C, b: C) -> C {
+    (a.0 * b.0 - a.1 * b.1, a.0 * b.1 + a.1 * b.0)
+}
+fn to_c<T: Host>(v: &[T]) -> Vec<C> {
+    v.iter().map(|x| (x.re(), x.im())).collect()
+}
+/// `op(A) x` for a column-major n x n `A` (op: conjugate-transpose when `h`).
+fn cmatvec(a: &[C], n: usize, x: &[C], h: bool) -> Vec<C> {
+    (0..n)
+        .map(|i| {
+            (0..n).fold((0.0, 0.0), |s, j| {
+                let e = if h {
+                    (a[j + i * n].0, -a[j + i * n].1)
+                } else {
+                    a[i + j * n]
+                };
+                let p = cmul(e, x[j]);
+                (s.0 + p.0, s.1 + p.1)
+            })
+        })
+        .collect()
+}
+fn cnorm(v: &[C]) -> f64 {
+    v.iter().map(|c| c.0 * c.0 + c.1 * c.1).sum::<f64>().sqrt()
+}
+fn cdiff(a: &[C], b: &[C]) -> Vec<C> {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x.0 - y.0, x.1 - y.1))
+        .collect()
+}
+
+/// A Hermitian positive definite n x n matrix (real symmetric for real types): `n + 2` on the
+/// diagonal, small values with imaginary parts (complex types only) off it, `A(j, i) = conj(A(i, j))`.
+fn hpd<T: Host>(n: usize) -> Vec<T> {
+    let mut a = vec![T::new(0.0, 0.0); n * n];
+    for j in 0..n {
+        for i in 0..n {
+            let (re, im) = match i.cmp(&j) {
+                std::cmp::Ordering::Equal => (n as f64 + 2.0, 0.0),
+                std::cmp::Ordering::Less => (
+                    (((i * 5 + j * 3) % 7) as f64 - 3.0) / 4.0,
+                    ((i + 2 * j) % 5) as f64 / 8.0,
+                ),
+                std::cmp::Ordering::Greater => (
+                    (((j * 5 + i * 3) % 7) as f64 - 3.0) / 4.0,
+                    -(((j + 2 * i) % 5) as f64) / 8.0,
+                ),
+            };
+            a[i + j * n] = T::new(re, im);
+        }
+    }
+    a
+}
+
+/// Every call of the solver for one type, checked by residuals against host arithmetic in f64, with a
+/// tolerance of `1000 n eps` of the type (the matrices are well conditioned: diagonally dominant).
+fn every_call_for<T: Host>() {
+    let (d, _s, mut solver) = setup();
+    let n = 24;
+    let a = hpd::<T>(n);
+    let ac = to_c(&a);
+    let tol = 1000.0 * n as f64 * T::EPS;
+    let x: Vec<T> = (0..n)
+        .map(|i| T::new(i as f64 / 5.0 - 2.0, (i % 3) as f64 / 4.0))
+        .collect();
+    let b: Vec<T> = cmatvec(&ac, n, &to_c(&x), false)
+        .iter()
+        .map(|c| T::new(c.0, c.1))
+        .collect();
+    let rel = |got: &[T]| cnorm(&cdiff(&to_c(got), &to_c(&x))) / cnorm(&to_c(&x));
+    // Cholesky.
+    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut db = DeviceBuffer::from_host(&d, &b).unwrap();
+    solver
+        .potrf(Uplo::Lower, n, &mut da, n)
+        .unwrap()
+        .check()
+        .unwrap();
+    solver
+        .potrs(Uplo::Lower, n, 1, &da, n, &mut db, n)
+        .unwrap()
+        .check()
+        .unwrap();
+    assert!(
+        rel(&db.to_vec().unwrap()) < tol,
+        "{} potrs: {}",
+        T::NAME,
+        rel(&db.to_vec().unwrap())
+    );
+    // LU, and the conjugate-transposed solve (A is Hermitian: A^H x = b too).
+    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut ipiv = DeviceBuffer::<i32>::zeroed(&d, n).unwrap();
+    solver
+        .getrf(n, n, &mut da, n, &mut ipiv)
+        .unwrap()
+        .check()
+        .unwrap();
+    for op in [Op::N, Op::C] {
+        let mut db = DeviceBuffer::from_host(&d, &b).unwrap();
+        solver
+            .getrs(op, n, 1, &da, n, &ipiv, &mut db, n)
+            .unwrap()
+            .check()
+            .unwrap();
+        assert!(rel(&db.to_vec().unwrap()) < tol, "{} getrs {op:?}", T::NAME);
+    }
+    // QR: Q^H A is R.
+    let mut qr = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut tau = DeviceBuffer::from_host(&d, &vec![T::new(0.0, 0.0); n]).unwrap();
+    solver
+        .geqrf(n, n, &mut qr, n, &mut tau)
+        .unwrap()
+        .check()
+        .unwrap();
+    let r = to_c(&qr.to_vec().unwrap());
+    let mut c = DeviceBuffer::from_host(&d, &a).unwrap();
+    solver
+        .ormqr(Side::Left, Op::C, (n, n, n), &qr, n, &tau, &mut c, n)
+        .unwrap()
+        .check()
+        .unwrap();
+    let qha = to_c(&c.to_vec().unwrap());
+    let scale = cnorm(&ac);
+    for j in 0..n {
+        for i in 0..n {
+            let want = if i <= j { r[i + j * n] } else { (0.0, 0.0) };
+            let e =
+                ((qha[i + j * n].0 - want.0).powi(2) + (qha[i + j * n].1 - want.1).powi(2)).sqrt();
+            assert!(e < tol * scale, "{} Q^H A ({i}, {j}): {e}", T::NAME);
+        }
+    }
+    // Eigenvalues and vectors: A v = w v for each column.
+    let mut dv = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut w = DeviceBuffer::<T::Real>::zeroed(&d, n).unwrap();
+    solver
+        .syevd(Eigen::Vectors, Uplo::Upper, n, &mut dv, n, &mut w)
+        .unwrap()
+        .check()
+        .unwrap();
+    let (v, w) = (to_c(&dv.to_vec().unwrap()), w.to_vec().unwrap());
+    for k in 0..n {
+        let col = &v[k * n..(k + 1) * n];
+        let wk = T::real_of(w[k]);
+        let av = cmatvec(&ac, n, col, false);
+        let wv: Vec<C> = col.iter().map(|c| (c.0 * wk, c.1 * wk)).collect();
+        assert!(
+            cnorm(&cdiff(&av, &wv)) < tol * scale,
+            "{} eigenpair {k}",
+            T::NAME
+        );
+        assert!(
+            k == 0 || wk >= T::real_of(w[k - 1]),
+            "{} eigenvalues ascending",
+            T::NAME
+        );
+    }
+    // SVD of a tall matrix (two copies of A stacked): A = U S V^H, reconstructed.
+    let m = 2 * n;
+    let tall: Vec<T> = (0..n)
+        .flat_map(|j| (0..m).map(move |i| (i, j)))
+        .map(|(i, j)| a[i % n + j * n])
+        .collect();
+    let mut dt = DeviceBuffer::from_host(&d, &tall).unwrap();
+    let mut s = DeviceBuffer::<T::Real>::zeroed(&d, n).unwrap();
+    let mut u = DeviceBuffer::from_host(&d, &vec![T::new(0.0, 0.0); m * n]).unwrap();
+    let mut vt = DeviceBuffer::from_host(&d, &vec![T::new(0.0, 0.0); n * n]).unwrap();
+    solver
+        .gesvd(
+            (SvdVectors::Thin, SvdVectors::All),
+            m,
+            n,
+            &mut dt,
+            m,
+            &mut s,
+            (&mut u, m),
+            (&mut vt, n),
+        )
+        .unwrap()
+        .check()
+        .unwrap();
+    let (s, u, vt) = (
+        s.to_vec().unwrap(),
+        to_c(&u.to_vec().unwrap()),
+        to_c(&vt.to_vec().unwrap()),
+    );
+    let tc = to_c(&tall);
+    let mut worst: f64 = 0.0;
+    for j in 0..n {
+        for i in 0..m {
+            let mut acc = (0.0, 0.0);
+            for k in 0..n {
+                let p = cmul(u[i + k * m], vt[k + j * n]);
+                let sk = T::real_of(s[k]);
+                acc = (acc.0 + p.0 * sk, acc.1 + p.1 * sk);
+            }
+            worst = worst.max(
+                ((acc.0 - tc[i + j * m].0).powi(2) + (acc.1 - tc[i + j * m].1).powi(2)).sqrt(),
+            );
+        }
+    }
+    assert!(worst < tol * scale, "{} U S V^H: {worst}", T::NAME);
+}
+
+#[test]
+fn every_call_for_every_type_against_host_residuals() {
+    every_call_for::<f32>();
+    every_call_for::<f64>();
+    every_call_for::<hip::solver::Complex32>();
+    every_call_for::<Complex64>();
+}

@@ -236,7 +236,7 @@ fn run(baseline: &str) -> Result<(), String> {
             )?;
             row(name, "f64", &n.to_string(), result);
         }
-        if n <= 4096 {
+        {
             let call: Syevd = raw.get("hiprs_solver_baseline_syevd");
             let mut w = DeviceBuffer::<f64>::zeroed(&device, n).map_err(e)?;
             let reps = if n >= 4096 { 1 } else { 3 };
