@@ -149,3 +149,61 @@ fn a_pointer_array_batch_returns_before_the_work_queued_ahead_of_it_is_done() {
         batch.check(&format!("call {i} behind the slow kernel"), 1.0);
     }
 }
+
+/// A graph keeps the library's handle: replayed after its `Handle` was dropped, the captured product
+/// still runs with the library's state (cuBLAS's workspace), not in freed memory (memcheck watches this
+/// file).
+#[test]
+fn a_graph_replays_after_its_handle_was_dropped() {
+    let d = device();
+    let s = Stream::new(&d).unwrap();
+    let blas = Handle::new(&s).unwrap();
+    let mut batch = Batch::new(&d, (64, 48, 32), 1, 1.0);
+    // The library's lazy set-up outside the capture.
+    batch.run(&blas, 1.0, 0.0).unwrap();
+    s.synchronize().unwrap();
+    batch.check("a live product", 1.0);
+    let capture = s.begin_capture(CaptureMode::Global).unwrap();
+    blas.gemm(
+        &batch.shape,
+        1.0f32,
+        &batch.a[0],
+        &batch.b[0],
+        1.0f32,
+        &mut batch.c[0],
+    )
+    .unwrap();
+    let graph = capture.end().unwrap();
+    drop(blas);
+    let mut exec = graph.instantiate().unwrap();
+    exec.launch(&s).unwrap();
+    exec.launch(&s).unwrap();
+    s.synchronize().unwrap();
+    batch.check("two replays after the handle was dropped", 3.0);
+}
+
+/// A call whose result goes to host memory is refused while its stream is captured (every replay would
+/// write it there later); its `_into` form, with a device result, is captured and replayed.
+#[test]
+fn host_results_are_refused_in_a_capture_and_device_results_are_not() {
+    let d = device();
+    let s = Stream::new(&d).unwrap();
+    let blas = Handle::new(&s).unwrap();
+    let x = DeviceBuffer::from_host(&d, &[1.0f32, 2.0, 3.0]).unwrap();
+    let mut r = DeviceBuffer::<f32>::zeroed(&d, 1).unwrap();
+    assert_eq!(blas.dot(3, &x, 1, &x, 1).unwrap(), 14.0);
+    let capture = s.begin_capture(CaptureMode::Global).unwrap();
+    let e = blas.dot(3, &x, 1, &x, 1).unwrap_err();
+    assert!(
+        matches!(e, hip::Error::InvalidArgument { .. }) && e.to_string().contains("_into"),
+        "{e}"
+    );
+    assert!(blas.nrm2(3, &x, 1).is_err());
+    blas.dot_into(false, 3, &x, 1, &x, 1, &mut r).unwrap();
+    let graph = capture.end().unwrap();
+    assert_eq!(r.to_vec().unwrap(), [0.0], "captured, not run");
+    let mut exec = graph.instantiate().unwrap();
+    exec.launch(&s).unwrap();
+    s.synchronize().unwrap();
+    assert_eq!(r.to_vec().unwrap(), [14.0]);
+}

@@ -125,7 +125,7 @@ impl Handle {
         vector("dot operand x", x.len(), n, incx)?;
         vector("dot operand y", y.len(), n, incy)?;
         let ni = int("n", n)?;
-        let _op = self.begin::<T>(name, &[read(x), read(y)], &[])?;
+        let _op = self.begin_host_result::<T>(name, &[read(x), read(y)])?;
         let mut r = std::mem::MaybeUninit::<T>::zeroed();
         // SAFETY: as in axpy; pointer mode host: hipBLAS writes one T to `r` before returning (it waits
         // for the call), and all-zero bits are a valid T (DeviceCopy) should it write nothing (n == 0).
@@ -191,7 +191,7 @@ impl Handle {
     ) -> Result<T::Real> {
         positive_vector("nrm2 operand x", x.len(), n, incx)?;
         let ni = int("n", n)?;
-        let _op = self.begin::<T>(T::NAMES.nrm2, &[read(x)], &[])?;
+        let _op = self.begin_host_result::<T>(T::NAMES.nrm2, &[read(x)])?;
         let mut r = T::Real::default();
         // SAFETY: as in dot: pointer mode host, one T::Real written to `r` before returning.
         check(T::NAMES.nrm2, unsafe {

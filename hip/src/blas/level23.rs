@@ -53,7 +53,7 @@ impl Handle {
         positive_vector("asum operand x", x.len(), n, incx)?;
         let ni = int("n", n)?;
         let name = T::NAMES23.asum;
-        let _op = self.begin::<T>(name, &[read(x)], &[])?;
+        let _op = self.begin_host_result::<T>(name, &[read(x)])?;
         let mut r = T::Real::default();
         // SAFETY: live handle on x's device (checked, current), pointer mode host: hipBLAS writes one
         // T::Real (the type asum returns for T) to `r` before returning; x spans what n and incx reach
@@ -141,7 +141,7 @@ impl Handle {
         } else {
             T::NAMES23.iamax
         };
-        let _op = self.begin::<T>(name, &[read(x)], &[])?;
+        let _op = self.begin_host_result::<T>(name, &[read(x)])?;
         let mut r = 0i32;
         // SAFETY: as in asum: pointer mode host, one int written to `r` before returning.
         check(name, unsafe {

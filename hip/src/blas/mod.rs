@@ -169,6 +169,8 @@ pub const HEADER_VERSION: (u32, u32, u32) = sys::HEADER_VERSION;
 /// Make one per thread, or per stream, as hipBLAS advises.
 pub struct Handle {
     raw: sys::hipblasHandle_t,
+    /// Owns `raw`: destroyed when the handle and every graph that captured a call on it are gone.
+    owner: Arc<Owner>,
     device: Device,
     stream: Arc<StreamHandle>,
     stream_raw: sys::hipStream_t,
@@ -197,6 +199,10 @@ impl Handle {
         check("hipblasCreate", unsafe { sys::hipblasCreate(&mut raw) })?;
         let handle = Handle {
             raw,
+            owner: Arc::new(Owner {
+                raw,
+                device: device.clone(),
+            }),
             device,
             stream: Arc::clone(stream.handle()),
             stream_raw: stream.raw(),
@@ -295,6 +301,9 @@ impl Handle {
             self.check_scalar_devices(what, scalars)?;
         }
         let op = self.stream.begin_op();
+        if op.is_capturing() {
+            self.keep_in_capture(&op);
+        }
         if !device_scalars && self.workspace.is_none() && operands.len() <= 4 {
             // The usual call: the operands alone, in address order (see memory::tracking).
             let mut sorted = [None; 4];
@@ -384,16 +393,64 @@ fn use_all<T: DeviceCopy>(
     Ok(())
 }
 
-impl Drop for Handle {
+/// The library's handle, destroyed when its last owner goes: the [`Handle`], and each graph that captured
+/// a call on it. A captured call may use the library's own workspace, which `hipblasDestroy` frees: a
+/// graph replayed after its handle was dropped would otherwise run in freed memory.
+struct Owner {
+    raw: sys::hipblasHandle_t,
+    device: Device,
+}
+
+// SAFETY: the owner only destroys the handle, once, on whichever thread drops the last reference; the
+// handle is not used through it.
+unsafe impl Send for Owner {}
+// SAFETY: as for Send: `&Owner` gives no access to the handle.
+unsafe impl Sync for Owner {}
+
+impl Drop for Owner {
     fn drop(&mut self) {
         // Errors cannot be reported from drop; the device is current so the handle is destroyed on it.
         let _ = self.device.bind();
-        // SAFETY: the live handle, destroyed once. Work it queued may still run: the buffers it uses
-        // (and the caller's workspace, dropped after this) are freed only after their recorded users, its
-        // stream among them; the library's own device state is freed by the library, which does not free
-        // it under queued work (cublasDestroy synchronizes the device; rocBLAS frees with hipFree, which
-        // waits for the device's queued work).
+        // SAFETY: the live handle, destroyed once, when neither the `Handle` nor a graph that captured a
+        // call on it is left. Work it queued may still run: the buffers it uses (and the caller's
+        // workspace) are freed only after their recorded users; the library's own device state is freed by
+        // the library, which does not free it under queued work (cublasDestroy synchronizes the device;
+        // rocBLAS frees with hipFree, which waits for the device's queued work).
         unsafe { sys::hipblasDestroy(self.raw) };
+    }
+}
+
+impl Handle {
+    /// A call is being captured: the graph keeps the library's handle (and so its workspace) alive.
+    #[cold]
+    #[inline(never)]
+    fn keep_in_capture(&self, op: &StreamOp<'_>) {
+        if let Some(log) = op.capture_log() {
+            crate::stream::lock(&log.kept)
+                .push(Arc::clone(&self.owner) as Arc<dyn std::any::Any + Send + Sync>);
+        }
+    }
+
+    /// [`begin`](Self::begin) for a call whose result the library writes to host memory (`dot`, `nrm2`,
+    /// `asum`, `iamax`): refused on a capturing stream, where the call would only be recorded and every
+    /// replay of the graph would write the result into host memory this call no longer owns.
+    pub(super) fn begin_host_result<T: DeviceCopy>(
+        &self,
+        what: &'static str,
+        operands: &[(&Device, &Arc<Allocation>, Access)],
+    ) -> Result<StreamOp<'_>> {
+        let op = self.begin::<T>(what, operands, &[])?;
+        if op.is_capturing() {
+            return Err(Error::InvalidArgument {
+                what,
+                value: "a call with a host result on a capturing stream".into(),
+                reason:
+                    "a graph's replays would write the result into host memory after this call \
+                         returned: use the `_into` form, whose result is device memory"
+                        .into(),
+            });
+        }
+        Ok(op)
     }
 }
 
