@@ -1,8 +1,38 @@
-//! Column-major dense operands of the math libraries (hipSOLVER, hipSPARSE's dense matrices): the
-//! checks that a buffer holds every element a `rows x cols` matrix with leading dimension `ld` reaches.
+//! Operands of the math libraries' calls (hipSOLVER, hipSPARSE): how a call uses each buffer, and the
+//! checks that a buffer holds every element a vector or a column-major `rows x cols` matrix with leading
+//! dimension `ld` reaches.
 
+use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::memory::{Access, Allocation, DeviceCopy, DeviceMemory};
 use std::os::raw::c_int;
+use std::sync::Arc;
+
+/// One operand of a call: its device, allocation and how the call uses it.
+pub(crate) type Operand<'a> = (&'a Device, &'a Arc<Allocation>, Access);
+
+/// `m` as an operand the call reads.
+pub(crate) fn read<T: DeviceCopy>(m: &impl DeviceMemory<T>) -> Operand<'_> {
+    (m.device(), m.allocation(), Access::Read)
+}
+
+/// `m` as an operand the call writes.
+pub(crate) fn write<T: DeviceCopy>(m: &impl DeviceMemory<T>) -> Operand<'_> {
+    (m.device(), m.allocation(), Access::Write)
+}
+
+/// A vector operand of at least `need` elements.
+pub(crate) fn vector(what: &'static str, len: usize, need: usize) -> Result<()> {
+    if len >= need {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument {
+            what,
+            value: format!("a buffer of {len} elements"),
+            reason: format!("the call reaches {need} elements"),
+        })
+    }
+}
 
 /// `v` as the libraries' C `int`.
 pub(crate) fn int(what: &'static str, v: usize) -> Result<c_int> {

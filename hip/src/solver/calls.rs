@@ -3,35 +3,13 @@
 use super::info::Meaning;
 use super::types::SolverScalar;
 use super::{
-    check, raw_op, raw_side, raw_uplo, sys, Eigen, Handle, Info, Op, Operand, Side, SvdVectors,
-    Uplo,
+    check, raw_op, raw_side, raw_uplo, sys, Eigen, Handle, Info, Op, Side, SvdVectors, Uplo,
 };
 use crate::error::{Error, Result};
-use crate::memory::{Access, DeviceMemory, DeviceMemoryMut, DevicePtr};
+use crate::memory::{DeviceMemory, DeviceMemoryMut, DevicePtr};
 use std::os::raw::c_int;
 
-pub(super) use crate::dense_shape::{int, matrix};
-
-pub(super) fn read<T: crate::memory::DeviceCopy>(m: &impl DeviceMemory<T>) -> Operand<'_> {
-    (m.device(), m.allocation(), Access::Read)
-}
-
-pub(super) fn write<T: crate::memory::DeviceCopy>(m: &impl DeviceMemory<T>) -> Operand<'_> {
-    (m.device(), m.allocation(), Access::Write)
-}
-
-/// A vector of at least `need` elements.
-pub(super) fn vector(what: &'static str, len: usize, need: usize) -> Result<()> {
-    if len >= need {
-        Ok(())
-    } else {
-        Err(Error::InvalidArgument {
-            what,
-            value: format!("a buffer of {len} elements"),
-            reason: format!("the call writes {need} elements"),
-        })
-    }
-}
+pub(super) use crate::dense_shape::{int, matrix, read, vector, write};
 
 /// The workspace in bytes for `elements` of `T`.
 fn bytes_of<T>(what: &'static str, elements: usize) -> Result<usize> {

@@ -2,32 +2,11 @@
 //! grown, the call queued.
 
 use super::descr::{csr_descr, DnMat, DnVec, SparseMatrix};
-use super::{check, raw_op, sys, Csr, Handle, Op, Operand, SparseScalar};
-use crate::dense_shape::matrix;
+use super::{check, raw_op, sys, Csr, Handle, Op, SparseScalar};
+use crate::dense_shape::{matrix, read, vector, write};
 use crate::error::{Error, Result};
-use crate::memory::{Access, DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut};
+use crate::memory::{DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut};
 use std::ffi::c_void;
-
-fn read<U: DeviceCopy>(m: &impl DeviceMemory<U>) -> Operand<'_> {
-    (m.device(), m.allocation(), Access::Read)
-}
-
-fn write<U: DeviceCopy>(m: &impl DeviceMemory<U>) -> Operand<'_> {
-    (m.device(), m.allocation(), Access::Write)
-}
-
-/// A dense vector operand of at least `need` elements.
-fn vector(what: &'static str, len: usize, need: usize) -> Result<()> {
-    if len >= need {
-        Ok(())
-    } else {
-        Err(Error::InvalidArgument {
-            what,
-            value: format!("a buffer of {len} elements"),
-            reason: format!("the product reaches {need} elements"),
-        })
-    }
-}
 
 /// A host scalar at 16-byte alignment (complex values may be read as `double2`).
 #[repr(C, align(16))]

@@ -2,18 +2,10 @@
 
 use super::calls::spmat_nnz;
 use super::descr::{csr_descr, DnMat, SparseMatrix};
-use super::{check, sys, Coo, Csr, Handle, Operand, SparseScalar};
-use crate::dense_shape::matrix;
+use super::{check, sys, Coo, Csr, Handle, SparseScalar};
+use crate::dense_shape::{matrix, read, write};
 use crate::error::Result;
-use crate::memory::{Access, DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut};
-
-fn read<U: DeviceCopy>(m: &impl DeviceMemory<U>) -> Operand<'_> {
-    (m.device(), m.allocation(), Access::Read)
-}
-
-fn write<U: DeviceCopy>(m: &impl DeviceMemory<U>) -> Operand<'_> {
-    (m.device(), m.allocation(), Access::Write)
-}
+use crate::memory::{DeviceBuffer, DeviceMemory, DeviceMemoryMut};
 
 impl<T: SparseScalar> Csr<T> {
     /// The same matrix in COO form (`hipsparseXcsr2coo` for the rows; indices and values copied), queued

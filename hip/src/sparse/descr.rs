@@ -1,8 +1,9 @@
 //! hipSPARSE's descriptors of the generic API, destroyed on drop, and the matrices' side of a call.
 
 use super::{check, sys, Coo, Csr, Operand, SparseScalar};
+use crate::dense_shape::read;
 use crate::error::Result;
-use crate::memory::{Access, DeviceMemory, DevicePtr};
+use crate::memory::{DeviceMemory, DevicePtr};
 
 /// A sparse matrix descriptor (`hipsparseSpMatDescr_t`).
 #[doc(hidden)]
@@ -90,10 +91,6 @@ pub trait SparseMatrix<T: SparseScalar>: sealed::Sealed {
     fn descr(&self) -> Result<SpMat>;
     #[doc(hidden)]
     fn reads(&self) -> [Operand<'_>; 3];
-}
-
-fn read<T: crate::memory::DeviceCopy>(m: &impl DeviceMemory<T>) -> Operand<'_> {
-    (m.device(), m.allocation(), Access::Read)
 }
 
 impl<T: SparseScalar> sealed::Sealed for Csr<T> {}

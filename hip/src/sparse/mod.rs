@@ -148,8 +148,7 @@ pub struct Handle {
 // `&self` of a type that is not `Sync`, and each call makes the handle's device current first.
 unsafe impl Send for Handle {}
 
-/// One operand of a call: its device, allocation and how the call uses it.
-type Operand<'a> = (&'a Device, &'a Arc<Allocation>, Access);
+use crate::dense_shape::Operand;
 
 impl Handle {
     /// A handle on `stream`'s device, queueing on `stream` (`hipsparseCreate`, `hipsparseSetStream`).
