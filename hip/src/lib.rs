@@ -92,6 +92,7 @@ pub mod code_object;
 mod dense_shape;
 pub mod device;
 mod device_select;
+pub mod elementwise;
 pub mod error;
 pub mod event;
 #[cfg(feature = "fft")]
