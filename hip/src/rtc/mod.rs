@@ -19,11 +19,13 @@ mod comgr;
 #[cfg(hip_platform = "amd")]
 mod comgr_meta;
 mod diagnostics;
+mod half;
 mod link;
 mod options;
 mod result;
 
 pub use cache::{CacheOutcome, CompileCache};
+pub use half::HALF_HEADER;
 pub use link::{LinkInput, Linker};
 
 use crate::device::Device;
