@@ -421,6 +421,16 @@ impl Stream {
 }
 
 impl Stream {
+    /// A `Stream` sharing `handle` (a library handle's stream, for work it queues itself).
+    #[cfg_attr(not(feature = "rand"), allow(dead_code))]
+    pub(crate) fn from_handle(handle: &Arc<StreamHandle>) -> Stream {
+        Stream {
+            raw: handle.raw,
+            device: handle.device.clone(),
+            handle: Arc::clone(handle),
+        }
+    }
+
     pub(crate) fn handle(&self) -> &Arc<StreamHandle> {
         &self.handle
     }

@@ -1,0 +1,83 @@
+//! 16-bit float fills ([`half::f16`], [`half::bf16`]): generated in `f32` and rounded on the device.
+//!
+//! hipRAND has half-precision generators on AMD only (rocRAND's; cuRAND has none, so hipRAND's NVIDIA
+//! backend answers "not implemented") and none for bfloat16. These fills are the same on every platform
+//! instead: the generator fills a scratch `f32` buffer exactly as [`Generator::uniform`] /
+//! [`normal`](Generator::normal) / [`log_normal`](Generator::log_normal) would, then the built-in
+//! conversion ([`elementwise::convert`](crate::elementwise::convert)) rounds it into `out` (to nearest,
+//! ties to even) on the generator's stream. A 16-bit fill consumes the generator's sequence as an `f32`
+//! fill of the same length does, and its values are that fill's, rounded. The scratch buffer is freed
+//! in stream order after the conversion.
+
+use super::Generator;
+use crate::elementwise::{self, ConvertTo, Element};
+use crate::error::Result;
+use crate::event::same_device;
+use crate::launch::KernelArg;
+use crate::memory::{DeviceBuffer, DeviceMemoryMut};
+use crate::stream::Stream;
+
+impl Generator {
+    /// Uniform values in (0, 1] as `f16` or `bf16`: [`uniform`](Self::uniform) in `f32`, rounded (so a
+    /// value near 1 may round to exactly 1, and a tiny one to 0 in `f16`).
+    pub fn uniform_half<T: Element>(
+        &mut self,
+        out: &mut (impl DeviceMemoryMut<T> + KernelArg),
+    ) -> Result<()>
+    where
+        f32: ConvertTo<T>,
+    {
+        self.through_f32("uniform_half", out, |g, tmp| g.uniform(tmp))
+    }
+
+    /// Normal values of `mean` and `stddev` as `f16` or `bf16`: [`normal`](Self::normal) in `f32` (the
+    /// same checks: even length for a pseudo-random generator, whole points for a quasi-random one),
+    /// rounded.
+    pub fn normal_half<T: Element>(
+        &mut self,
+        out: &mut (impl DeviceMemoryMut<T> + KernelArg),
+        mean: f32,
+        stddev: f32,
+    ) -> Result<()>
+    where
+        f32: ConvertTo<T>,
+    {
+        self.through_f32("normal_half", out, |g, tmp| g.normal(tmp, mean, stddev))
+    }
+
+    /// Log-normal values as `f16` or `bf16`: [`log_normal`](Self::log_normal) in `f32`, rounded.
+    pub fn log_normal_half<T: Element>(
+        &mut self,
+        out: &mut (impl DeviceMemoryMut<T> + KernelArg),
+        mean: f32,
+        stddev: f32,
+    ) -> Result<()>
+    where
+        f32: ConvertTo<T>,
+    {
+        self.through_f32("log_normal_half", out, |g, tmp| {
+            g.log_normal(tmp, mean, stddev)
+        })
+    }
+
+    fn through_f32<T: Element>(
+        &mut self,
+        call: &'static str,
+        out: &mut (impl DeviceMemoryMut<T> + KernelArg),
+        fill: impl FnOnce(&mut Self, &mut DeviceBuffer<f32>) -> Result<()>,
+    ) -> Result<()>
+    where
+        f32: ConvertTo<T>,
+    {
+        same_device(call, &self.device, out.device())?;
+        if out.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: every element is written by `fill` (a whole-buffer generation of out.len() values)
+        // before the conversion reads it; on an error nothing reads it and it is freed.
+        let mut scratch = unsafe { DeviceBuffer::<f32>::uninit(&self.device, out.len())? };
+        fill(self, &mut scratch)?;
+        let stream = Stream::from_handle(&self.stream);
+        elementwise::convert(&stream, &scratch, out)
+    }
+}
