@@ -5,7 +5,7 @@
 
 use super::calls::check_operands;
 use super::shape::Gemm;
-use super::{check, raw_op, Handle};
+use super::{check, raw_op, Handle, Scalar};
 use crate::error::{Error, Result};
 use crate::memory::{Access, DeviceCopy, DeviceMemory, DeviceMemoryMut};
 use half::{bf16, f16};
@@ -48,43 +48,137 @@ pub enum ComputeType {
     F16,
 }
 
-/// `alpha` / `beta` in the compute type's representation, as hipBLAS reads them from the host.
-#[repr(C, align(8))]
-enum HostScalar {
-    F32(f32),
-    F16(f16),
+/// `alpha` or `beta` of [`Handle::gemm_ex`]: a host value (`f32` or [`half::f16`], converted to the
+/// compute type), or a device scalar ([`Scalar::device`]) already in the compute type's representation:
+/// `f32` for [`ComputeType::F32`], [`half::f16`] for [`ComputeType::F16`], read when the call runs.
+pub struct ExScalar<'a>(ExKind<'a>);
+
+enum ExKind<'a> {
+    F32(Scalar<'a, f32>),
+    F16(Scalar<'a, f16>),
 }
 
-impl HostScalar {
-    fn new(compute: ComputeType, v: f32) -> HostScalar {
-        match compute {
-            ComputeType::F32 => HostScalar::F32(v),
-            ComputeType::F16 => HostScalar::F16(f16::from_f32(v)),
+impl From<f32> for ExScalar<'_> {
+    fn from(v: f32) -> Self {
+        ExScalar(ExKind::F32(v.into()))
+    }
+}
+
+impl From<f16> for ExScalar<'_> {
+    fn from(v: f16) -> Self {
+        ExScalar(ExKind::F16(v.into()))
+    }
+}
+
+impl<'a> From<Scalar<'a, f32>> for ExScalar<'a> {
+    fn from(v: Scalar<'a, f32>) -> Self {
+        ExScalar(ExKind::F32(v))
+    }
+}
+
+impl<'a> From<Scalar<'a, f16>> for ExScalar<'a> {
+    fn from(v: Scalar<'a, f16>) -> Self {
+        ExScalar(ExKind::F16(v))
+    }
+}
+
+/// `alpha` and `beta` in the compute type's representation.
+enum Resolved<'a> {
+    F32([Scalar<'a, f32>; 2]),
+    F16([Scalar<'a, f16>; 2]),
+}
+
+impl<'a> ExScalar<'a> {
+    fn is_device(&self) -> bool {
+        match &self.0 {
+            ExKind::F32(s) => s.is_device(),
+            ExKind::F16(s) => s.is_device(),
         }
     }
 
-    fn ptr(&self) -> *const std::ffi::c_void {
-        match self {
-            HostScalar::F32(v) => (v as *const f32).cast(),
-            HostScalar::F16(v) => (v as *const f16).cast(),
+    /// As `compute` reads it: a host value converted, a device scalar of the compute type as is, a device
+    /// scalar of the other type refused.
+    fn resolve<T: DeviceCopy>(
+        self,
+        compute: ComputeType,
+        which: &'static str,
+        convert: impl Fn(&ExKind<'a>) -> Option<T>,
+        keep: impl FnOnce(ExKind<'a>) -> Option<Scalar<'a, T>>,
+    ) -> Result<Scalar<'a, T>> {
+        if let Some(v) = convert(&self.0) {
+            return Ok(v.into());
         }
+        keep(self.0).ok_or_else(|| Error::InvalidArgument {
+            what: which,
+            value: "a device scalar of the other element type".into(),
+            reason: format!(
+                "compute type {compute:?} reads device scalars as {}",
+                match compute {
+                    ComputeType::F32 => "f32",
+                    ComputeType::F16 => "f16",
+                }
+            ),
+        })
     }
+}
+
+fn resolve<'a>(
+    alpha: ExScalar<'a>,
+    beta: ExScalar<'a>,
+    compute: ComputeType,
+) -> Result<Resolved<'a>> {
+    if alpha.is_device() != beta.is_device() {
+        return Err(super::mixed_scalars(beta.is_device()));
+    }
+    Ok(match compute {
+        ComputeType::F32 => {
+            let host = |k: &ExKind<'a>| match k {
+                ExKind::F32(s) => s.host_value(),
+                ExKind::F16(s) => s.host_value().map(f16::to_f32),
+            };
+            let keep = |k| match k {
+                ExKind::F32(s) => Some(s),
+                ExKind::F16(_) => None,
+            };
+            Resolved::F32([
+                alpha.resolve(compute, "gemm_ex alpha", host, keep)?,
+                beta.resolve(compute, "gemm_ex beta", host, keep)?,
+            ])
+        }
+        ComputeType::F16 => {
+            let host = |k: &ExKind<'a>| match k {
+                ExKind::F32(s) => s.host_value().map(f16::from_f32),
+                ExKind::F16(s) => s.host_value(),
+            };
+            let keep = |k| match k {
+                ExKind::F16(s) => Some(s),
+                ExKind::F32(_) => None,
+            };
+            Resolved::F16([
+                alpha.resolve(compute, "gemm_ex alpha", host, keep)?,
+                beta.resolve(compute, "gemm_ex beta", host, keep)?,
+            ])
+        }
+    })
 }
 
 impl Handle {
     /// `C = alpha * op(A) * op(B) + beta * C` with A and B of type `I`, C of type `O`, computed in
-    /// `compute` (`hipblasGemmEx`, default algorithm). `alpha` and `beta` are host values, converted to
-    /// the compute type. Accepted by hipBLAS: `f16 x f16 -> f16 or f32` and `bf16 x bf16 -> bf16 or f32`
-    /// in F32, `f32 x f32 -> f32` in F32, `f16 x f16 -> f16` in F16; others are an [`Error::Blas`]
-    /// (not supported) from the library, or [`Error::InvalidArgument`] for F16 with other types.
+    /// `compute` (`hipblasGemmEx`, default algorithm). `alpha` and `beta` ([`ExScalar`]) are host values
+    /// (`f32` or `f16`, converted to the compute type) or both device scalars of the compute type
+    /// (`Scalar::device` of an `f32` buffer for F32, of an `f16` buffer for F16; another is
+    /// [`Error::InvalidArgument`]). Accepted by hipBLAS: `f16 x f16 -> f16 or f32` and
+    /// `bf16 x bf16 -> bf16 or f32` in F32, `f32 x f32 -> f32` in F32, `f16 x f16 -> f16` in F16; others
+    /// are an [`Error::Blas`] (not supported) from the library, or [`Error::InvalidArgument`] for F16
+    /// with other types.
     #[allow(clippy::too_many_arguments)]
-    pub fn gemm_ex<I: GemmExType, O: GemmExType>(
+    pub fn gemm_ex<'s, I: GemmExType, O: GemmExType>(
         &self,
         shape: &Gemm,
-        alpha: f32,
+        alpha: impl Into<ExScalar<'s>>,
         a: &impl DeviceMemory<I>,
         b: &impl DeviceMemory<I>,
-        beta: f32,
+        beta: impl Into<ExScalar<'s>>,
         c: &mut impl DeviceMemoryMut<O>,
         compute: ComputeType,
     ) -> Result<()> {
@@ -97,23 +191,32 @@ impl Handle {
                 reason: "half-precision compute takes f16 inputs and an f16 output".into(),
             });
         }
+        let scalars = resolve(alpha.into(), beta.into(), compute)?;
         let call = shape.resolve()?;
         check_operands(shape, &call.len, [a.len(), b.len(), c.len()])?;
-        let (alpha, beta) = (
-            HostScalar::new(compute, alpha),
-            HostScalar::new(compute, beta),
-        );
         let ops = [
             (a.device(), a.allocation(), Access::Read),
             (b.device(), b.allocation(), Access::Read),
             (c.device(), c.allocation(), Access::Write),
         ];
-        let _op = self.begin::<f32>(NAME, &ops, &[])?;
+        let (_op, alpha, beta) = match &scalars {
+            Resolved::F32([al, be]) => (
+                self.begin(NAME, &ops, &[al, be])?,
+                al.ptr().cast(),
+                be.ptr().cast(),
+            ),
+            Resolved::F16([al, be]) => (
+                self.begin(NAME, &ops, &[al, be])?,
+                al.ptr().cast(),
+                be.ptr().cast(),
+            ),
+        };
         let (x, y) = call.ordered(a.device_ptr(), b.device_ptr());
         let ([m, n, k], [lx, ly, lc]) = call.ints();
         // SAFETY: as in gemm: A, B and C span every element the shape reaches (checked, values fit in int);
-        // each data type names the element type of its buffer, alpha/beta point at host values of the
-        // compute type, live for the call.
+        // each data type names the element type of its buffer; alpha/beta point at host values or device
+        // elements of the compute type (resolved above), live for the call (`scalars`), and the pointer mode
+        // `begin` set matches them.
         check(NAME, unsafe {
             gemm_ex_raw(
                 self.raw,
@@ -122,13 +225,13 @@ impl Handle {
                 m,
                 n,
                 k,
-                alpha.ptr(),
+                alpha,
                 x,
                 I::DATA_TYPE,
                 lx,
                 y,
                 ly,
-                beta.ptr(),
+                beta,
                 c.device_ptr(),
                 O::DATA_TYPE,
                 lc,

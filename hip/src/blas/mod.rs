@@ -136,7 +136,7 @@ mod types;
 mod types23;
 mod workspace;
 
-pub use self::gemm_ex::{ComputeType, GemmExType};
+pub use self::gemm_ex::{ComputeType, ExScalar, GemmExType};
 pub use self::level23::MathMode;
 pub use self::shape::{Gemm, Gemv, Op, StridedBatch};
 pub use self::shape23::{Diag, Geam, Side, Syrk, Trsm, Uplo};
@@ -500,6 +500,14 @@ impl<'a, T: DeviceCopy> Scalar<'a, T> {
 
     fn is_device(&self) -> bool {
         matches!(self.0, ScalarKind::Device { .. })
+    }
+
+    /// The host value, `None` for a device scalar.
+    fn host_value(&self) -> Option<T> {
+        match &self.0 {
+            ScalarKind::Host(v) => Some(v.0),
+            ScalarKind::Device { .. } => None,
+        }
     }
 
     /// The pointer hipBLAS reads: the host value's address, or the device element's.
