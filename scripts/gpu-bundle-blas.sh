@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build hip::blas's GPU tests, the gemm example and the BLAS benchmark for HIP's NVIDIA platform on a
+# Build hip::blas's GPU tests, the gemm and mlp examples and the BLAS benchmark for HIP's NVIDIA platform on a
 # machine without a GPU, with hipBLAS's NVIDIA backend (scripts/build-math-nvidia.sh blas) over cuBLAS 11.11,
 # and pack them for the GPU machine. cuBLAS does not fit one 64 MiB call: its libcublasLt (575 MB; 228 MB
 # once the cubins an sm_90 GPU never loads are zeroed, scripts/prune-fatbin.py) travels xz-compressed in
@@ -22,8 +22,8 @@ export HIP_PLATFORM=nvidia HIP_SYS_CUDA_INCLUDE=$cuda/include HIP_SYS_CUDA_LIB=$
 export HIPBLAS_PATH=$PWD/target/hipblas-nvidia CARGO_TARGET_DIR=target/nvidia CARGO_PROFILE_DEV_DEBUG=0
 out=.blas-bundle
 rm -rf "$out" .blas-lt-a .blas-lt-b && mkdir -p "$out/bin" "$out/lib" .blas-lt-a .blas-lt-b
-cargo build -q --features gpu,blas --example gemm
-for t in gpu_blas gpu_blas_handle gpu_blas_batched gpu_blas_more; do
+cargo build -q --features gpu,blas --example gemm --example mlp
+for t in gpu_blas gpu_blas_handle gpu_blas_batched gpu_blas_more gpu_blas_ex; do
     test_exe=$(cargo test -q --features gpu,blas --test "$t" --no-run --message-format=json 2>/dev/null |
         python3 -c 'import json,sys
 for l in sys.stdin:
@@ -32,6 +32,7 @@ for l in sys.stdin:
     cp "$test_exe" "$out/bin/test-$t"
 done
 cp "$CARGO_TARGET_DIR/debug/examples/gemm" "$out/bin/example-gemm"
+cp "$CARGO_TARGET_DIR/debug/examples/mlp" "$out/bin/example-mlp"
 cargo build -q --release -p hip-rs-bench --features blas,cudarc --bin blas
 cp "$CARGO_TARGET_DIR/release/blas" "$out/bin/bench-blas"
 g++ -O2 -std=c++17 -shared -fPIC -D__HIP_PLATFORM_NVIDIA__ -I/usr/include -I"$cuda/include" -I"$HIPBLAS_PATH/include" \
@@ -73,9 +74,9 @@ if ! ldconfig -p | grep -q 'libcuda\.so '; then
 fi
 fail=0
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-tests=(gpu_blas gpu_blas_handle gpu_blas_batched gpu_blas_more)
+tests=(gpu_blas gpu_blas_handle gpu_blas_batched gpu_blas_more gpu_blas_ex)
 for t in "${tests[@]}"; do echo "=== test-$t"; "$here/bin/test-$t" --test-threads=1 || fail=1; done
-echo "=== example-gemm"; "$here/bin/example-gemm" || fail=1
+for e in gemm mlp; do echo "=== example-$e"; "$here/bin/example-$e" || fail=1; done
 for t in "${tests[@]}"; do
     echo "=== memcheck test-$t"
     compute-sanitizer --tool memcheck --report-api-errors no "$here/bin/test-$t" --test-threads=1 > "$dest/memcheck-$t.log" 2>&1 || fail=1

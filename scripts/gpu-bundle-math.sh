@@ -8,7 +8,8 @@
 #   scripts/gpu-bundle-math.sh rand|fft SRC     -> .rand-bundle/ or .fft-bundle/
 #
 # On the GPU machine, two calls in a row (carry each folder): bash .rand-bundle/run.sh, then
-# bash .fft-bundle/run.sh (tests, memcheck, the random_fft example, benchmarks).
+# bash .fft-bundle/run.sh (tests, memcheck, the random_fft example, benchmarks; HIP_RS_SKIP_BENCH=1: all
+# but the benchmarks).
 set -euo pipefail
 [ $# -ge 2 ] || { sed -n '8,8p' "$0" | sed 's/^# //' >&2; exit 2; }
 lib=$1 src=$2
@@ -33,12 +34,16 @@ if [ -n "$example" ]; then
 fi
 out=.$lib-bundle
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
-test_exe=$(cargo test -q --features "$features" --test "gpu_$lib" --no-run --message-format=json 2>/dev/null |
-    python3 -c 'import json,sys
+tests=gpu_$lib
+[ "$lib" = rand ] && tests="$tests gpu_rand_half"
+for t in $tests; do
+    test_exe=$(cargo test -q --features "$features" --test "$t" --no-run --message-format=json 2>/dev/null |
+        python3 -c 'import json,sys
 for l in sys.stdin:
     m=json.loads(l)
     if m.get("reason")=="compiler-artifact" and m.get("executable"): print(m["executable"])')
-cp "$test_exe" "$out/bin/test-gpu_$lib"
+    cp "$test_exe" "$out/bin/test-$t"
+done
 if [ -n "$example" ]; then
     cargo build -q --features "$features" --example "$example"
     cp "$CARGO_TARGET_DIR/debug/examples/$example" "$out/bin/example-$example"
@@ -86,6 +91,7 @@ for t in "$here"/bin/test-*[!z]; do
     grep -E "ERROR SUMMARY|test result" "$dest/memcheck-$(basename "$t").log"
 done
 for x in "$here"/bin/example-*[!z]; do [ -f "$x" ] && { echo "=== $(basename "$x")"; "$x" || fail=1; }; done
+[ "${HIP_RS_SKIP_BENCH:-}" = 1 ] && { echo "=== benchmarks skipped (HIP_RS_SKIP_BENCH=1)"; echo "=== exit $fail"; exit $fail; }
 for b in "$here"/bin/bench-*[!z]; do
     lib=${b##*bench-}
     echo "=== $(basename "$b")"; "$b" --baseline "$here/lib/libhiprs_${lib}_baseline.so" | tee "$dest/$(basename "$b").md" || fail=1

@@ -39,6 +39,8 @@ strip "$out"/bin/*
 # Compressed to fit the 64 MiB a GPU-machine call carries; run.sh unpacks them.
 xz -T2 -6 "$out"/bin/*
 cp -L "$cuda/lib/$cudart_so" "$out/lib/"
+# CUDA's half-precision headers, for ProgramBuilder::half_precision under NVRTC (HIP_RS_CUDA_INCLUDE).
+mkdir -p "$out/include" && cp "$cuda"/include/cuda_{fp16,bf16}.{h,hpp} "$out/include/"
 for l in $nvrtc_libs; do xz -T2 -6 -c "$cuda/lib/$l" > "$out/lib/$l.xz"; done
 echo "$nvidia_label" > "$out/built-with"
 cat > "$out/run.sh" <<'RUN'
@@ -50,6 +52,7 @@ for f in "$here"/lib/*.xz "$here"/bin/*.xz; do [ -f "${f%.xz}" ] || xz -dk "$f";
 chmod +x "$here"/bin/*
 rm -f "$here"/bin/*.xz
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export HIP_RS_CUDA_INCLUDE="$here/include"
 fail=0
 echo "built with: $(cat "$here/built-with")"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true

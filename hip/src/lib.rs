@@ -55,6 +55,15 @@
 //! Each device is used through its primary context; non-primary contexts (`hipCtxCreate`), deprecated
 //! in HIP, stay out of this crate.
 //!
+//! # Half precision and model code
+//!
+//! [`half::f16`] and [`half::bf16`] (re-exported as [`half`]) are element types of every buffer.
+//! [`elementwise`] converts between them and `f32` on the device (bit-exact with the `half` crate) and
+//! applies a bias and ReLU / GELU over a matrix, with no kernel or `unsafe` of your own;
+//! [`ProgramBuilder::half_precision`](rtc::ProgramBuilder::half_precision) gives your HIPRTC / NVRTC
+//! programs `__half` and a bfloat16 type on both platforms. `examples/mlp.rs` puts them together with
+//! hipBLAS (`blas` feature).
+//!
 //! # Several GPUs
 //!
 //! Peer copies ([`Stream::copy_peer_async`], [`Device::enable_peer_access`]) are always there; collectives

@@ -1,4 +1,4 @@
-//! Built-in element-wise kernels: precision conversions between `f32`, [`f16`] and [`bf16`] buffers,
+//! Built-in element-wise kernels: precision conversions between `f32`, [`f16`](struct@f16) and [`bf16`] buffers,
 //! and a bias plus activation over a column-major matrix. Nothing to write, compile or launch by hand,
 //! and no `unsafe`.
 //!
@@ -68,7 +68,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// An element type of the built-in kernels: `f32`, [`f16`], [`bf16`].
+/// An element type of the built-in kernels: `f32`, [`f16`](struct@f16), [`bf16`].
 pub trait Element: DeviceCopy + sealed::Sealed {
     /// The kernels' name for it (`f32`, `f16`, `bf16`).
     const NAME: &'static str;
@@ -159,7 +159,7 @@ impl ColumnMajor {
     }
 }
 
-/// Pairs [`convert`] converts between: `f32` <-> [`f16`], `f32` <-> [`bf16`], [`f16`] <-> [`bf16`].
+/// Pairs [`convert`] converts between: `f32` <-> `f16`, `f32` <-> `bf16`, `f16` <-> `bf16`.
 pub trait ConvertTo<T: Element>: Element {}
 impl ConvertTo<f16> for f32 {}
 impl ConvertTo<bf16> for f32 {}

@@ -44,8 +44,8 @@
 //! | `f32`, `f64` | `float`, `double` |
 //! | `i8`, `i16`, `i32`, `i64` / `u8` ... `u64` | `int8_t` ... `int64_t` / `uint8_t` ... `uint64_t` (`char`, `short`, `int`, `long long` and their `unsigned`) |
 //! | `usize`, `isize` | `size_t`, `ptrdiff_t` (64 bits on every HIP target) |
-//! | [`half::f16`] | `__half` (`hip/hip_fp16.h`, `cuda_fp16.h` on NVIDIA), or an `unsigned short` holding its bits |
-//! | [`half::bf16`] | `hip_bfloat16` (`hip/hip_bfloat16.h`; `__nv_bfloat16` on NVIDIA), or an `unsigned short` holding its bits |
+//! | [`half::f16`] | `__half` (`hip/hip_fp16.h`, `cuda_fp16.h` on NVIDIA), or an `unsigned short` holding its bits; `hip_rs_half` with [`ProgramBuilder::half_precision`](crate::rtc::ProgramBuilder::half_precision) |
+//! | [`half::bf16`] | `__hip_bfloat16` (`hip/hip_bf16.h`, HIP 6+), `hip_bfloat16` (`hip/hip_bfloat16.h`; `__nv_bfloat16` on NVIDIA), or an `unsigned short` holding its bits; `hip_rs_bfloat16` with [`ProgramBuilder::half_precision`](crate::rtc::ProgramBuilder::half_precision) on every version |
 //! | `Complex32`, `Complex64` (`hip::blas`, `hip::fft`) | `float2`, `double2` (`hipFloatComplex`, `hipDoubleComplex`): `re` is `.x`, `im` is `.y` |
 //! | `[T; N]` | `T[N]` (in a struct); a buffer of `[f32; 4]` may be read as `float4`, whose 16-byte alignment its elements have when the buffer is a whole allocation or a view starting at a whole element |
 //! | a `#[repr(C)]` struct of these, without padding | the same C struct |

@@ -1,4 +1,4 @@
-//! 16-bit float fills ([`half::f16`], [`half::bf16`]): generated in `f32` and rounded on the device.
+//! 16-bit float fills ([`f16`](crate::half::f16), [`bf16`](crate::half::bf16)): generated in `f32` and rounded on the device.
 //!
 //! hipRAND has half-precision generators on AMD only (rocRAND's; cuRAND has none, so hipRAND's NVIDIA
 //! backend answers "not implemented") and none for bfloat16. These fills are the same on every platform

@@ -37,7 +37,7 @@
 //! (`hiprandSetGeneratorOrdering`, in hipRAND of ROCm 6 and later; built against ROCm 5's headers it is
 //! [`Error::NotSupported`]). Fills: [`Generator::uniform`] in (0, 1], [`Generator::normal`] and
 //! [`Generator::log_normal`] (`f32` or `f64`), [`Generator::poisson`] and raw [`Generator::u32`] (`u32`,
-//! `unsigned int` in a kernel). In 16 bits ([`half::f16`], [`half::bf16`]): [`Generator::uniform_half`],
+//! `unsigned int` in a kernel). In 16 bits ([`f16`](crate::half::f16), [`bf16`](crate::half::bf16)): [`Generator::uniform_half`],
 //! [`Generator::normal_half`], [`Generator::log_normal_half`], generated in `f32` and rounded on the
 //! device (the same values on every platform: hipRAND's own half generators exist on AMD only). A `Generator` is `Send`, not `Sync`. Every `hiprandStatus_t` maps to a
 //! DTL status by [`RandErrorCode::status`](crate::RandErrorCode::status).
