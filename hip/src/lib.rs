@@ -87,6 +87,8 @@
 
 #[cfg(feature = "blas")]
 pub mod blas;
+#[cfg(feature = "blaslt")]
+pub mod blaslt;
 pub mod code_object;
 #[cfg(any(feature = "solver", feature = "sparse"))]
 mod dense_shape;
