@@ -42,7 +42,7 @@ fn main() {
                   \x20 ROCm from AMD's repository: apt-get install hipblaslt-dev (it lives in /opt/rocm)\n",
         version,
         link: "hipblaslt",
-        backend: "AMD's platform only (hipBLASLt's own Tensile kernels; no NVIDIA backend exists)",
+        backend: "hipBLASLt's own kernels, on AMD GPUs only: it has no NVIDIA backend",
         run_time_var: "HIP_RS_HIPBLASLT",
         // The header is C++ only (<memory>, <regex>; default member initializers).
         clang_args: &["-xc++", "-std=c++17"],
