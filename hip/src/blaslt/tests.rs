@@ -256,3 +256,12 @@ fn descriptions_compare_by_value_and_the_layout_default_is_empty() {
     assert_eq!(Layout::default().need, 0);
     assert_eq!(DEFAULT_WORKSPACE_LIMIT, 32 * 1024 * 1024);
 }
+
+#[test]
+fn a_handle_moves_between_threads_and_algorithms_are_shared_data() {
+    fn send<T: Send>() {}
+    fn send_sync<T: Send + Sync + Clone>() {}
+    send::<Handle>();
+    send_sync::<Algo>();
+    send_sync::<Matmul>();
+}
