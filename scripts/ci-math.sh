@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CI for the math libraries (`hip::blas`, `hip::rand`, `hip::fft`; no GPU): on the bookworm host, what the
+# CI for the math libraries (`hip::blas`, `hip::rand`, `hip::fft`, `hip::solver`, `hip::sparse`, `hip::blaslt`;
+# no GPU): on the bookworm host, what the
 # features do there (hipRAND 5.3.3 builds and is unit-tested; hipBLAS and hipFFT are missing: a build error
 # naming what was tried; with `dynamic-loading` all three build from the committed bindings); then in the
 # trixie (hipBLAS 5.5.1, hipRAND 5.7.1, hipFFT 6.1.2), sid (6.4.4, 6.4.3, 6.4.3) and experimental (7.2.4)
@@ -40,8 +41,17 @@ bookworm() {
     grep -q "hipSOLVER not found (hipsolver/hipsolver.h)" "$log" && grep -q "dynamic-loading" "$log" ||
         { cat "$log" >&2; return 1; }
     echo "without hipSOLVER: $(grep -m1 "hipSOLVER not found" "$log")"
-    cargo test -q -p hip --features solver,sparse,dynamic-loading --lib -- solver:: sparse::
-    cargo clippy -q -p hip --features solver,sparse,dynamic-loading --all-targets -- -D warnings
+    # hipBLASLt: no bookworm (or trixie) package: the build error names it and the way out.
+    log=target/ci-logs/blaslt-bookworm.log
+    if cargo build -q -p hip --features blaslt >"$log" 2>&1; then
+        echo "bookworm has no hipBLASLt, yet --features blaslt built" >&2
+        return 1
+    fi
+    grep -q "hipBLASLt not found (hipblaslt/hipblaslt.h)" "$log" && grep -q "apt-get install libhipblaslt-dev" "$log" &&
+        grep -q "dynamic-loading" "$log" || { cat "$log" >&2; return 1; }
+    echo "without hipBLASLt: $(grep -m1 "hipBLASLt not found" "$log")"
+    cargo test -q -p hip --features solver,sparse,blaslt,dynamic-loading --lib -- solver:: sparse:: blaslt::
+    cargo clippy -q -p hip --features solver,sparse,blaslt,dynamic-loading --all-targets -- -D warnings
     cargo run -q --features solver,dynamic-loading --example solve
     cargo run -q --features sparse,dynamic-loading --example sparse
     scripts/install-math-libs.sh sparse
@@ -51,7 +61,7 @@ bookworm() {
     cargo test -q -p hip --features sparse --lib -- sparse::
     cargo run -q --features sparse --example sparse
 }
-step "bookworm (hipRAND 5.3.3, hipSPARSE 5.3.3; no hipBLAS, hipFFT, hipSOLVER): builds, errors, hip::sparse, dynamic-loading from the committed bindings" bookworm
+step "bookworm (hipRAND 5.3.3, hipSPARSE 5.3.3; no hipBLAS, hipFFT, hipSOLVER, hipBLASLt): builds, errors, hip::sparse, dynamic-loading from the committed bindings" bookworm
 
 cargo fetch -q # the chroots do not download crates (TLS certificates): the host fetches for them
 for suite in trixie sid experimental; do
@@ -72,13 +82,14 @@ for suite in trixie sid experimental; do
         cargo run -q --offline --features blas,rand,fft --example gemm
         cargo run -q --offline --features blas,rand,fft --example random_fft'
 done
-# hipSOLVER and hipSPARSE where the suite packages them (each is checked, and said): the sys crates, and
-# hip::solver / hip::sparse with their examples.
+# hipSOLVER, hipSPARSE and hipBLASLt (sid 7.1.1, experimental 7.2.4) where the suite packages them (each is
+# checked, and said): the sys crates, and hip::solver / hip::sparse / hip::blaslt (its GPU tests linted; no
+# AMD GPU runs them here) with the examples of the first two.
 for suite in trixie sid experimental; do
-    step "$suite: hipSOLVER, hipSPARSE: clippy, docs, no-device tests, examples" scripts/distro-chroot.sh "$suite" run sh -c '
+    step "$suite: hipSOLVER, hipSPARSE, hipBLASLt: clippy, docs, no-device tests, examples" scripts/distro-chroot.sh "$suite" run sh -c '
         set -e
         features=
-        for lib in sparse solver; do
+        for lib in sparse solver blaslt; do
             if apt-cache show libhip$lib-dev >/dev/null 2>&1; then
                 scripts/install-math-libs.sh $lib
                 features="$features,$lib"
@@ -94,7 +105,7 @@ for suite in trixie sid experimental; do
         features=${features#,}
         cargo clippy -q --offline --features gpu,$features --all-targets -- -D warnings
         RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps -p hip --features $features
-        cargo test -q --offline -p hip --features $features --lib -- solver:: sparse::
+        cargo test -q --offline -p hip --features $features --lib -- solver:: sparse:: blaslt::
         case $features in
             *sparse*solver* | *solver*sparse*)
                 cargo clippy -q --offline -p hip-rs-bench --features solver --bins -- -D warnings ;;

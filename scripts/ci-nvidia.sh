@@ -5,6 +5,7 @@
 #   CUDA 12.9 + HIP 5.7.1 headers                inside the trixie chroot (its own HIP headers), the same build
 #                                                and clippy
 #   C++ against each: the benchmark's raw C++ baseline (HIP 5.2.3's headers compile as C++ only with 11.8)
+#   --features blaslt                            refused with its build error (hipBLASLt has no NVIDIA backend)
 # Prints how long each step took. Exports stay inside this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,18 @@ cuda12() (
     step "$nvidia_label: clippy -D warnings (with the cudarc contender)" \
         cargo clippy -q --features gpu --all-targets --target-dir "$nvidia_target" -- -D warnings
     cargo clippy -q -p hip-rs-bench --features cudarc --target-dir "$nvidia_target" -- -D warnings
+    step "$nvidia_label: --features blaslt refused (hipBLASLt has no NVIDIA backend)" blaslt_refused
 )
+# hipBLASLt has no NVIDIA backend: its sys crate's build must stop with a message saying so.
+blaslt_refused() {
+    mkdir -p target/ci-logs
+    local log=target/ci-logs/blaslt-nvidia.log
+    if cargo build -q -p hip --features blaslt --target-dir "$nvidia_target" >"$log" 2>&1; then
+        echo "--features blaslt built for HIP's NVIDIA platform" >&2
+        return 1
+    fi
+    grep -q "hipBLASLt has no NVIDIA backend" "$log" || { cat "$log" >&2; return 1; }
+}
 cuda11() (
     CUDA_MAJOR=11
     . scripts/nvidia-env.sh

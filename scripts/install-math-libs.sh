@@ -10,11 +10,13 @@
 #                                        experimental 7.2.4)
 #   scripts/install-math-libs.sh solver libhipsolver-dev (trixie 5.5.1, sid 6.4.1, experimental 7.2.4);
 #                                        bookworm has none
+#   scripts/install-math-libs.sh blaslt libhipblaslt-dev (sid 7.1.1, experimental 7.2.4); bookworm and
+#                                        trixie have none
 # (apt-cache policy in each suite's chroot, 2026-11-29; docs/SOLVER_SPARSE.md.)
 #
 # Where a ROCm install already holds the header (ROCM_PATH, /opt/rocm), nothing is installed.
 set -euo pipefail
-[ $# -ge 1 ] || { echo "usage: $0 blas|rand|fft|sparse|solver..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 blas|rand|fft|sparse|solver|blaslt..." >&2; exit 2; }
 packages=()
 for lib in "$@"; do
     case $lib in
@@ -23,7 +25,8 @@ for lib in "$@"; do
         fft) header=hipfft/hipfft.h pkg=libhipfft-dev ;;
         sparse) header=hipsparse/hipsparse.h pkg=libhipsparse-dev ;;
         solver) header=hipsolver/hipsolver.h pkg=libhipsolver-dev ;;
-        *) echo "install-math-libs: unknown library '$lib' (blas, rand, fft, sparse, solver)" >&2; exit 2 ;;
+        blaslt) header=hipblaslt/hipblaslt.h pkg=libhipblaslt-dev ;;
+        *) echo "install-math-libs: unknown library '$lib' (blas, rand, fft, sparse, solver, blaslt)" >&2; exit 2 ;;
     esac
     for root in "${ROCM_PATH:-}" /opt/rocm; do
         if [ -n "$root" ] && [ -f "$root/include/$header" ]; then
@@ -44,7 +47,7 @@ done
 sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
 $sudo apt-get update -qq
 if ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null; then
-    echo "install-math-libs: apt-get could not install ${packages[*]} (Debian bookworm has no hipBLAS, hipFFT or hipSOLVER: use a newer suite, or ROCm)" >&2
+    echo "install-math-libs: apt-get could not install ${packages[*]} (Debian bookworm has no hipBLAS, hipFFT, hipSOLVER or hipBLASLt, trixie no hipBLASLt: use a newer suite, or ROCm)" >&2
     exit 1
 fi
 for p in "${packages[@]}"; do echo "install-math-libs: $p $(dpkg-query -W -f='${Version}' "$p") installed"; done

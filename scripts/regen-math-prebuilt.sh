@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerate the bindings the math sys crates commit (used on docs.rs, and by dynamic-loading builds where
 # the library's headers are not installed) from Debian sid's packages: hipBLAS 6.4.4 (2.4.0), hipRAND 6.4.3
-# (2.12.0), hipFFT 6.4.3 (1.0.18), hipSOLVER 6.4.1 (2.4.0), hipSPARSE 6.4.3 (3.2.0). Runs itself in the sid chroot. With --check, fail if a committed file
+# (2.12.0), hipFFT 6.4.3 (1.0.18), hipSOLVER 6.4.1 (2.4.0), hipSPARSE 6.4.3 (3.2.0),
+# hipBLASLt 7.1.1 (1.1.0). Runs itself in the sid chroot. With --check, fail if a committed file
 # differs from what bindgen generates now.
 #
 #   scripts/regen-math-prebuilt.sh [--check]
@@ -10,10 +11,11 @@ cd "$(dirname "$0")/.."
 if [ "${HIP_RS_IN_CHROOT:-}" != sid ]; then
     exec scripts/distro-chroot.sh sid run env HIP_RS_IN_CHROOT=sid scripts/regen-math-prebuilt.sh "$@"
 fi
-scripts/install-math-libs.sh blas rand fft solver sparse >/dev/null
+scripts/install-math-libs.sh blas rand fft solver sparse blaslt >/dev/null
 status=0
 for spec in blas:hipblas-sys:hipblas_2_4_0:hipBLAS\ 6.4.4 rand:hiprand-sys:hiprand_2_12_0:hipRAND\ 6.4.3 fft:hipfft-sys:hipfft_1_0_18:hipFFT\ 6.4.3 \
-    solver:hipsolver-sys:hipsolver_2_4_0:hipSOLVER\ 6.4.1 sparse:hipsparse-sys:hipsparse_3_2_0:hipSPARSE\ 6.4.3; do
+    solver:hipsolver-sys:hipsolver_2_4_0:hipSOLVER\ 6.4.1 sparse:hipsparse-sys:hipsparse_3_2_0:hipSPARSE\ 6.4.3 \
+    blaslt:hipblaslt-sys:hipblaslt_1_1_0:hipBLASLt\ 7.1.1; do
     IFS=: read -r feature crate file what <<<"$spec"
     dir=$(cargo build -q --offline -p hip --features "$feature" --message-format=json |
         python3 -c '

@@ -76,13 +76,14 @@
 //! (`libnvrtc`) and the driver's `libcuda.so.1` (not the CUDA toolkit's `stubs/` copy, which makes every
 //! call fail). The `blas`, `rand` and `fft` features add hipBLAS, hipRAND or hipFFT and what they run on
 //! (rocBLAS, rocRAND, rocFFT; on NVIDIA the libraries' NVIDIA backends with cuBLAS, cuRAND, cuFFT), and
-//! `rccl` RCCL or NCCL. Where one is missing the system's loader stops the program before `main` ("error
+//! `rccl` RCCL or NCCL; `blaslt` adds hipBLASLt (AMD only: it has no NVIDIA backend, and the feature's
+//! build stops with a message saying so on HIP's NVIDIA platform). Where one is missing the system's loader stops the program before `main` ("error
 //! while loading shared libraries", exit status 127).
 //!
 //! With the `dynamic-loading` feature nothing of HIP, CUDA or the math libraries is linked (RCCL / NCCL
 //! still is): each library is opened on first use, from `HIP_RS_AMDHIP64`, `HIP_RS_HIPRTC`,
 //! `HIP_RS_CUDART`, `HIP_RS_CUDA_DRIVER`, `HIP_RS_NVRTC`, `HIP_RS_HIPBLAS`, `HIP_RS_HIPRAND`,
-//! `HIP_RS_HIPFFT` (a file) or the usual places, and a missing one is [`Error::LibraryNotFound`] (status
+//! `HIP_RS_HIPFFT`, `HIP_RS_HIPBLASLT` (a file) or the usual places, and a missing one is [`Error::LibraryNotFound`] (status
 //! `backend_not_available`) from every call, listing each path tried: the program starts and can say
 //! what to install. A library that opened but has no usable driver behind it is [`Error::NoDevice`].
 //!
@@ -96,6 +97,8 @@
 
 #[cfg(feature = "blas")]
 pub mod blas;
+#[cfg(feature = "blaslt")]
+pub mod blaslt;
 pub mod code_object;
 #[cfg(any(feature = "solver", feature = "sparse"))]
 mod dense_shape;

@@ -217,7 +217,8 @@ impl StreamHandle {
             feature = "rand",
             feature = "fft",
             feature = "solver",
-            feature = "sparse"
+            feature = "sparse",
+            feature = "blaslt"
         )),
         allow(dead_code)
     )]

@@ -346,7 +346,8 @@ impl fmt::Display for FftErrorCode {
         feature = "rand",
         feature = "fft",
         feature = "solver",
-        feature = "sparse"
+        feature = "sparse",
+        feature = "blaslt"
     )),
     allow(dead_code)
 )]
@@ -369,7 +370,8 @@ pub(crate) struct MathLibrary {
         feature = "rand",
         feature = "fft",
         feature = "solver",
-        feature = "sparse"
+        feature = "sparse",
+        feature = "blaslt"
     )),
     allow(unused_macros)
 )]
@@ -399,7 +401,8 @@ macro_rules! math_library {
         feature = "rand",
         feature = "fft",
         feature = "solver",
-        feature = "sparse"
+        feature = "sparse",
+        feature = "blaslt"
     )),
     allow(unused_imports)
 )]
@@ -415,7 +418,8 @@ pub(crate) use math_library;
         feature = "rand",
         feature = "fft",
         feature = "solver",
-        feature = "sparse"
+        feature = "sparse",
+        feature = "blaslt"
     )),
     allow(dead_code)
 )]
@@ -439,7 +443,8 @@ pub(crate) fn math_status(
         feature = "rand",
         feature = "fft",
         feature = "solver",
-        feature = "sparse"
+        feature = "sparse",
+        feature = "blaslt"
     )),
     allow(dead_code)
 )]

@@ -37,7 +37,7 @@
 //! | [`Error::NoDevice`] (no usable GPU: no device, no driver, an old one) | `backend_not_available` (501), whatever its raw code |
 //! | [`Error::Io`] | `not_found` (1) for a missing file, else `operation_failed` (600) |
 //! | [`Error::Nccl`] (RCCL / NCCL, feature `rccl`) | `nccl_error` (540), every code |
-//! | [`Error::Blas`] (hipBLAS, feature `blas`) | by code: see [`BlasErrorCode::status`] |
+//! | [`Error::Blas`] (hipBLAS, feature `blas`; hipBLASLt, feature `blaslt`) | by code: see [`BlasErrorCode::status`] |
 //! | [`Error::Rand`] (hipRAND, feature `rand`) | by code: see [`RandErrorCode::status`] |
 //! | [`Error::Fft`] (hipFFT, feature `fft`) | by code: see [`FftErrorCode::status`] |
 //! | [`Error::Solver`] (hipSOLVER, feature `solver`) | by code: see [`SolverErrorCode::status`] |
@@ -57,7 +57,8 @@ mod status;
         feature = "rand",
         feature = "fft",
         feature = "solver",
-        feature = "sparse"
+        feature = "sparse",
+        feature = "blaslt"
     )),
     allow(unused_imports)
 )]
@@ -264,10 +265,11 @@ pub enum Error {
         /// The library's `ncclGetErrorString` for the code, and its last error detail where it has one.
         message: String,
     },
-    /// A hipBLAS call failed (the `blas` module, feature `blas`).
+    /// A hipBLAS call failed (the `blas` module, feature `blas`), or a hipBLASLt call (the `blaslt`
+    /// module, feature `blaslt`: hipBLASLt returns hipBLAS's `hipblasStatus_t`).
     #[error("{call} failed: {code}")]
     Blas {
-        /// The function that failed, e.g. `"hipblasSgemm"`.
+        /// The function that failed, e.g. `"hipblasSgemm"` or `"hipblasLtMatmul"`.
         call: &'static str,
         /// The raw `hipblasStatus_t` it returned.
         code: BlasErrorCode,

@@ -1,0 +1,297 @@
+//! Matrix products with fused epilogues through hipBLASLt. Feature `blaslt`:
+//! `hip = { features = ["blaslt"] }`, over `hipblaslt-sys` (bindgen over the installed
+//! `hipblaslt/hipblaslt.h`). **AMD's platform only**: hipBLASLt has no NVIDIA backend upstream, and the
+//! feature's build stops with a message saying so on HIP's NVIDIA platform (use `hip::blas`,
+//! feature `blas`, there).
+//!
+//! ```no_run
+//! use hip::prelude::*;
+//! use hip::blaslt::{Epilogue, Handle, Matmul};
+//!
+//! let device = Device::get(0)?;
+//! let stream = Stream::new(&device)?;
+//! let mut lt = Handle::new(&stream)?;
+//! // Row-major 2x3 times 3x2 plus a bias per output column, then ReLU: one kernel.
+//! let a = DeviceBuffer::from_host(&device, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+//! let b = DeviceBuffer::from_host(&device, &[1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0])?;
+//! let bias = DeviceBuffer::from_host(&device, &[-10.0f32, 0.0])?;
+//! let mut d = DeviceBuffer::<f32>::zeroed(&device, 4)?;
+//! let desc = Matmul::row_major(2, 2, 3);
+//! lt.matmul(&desc, 1.0, &a, &b, 0.0, &mut d, Epilogue::relu_bias(&bias))?;
+//! assert_eq!(d.to_vec()?, [0.0, 5.0, 0.0, 11.0]);
+//! # Ok::<(), hip::Error>(())
+//! ```
+//!
+//! # What it has
+//!
+//! | call | hipBLASLt |
+//! | --- | --- |
+//! | [`Handle::new`], [`Handle::set_stream`], [`Handle::raw`] | `hipblasLtCreate` (the stream is given per call) |
+//! | [`Handle::matmul`] (`D = epilogue(alpha op(A) op(B) + beta D)`, C = D) | `hipblasLtMatmul` |
+//! | [`Handle::matmul_into`] (`D = epilogue(alpha op(A) op(B) + beta C)`, C and D distinct) | `hipblasLtMatmul` |
+//! | [`Handle::algorithms`] ([`Algo`], cacheable, with its workspace size) | `hipblasLtMatmulAlgoGetHeuristic` |
+//! | [`Epilogue`]: none, ReLU, GELU, bias, ReLU + bias, GELU + bias, GELU with auxiliary output (+ bias) | `HIPBLASLT_EPILOGUE_*` |
+//!
+//! Element types ([`LtElement`]): `f32`, [`half::f16`], [`half::bf16`] for A, B, C, D, the bias and the
+//! auxiliary output, with `f32` compute and `f32` host `alpha` / `beta`. Not wrapped: the 8-bit float
+//! types (FP8 E4M3 / E5M2, which need per-tensor scale pointers and run only on gfx942 / gfx950 / gfx12),
+//! mixed input types, device scalars, the gradient epilogues (`DGELU`, `BGRAD*`), `hipblasLtMatrixTransform`
+//! and the `hipblaslt-ext.hpp` C++ API: use [`Handle::raw`] and `hipblaslt-sys`.
+//!
+//! # What is checked, and what keeps it sound
+//!
+//! Before any library call, every dimension, leading dimension (at least the stored rows), batch count
+//! and stride is checked against the buffers with checked arithmetic: A, B, C and D, the bias (one
+//! element per row of D) and the auxiliary output must hold every element the product reaches, and the
+//! products of a batch never write the same elements. A shape that fails is an [`Error::InvalidArgument`]
+//! naming the operand (`"matmul operand b"`, `"matmul epilogue bias"`), and nothing is queued or written.
+//! Every buffer must be on the handle's device ([`Error::DeviceMismatch`]). A `hipblasStatus_t` other than
+//! success is an [`Error::Blas`] keeping the raw status and the hipBLASLt function's name
+//! ([`BlasErrorCode::status`](crate::BlasErrorCode::status) gives its DTL status: hipBLASLt returns
+//! hipBLAS's status type); with `dynamic-loading`, a missing libhipblaslt is [`Error::LibraryNotFound`].
+//!
+//! Calls are queued on the handle's stream and return at once, ordered by the memory model like every
+//! other operation of this crate (see the [`memory`](crate::memory) module): the stream first waits for
+//! other streams' conflicting work on the operands, later operations on them wait for the call.
+//!
+//! # Algorithms and the workspace
+//!
+//! hipBLASLt picks a kernel per problem from a heuristic ([`Handle::algorithms`]). Without an algorithm in
+//! the description ([`Matmul::algo`]) a call takes the heuristic's first answer, remembered by the handle
+//! per problem (dimensions, layouts, element type, epilogue kind), so the heuristic runs once per shape.
+//! The handle owns the workspace the kernels use, a `DeviceBuffer<u8>` grown in the stream's order to what
+//! the chosen algorithm needs, never past [`Handle::workspace_limit`] (32 MiB unless
+//! [`Handle::set_workspace_limit`] says otherwise); every call is ordered as a writer of it. An
+//! algorithm that needs more than the limit is refused ([`Error::InvalidArgument`]).
+//!
+//! `Handle` is `Send`, not `Sync`: one thread at a time.
+//!
+//! # Versions, and where it was tested
+//!
+//! | hipBLASLt | ROCm | Debian | soname |
+//! | --- | --- | --- | --- |
+//! | 1.1.0 | 7.1.1 | sid | `libhipblaslt.so.1` |
+//! | 1.2.2 | 7.2.4 | experimental | `libhipblaslt.so.1` |
+//!
+//! Bookworm and trixie package no hipBLASLt: there `--features blaslt` stops the build with a message
+//! naming what was tried and `apt-get install libhipblaslt-dev`, unless `dynamic-loading` is on (then the
+//! committed bindings of sid's 7.1.1 are used and `libhipblaslt.so.1` is opened at first use). The
+//! module is built, linted and unit-tested (no device) against sid's and experimental's packages; its
+//! GPU tests (`tests/gpu_blaslt.rs`) compile but have not run: no AMD GPU was available (docs/BLASLT.md).
+
+mod calls;
+mod descr;
+mod epilogue;
+mod shape;
+
+pub use self::calls::Algo;
+pub use self::epilogue::{Epilogue, EpilogueKind, LtElement};
+pub use self::shape::{Matmul, Op, StridedBatch};
+/// The raw bindings (`hipblaslt-sys`).
+pub use hipblaslt_sys;
+
+use crate::device::Device;
+use crate::error::{BlasErrorCode, Error, Result};
+use crate::event::same_device;
+use crate::memory::{Access, Allocation, DeviceBuffer, DeviceMemory};
+use crate::stream::{Stream, StreamHandle, StreamOp};
+use hipblaslt_sys as sys;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// One operand of a call: its device, allocation and how the call uses it.
+type Operand<'a> = (&'a Device, &'a Arc<Allocation>, Access);
+
+/// The version of the hipBLASLt headers this crate was built against (1.1.0 for ROCm 7.1).
+pub const HEADER_VERSION: (u32, u32, u32) = sys::HEADER_VERSION;
+
+/// The default [`Handle::workspace_limit`]: 32 MiB.
+pub const DEFAULT_WORKSPACE_LIMIT: usize = 32 << 20;
+
+/// How many problems' algorithms a handle remembers before it forgets them all.
+const CACHE_LIMIT: usize = 1024;
+
+/// A hipBLASLt handle (`hipblasLtHandle_t`) on one device, queueing on a stream of it, with the workspace
+/// it owns and the algorithms it has chosen. Destroyed on drop.
+///
+/// `Send` (it may move to another thread) but not `Sync`: its calls take `&mut self`.
+pub struct Handle {
+    raw: sys::hipblasLtHandle_t,
+    /// Owns `raw`: destroyed when the handle and every graph that captured a call on it are gone.
+    owner: Arc<Owner>,
+    device: Device,
+    stream: Arc<StreamHandle>,
+    stream_raw: sys::hipStream_t,
+    workspace: Option<DeviceBuffer<u8>>,
+    workspace_limit: usize,
+    /// The heuristic's first answer per problem.
+    cache: HashMap<calls::Key, Algo>,
+}
+
+// SAFETY: a hipBLASLt handle may be used from any thread, one at a time: `Handle` is not `Sync` (the raw
+// pointer), its calls take `&mut self` or `&self`, and each call makes the handle's device current first.
+unsafe impl Send for Handle {}
+
+impl Handle {
+    /// A handle on `stream`'s device, queueing on `stream` (`hipblasLtCreate`).
+    pub fn new(stream: &Stream) -> Result<Handle> {
+        let device = stream.device().clone();
+        device.bind()?;
+        let mut raw: sys::hipblasLtHandle_t = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; the device is current, so the handle is made on it.
+        check("hipblasLtCreate", unsafe { sys::hipblasLtCreate(&mut raw) })?;
+        Ok(Handle {
+            raw,
+            owner: Arc::new(Owner {
+                raw,
+                device: device.clone(),
+            }),
+            device,
+            stream: Arc::clone(stream.handle()),
+            stream_raw: stream.raw(),
+            workspace: None,
+            workspace_limit: DEFAULT_WORKSPACE_LIMIT,
+            cache: HashMap::new(),
+        })
+    }
+
+    /// Queue later calls on `stream`, which must be on the handle's device ([`Error::DeviceMismatch`]).
+    /// Calls already queued stay on the previous stream; the new stream waits for them (they may use the
+    /// workspace), and the memory model orders the two on shared buffers.
+    pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
+        same_device("blaslt set_stream", &self.device, stream.device())?;
+        self.device.bind()?;
+        stream.handle().take_over_from(&self.stream)?;
+        self.stream = Arc::clone(stream.handle());
+        self.stream_raw = stream.raw();
+        Ok(())
+    }
+
+    /// The device the handle works on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The raw handle, for hipBLASLt calls this crate does not wrap. Order them on the handle's stream
+    /// with [`DeviceMemory::track_use`]; the handle stays owned by `self`.
+    pub fn raw(&self) -> sys::hipblasLtHandle_t {
+        self.raw
+    }
+
+    /// The most workspace, in bytes, an algorithm may use: the heuristic's limit, and the most the
+    /// handle allocates. [`DEFAULT_WORKSPACE_LIMIT`] (32 MiB) unless set.
+    pub fn workspace_limit(&self) -> usize {
+        self.workspace_limit
+    }
+
+    /// Set [`workspace_limit`](Self::workspace_limit). The algorithms the handle chose are forgotten (the
+    /// heuristic's answer depends on the limit); a workspace already allocated above the new limit is
+    /// released (in the stream's order, after the calls that used it).
+    pub fn set_workspace_limit(&mut self, bytes: usize) {
+        self.workspace_limit = bytes;
+        self.cache.clear();
+        if self.workspace.as_ref().is_some_and(|w| w.len() > bytes) {
+            self.workspace = None;
+        }
+    }
+
+    /// Bytes of workspace the handle holds now (0 before a call needed any).
+    pub fn workspace_size(&self) -> usize {
+        self.workspace.as_ref().map_or(0, |w| w.len())
+    }
+
+    /// The workspace grown to at least `bytes` (≤ the limit, checked by the caller), in the stream's
+    /// order: `(pointer, its size)`; null and 0 for none.
+    fn workspace(&mut self, bytes: usize) -> Result<(crate::memory::DevicePtr, usize)> {
+        if bytes == 0 {
+            return Ok((std::ptr::null_mut(), 0));
+        }
+        if self.workspace_size() < bytes {
+            self.workspace = None;
+            // SAFETY: scratch memory hipBLASLt writes before it reads; nothing of this crate reads it.
+            self.workspace = Some(unsafe { DeviceBuffer::alloc_async_on(&self.stream, bytes)? });
+        }
+        Ok(self
+            .workspace
+            .as_ref()
+            .map_or((std::ptr::null_mut(), 0), |w| (w.device_ptr(), w.len())))
+    }
+
+    /// Every operand on the handle's device; checked before anything is allocated or queued.
+    fn same_devices(&self, operands: &[Operand<'_>]) -> Result<()> {
+        for &(device, _, _) in operands {
+            same_device("blaslt matmul", &self.device, device)?;
+        }
+        Ok(())
+    }
+
+    /// Start a call: the stream ordered after the operands' conflicting users and recorded as their user
+    /// (and as the workspace's writer), the device current. The guard keeps captures from starting or
+    /// ending until the call is queued.
+    fn begin(&self, operands: &[Operand<'_>]) -> Result<StreamOp<'_>> {
+        self.same_devices(operands)?;
+        let mut uses: Vec<(&Arc<Allocation>, Access)> =
+            operands.iter().map(|&(_, a, x)| (a, x)).collect();
+        if let Some(w) = &self.workspace {
+            uses.push((w.allocation(), Access::Write));
+        }
+        crate::memory::tracking::by_address(&mut uses);
+        let op = self.stream.begin_op();
+        if op.is_capturing() {
+            if let Some(log) = op.capture_log() {
+                crate::stream::lock(&log.kept)
+                    .push(Arc::clone(&self.owner) as Arc<dyn std::any::Any + Send + Sync>);
+            }
+        }
+        for (allocation, access) in uses {
+            allocation.use_on(&op, access)?;
+        }
+        self.device.bind()?;
+        Ok(op)
+    }
+}
+
+/// The library's handle, destroyed when its last owner goes: the [`Handle`], and each graph that captured
+/// a call on it.
+struct Owner {
+    raw: sys::hipblasLtHandle_t,
+    device: Device,
+}
+
+// SAFETY: the owner only destroys the handle, once, on whichever thread drops the last reference; the
+// handle is not used through it.
+unsafe impl Send for Owner {}
+// SAFETY: as for Send: `&Owner` gives no access to the handle.
+unsafe impl Sync for Owner {}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        // Errors cannot be reported from drop; the device is current so the handle is destroyed on it.
+        let _ = self.device.bind();
+        // SAFETY: the live handle, destroyed once, when neither the `Handle` nor a graph that captured a
+        // call on it is left. Queued calls keep their buffers (and the workspace) alive through the memory
+        // model; hipBLASLt's kernels belong to the library, not the handle.
+        unsafe { sys::hipblasLtDestroy(self.raw) };
+    }
+}
+
+/// `Ok` for success, else the error for `call`: [`Error::Blas`], hipBLASLt returning hipBLAS's
+/// `hipblasStatus_t`.
+#[inline]
+pub(crate) fn check(call: &'static str, status: sys::hipblasStatus_t) -> Result<()> {
+    crate::error::math_status(&LIBRARY, call, status.0, |raw| Error::Blas {
+        call,
+        code: BlasErrorCode(raw),
+    })
+}
+
+const LIBRARY: crate::error::MathLibrary = crate::error::math_library!(
+    sys,
+    "hipBLASLt (libhipblaslt)",
+    "Debian sid or experimental: apt-get install libhipblaslt-dev; ROCm: hipblaslt; or point HIP_RS_HIPBLASLT at the library",
+    hipblasLtRsStatusLibraryNotFound,
+    hipblasLtRsStatusSymbolNotFound,
+);
+
+#[cfg(test)]
+mod tests;
