@@ -141,7 +141,11 @@ struct HalfModel {
     w1: DeviceBuffer<f16>,
     b1: DeviceBuffer<f16>,
     w2: DeviceBuffer<f16>,
-    b2: DeviceBuffer<f32>,
+    /// The output bias in f16 (hipBLASLt's epilogue, whose types are all one), and its values in f32
+    /// (added to the f32 output of the hipBLAS path).
+    #[cfg_attr(not(feature = "blaslt"), allow(dead_code))]
+    b2: DeviceBuffer<f16>,
+    b2_wide: DeviceBuffer<f32>,
 }
 
 fn to_device_f16(device: &Device, stream: &Stream, m: &Model) -> hip::Result<HalfModel> {
@@ -160,7 +164,8 @@ fn to_device_f16(device: &Device, stream: &Stream, m: &Model) -> hip::Result<Hal
         w1: half(&m.w1)?,
         b1: half(&m.b1)?,
         w2: half(&m.w2)?,
-        b2: b2_wide,
+        b2,
+        b2_wide,
     })
 }
 
@@ -181,8 +186,34 @@ fn forward_f16(
     let layer2 = Gemm::row_major(BATCH, OUTPUTS, HIDDEN);
     blas.gemm_ex(&layer2, 1.0, &h, &m.w2, 0.0, &mut y, ComputeType::F32)?;
     let out = ColumnMajor::new(OUTPUTS, BATCH);
-    elementwise::bias_activation(stream, &out, &m.b2, Activation::Identity, &mut y)?;
+    elementwise::bias_activation(stream, &out, &m.b2_wide, Activation::Identity, &mut y)?;
     y.to_vec()
+}
+
+/// The f16 model with the bias and GELU fused into hipBLASLt's matmul (AMD only: hipBLASLt has no
+/// NVIDIA backend). Every hipBLASLt matmul has one element type, so the output is f16 too, widened on the
+/// device for the comparison.
+#[cfg(feature = "blaslt")]
+fn forward_fused(device: &Device, stream: &Stream, m: &HalfModel) -> hip::Result<Vec<f32>> {
+    use hip::blaslt::{Epilogue, Handle as Lt, Matmul};
+    let mut lt = Lt::new(stream)?;
+    let mut h = DeviceBuffer::<f16>::zeroed(device, BATCH * HIDDEN)?;
+    let layer1 = Matmul::row_major(BATCH, HIDDEN, INPUTS);
+    lt.matmul(
+        &layer1,
+        1.0,
+        &m.x,
+        &m.w1,
+        0.0,
+        &mut h,
+        Epilogue::gelu_bias(&m.b1),
+    )?;
+    let mut y = DeviceBuffer::<f16>::zeroed(device, BATCH * OUTPUTS)?;
+    let layer2 = Matmul::row_major(BATCH, OUTPUTS, HIDDEN);
+    lt.matmul(&layer2, 1.0, &h, &m.w2, 0.0, &mut y, Epilogue::bias(&m.b2))?;
+    let mut wide = DeviceBuffer::<f32>::zeroed(device, BATCH * OUTPUTS)?;
+    elementwise::convert(stream, &y, &mut wide)?;
+    wide.to_vec()
 }
 
 fn main() -> Result<(), Report> {
@@ -225,9 +256,25 @@ fn main() -> Result<(), Report> {
         "  f16 (gemm_ex + bias/GELU pass): max relative error {err16:.2e} (bound {bound16:.2e})"
     );
 
+    #[cfg(feature = "blaslt")]
+    let (err_lt, bound_lt) = {
+        let got = forward_fused(&device, &stream, &half)?;
+        // One more f16 rounding, of the output.
+        let bound = bound16 + 2f64.powi(-11);
+        let err = max_relative_error(&got, &want16, &size16);
+        println!("  f16 (hipBLASLt, bias + GELU fused): max relative error {err:.2e} (bound {bound:.2e})");
+        (err, bound)
+    };
+
     if err32 > bound32 || err16 > bound16 {
         return Err(Report::msg(
             "the device's forward pass differs from the host's",
+        ));
+    }
+    #[cfg(feature = "blaslt")]
+    if err_lt > bound_lt {
+        return Err(Report::msg(
+            "the fused forward pass differs from the host's",
         ));
     }
     println!("all forward passes match the host");

@@ -84,7 +84,7 @@ for suite in trixie sid experimental; do
 done
 # hipSOLVER, hipSPARSE and hipBLASLt (sid 7.1.1, experimental 7.2.4) where the suite packages them (each is
 # checked, and said): the sys crates, and hip::solver / hip::sparse / hip::blaslt (its GPU tests linted; no
-# AMD GPU runs them here) with the examples of the first two.
+# AMD GPU runs them here) with the examples of the first two, and the mlp example's hipBLASLt path.
 for suite in trixie sid experimental; do
     step "$suite: hipSOLVER, hipSPARSE, hipBLASLt: clippy, docs, no-device tests, examples" scripts/distro-chroot.sh "$suite" run sh -c '
         set -e
@@ -114,6 +114,12 @@ for suite in trixie sid experimental; do
             case ",$features," in *,$lib,*) ;; *) continue ;; esac
             example=$lib; [ $lib = solver ] && example=solve
             cargo run -q --offline --features $lib --example $example
-        done' "$suite"
+        done
+        # The mlp example with its hipBLASLt path (hipBLAS is installed by the step above).
+        case ",$features," in
+            *,blaslt,*)
+                cargo clippy -q --offline --features blas,blaslt --example mlp -- -D warnings
+                cargo run -q --offline --features blas,blaslt --example mlp ;;
+        esac' "$suite"
 done
-step "sid: committed hipBLAS, hipRAND, hipFFT bindings current" scripts/regen-math-prebuilt.sh --check
+step "sid: committed hipBLAS, hipRAND, hipFFT, hipSOLVER, hipSPARSE, hipBLASLt bindings current" scripts/regen-math-prebuilt.sh --check
