@@ -151,7 +151,7 @@ fn generate(b: &Binding, clang_args: &[String]) -> String {
 /// On HIP's NVIDIA platform `hipDataType` and `HIP_R_32F`... are macros over CUDA's `cudaDataType` and
 /// `CUDA_R_32F`... (nvidia_hip_runtime_api.h), which bindgen does not follow: the bindings name only
 /// `cudaDataType_t`. Give the HIP names too, so code using them builds on both platforms (the values are
-/// the same: R_32F 0, R_64F 1, C_32F 4, C_64F 5, R_16F 2, C_16F 6).
+/// the same: R_32F 0, R_64F 1, C_32F 4, C_64F 5, R_16F 2, C_16F 6, R_16BF 14, C_16BF 15).
 fn with_hip_data_type(mut code: String) -> String {
     if !code.contains("pub type cudaDataType_t") || code.contains("pub type hipDataType") {
         return code;
@@ -160,7 +160,9 @@ fn with_hip_data_type(mut code: String) -> String {
         "\n/// HIP's name for CUDA's `cudaDataType` on the NVIDIA platform (a macro in HIP's headers).\n\
          pub type hipDataType = cudaDataType_t;\n",
     );
-    for t in ["R_16F", "R_32F", "R_64F", "C_16F", "C_32F", "C_64F"] {
+    for t in [
+        "R_16F", "R_32F", "R_64F", "C_16F", "C_32F", "C_64F", "R_16BF", "C_16BF",
+    ] {
         if code.contains(&format!("pub const CUDA_{t}: cudaDataType_t")) {
             code.push_str(&format!("pub const HIP_{t}: hipDataType = CUDA_{t};\n"));
         }
