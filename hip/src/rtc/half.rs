@@ -134,7 +134,8 @@ impl ProgramBuilder {
     /// version): the HIPRTC that compiles must be that installation's. On HIP's NVIDIA platform NVRTC needs CUDA's `cuda_fp16.h` and `cuda_bf16.h`: they are looked
     /// for in `HIP_RS_CUDA_INCLUDE`, `$CUDA_PATH/include`, `$CUDA_HOME/include`, `$CUDA_ROOT/include`,
     /// `/usr/local/cuda/include` and `/usr/include`, and the first folder holding both is added with
-    /// `-I`; none is [`Error::LibraryNotFound`] listing each folder tried.
+    /// `-I`; none is [`Error::LibraryNotFound`] listing each folder tried. Calling it again changes
+    /// nothing.
     ///
     /// ```no_run
     /// use hip::prelude::*;
@@ -150,6 +151,9 @@ impl ProgramBuilder {
     /// # Ok::<(), hip::Error>(())
     /// ```
     pub fn half_precision(self) -> Result<Self> {
+        if self.headers.iter().any(|(name, _)| name == HALF_HEADER) {
+            return Ok(self); // given already
+        }
         if cfg!(hip_platform = "nvidia") {
             let dir = cuda_include(&cuda_include_candidates())?;
             Ok(self
@@ -198,6 +202,18 @@ mod tests {
             dir
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn given_twice_adds_the_header_once() {
+        if cfg!(hip_platform = "nvidia") && cuda_include(&cuda_include_candidates()).is_err() {
+            return; // nothing to add on a machine without CUDA's headers: the error is tested above
+        }
+        let b = ProgramBuilder::new("").half_precision().unwrap();
+        let (headers, options) = (b.headers.len(), b.options.len());
+        let b = b.half_precision().unwrap();
+        assert_eq!((b.headers.len(), b.options.len()), (headers, options));
+        assert_eq!(headers, 1);
     }
 
     /// A kernel using every portable name compiles with this HIPRTC (AMD, offline for gfx90a).
