@@ -119,7 +119,11 @@ for suite in trixie sid experimental; do
         case ",$features," in
             *,blaslt,*)
                 cargo clippy -q --offline --features blas,blaslt --example mlp -- -D warnings
-                cargo run -q --offline --features blas,blaslt --example mlp ;;
+                cargo run -q --offline --features blas,blaslt --example mlp
+                # The fused-epilogue benchmark and its raw C++ side build (no AMD GPU runs them here).
+                cargo clippy -q --offline -p hip-rs-bench --features blaslt --bins -- -D warnings
+                g++ -O2 -std=c++17 -shared -fPIC -D__HIP_PLATFORM_AMD__ -w bench/baseline/blaslt_baseline.cpp \
+                    -lhipblaslt -lamdhip64 -o "target/chroot-$0-libhiprs_blaslt_baseline.so" ;;
         esac' "$suite"
 done
 step "sid: committed hipBLAS, hipRAND, hipFFT, hipSOLVER, hipSPARSE, hipBLASLt bindings current" scripts/regen-math-prebuilt.sh --check
