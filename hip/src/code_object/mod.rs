@@ -32,13 +32,15 @@
 
 use crate::error::{Error, Result};
 
+mod kernel;
 mod metadata;
 mod nvidia;
 mod ptx;
 pub(crate) mod signature;
 pub use signature::Signature;
 mod target;
-pub use metadata::{CodeObject, Format, Kernel, Param, ParamKind};
+pub use kernel::{Kernel, Param, ParamKind};
+pub use metadata::{CodeObject, Format};
 pub use nvidia::{check_nvidia, NvidiaImage, EM_CUDA};
 pub use target::{bundle_for_device, bundle_ids, compatible};
 

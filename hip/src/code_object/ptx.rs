@@ -7,7 +7,7 @@
 //! size), as the PTX ABI lays out the parameter buffer.
 
 use super::bad;
-use super::metadata::{Kernel, Param, ParamKind, MAX_TARGET_LEN};
+use super::kernel::{Kernel, Param, ParamKind, MAX_TARGET_LEN};
 use crate::error::Result;
 
 /// The kernels of PTX `text`.

@@ -1,7 +1,7 @@
 //! The per-launch argument check: a kernel's explicit parameters, reduced once (when the function is looked
 //! up) to what each launch compares, and the comparison itself, which allocates nothing unless it fails.
 
-use super::metadata::{Kernel, ParamKind};
+use super::kernel::{Kernel, ParamKind};
 use crate::error::{Error, Result};
 
 /// What one launch argument is, as `LaunchArgs` records it.
