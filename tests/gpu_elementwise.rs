@@ -360,3 +360,34 @@ extern "C" __global__ void k(hip_rs_half* h, hip_rs_bfloat16* b, float* f, unsig
         assert_eq!(b[i], bf16::from_f32(x * 3.0), "element {i}");
     }
 }
+
+/// After `prepare`, a conversion can be captured into a graph: nothing runs at capture, each replay
+/// converts what the source holds then.
+#[test]
+fn a_prepared_conversion_is_captured_and_replayed() {
+    let dev = device();
+    let s = Stream::new(&dev).unwrap();
+    elementwise::prepare(&dev).unwrap();
+    elementwise::prepare(&dev).unwrap(); // loaded once: a second call does nothing
+    let mut src = DeviceBuffer::from_host(&dev, &[1.5f32; 1000]).unwrap();
+    let mut dst = DeviceBuffer::<f16>::zeroed(&dev, 1000).unwrap();
+    let cap = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    elementwise::convert(&s, &src, &mut dst).unwrap();
+    let graph = cap.end().unwrap();
+    assert_eq!(graph.kernel_node_count().unwrap(), 1);
+    assert!(
+        dst.to_vec().unwrap().iter().all(|v| *v == f16::ZERO),
+        "ran at capture"
+    );
+    let mut exec = graph.instantiate().unwrap();
+    for value in [2.5f32, -3.0] {
+        src.copy_from_host(&[value; 1000]).unwrap();
+        exec.launch(&s).unwrap();
+        let got = dst.to_vec().unwrap();
+        assert!(
+            got.iter().all(|v| *v == f16::from_f32(value)),
+            "{value}: {:?}",
+            &got[..4]
+        );
+    }
+}

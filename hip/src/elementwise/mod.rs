@@ -29,7 +29,8 @@
 //! process (the [compile cache](crate::rtc::CompileCache) keeps the code between processes). The source
 //! includes no header, so it compiles the same with every HIPRTC and NVRTC this crate supports. Calls
 //! are queued on the stream given and return at once, ordered by the memory model like every other
-//! operation: the source is read, the destination written.
+//! operation: the source is read, the destination written. [`prepare`] compiles and loads them ahead
+//! of time, e.g. before capturing a graph that uses them.
 //!
 //! # Conversions
 //!
@@ -310,9 +311,29 @@ struct Loaded {
 /// Programs loaded so far, one per device: each device compiles and loads once per process.
 static LOADED: Mutex<Vec<Arc<Loaded>>> = Mutex::new(Vec::new());
 
+/// Compile and load the built-in kernels on `device` now, rather than at their first use: before a
+/// graph capture (loading a module while a stream is being captured may invalidate the capture on
+/// HIP's NVIDIA platform), or before a timed loop. Does nothing when they are loaded already.
+pub fn prepare(device: &crate::Device) -> Result<()> {
+    loaded(device).map(drop)
+}
+
 /// The kernel `name` on `stream`'s device, compiling and loading the program on first use.
 fn kernel(stream: &Stream, name: &str) -> Result<Function> {
-    let device = stream.device();
+    loaded(stream.device())?
+        .functions
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, f)| f.clone())
+        .ok_or_else(|| Error::InvalidArgument {
+            what: "built-in kernel",
+            value: name.into(),
+            reason: "not in the built-in program".into(),
+        })
+}
+
+/// The program loaded on `device`, compiled and loaded on first use.
+fn loaded(device: &crate::Device) -> Result<Arc<Loaded>> {
     let loaded = {
         let mut all = LOADED.lock().unwrap_or_else(|p| p.into_inner());
         match all.iter().find(|l| l.ordinal == device.ordinal()) {
@@ -324,16 +345,7 @@ fn kernel(stream: &Stream, name: &str) -> Result<Function> {
             }
         }
     };
-    loaded
-        .functions
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, f)| f.clone())
-        .ok_or_else(|| Error::InvalidArgument {
-            what: "built-in kernel",
-            value: name.into(),
-            reason: "not in the built-in program".into(),
-        })
+    Ok(loaded)
 }
 
 fn load(device: &crate::Device) -> Result<Loaded> {
