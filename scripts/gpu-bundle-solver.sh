@@ -29,6 +29,7 @@ cd "$(dirname "$0")/.."
 targets=(
     "test gpu_solver"
     "test gpu_sparse"
+    "test gpu_math_ordering"
     "example solve"
     "example sparse"
     "bench solver"
