@@ -100,7 +100,6 @@ pub mod blas;
 #[cfg(feature = "blaslt")]
 pub mod blaslt;
 pub mod code_object;
-#[cfg(any(feature = "solver", feature = "sparse"))]
 mod dense_shape;
 pub mod device;
 mod device_select;

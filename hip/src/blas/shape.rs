@@ -82,33 +82,7 @@ pub(crate) fn positive_vector_len(what: &'static str, n: usize, inc: i32) -> Res
     vector_len(what, n, inc)
 }
 
-/// Elements a column-major `rows x cols` matrix with leading dimension `ld` spans:
-/// `ld * (cols - 1) + rows` (0 when it has no elements). `ld` must be at least `max(1, rows)`.
-#[inline]
-pub(crate) fn matrix_len(what: &'static str, rows: usize, cols: usize, ld: usize) -> Result<usize> {
-    if ld < rows.max(1) {
-        return Err(short_ld(what, rows, ld));
-    }
-    if rows == 0 || cols == 0 {
-        return Ok(0);
-    }
-    ld.checked_mul(cols - 1)
-        .and_then(|v| v.checked_add(rows))
-        .ok_or_else(|| overflow(what))
-}
-
-#[cold]
-#[inline(never)]
-fn short_ld(what: &'static str, rows: usize, ld: usize) -> Error {
-    Error::InvalidArgument {
-        what,
-        value: format!("leading dimension {ld}"),
-        reason: format!(
-            "a column-major matrix of {rows} rows needs a leading dimension of at least {}",
-            rows.max(1)
-        ),
-    }
-}
+pub(crate) use crate::dense_shape::{matrix_len, overflow};
 
 /// `len` must hold `need` elements.
 #[inline]
@@ -132,16 +106,6 @@ fn too_short(what: &'static str, len: usize, need: usize, shape: &dyn Fn() -> St
         what,
         value: format!("a buffer of {len} elements"),
         reason: format!("{} spans {need} elements", shape()),
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn overflow(what: &'static str) -> Error {
-    Error::InvalidArgument {
-        what,
-        value: "its shape".into(),
-        reason: "the elements it spans overflow usize".into(),
     }
 }
 

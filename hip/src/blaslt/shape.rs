@@ -2,6 +2,7 @@
 //! hipBLASLt is called. Pure arithmetic, tested without a device.
 
 use super::Algo;
+use crate::dense_shape::{matrix_len, overflow};
 use crate::error::{Error, Result};
 
 /// How an operand enters the product: as stored or transposed (`hipblasOperation_t`; hipBLASLt's real
@@ -317,24 +318,6 @@ pub(super) fn holds(what: &'static str, len: usize, need: usize) -> Result<()> {
     }
 }
 
-/// Elements a column-major `rows x cols` matrix with leading dimension `ld` spans (`rows, cols >= 1`):
-/// `ld * (cols - 1) + rows`; `ld` at least `rows`.
-fn matrix_len(what: &'static str, rows: usize, cols: usize, ld: usize) -> Result<usize> {
-    if ld < rows.max(1) {
-        return Err(Error::InvalidArgument {
-            what,
-            value: format!("leading dimension {ld}"),
-            reason: format!(
-                "a column-major matrix of {rows} rows needs a leading dimension of at least {}",
-                rows.max(1)
-            ),
-        });
-    }
-    ld.checked_mul(cols.saturating_sub(1))
-        .and_then(|v| v.checked_add(rows))
-        .ok_or_else(|| overflow(what))
-}
-
 fn fits_i64(what: &'static str, v: usize) -> Result<()> {
     match i64::try_from(v) {
         Ok(_) => Ok(()),
@@ -346,13 +329,5 @@ fn fits_i64(what: &'static str, v: usize) -> Result<()> {
                 i64::MAX
             ),
         }),
-    }
-}
-
-fn overflow(what: &'static str) -> Error {
-    Error::InvalidArgument {
-        what,
-        value: "its shape".into(),
-        reason: "the elements it spans overflow usize".into(),
     }
 }

@@ -139,24 +139,10 @@ impl ColumnMajor {
     /// Elements a buffer must hold: `ld * (cols - 1) + rows` (0 for an empty matrix), checked: an `ld`
     /// below `rows` or a size past `usize` is [`Error::InvalidArgument`].
     pub fn required_len(&self) -> Result<usize> {
-        let bad = |reason: String| Error::InvalidArgument {
-            what: "bias_activation matrix",
-            value: format!("{self:?}"),
-            reason,
-        };
-        if self.ld < self.rows {
-            return Err(bad(format!(
-                "leading dimension {} is below the row count {}",
-                self.ld, self.rows
-            )));
+        if self.rows == 0 {
+            return Ok(0); // no rows: any leading dimension will do
         }
-        if self.rows == 0 || self.cols == 0 {
-            return Ok(0);
-        }
-        (self.cols - 1)
-            .checked_mul(self.ld)
-            .and_then(|v| v.checked_add(self.rows))
-            .ok_or_else(|| bad("the matrix spans more elements than usize holds".into()))
+        crate::dense_shape::matrix_len("bias_activation matrix", self.rows, self.cols, self.ld)
     }
 }
 

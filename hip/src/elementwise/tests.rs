@@ -8,15 +8,12 @@ fn required_len_is_checked() {
     assert_eq!(ColumnMajor::new(0, 4).required_len().unwrap(), 0);
     assert_eq!(ColumnMajor::new(3, 0).ld(7).required_len().unwrap(), 0);
     let e = ColumnMajor::new(3, 4).ld(2).required_len().unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("leading dimension 2 is below the row count 3"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("leading dimension 2"), "{e}");
+    assert!(e.to_string().contains("at least 3"), "{e}");
     let e = ColumnMajor::new(2, usize::MAX).required_len().unwrap_err();
-    assert!(e.to_string().contains("more elements than usize"), "{e}");
+    assert!(e.to_string().contains("overflow usize"), "{e}");
     let e = ColumnMajor::new(usize::MAX, 2).required_len().unwrap_err();
-    assert!(e.to_string().contains("more elements than usize"), "{e}");
+    assert!(e.to_string().contains("overflow usize"), "{e}");
 }
 
 #[test]
