@@ -131,11 +131,11 @@ impl ProgramBuilder {
     ///
     /// On AMD the header's text depends on the HIP version this crate was built with
     /// (`hip_sys::HIP_VERSION_MAJOR` / `_MINOR`; HIPRTC's own `hiprtcVersion` answers 9.0 on every
-    /// version): the HIPRTC that compiles must be that installation's. On HIP's NVIDIA platform NVRTC needs CUDA's `cuda_fp16.h` and `cuda_bf16.h`: they are looked
-    /// for in `HIP_RS_CUDA_INCLUDE`, `$CUDA_PATH/include`, `$CUDA_HOME/include`, `$CUDA_ROOT/include`,
-    /// `/usr/local/cuda/include` and `/usr/include`, and the first folder holding both is added with
-    /// `-I`; none is [`Error::LibraryNotFound`] listing each folder tried. Calling it again changes
-    /// nothing.
+    /// version): the HIPRTC that compiles must be that installation's. On HIP's NVIDIA platform NVRTC
+    /// needs CUDA's `cuda_fp16.h` and `cuda_bf16.h`: they are looked for in `HIP_RS_CUDA_INCLUDE`,
+    /// `$CUDA_PATH/include`, `$CUDA_HOME/include`, `$CUDA_ROOT/include`, `/usr/local/cuda/include` and
+    /// `/usr/include`, and the first folder holding both is added with `-I`; none is
+    /// [`Error::LibraryNotFound`] listing each folder tried. Calling it again changes nothing.
     ///
     /// ```no_run
     /// use hip::prelude::*;
@@ -222,17 +222,19 @@ mod tests {
         if cfg!(hip_platform = "nvidia") {
             return; // NVRTC needs CUDA's headers: the GPU tests compile it there
         }
-        let builder = match ProgramBuilder::new(PROBE)
+        let builder = ProgramBuilder::new(PROBE)
             .arch("gfx90a")
             .no_cache()
             .half_precision()
-        {
-            Ok(b) => b,
-            Err(Error::LibraryNotFound { .. }) if cfg!(feature = "dynamic-loading") => return,
-            Err(e) => panic!("{e}"),
-        };
-        if let Err(e) = builder.compile() {
-            panic!("the half-precision header does not compile with this HIPRTC: {e}");
+            .unwrap();
+        match builder.compile() {
+            Ok(_) => {}
+            // With dynamic-loading and no HIPRTC on the machine (Windows under Wine in CI) the one
+            // possible answer is that HIPRTC is missing.
+            Err(Error::LibraryNotFound { library, .. }) if cfg!(feature = "dynamic-loading") => {
+                assert!(library.contains("HIPRTC"), "{library}")
+            }
+            Err(e) => panic!("the half-precision header does not compile with this HIPRTC: {e}"),
         }
     }
 
