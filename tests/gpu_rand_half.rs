@@ -138,3 +138,34 @@ fn half_fill_waits_for_another_streams_reader() {
         "{wrong} of {N} copied after the fill overwrote them"
     );
 }
+
+/// A 16-bit fill returns at once: its scratch buffer is freed in the stream's order, so the call does
+/// not wait on the host for the generation (queued behind a ~20 ms spin here). A stream being captured
+/// is refused, naming the capture.
+#[test]
+fn half_fill_returns_without_waiting_and_refuses_a_capture() {
+    let dev = device();
+    let s = Stream::new(&dev).unwrap();
+    let slow = common::slow::Slow::new(&dev);
+    let mut g = generator(&s);
+    let mut out = DeviceBuffer::<f16>::zeroed(&dev, N).unwrap();
+    slow.spin(&s, 1); // loaded before it is timed
+    g.uniform_half(&mut out).unwrap();
+    s.synchronize().unwrap();
+    slow.spin(&s, common::slow::SPIN_CYCLES);
+    let t = std::time::Instant::now();
+    g.uniform_half(&mut out).unwrap();
+    let returned = t.elapsed();
+    let v = out.to_vec().unwrap();
+    let done = t.elapsed();
+    assert!(v.iter().all(|x| x.to_f32() > 0.0 && x.to_f32() <= 1.0));
+    assert!(
+        returned.as_secs_f64() < 0.25 * done.as_secs_f64(),
+        "uniform_half took {returned:?} of the {done:?} until its values were read: it waited"
+    );
+    let cap = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    let e = g.uniform_half(&mut out).unwrap_err();
+    drop(cap.end());
+    assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
+    assert!(e.to_string().contains("captured"), "{e}");
+}

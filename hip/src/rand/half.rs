@@ -6,8 +6,11 @@
 //! [`normal`](Generator::normal) / [`log_normal`](Generator::log_normal) would, then the built-in
 //! conversion ([`elementwise::convert`](crate::elementwise::convert)) rounds it into `out` (to nearest,
 //! ties to even) on the generator's stream. A 16-bit fill consumes the generator's sequence as an `f32`
-//! fill of the same length does, and its values are that fill's, rounded. The scratch buffer is freed
-//! in stream order after the conversion.
+//! fill of the same length does, and its values are that fill's, rounded. The scratch buffer is
+//! allocated and freed in the stream's order (`hipMallocAsync` / `hipFreeAsync` where the device has
+//! memory pools; elsewhere `hipMalloc`, whose free waits on the host for the fill), so the call returns
+//! at once. A stream being captured is refused ([`Error::InvalidArgument`](crate::Error::InvalidArgument)):
+//! fill in `f32` and convert with [`elementwise::convert`](crate::elementwise::convert) inside a capture.
 
 use super::Generator;
 use crate::elementwise::{self, ConvertTo, Element};
@@ -73,9 +76,11 @@ impl Generator {
         if out.is_empty() {
             return Ok(());
         }
+        // In the stream's order, so that dropping it does not wait on the host for the fill and the
+        // conversion (a hipMalloc'd buffer's drop would: hipFree).
         // SAFETY: every element is written by `fill` (a whole-buffer generation of out.len() values)
         // before the conversion reads it; on an error nothing reads it and it is freed.
-        let mut scratch = unsafe { DeviceBuffer::<f32>::uninit(&self.device, out.len())? };
+        let mut scratch = unsafe { DeviceBuffer::<f32>::alloc_async_on(&self.stream, out.len())? };
         fill(self, &mut scratch)?;
         let stream = Stream::from_handle(&self.stream);
         elementwise::convert(&stream, &scratch, out)
