@@ -6,8 +6,17 @@
 //! method's wake latency beyond the fastest possible observer. CPU time is the whole process's
 //! (`getrusage(RUSAGE_SELF)`: the streams' waiting threads count) per awaited operation of a longer
 //! kernel. Requests per second of a pipeline: `cargo run --release --example async_pipeline`.
+//!
+//! Two diagnostics say where a slow wake comes from: the same future polled in a loop by a thread that
+//! never parks (only the stream's waiting thread sleeps and wakes), and a plain `std` control with no GPU
+//! (the time from `Thread::unpark` to the parked thread running), this machine's cost of waking a
+//! sleeping thread.
 use hip::prelude::*;
 use hip::Report;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 const SOURCE: &str = r#"
@@ -52,14 +61,16 @@ enum Wait {
     EventPoll,
     StreamFuture,
     EventFuture,
+    SpinPolledFuture,
 }
 
 impl Wait {
-    const ALL: [Wait; 4] = [
+    const ALL: [Wait; 5] = [
         Wait::Synchronize,
         Wait::EventPoll,
         Wait::StreamFuture,
         Wait::EventFuture,
+        Wait::SpinPolledFuture,
     ];
     fn name(self) -> &'static str {
         match self {
@@ -67,6 +78,7 @@ impl Wait {
             Wait::EventPoll => "thread polling hipEventQuery",
             Wait::StreamFuture => "Stream::completion().await",
             Wait::EventFuture => "Event::completion().await",
+            Wait::SpinPolledFuture => "Stream::completion() polled, never parked",
         }
     }
 }
@@ -96,8 +108,50 @@ fn once(
             event.record(stream)?;
             rt.block_on(event.completion())?
         }
+        Wait::SpinPolledFuture => {
+            let mut future = std::pin::pin!(stream.completion());
+            let mut cx = Context::from_waker(Waker::noop());
+            loop {
+                if let Poll::Ready(r) = future.as_mut().poll(&mut cx) {
+                    break r?;
+                }
+                std::hint::spin_loop();
+            }
+        }
     }
     Ok(t.elapsed())
+}
+
+/// The control without a GPU: a thread parks; after `gap` (so it is asleep) this thread unparks it and
+/// the time until it runs again is one sample (it stamps the time, this thread spins for the stamp).
+fn unpark_latency(samples: usize, gap: Duration) -> Vec<Duration> {
+    let stamp: Arc<Mutex<Option<Instant>>> = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (s, st) = (stamp.clone(), stop.clone());
+    let sleeper = std::thread::spawn(move || {
+        while !st.load(Ordering::Acquire) {
+            std::thread::park();
+            *s.lock().unwrap() = Some(Instant::now());
+        }
+    });
+    let mut out = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        *stamp.lock().unwrap() = None;
+        std::thread::sleep(gap);
+        let t = Instant::now();
+        sleeper.thread().unpark();
+        let woke = loop {
+            if let Some(w) = *stamp.lock().unwrap() {
+                break w;
+            }
+            std::hint::spin_loop();
+        };
+        out.push(woke.saturating_duration_since(t));
+    }
+    stop.store(true, Ordering::Release);
+    sleeper.thread().unpark();
+    sleeper.join().unwrap();
+    out
 }
 
 fn percentile(v: &mut [Duration], p: f64) -> Duration {
@@ -165,6 +219,14 @@ fn main() -> Result<(), Report> {
         medians[2].as_secs_f64() / medians[0].as_secs_f64(),
         us(future),
         us(blocked)
+    );
+    let mut unpark = unpark_latency(samples / 4, Duration::from_micros(200));
+    println!(
+        "control, no GPU: a parked std thread runs {:.1} us (median; p90 {:.1}) after its unpark; the \
+         future never parked: {:.1} us beyond polling",
+        us(percentile(&mut unpark, 0.5)),
+        us(percentile(&mut unpark, 0.9)),
+        us(medians[4].saturating_sub(poll))
     );
 
     // CPU time per awaited operation: a ~1 ms kernel, the whole process's CPU time.
