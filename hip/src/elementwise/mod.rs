@@ -167,7 +167,7 @@ pub fn convert<F: ConvertTo<T>, T: Element>(
     if src.is_empty() {
         return Ok(());
     }
-    let kernel = kernel(stream, &format!("convert_{}_{}", F::NAME, T::NAME))?;
+    let kernel = kernel(stream, &["convert_", F::NAME, "_", T::NAME])?;
     let n = src.len() as u64;
     let mut args = LaunchArgs::new();
     args.arg(src).arg_mut(dst).arg(&n);
@@ -197,10 +197,9 @@ pub fn bias_activation<T: Element>(
             matrix.rows,
         ));
     }
-    let name = format!("bias_act_{}", T::NAME);
     run_matrix(
         stream,
-        &name,
+        &["bias_act_", T::NAME],
         matrix,
         activation,
         "bias_activation operand c",
@@ -216,10 +215,9 @@ pub fn activation<T: Element>(
     activation: Activation,
     c: &mut (impl DeviceMemoryMut<T> + KernelArg),
 ) -> Result<()> {
-    let name = format!("act_{}", T::NAME);
     run_matrix(
         stream,
-        &name,
+        &["act_", T::NAME],
         matrix,
         activation,
         "activation operand c",
@@ -239,7 +237,7 @@ fn short(matrix: &ColumnMajor, what: &'static str, len: usize, need: usize) -> E
 /// Check `c` against `matrix` and queue the kernel `name` over it (nothing for an empty matrix).
 fn run_matrix<T: Element>(
     stream: &Stream,
-    name: &str,
+    name: &[&str],
     matrix: &ColumnMajor,
     activation: Activation,
     what: &'static str,
@@ -304,18 +302,31 @@ pub fn prepare(device: &crate::Device) -> Result<()> {
     loaded(device).map(drop)
 }
 
-/// The kernel `name` on `stream`'s device, compiling and loading the program on first use.
-fn kernel(stream: &Stream, name: &str) -> Result<Function> {
+/// The kernel named by the concatenation of `name` on `stream`'s device, compiling and loading the
+/// program on first use. The name comes in parts so that a launch formats no string.
+fn kernel(stream: &Stream, name: &[&str]) -> Result<Function> {
     loaded(stream.device())?
         .functions
         .iter()
-        .find(|(n, _)| *n == name)
+        .find(|(n, _)| is_named(n, name))
         .map(|(_, f)| f.clone())
         .ok_or_else(|| Error::InvalidArgument {
             what: "built-in kernel",
-            value: name.into(),
+            value: name.concat(),
             reason: "not in the built-in program".into(),
         })
+}
+
+/// Whether `name` is the concatenation of `parts`.
+fn is_named(name: &str, parts: &[&str]) -> bool {
+    let mut rest = name;
+    for part in parts {
+        match rest.strip_prefix(part) {
+            Some(r) => rest = r,
+            None => return false,
+        }
+    }
+    rest.is_empty()
 }
 
 /// The program loaded on `device`, compiled and loaded on first use.

@@ -17,6 +17,36 @@ fn required_len_is_checked() {
 }
 
 #[test]
+fn names_match_their_parts_exactly() {
+    assert!(is_named(
+        "convert_f16_bf16",
+        &["convert_", "f16", "_", "bf16"]
+    ));
+    assert!(is_named("act_f32", &["act_", "f32"]));
+    assert!(!is_named("bias_act_f32", &["act_", "f32"]));
+    assert!(!is_named("act_f32", &["act_", "f3"]));
+    assert!(!is_named("act_f3", &["act_", "f32"]));
+    assert!(!is_named(
+        "convert_f32_f16",
+        &["convert_", "f16", "_", "f32"]
+    ));
+    // Every name a launch builds is one the program defines.
+    let types = [f32::NAME, f16::NAME, bf16::NAME];
+    for from in types {
+        for to in types.iter().filter(|&&t| t != from) {
+            let parts = ["convert_", from, "_", to];
+            assert!(
+                kernels::NAMES.iter().any(|n| is_named(n, &parts)),
+                "{parts:?}"
+            );
+        }
+        for prefix in ["bias_act_", "act_"] {
+            assert!(kernels::NAMES.iter().any(|n| is_named(n, &[prefix, from])));
+        }
+    }
+}
+
+#[test]
 fn grid_is_clamped() {
     assert_eq!(grid_for(0), 1);
     assert_eq!(grid_for(1), 1);
