@@ -1,0 +1,210 @@
+//! Futures (issue 45) as a server would use them: many threads, each with its own executor, awaiting
+//! work on shared streams; a future created on one thread and awaited on another; a stream dropped while
+//! its futures are pending; and a process that exits with futures pending (the waiting threads are
+//! still inside the runtime when it is torn down).
+#![cfg(feature = "gpu")]
+
+mod common;
+
+use common::{device, load, ORDERING_KERNELS};
+use hip::prelude::*;
+use std::future::Future;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+}
+
+/// On `s`: spin about `cycles` clock cycles, then write `value` to every element of `x`.
+fn slow_fill(module: &Module, s: &Stream, x: &mut DeviceBuffer<u32>, value: u32, cycles: i64) {
+    let k = module.function("slow_fill").unwrap();
+    let n = x.len() as u32;
+    let mut args = LaunchArgs::new();
+    args.arg_mut(x).arg(&value).arg(&n).arg(&cycles);
+    // SAFETY: slow_fill(unsigned*, unsigned, unsigned, long long) writes x[..n].
+    unsafe {
+        k.launch(s, &LaunchConfig::for_num_elems(n), &mut args)
+            .unwrap()
+    };
+}
+
+/// Poll `f` once with a waker that does nothing: whether it was ready.
+fn poll_once<F: Future + Unpin>(f: &mut F) -> bool {
+    let mut cx = Context::from_waker(Waker::noop());
+    matches!(std::pin::Pin::new(f).poll(&mut cx), Poll::Ready(_))
+}
+
+#[test]
+fn eight_threads_each_with_an_executor_share_four_streams_and_every_value_is_right() {
+    const THREADS: u32 = 8;
+    const ROUNDS: u32 = 100;
+    let device = device();
+    let module = Arc::new(load(&device, ORDERING_KERNELS));
+    let streams: Arc<Vec<Stream>> = Arc::new(
+        (0..4)
+            .map(|_| Stream::non_blocking(&device).unwrap())
+            .collect(),
+    );
+    let workers: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (device, module, streams) = (device.clone(), module.clone(), streams.clone());
+            std::thread::spawn(move || {
+                let rt = runtime();
+                for r in 0..ROUNDS {
+                    let stream = &streams[((t + r) % 4) as usize];
+                    let value = t * 1_000_000 + r;
+                    let mut x = DeviceBuffer::<u32>::zeroed(&device, 4096).unwrap();
+                    slow_fill(&module, stream, &mut x, value, 20_000);
+                    // Every other round awaits the stream first, then reads on another stream: the
+                    // memory model orders that read after the fill.
+                    let got = if r % 2 == 0 {
+                        rt.block_on(stream.completion()).unwrap();
+                        let other = &streams[((t + r + 1) % 4) as usize];
+                        rt.block_on(x.to_vec_async(other)).unwrap()
+                    } else {
+                        rt.block_on(x.to_vec_async(stream)).unwrap()
+                    };
+                    assert!(
+                        got.iter().all(|&v| v == value),
+                        "thread {t} round {r}: {:?}",
+                        &got[..4]
+                    );
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+}
+
+#[test]
+fn a_future_created_on_one_thread_resolves_on_another() {
+    let device = device();
+    let module = load(&device, ORDERING_KERNELS);
+    let stream = Stream::non_blocking(&device).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(&device, 1 << 16).unwrap();
+    slow_fill(&module, &stream, &mut x, 41, 20_000_000);
+    let read = x.to_vec_async(&stream);
+    let done = stream.completion();
+    let got = std::thread::spawn(move || {
+        let rt = runtime();
+        rt.block_on(done).unwrap();
+        rt.block_on(read).unwrap()
+    })
+    .join()
+    .unwrap();
+    assert!(got.iter().all(|&v| v == 41), "{:?}", &got[..4]);
+}
+
+#[test]
+fn futures_outlive_their_stream_and_buffer_and_resolve_right() {
+    let device = device();
+    let module = load(&device, ORDERING_KERNELS);
+    let stream = Stream::non_blocking(&device).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(&device, 1 << 16).unwrap();
+    slow_fill(&module, &stream, &mut x, 17, 50_000_000);
+    let read = x.to_vec_async(&stream);
+    let pinned = PinnedBuffer::<u32>::zeroed(&device, x.len()).unwrap();
+    let pinned_read = stream.copy_to_pinned_async(&x, pinned);
+    let done = stream.completion();
+    // The user's handles go first: the futures keep what the queued work needs.
+    drop(x);
+    drop(stream);
+    let rt = runtime();
+    rt.block_on(done).unwrap();
+    assert!(rt.block_on(read).unwrap().iter().all(|&v| v == 17));
+    let pinned = rt.block_on(pinned_read).unwrap();
+    assert!(pinned.as_slice().unwrap().iter().all(|&v| v == 17));
+}
+
+#[test]
+fn a_process_that_exits_with_futures_pending_exits_cleanly() {
+    // The exit happens in a child process of this test binary.
+    if std::env::var_os("HIP_RS_FUTURES_EXIT_CHILD").is_some() {
+        exit_child();
+        return;
+    }
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_process_that_exits_with_futures_pending_exits_cleanly",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("HIP_RS_FUTURES_EXIT_CHILD", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut out = String::new();
+    let mut err = String::new();
+    use std::io::Read;
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    println!("child stdout:\n{out}\nchild stderr:\n{err}");
+    let status = status.expect("the child hung at exit with futures pending");
+    assert!(status.success(), "the child's exit failed: {status:?}");
+    assert!(out.contains("pending at exit: 3"), "{out}");
+    assert!(
+        out.contains("still running at exit: true"),
+        "the kernel ended before the exit: make it slower for this GPU\n{out}"
+    );
+}
+
+fn exit_child() {
+    let device = device();
+    let module = load(&device, ORDERING_KERNELS);
+    let stream = Stream::non_blocking(&device).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(&device, 1 << 16).unwrap();
+    // Allocated first: pinned allocation may wait for the device on the NVIDIA platform.
+    let pinned = PinnedBuffer::<u32>::zeroed(&device, x.len()).unwrap();
+    // About a second of spinning: the futures are still pending when the process exits.
+    slow_fill(&module, &stream, &mut x, 3, 2_000_000_000);
+    let mut read = x.to_vec_async(&stream);
+    let mut done = stream.completion();
+    let mut pinned_read = stream.copy_to_pinned_async(&x, pinned);
+    let pending = [
+        poll_once(&mut read),
+        poll_once(&mut done),
+        poll_once(&mut pinned_read),
+    ]
+    .iter()
+    .filter(|&&ready| !ready)
+    .count();
+    println!("pending at exit: {pending}");
+    // One forgotten, two dropped (what they hold waits in their waiting thread), the buffer and the
+    // stream forgotten: the test harness exits the process next, the kernel still running.
+    std::mem::forget(read);
+    drop(done);
+    drop(pinned_read);
+    std::mem::forget(x);
+    println!("still running at exit: {}", !stream.query().unwrap());
+    std::mem::forget(stream);
+}
