@@ -1,10 +1,12 @@
 //! An async server's GPU work: many concurrent requests over a few streams, each one an upload, a kernel
 //! and a download, every step awaited (`hip::future`) instead of blocking a thread. Runs on tokio's
-//! current-thread runtime: one thread serves every request. Every result is checked, and the same
+//! current-thread runtime: one thread serves every request. As a server bounds the work it has in
+//! flight, [`IN_FLIGHT`] tasks serve the requests, each reusing its own pinned upload buffer (allocating
+//! pinned memory per request would cost more than the request). Every result is checked, and the same
 //! requests are then served by one blocking thread per stream for comparison.
 use hip::prelude::*;
 use hip::Report;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 const SOURCE: &str = r#"
@@ -17,13 +19,14 @@ extern "C" __global__ void serve(const float* x, float* y, float id, unsigned in
 const REQUESTS: usize = 2000;
 const STREAMS: usize = 4;
 const LEN: usize = 4096;
+/// Requests in flight at once: tasks on the one executor thread, each serving every `IN_FLIGHT`th request.
+const IN_FLIGHT: usize = 64;
 
-/// What every request shares: the streams, the kernel, and pinned input buffers to reuse.
+/// What every request shares: the streams and the kernel.
 struct Server {
     device: Device,
     streams: Vec<Stream>,
     kernel: Function,
-    pinned: Mutex<Vec<PinnedBuffer<f32>>>,
 }
 
 fn input(id: usize) -> Vec<f32> {
@@ -59,25 +62,28 @@ fn launch(
     }
 }
 
-/// One request, every GPU step awaited.
-async fn serve(server: Arc<Server>, id: usize) -> Result<(), Report> {
+/// One request, every GPU step awaited; `pinned` is the serving task's upload buffer.
+async fn serve(server: &Server, id: usize, pinned: &mut PinnedBuffer<f32>) -> Result<(), Report> {
     let stream = &server.streams[id % STREAMS];
     let x = input(id);
-    let pinned = server.pinned.lock().unwrap().pop();
-    let mut pinned = match pinned {
-        Some(p) => p,
-        None => PinnedBuffer::zeroed(&server.device, LEN)?,
-    };
     pinned.as_mut_slice()?.copy_from_slice(&x);
     let mut dx = DeviceBuffer::<f32>::zeroed_async(stream, LEN)?;
     let mut dy = DeviceBuffer::<f32>::zeroed_async(stream, LEN)?;
-    stream.copy_to_device_async(&pinned, &mut dx)?;
+    stream.copy_to_device_async(pinned, &mut dx)?;
     stream.completion().await?; // upload done: the pinned buffer may be reused
-    server.pinned.lock().unwrap().push(pinned);
-    launch(&server, stream, &dx, &mut dy, id)?;
+    launch(server, stream, &dx, &mut dy, id)?;
     stream.completion().await?; // kernel done
     let y = dy.to_vec_async(stream).await?; // download done
     check(id, &x, &y)
+}
+
+/// One of the [`IN_FLIGHT`] serving tasks: requests `first`, `first + IN_FLIGHT`, ... below `n`.
+async fn serving_task(server: Arc<Server>, first: usize, n: usize) -> Result<(), Report> {
+    let mut pinned = PinnedBuffer::zeroed(&server.device, LEN)?;
+    for id in (first..n).step_by(IN_FLIGHT) {
+        serve(&server, id, &mut pinned).await?;
+    }
+    Ok(())
 }
 
 /// The same request on a thread that blocks at each step (its pinned buffers reused, as the async
@@ -114,15 +120,14 @@ fn main() -> Result<(), Report> {
             .collect::<hip::Result<_>>()?,
         kernel: module.function("serve")?,
         device,
-        pinned: Mutex::new(Vec::new()),
     });
     let rt = tokio::runtime::Builder::new_current_thread().build()?;
     let run_async = |n: usize| -> Result<f64, Report> {
         let t = Instant::now();
         rt.block_on(async {
             let mut tasks = tokio::task::JoinSet::new();
-            for id in 0..n {
-                tasks.spawn(serve(server.clone(), id));
+            for first in 0..IN_FLIGHT.min(n) {
+                tasks.spawn(serving_task(server.clone(), first, n));
             }
             while let Some(r) = tasks.join_next().await {
                 r.map_err(|e| Report::msg(format!("a request task failed: {e}")))??;
@@ -156,7 +161,7 @@ fn main() -> Result<(), Report> {
     })?;
     let blocking_rate = REQUESTS as f64 / t.elapsed().as_secs_f64();
     println!(
-        "{REQUESTS} requests over {STREAMS} streams, every result checked:\n\
+        "{REQUESTS} requests over {STREAMS} streams ({IN_FLIGHT} in flight), every result checked:\n\
          one executor thread, awaited:        {async_rate:8.0} requests/s\n\
          {STREAMS} blocking threads (one per stream): {blocking_rate:8.0} requests/s"
     );
