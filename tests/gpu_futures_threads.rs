@@ -208,3 +208,56 @@ fn exit_child() {
     println!("still running at exit: {}", !stream.query().unwrap());
     std::mem::forget(stream);
 }
+
+#[test]
+fn a_host_write_after_a_pending_read_waits_for_the_read() {
+    let device = device();
+    let module = load(&device, ORDERING_KERNELS);
+    let stream = Stream::non_blocking(&device).unwrap();
+    let rt = runtime();
+    for round in 0..3u32 {
+        let mut x = DeviceBuffer::<u32>::zeroed(&device, 1 << 16).unwrap();
+        slow_fill(&module, &stream, &mut x, 50 + round, 20_000_000);
+        let read = x.to_vec_async(&stream);
+        // The host overwrites the buffer while the read is queued behind the slow fill: the memory
+        // model makes the write wait for the read, so the read sees the fill, never the new values.
+        x.copy_from_host(&vec![9u32; x.len()]).unwrap();
+        let got = rt.block_on(read).unwrap();
+        assert!(
+            got.iter().all(|&v| v == 50 + round),
+            "round {round}: the read saw {:?}",
+            &got[..4]
+        );
+        assert_eq!(x.to_vec().unwrap(), vec![9u32; x.len()]);
+    }
+}
+
+#[test]
+fn an_event_completion_follows_the_record_it_saw_not_a_later_one() {
+    let device = device();
+    let module = load(&device, ORDERING_KERNELS);
+    let (a, b) = (
+        Stream::non_blocking(&device).unwrap(),
+        Stream::non_blocking(&device).unwrap(),
+    );
+    let rt = runtime();
+    let mut x = DeviceBuffer::<u32>::zeroed(&device, 256).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(&device, 256).unwrap();
+    let event = Event::new(&device).unwrap();
+    slow_fill(&module, &a, &mut x, 1, 2_000_000);
+    event.record(&a).unwrap();
+    let first = event.completion();
+    // Recorded again after a far slower kernel on another stream: the future still waits for the
+    // first record only.
+    slow_fill(&module, &b, &mut y, 2, 2_000_000_000);
+    event.record(&b).unwrap();
+    rt.block_on(first).unwrap();
+    assert!(
+        !b.query().unwrap(),
+        "the completion waited for the later record (or the slow kernel is too fast for this GPU)"
+    );
+    assert_eq!(x.to_vec().unwrap(), vec![1u32; 256]);
+    rt.block_on(event.completion()).unwrap();
+    assert!(b.query().unwrap());
+    assert_eq!(y.to_vec().unwrap(), vec![2u32; 256]);
+}
