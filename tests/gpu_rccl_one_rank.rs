@@ -6,7 +6,7 @@
 //! deferral itself, and what the crate keeps for it, is exercised by the two-device tests
 //! (tests/gpu_rccl_group.rs); the panic test asks NCCL directly whether a group is still open.
 //! Compiled with `--features gpu,rccl`.
-#![cfg(all(feature = "gpu", feature = "rccl"))]
+#![cfg(all(feature = "rccl", feature = "gpu"))]
 
 use hip::prelude::*;
 use hip::rccl::{group, Comm, ReduceOp};
@@ -76,7 +76,11 @@ fn memory_and_a_communicator_dropped_inside_a_group_outlive_its_call() {
             Ok(())
         })
         .unwrap();
-        assert_eq!(out.to_vec().unwrap(), vec![round as f32 + 0.5; N], "round {round}");
+        assert_eq!(
+            out.to_vec().unwrap(),
+            vec![round as f32 + 0.5; N],
+            "round {round}"
+        );
     }
 }
 
@@ -94,7 +98,9 @@ fn nested_groups_are_queued_with_the_outermost() {
         comm.all_reduce(&a, &mut c, ReduceOp::Sum, &stream)
     })
     .unwrap();
-    let e = inner_read.unwrap().expect_err("a read inside the outer group");
+    let e = inner_read
+        .unwrap()
+        .expect_err("a read inside the outer group");
     assert!(refused_in_group(&e), "{e}");
     assert_eq!(b.to_vec().unwrap(), vec![2.0; N]);
     assert_eq!(c.to_vec().unwrap(), vec![2.0; N]);

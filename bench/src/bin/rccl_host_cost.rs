@@ -126,7 +126,9 @@ fn run(rounds: usize, iters: usize) -> Result<(), String> {
         hip::rccl::LIBRARY,
         device.properties().map_err(err)?.name
     );
-    println!("| variant | ns per iteration | raw NCCL, ns per iteration | over raw, ns, mean ± 95% |");
+    println!(
+        "| variant | ns per iteration | raw NCCL, ns per iteration | over raw, ns, mean ± 95% |"
+    );
     println!("| --- | ---: | ---: | ---: |");
     for v in [
         Variant::SafeInGroup,
