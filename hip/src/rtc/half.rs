@@ -79,12 +79,17 @@ fn amd_header(version: (u32, u32)) -> String {
 
 /// Where CUDA's `cuda_fp16.h` and `cuda_bf16.h` are looked for, in order.
 fn cuda_include_candidates() -> Vec<PathBuf> {
+    candidates_from(|var| std::env::var_os(var))
+}
+
+/// [`cuda_include_candidates`] with the environment read through `var`.
+fn candidates_from(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
-    if let Some(d) = std::env::var_os("HIP_RS_CUDA_INCLUDE") {
+    if let Some(d) = var("HIP_RS_CUDA_INCLUDE") {
         dirs.push(PathBuf::from(d));
     }
-    for var in ["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"] {
-        if let Some(d) = std::env::var_os(var) {
+    for name in ["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"] {
+        if let Some(d) = var(name) {
             dirs.push(Path::new(&d).join("include"));
         }
     }
@@ -181,6 +186,28 @@ mod tests {
         for v in [(5, 2), (5, 7), (6, 4), (7, 2)] {
             assert!(amd_header(v).contains("hip_rs_float2half"), "{v:?}");
         }
+    }
+
+    #[test]
+    fn cuda_headers_are_looked_for_in_the_documented_order() {
+        let fixed = [
+            PathBuf::from("/usr/local/cuda/include"),
+            PathBuf::from("/usr/include"),
+        ];
+        assert_eq!(candidates_from(|_| None), fixed);
+        let env = |name: &str| match name {
+            "HIP_RS_CUDA_INCLUDE" => Some("/mine".into()),
+            "CUDA_PATH" => Some("/opt/cuda".into()),
+            "CUDA_ROOT" => Some("/root-cuda".into()),
+            _ => None,
+        };
+        let mut want = vec![
+            PathBuf::from("/mine"),
+            PathBuf::from("/opt/cuda/include"),
+            PathBuf::from("/root-cuda/include"),
+        ];
+        want.extend(fixed);
+        assert_eq!(candidates_from(env), want);
     }
 
     #[test]
