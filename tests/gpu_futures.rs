@@ -5,29 +5,11 @@
 
 mod common;
 
-use common::{device, load, ORDERING_KERNELS};
+use common::child::run_test_in_child;
+use common::{device, load, runtime, slow_fill, ORDERING_KERNELS};
 use hip::prelude::*;
 use hip::MemPool;
 use std::time::{Duration, Instant};
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap()
-}
-
-/// On `s`: spin about `cycles` clock cycles, then write `value` to every element of `x`.
-fn slow_fill(module: &Module, s: &Stream, x: &mut DeviceBuffer<u32>, value: u32, cycles: i64) {
-    let k = module.function("slow_fill").unwrap();
-    let n = x.len() as u32;
-    let mut args = LaunchArgs::new();
-    args.arg_mut(x).arg(&value).arg(&n).arg(&cycles);
-    // SAFETY: slow_fill(unsigned*, unsigned, unsigned, long long) writes x[..n].
-    unsafe {
-        k.launch(s, &LaunchConfig::for_num_elems(n), &mut args)
-            .unwrap()
-    };
-}
 
 /// `hipMemPoolAttrUsedMemCurrent` (HIP's NVIDIA headers define it as a macro over CUDA's value, which
 /// bindgen drops; both are 7).
@@ -151,42 +133,16 @@ fn deliberate_device_fault_resolves_pending_futures_with_the_error() {
     }
     // The child's fault is deliberate: the bundles' compute-sanitizer passes skip every test whose name
     // says `deliberate_device_fault` (scripts/gpu-bundle.sh), since the sanitizer follows the child.
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "deliberate_device_fault_resolves_pending_futures_with_the_error",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("HIP_RS_FUTURES_FAULT_CHILD", "1")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
     // A future that is never woken would hang the child: give it a minute.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let read = |r: Option<&mut dyn std::io::Read>| {
-        let mut s = String::new();
-        if let Some(r) = r {
-            r.read_to_string(&mut s).unwrap();
-        }
-        s
-    };
-    let stdout = read(child.stdout.as_mut().map(|r| r as &mut dyn std::io::Read));
-    let stderr = read(child.stderr.as_mut().map(|r| r as &mut dyn std::io::Read));
-    println!("child stdout:\n{stdout}\nchild stderr:\n{stderr}");
-    let status = status.expect("the child hung: a future on a faulting stream was never woken");
+    let child = run_test_in_child(
+        "deliberate_device_fault_resolves_pending_futures_with_the_error",
+        "HIP_RS_FUTURES_FAULT_CHILD",
+        Duration::from_secs(60),
+    );
+    let stdout = child.stdout;
+    let status = child
+        .status
+        .expect("the child hung: a future on a faulting stream was never woken");
     assert!(status.success(), "the child failed: {status:?}");
     assert!(stdout.contains("completion error: "), "{stdout}");
     assert!(stdout.contains("read error: "), "{stdout}");

@@ -6,31 +6,13 @@
 
 mod common;
 
-use common::{device, load, ORDERING_KERNELS};
+use common::child::run_test_in_child;
+use common::{device, load, runtime, slow_fill, ORDERING_KERNELS};
 use hip::prelude::*;
 use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
-use std::time::{Duration, Instant};
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap()
-}
-
-/// On `s`: spin about `cycles` clock cycles, then write `value` to every element of `x`.
-fn slow_fill(module: &Module, s: &Stream, x: &mut DeviceBuffer<u32>, value: u32, cycles: i64) {
-    let k = module.function("slow_fill").unwrap();
-    let n = x.len() as u32;
-    let mut args = LaunchArgs::new();
-    args.arg_mut(x).arg(&value).arg(&n).arg(&cycles);
-    // SAFETY: slow_fill(unsigned*, unsigned, unsigned, long long) writes x[..n].
-    unsafe {
-        k.launch(s, &LaunchConfig::for_num_elems(n), &mut args)
-            .unwrap()
-    };
-}
+use std::time::Duration;
 
 /// Poll `f` once with a waker that does nothing: whether it was ready.
 fn poll_once<F: Future + Unpin>(f: &mut F) -> bool {
@@ -129,47 +111,15 @@ fn a_process_that_exits_with_futures_pending_exits_cleanly() {
         exit_child();
         return;
     }
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "a_process_that_exits_with_futures_pending_exits_cleanly",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("HIP_RS_FUTURES_EXIT_CHILD", "1")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut out = String::new();
-    let mut err = String::new();
-    use std::io::Read;
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    println!("child stdout:\n{out}\nchild stderr:\n{err}");
-    let status = status.expect("the child hung at exit with futures pending");
+    let child = run_test_in_child(
+        "a_process_that_exits_with_futures_pending_exits_cleanly",
+        "HIP_RS_FUTURES_EXIT_CHILD",
+        Duration::from_secs(60),
+    );
+    let out = child.stdout;
+    let status = child
+        .status
+        .expect("the child hung at exit with futures pending");
     assert!(status.success(), "the child's exit failed: {status:?}");
     assert!(out.contains("pending at exit: 3"), "{out}");
     assert!(

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod bundle;
+pub mod child;
 pub mod elf;
 pub mod rng;
 pub mod slow;
@@ -69,3 +70,30 @@ extern "C" __global__ void spin(long long cycles) {
     while (clock64() - start < cycles) {}
 }
 "#;
+
+/// Launch `slow_fill` of [`ORDERING_KERNELS`] (loaded in `module`) on `s`: spin about `cycles` clock
+/// cycles, then write `value` to every element of `x`.
+pub fn slow_fill(
+    module: &hip::Module,
+    s: &hip::Stream,
+    x: &mut hip::DeviceBuffer<u32>,
+    value: u32,
+    cycles: i64,
+) {
+    let k = module.function("slow_fill").unwrap();
+    let n = x.len() as u32;
+    let mut args = hip::LaunchArgs::new();
+    args.arg_mut(x).arg(&value).arg(&n).arg(&cycles);
+    // SAFETY: slow_fill(unsigned*, unsigned, unsigned, long long) writes x[..n].
+    unsafe {
+        k.launch(s, &hip::LaunchConfig::for_num_elems(n), &mut args)
+            .unwrap()
+    };
+}
+
+/// tokio's current-thread runtime: the futures tests' executor (the `hip` crate depends on none).
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+}
