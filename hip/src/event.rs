@@ -3,6 +3,7 @@
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::queue::Queue;
+use crate::release::RawHandle;
 use crate::result;
 use crate::stream::{lock, CaptureLog, Stream};
 use hip_sys as sys;
@@ -23,8 +24,9 @@ pub struct Event {
     capture: Mutex<Option<Arc<CaptureLog>>>,
     in_capture: std::sync::atomic::AtomicBool,
     /// Where the last live record stands in its stream's queue (the memory model's label), for what a
-    /// wait on the event or its completion teaches the memory model.
-    position: Mutex<Option<(Weak<Queue>, u64)>>,
+    /// wait on the event or its completion teaches the memory model, with the record's generation. Held
+    /// across `hipEventRecord` and the store, so a record and its position are one step.
+    position: Mutex<Recorded>,
     /// The stream that waits for this event to wake its futures (`Event::completion`), made on first use.
     waiter: std::sync::OnceLock<Stream>,
 }
@@ -59,7 +61,7 @@ impl Event {
             recorded: std::sync::atomic::AtomicBool::new(false),
             capture: Mutex::new(None),
             in_capture: std::sync::atomic::AtomicBool::new(false),
-            position: Mutex::new(None),
+            position: Mutex::new(Recorded::default()),
             waiter: std::sync::OnceLock::new(),
         })
     }
@@ -81,12 +83,17 @@ impl Event {
         // Held to the end: the capture state read below is the one the record was made in.
         let op = stream.begin_op();
         self.device.bind()?;
+        // Held across the record: a wait, query or synchronize that snapshots the position before its
+        // HIP call and finds the same generation after it bound to this very record (see `Recorded`).
+        let mut position = lock(&self.position);
         // SAFETY: `self.raw` is live until Drop; `stream.raw()` is live while `stream` is borrowed (or null,
         // the device's default stream); both belong to the event's device (checked above), which `bind`
         // made current.
         unsafe { result::event_record(self.raw, stream.raw()) }?;
-        *lock(&self.position) =
+        position.generation += 1;
+        position.at =
             (!op.is_capturing()).then(|| (Arc::downgrade(&stream.handle().queue), op.label()));
+        drop(position);
         // Only a record on a capturing stream (or the first one after) touches the capture slot: plain
         // records stay as cheap as HIP's.
         if op.is_capturing() || self.in_capture.load(std::sync::atomic::Ordering::Relaxed) {
@@ -112,11 +119,22 @@ impl Event {
         lock(&self.capture).clone()
     }
 
-    /// The queue and label of the last live record, if it is still alive.
-    pub(crate) fn position(&self) -> Option<(Arc<Queue>, u64)> {
+    /// The generation of the last record, and its queue and label if it was live and the queue is
+    /// still alive. Take it before a HIP call on the event, and use the position only if
+    /// [`is_generation`](Self::is_generation) still answers `true` after the call.
+    pub(crate) fn position(&self) -> (u64, Option<(Arc<Queue>, u64)>) {
         let p = lock(&self.position);
-        let (queue, pos) = p.as_ref()?;
-        Some((queue.upgrade()?, *pos))
+        let at =
+            p.at.as_ref()
+                .and_then(|(queue, pos)| Some((queue.upgrade()?, *pos)));
+        (p.generation, at)
+    }
+
+    /// Whether the last record is still the one of `generation`: no record began or ended since. A
+    /// record holds the lock across its HIP call, so a HIP call on the event made between a
+    /// [`position`](Self::position) and a `true` answer here bound to that record.
+    pub(crate) fn is_generation(&self, generation: u64) -> bool {
+        lock(&self.position).generation == generation
     }
 
     /// The stream that waits for this event for `Event::completion`: a non-blocking stream of the event's
@@ -129,10 +147,14 @@ impl Event {
         Ok(self.waiter.get_or_init(|| s))
     }
 
-    /// The recorded work is complete: the memory model never waits for it again.
-    fn completed(&self, position: Option<(Arc<Queue>, u64)>) {
+    /// The record of `generation`, at `position`, is complete: the memory model never waits for that
+    /// work again. Nothing is learnt if the event was recorded again meanwhile: the HIP call that found
+    /// it complete may have seen the newer record, which says nothing of the older one's stream.
+    fn completed(&self, (generation, position): (u64, Option<(Arc<Queue>, u64)>)) {
         if let Some((queue, pos)) = position {
-            queue.complete_through(pos);
+            if self.is_generation(generation) {
+                queue.complete_through(pos);
+            }
         }
     }
 
@@ -175,12 +197,30 @@ impl Event {
 
 impl Drop for Event {
     fn drop(&mut self) {
-        let _ = self.device.bind();
-        // SAFETY: the event was created in `with_flags` and is destroyed only here, once, so `self.raw` is
-        // live and this crate never uses it again. Waits queued on it may still be pending: HIP allows
-        // destroying such an event (it is released once they complete).
-        let _ = unsafe { result::event_destroy(self.raw) };
+        let (raw, device) = (RawHandle(self.raw), self.device.clone());
+        // Inside a host function (no HIP call allowed there) on the releasing thread.
+        crate::release::now_or_later(move || {
+            let _ = device.bind();
+            // SAFETY: the event was created in `with_flags` and is destroyed only here, once, so `raw`
+            // is live and this crate never uses it again. Waits queued on it may still be pending: HIP
+            // allows destroying such an event (it is released once they complete).
+            let _ = unsafe { result::event_destroy(raw.get()) };
+        });
     }
+}
+
+/// An event's last record: how many records were made (the generation), and where the last live one
+/// stands (its queue and label; `None` if it was recorded inside a capture, or never).
+///
+/// `Event::record` holds the lock across `hipEventRecord` and the update. A caller that takes
+/// (generation, position) before its own HIP call on the event (a wait, query or synchronize) and finds
+/// the same generation after it knows its call saw that record: a record that began before the snapshot
+/// ended before it, and one that began after the snapshot and before the HIP call changed the generation
+/// before the check. So the memory model learns only orders the GPU gives.
+#[derive(Debug, Default)]
+struct Recorded {
+    generation: u64,
+    at: Option<(Weak<Queue>, u64)>,
 }
 
 /// Refuse work whose stream and memory (or event) are on different devices.
@@ -220,11 +260,16 @@ impl Stream {
             Some(log) => self.handle().join_capture(&log, wait),
             None => {
                 let op = self.begin_op();
+                let (generation, position) = event.position();
                 wait()?;
                 // The memory model learns the order: this stream's later work needs no wait for the
-                // event's stream up to the event (docs/MEMORY_MODEL.md).
-                if let (false, Some((queue, pos))) = (op.is_capturing(), event.position()) {
-                    self.handle().queue.learn(&queue, pos, op.label());
+                // event's stream up to the event. Only if no record came between the snapshot and the
+                // wait: HIP binds the wait to the record current when it is queued, which is then the
+                // snapshot's (a record racing on another thread teaches nothing, and later uses wait).
+                if let (false, Some((queue, pos))) = (op.is_capturing(), position) {
+                    if event.is_generation(generation) {
+                        self.handle().queue.learn(&queue, pos, op.label());
+                    }
                 }
                 Ok(())
             }

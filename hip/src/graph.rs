@@ -362,6 +362,18 @@ impl Graph {
 
 impl Drop for Graph {
     fn drop(&mut self) {
+        if crate::release::in_host_fn() {
+            // No HIP call inside a host function: the releasing thread drops it.
+            let moved = Graph {
+                raw: self.raw,
+                calls: std::sync::Mutex::new(()),
+                device: self.device.clone(),
+                kept: self.kept.clone(),
+                uses: self.uses.clone(),
+            };
+            crate::release::defer(Box::new(move || drop(moved)));
+            return;
+        }
         // Executable graphs made from it stay valid (HIP copies the graph at instantiation).
         let _ = self.device.bind();
         // SAFETY: `self.raw` came from hipStreamEndCapture and is destroyed only here, once; executable
@@ -484,6 +496,19 @@ impl GraphExec {
 
 impl Drop for GraphExec {
     fn drop(&mut self) {
+        if crate::release::in_host_fn() {
+            // No HIP call inside a host function (and the device synchronization below would wait for
+            // the function itself): the releasing thread drops it.
+            let moved = GraphExec {
+                raw: self.raw,
+                device: self.device.clone(),
+                kept: self.kept.clone(),
+                uses: self.uses.clone(),
+                launched: self.launched,
+            };
+            crate::release::defer(Box::new(move || drop(moved)));
+            return;
+        }
         let bound = self.device.bind().is_ok();
         if self.launched {
             // A launch may still run: let it finish before the kept buffers can be freed. If the device

@@ -97,16 +97,7 @@ unsafe extern "C" fn callback(_stream: sys::hipStream_t, status: sys::hipError_t
     unsafe { run_raw_with_status(p, status) }
 }
 
-thread_local! {
-    /// Set while this thread runs a host function for HIP.
-    static IN_HOST_FN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Whether the calling thread is running a host function: waiting here for stream work may wait for
-/// work queued behind the function itself (a deadlock), so the crate never does.
-pub(crate) fn in_host_fn() -> bool {
-    IN_HOST_FN.with(|f| f.get())
-}
+pub(crate) use crate::release::{defer, in_host_fn};
 
 /// The error for a host wait asked for inside a host function.
 pub(crate) fn refuse_wait() -> crate::Error {
@@ -117,40 +108,6 @@ pub(crate) fn refuse_wait() -> crate::Error {
                  would never finish; read the buffer after the stream reached the function's end \
                  (synchronize, an event, or a later host function's handle)"
             .into(),
-    }
-}
-
-/// Run `work` (a free that waits for streams) on the crate's releasing thread, outside any host
-/// function. If that thread cannot be started the work is leaked, never run here: memory is then never
-/// freed rather than freed under work or deadlocked.
-pub(crate) fn defer(work: Box<dyn FnOnce() + Send>) {
-    use std::sync::mpsc::{channel, Sender};
-    use std::sync::OnceLock;
-    type Work = Box<dyn FnOnce() + Send>;
-    static RELEASER: OnceLock<Option<Mutex<Sender<Work>>>> = OnceLock::new();
-    let sender = RELEASER.get_or_init(|| {
-        let (tx, rx) = channel::<Work>();
-        std::thread::Builder::new()
-            .name("hip-rs-release".into())
-            .spawn(move || {
-                for work in rx {
-                    work();
-                }
-            })
-            .ok()
-            .map(|_| Mutex::new(tx))
-    });
-    let refused = match sender {
-        Some(tx) => tx
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .send(work)
-            .err()
-            .map(|e| e.0),
-        None => Some(work),
-    };
-    if let Some(work) = refused {
-        std::mem::forget(work);
     }
 }
 
@@ -170,14 +127,7 @@ pub(crate) unsafe fn run_raw(p: *mut c_void) {
 /// # Safety
 /// `p` came from [`into_raw`] or [`into_raw_with_status`] and was neither run nor reclaimed.
 pub(crate) unsafe fn run_raw_with_status(p: *mut c_void, status: sys::hipError_t) {
-    struct Inside;
-    impl Drop for Inside {
-        fn drop(&mut self) {
-            IN_HOST_FN.with(|f| f.set(false));
-        }
-    }
-    IN_HOST_FN.with(|f| f.set(true));
-    let _inside = Inside;
+    let _inside = crate::release::InsideHostFn::enter();
     // SAFETY: `p` is a `Box<Payload>` leaked by `into_raw_with_status`, neither run nor reclaimed (the
     // caller's contract; HIP runs a queued callback once): taken back here, once.
     let payload = unsafe { Box::from_raw(p as *mut Payload) };

@@ -120,6 +120,7 @@ mod queue;
 pub mod rand;
 #[cfg(feature = "rccl")]
 pub mod rccl;
+mod release;
 pub mod result;
 pub mod rtc;
 #[cfg(feature = "solver")]

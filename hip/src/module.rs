@@ -37,6 +37,17 @@ impl Drop for ModuleInner {
     /// `Function` alive), and HIP does not wait for them before unloading their code. So the device is
     /// synchronised first; if that fails the module is leaked, never unloaded under a running kernel.
     fn drop(&mut self) {
+        if crate::release::in_host_fn() {
+            // No HIP call inside a host function (and the synchronization below would wait for the
+            // function itself): the releasing thread unloads it.
+            let moved = ModuleInner {
+                raw: self.raw,
+                device: self.device.clone(),
+                code: self.code.take(),
+            };
+            crate::release::defer(Box::new(move || drop(moved)));
+            return;
+        }
         if self.device.synchronize().is_ok() {
             // SAFETY: `self.raw` was loaded by `load_data` / `load_file` and is unloaded only here, once.
             // The last Module, Function and Global are gone (each holds an Arc of this), graphs keep the

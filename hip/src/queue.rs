@@ -24,6 +24,7 @@
 
 use crate::device::Device;
 use crate::error::Result;
+use crate::release::RawHandle;
 use crate::result;
 use hip_sys as sys;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -345,14 +346,22 @@ impl Drop for Queue {
         if !self.null {
             LIVE_STREAMS.fetch_sub(1, Ordering::Relaxed);
         }
-        let _ = self.device.bind();
         let m = self.markers.get_mut().unwrap_or_else(|e| e.into_inner());
-        for (_, e) in m.ring.drain(..) {
-            // SAFETY: created by `record_slot` and reachable by no one else now (every user of the queue
-            // held an Arc of it). Waits queued on it may still be pending: HIP (like CUDA) allows
-            // destroying such an event and releases it once they complete.
-            let _ = unsafe { result::event_destroy(e.0) };
+        let events: Vec<RawHandle<_>> = m.ring.drain(..).map(|(_, e)| RawHandle(e.0)).collect();
+        if events.is_empty() {
+            return;
         }
+        let device = self.device.clone();
+        // Inside a host function (no HIP call allowed there) on the releasing thread.
+        crate::release::now_or_later(move || {
+            let _ = device.bind();
+            for e in events {
+                // SAFETY: created by `record_slot` and reachable by no one else now (every user of the
+                // queue held an Arc of it). Waits queued on it may still be pending: HIP (like CUDA)
+                // allows destroying such an event and releases it once they complete.
+                let _ = unsafe { result::event_destroy(e.get()) };
+            }
+        });
     }
 }
 

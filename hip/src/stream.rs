@@ -7,6 +7,7 @@ pub(crate) use capture::CaptureLog;
 
 mod capture;
 use crate::queue::Queue;
+use crate::release::RawHandle;
 use crate::result;
 use hip_sys as sys;
 use std::cell::Cell;
@@ -259,13 +260,18 @@ impl Drop for StreamHandle {
     fn drop(&mut self) {
         // Destroying a stream with queued work is allowed: HIP finishes the work first. An error here
         // has nowhere to go and must not panic. The queue's markers go with the queue.
-        let _ = self.device.bind();
-        if self.owned {
+        if !self.owned {
+            return;
+        }
+        let (raw, device) = (RawHandle(self.raw), self.device.clone());
+        // Inside a host function (no HIP call allowed there) on the releasing thread.
+        crate::release::now_or_later(move || {
+            let _ = device.bind();
             // SAFETY: the stream was created by `Stream::create` and destroyed only here, once; no Arc of
             // its handle is left, so nothing can queue on it again. Work still queued on it completes
             // (hipStreamDestroy does not cancel it).
-            let _ = unsafe { result::stream_destroy(self.raw) };
-        }
+            let _ = unsafe { result::stream_destroy(raw.get()) };
+        });
     }
 }
 

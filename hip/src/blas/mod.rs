@@ -409,14 +409,19 @@ unsafe impl Sync for Owner {}
 
 impl Drop for Owner {
     fn drop(&mut self) {
-        // Errors cannot be reported from drop; the device is current so the handle is destroyed on it.
-        let _ = self.device.bind();
-        // SAFETY: the live handle, destroyed once, when neither the `Handle` nor a graph that captured a
-        // call on it is left. Work it queued may still run: the buffers it uses (and the caller's
-        // workspace) are freed only after their recorded users; the library's own device state is freed by
-        // the library, which does not free it under queued work (cublasDestroy synchronizes the device;
-        // rocBLAS frees with hipFree, which waits for the device's queued work).
-        unsafe { sys::hipblasDestroy(self.raw) };
+        let (raw, device) = (crate::release::RawHandle(self.raw), self.device.clone());
+        // Inside a host function (no HIP or library call allowed there: destroying synchronizes the
+        // device) on the releasing thread.
+        crate::release::now_or_later(move || {
+            // Errors cannot be reported from drop; the device is current so the handle is destroyed on it.
+            let _ = device.bind();
+            // SAFETY: the live handle, destroyed once, when neither the `Handle` nor a graph that captured
+            // a call on it is left. Work it queued may still run: the buffers it uses (and the caller's
+            // workspace) are freed only after their recorded users; the library's own device state is
+            // freed by the library, which does not free it under queued work (cublasDestroy synchronizes
+            // the device; rocBLAS frees with hipFree, which waits for the device's queued work).
+            unsafe { sys::hipblasDestroy(raw.get()) };
+        });
     }
 }
 

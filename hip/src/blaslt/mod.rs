@@ -266,12 +266,16 @@ unsafe impl Sync for Owner {}
 
 impl Drop for Owner {
     fn drop(&mut self) {
-        // Errors cannot be reported from drop; the device is current so the handle is destroyed on it.
-        let _ = self.device.bind();
-        // SAFETY: the live handle, destroyed once, when neither the `Handle` nor a graph that captured a
-        // call on it is left. Queued calls keep their buffers (and the workspace) alive through the memory
-        // model; hipBLASLt's kernels belong to the library, not the handle.
-        unsafe { sys::hipblasLtDestroy(self.raw) };
+        let (raw, device) = (crate::release::RawHandle(self.raw), self.device.clone());
+        // Inside a host function (no HIP or library call allowed there) on the releasing thread.
+        crate::release::now_or_later(move || {
+            // Errors cannot be reported from drop; the device is current so the handle is destroyed on it.
+            let _ = device.bind();
+            // SAFETY: the live handle, destroyed once, when neither the `Handle` nor a graph that captured
+            // a call on it is left. Queued calls keep their buffers (and the workspace) alive through the
+            // memory model; hipBLASLt's kernels belong to the library, not the handle.
+            unsafe { sys::hipblasLtDestroy(raw.get()) };
+        });
     }
 }
 

@@ -480,11 +480,17 @@ impl<T: FftFloat> Plan<T> {
 
 impl<T: FftFloat> Drop for Plan<T> {
     fn drop(&mut self) {
-        let _ = self.device.bind();
-        // SAFETY: the live plan, destroyed once. Executions it queued may still run: their buffers are
-        // freed only after their recorded users (the plan's stream among them); the plan's own work area
-        // is freed by the library with hipFree / cudaFree, which wait for the device's queued work.
-        unsafe { sys::hipfftDestroy(self.raw) };
+        let (raw, device) = (crate::release::RawHandle(self.raw), self.device.clone());
+        // Inside a host function (no HIP or library call allowed there: the library frees with hipFree)
+        // on the releasing thread.
+        crate::release::now_or_later(move || {
+            let _ = device.bind();
+            // SAFETY: the live plan, destroyed once. Executions it queued may still run: their buffers
+            // are freed only after their recorded users (the plan's stream among them); the plan's own
+            // work area is freed by the library with hipFree / cudaFree, which wait for the device's
+            // queued work.
+            unsafe { sys::hipfftDestroy(raw.get()) };
+        });
     }
 }
 

@@ -466,12 +466,17 @@ impl Generator {
 
 impl Drop for Generator {
     fn drop(&mut self) {
-        let _ = self.device.bind();
-        // SAFETY: the live generator, destroyed once. Fills it queued may still run: their output
-        // buffers are freed only after their recorded users (the fill's stream among them); the
-        // generator's own state is freed by the library with hipFree / cudaFree, which wait for the
-        // device's queued work, so no queued fill reads freed state.
-        unsafe { sys::hiprandDestroyGenerator(self.raw) };
+        let (raw, device) = (crate::release::RawHandle(self.raw), self.device.clone());
+        // Inside a host function (no HIP or library call allowed there: the library frees with hipFree)
+        // on the releasing thread.
+        crate::release::now_or_later(move || {
+            let _ = device.bind();
+            // SAFETY: the live generator, destroyed once. Fills it queued may still run: their output
+            // buffers are freed only after their recorded users (the fill's stream among them); the
+            // generator's own state is freed by the library with hipFree / cudaFree, which wait for the
+            // device's queued work, so no queued fill reads freed state.
+            unsafe { sys::hiprandDestroyGenerator(raw.get()) };
+        });
     }
 }
 

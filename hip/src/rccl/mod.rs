@@ -567,9 +567,13 @@ impl Drop for Comm {
         if group::defer_destroy(self.raw, &self.device) {
             return;
         }
-        let _ = self.device.bind();
-        // SAFETY: `self.raw` is live (`abort` consumes `self` without running this) and is destroyed
-        // only here, once.
-        let _ = unsafe { result::comm_destroy(self.raw) };
+        let (raw, device) = (crate::release::RawHandle(self.raw), self.device.clone());
+        // Inside a host function (no HIP or NCCL call allowed there) on the releasing thread.
+        crate::release::now_or_later(move || {
+            let _ = device.bind();
+            // SAFETY: `raw` is live (`abort` consumes `self` without running this) and is destroyed only
+            // here, once.
+            let _ = unsafe { result::comm_destroy(raw.get()) };
+        });
     }
 }

@@ -307,13 +307,18 @@ impl Handle {
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        // Errors cannot be reported from drop; the device is current so the handle is destroyed on it.
-        let _ = self.device.bind();
-        // SAFETY: the live handle, destroyed once. Work it queued may still run: the buffers it uses (and
-        // the workspace, dropped after this in stream order) are freed only after their recorded users;
-        // the library's own state is freed by the library, which synchronizes first (cuSOLVER,
-        // rocBLAS's handle destruction).
-        unsafe { sys::hipsolverDestroy(self.raw) };
+        let (raw, device) = (crate::release::RawHandle(self.raw), self.device.clone());
+        // Inside a host function (no HIP or library call allowed there: destroying synchronizes) on the
+        // releasing thread.
+        crate::release::now_or_later(move || {
+            // Errors cannot be reported from drop; the device is current so the handle is destroyed on it.
+            let _ = device.bind();
+            // SAFETY: the live handle, destroyed once. Work it queued may still run: the buffers it uses
+            // (and the workspace, dropped after this in stream order) are freed only after their recorded
+            // users; the library's own state is freed by the library, which synchronizes first (cuSOLVER,
+            // rocBLAS's handle destruction).
+            unsafe { sys::hipsolverDestroy(raw.get()) };
+        });
     }
 }
 

@@ -236,11 +236,15 @@ impl Handle {
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        let _ = self.device.bind();
-        // SAFETY: the live handle, destroyed once. Queued work keeps its buffers alive through the memory
-        // model (the scratch buffer too, freed after this in stream order); the library frees only its
-        // own host state here.
-        unsafe { sys::hipsparseDestroy(self.raw) };
+        let (raw, device) = (crate::release::RawHandle(self.raw), self.device.clone());
+        // Inside a host function (no HIP or library call allowed there) on the releasing thread.
+        crate::release::now_or_later(move || {
+            let _ = device.bind();
+            // SAFETY: the live handle, destroyed once. Queued work keeps its buffers alive through the
+            // memory model (the scratch buffer too, freed after this in stream order); the library frees
+            // only its own host state here.
+            unsafe { sys::hipsparseDestroy(raw.get()) };
+        });
     }
 }
 
