@@ -310,7 +310,14 @@ impl Allocation {
     /// Publish the fast-path words for `users` as they now stand; `reader` is the stream that just used
     /// the memory (its reads may be free).
     fn publish(&self, users: &Users<Arc<StreamHandle>>, reader: Option<u64>) {
-        let (sole, reader) = users.words(reader);
+        // While a call of an RCCL group uses the memory no fast path may exist: every other use (the
+        // group's own stream included) must reach the slow path, which refuses it. `use_in_group` counts
+        // the call before it records (and so before it publishes).
+        let (sole, reader) = if self.group_calls.load(Ordering::Acquire) > 0 {
+            (0, 0)
+        } else {
+            users.words(reader)
+        };
         self.sole.store(sole, Ordering::Release);
         self.reader.store(reader, Ordering::Release);
     }
