@@ -13,7 +13,6 @@
 use super::tracking::{Access, Allocation};
 use crate::device::Device;
 use crate::error::Result;
-use crate::event::Event;
 use crate::result;
 use crate::stream::Stream;
 use hip_sys as sys;
@@ -195,20 +194,48 @@ impl Pool {
 }
 
 /// Pinned buffers, their events and a stream, for one device.
+///
+/// The chunk events are raw HIP events, not [`Event`](crate::Event)s: an `Event` recorded inside the
+/// copy's stream operation would carry the whole copy's label, and waiting for the first chunk's would
+/// teach the memory model that the whole copy is complete while later chunks are still in flight (a
+/// graph launched meanwhile on another thread would then write the buffer without waiting). These
+/// teach it nothing: the copy is known complete only once the last chunk is (`StreamOp::completed`).
 struct Ring {
     device: usize,
     chunk: usize,
-    buffers: Vec<(*mut u8, Event)>,
+    buffers: Vec<(*mut u8, ChunkEvent)>,
     stream: Stream,
     pool: Pool,
     threads: usize,
 }
 
-// SAFETY: the raw pointers are the ring's own pinned buffers, freed only in its Drop; the ring lives in
-// the `ring_cell` mutex and is only used (or dropped) by the thread holding it, so moving it between
-// threads moves that exclusive ownership. The other fields (Stream, Event, Sender) are Send.
+// SAFETY: the raw pointers are the ring's own pinned buffers and chunk events, freed only in its Drop;
+// the ring lives in the `ring_cell` mutex and is only used (or dropped) by the thread holding it, so
+// moving it between threads moves that exclusive ownership. The other fields (Stream, Sender) are Send.
 unsafe impl Send for Ring {}
 
+/// A chunk's event: recorded after the chunk's DMA, waited for before its pinned buffer is reused or read.
+/// Owned by the ring, destroyed in its Drop.
+struct ChunkEvent(sys::hipEvent_t);
+
+impl ChunkEvent {
+    fn new() -> Result<ChunkEvent> {
+        result::event_create(sys::hipEventDisableTiming).map(ChunkEvent)
+    }
+
+    /// Record after the work queued on `stream` (the ring's, live, its device current) so far.
+    fn record(&self, stream: &Stream) -> Result<()> {
+        // SAFETY: a live event of the ring's device (destroyed only in the ring's Drop), recorded on the
+        // ring's own live stream of that device.
+        unsafe { result::event_record(self.0, stream.raw()) }
+    }
+
+    /// Block until the chunk's DMA is done.
+    fn synchronize(&self) -> Result<()> {
+        // SAFETY: a live event (destroyed only in the ring's Drop).
+        unsafe { result::event_synchronize(self.0) }
+    }
+}
 impl Ring {
     /// A ring for `device`. Each piece is owned by the ring as soon as it is made, so a failure part-way
     /// frees what was already allocated (through `Drop`).
@@ -223,8 +250,15 @@ impl Ring {
             threads: cfg.threads,
         };
         for _ in 0..cfg.buffers {
-            let event = Event::new(device)?;
-            let p = result::host_malloc(cfg.chunk_bytes, sys::hipHostMallocDefault)?;
+            let event = ChunkEvent::new()?;
+            let p = match result::host_malloc(cfg.chunk_bytes, sys::hipHostMallocDefault) {
+                Ok(p) => p,
+                Err(e) => {
+                    // SAFETY: just created, never recorded, owned by no one else.
+                    let _ = unsafe { result::event_destroy(event.0) };
+                    return Err(e);
+                }
+            };
             ring.buffers.push((p as *mut u8, event));
         }
         ring.pool = Pool::new(cfg.threads - 1);
@@ -357,12 +391,14 @@ impl Drop for Ring {
         if self.stream.synchronize().is_err() {
             return;
         }
-        for (p, _) in &self.buffers {
+        for (p, event) in &self.buffers {
             // SAFETY: allocated by hipHostMalloc in Ring::new and freed only here, once. Only the ring's
             // own stream ever copied to or from it, and that stream is idle (synchronized just above, so
             // even a copy that failed part-way has no DMA left); the host side copies ran on the caller's
             // thread and the pool, and finished before `to_device` / `to_host` returned.
             let _ = unsafe { result::host_free(p.cast()) };
+            // SAFETY: created in Ring::new, destroyed only here, once; its stream is idle.
+            let _ = unsafe { result::event_destroy(event.0) };
         }
     }
 }
