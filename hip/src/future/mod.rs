@@ -72,6 +72,12 @@ impl Position {
     }
 }
 
+impl signal::Settle for Position {
+    fn settle(&self) {
+        self.completed();
+    }
+}
+
 /// The future of [`Stream::completion`] and [`Event::completion`]: resolves to `Ok(())` once the work is
 /// done, or to the error the stream is in.
 #[must_use = "a future does nothing unless awaited (the work itself is queued already)"]
@@ -81,7 +87,7 @@ pub struct Completion {
 
 /// Where a future stands: refused at creation, or waiting for its event (and resolved once polled
 /// after it).
-enum State<P: Send + 'static> {
+enum State<P: signal::Settle> {
     Failed(Option<Error>),
     Waiting(Pending<P>),
 }
@@ -134,7 +140,7 @@ fn refuse_in_capture(what: &'static str, on: String) -> Error {
 /// Record the completion event on the stream `op` holds, keeping `payload` until it resolves,
 /// then end `op`. Call with `op` held (its capture state checked), after the work the future waits for
 /// was queued. On failure the payload is dropped after `op` ended.
-fn queue_on<P: Send + 'static>(op: StreamOp<'_>, payload: P) -> Result<Pending<P>> {
+fn queue_on<P: signal::Settle>(op: StreamOp<'_>, payload: P) -> Result<Pending<P>> {
     let handle = op.handle();
     let signal = Arc::new(Signal::default());
     let watched = handle.device.bind().and_then(|()| {

@@ -37,6 +37,12 @@ struct Read<H> {
     dst: H,
 }
 
+impl<H: Send + 'static> super::signal::Settle for Read<H> {
+    fn settle(&self) {
+        self.position.completed();
+    }
+}
+
 /// The future of [`DeviceBuffer::to_vec_async`]: the contents as a `Vec`, once the copy is done.
 #[must_use = "a future does nothing unless awaited (the copy itself is queued already)"]
 pub struct ReadFuture<T: DeviceCopy> {

@@ -1,21 +1,30 @@
 //! The state a future shares with the waiting thread that wakes it (`future::waiter`).
 //!
-//! [`Signal::fire`] stores the status, takes the waker and wakes it, and releases what a dropped future
-//! left behind (on the crate's releasing thread if it is ever called inside a HIP host function, which
-//! may not call HIP). Everything else (the error's message, the memory model's knowledge, reading the
-//! data) happens when the future is polled, on the executor's thread.
+//! [`Signal::fire`] stores the status, takes the waker and wakes it, and hands what a dropped future left
+//! behind to the crate's releasing thread, which first tells the memory model the work is complete and
+//! then drops it (the drop may free memory, which can wait for other streams or the device: never on the
+//! waiting thread, whose later futures would wait behind it). Everything else (the error's message, the
+//! memory model's knowledge, reading the data) happens when the future is polled, on the executor's
+//! thread.
 
 use crate::error::Result;
-use crate::host_fn::{defer, in_host_fn};
 use crate::queue::lock;
+use crate::release::defer;
 use crate::result;
 use hip_sys as sys;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
-/// What a dropped future leaves for its waiting thread to release once the work is done.
-pub(crate) type Orphan = Box<dyn Send>;
+/// What a dropped future leaves to be released once the work is done, given the wait's status.
+pub(crate) type Orphan = Box<dyn FnOnce(sys::hipError_t) + Send>;
+
+/// What a future keeps until it resolves: it can tell the memory model that the work its event follows is
+/// complete (when a dropped future's event completes, before what it kept is released).
+pub(crate) trait Settle: Send + 'static {
+    /// The event completed with `hipSuccess`: the work it follows is complete.
+    fn settle(&self);
+}
 
 /// One future's completion: set once by its stream's waiting thread.
 #[derive(Default)]
@@ -36,8 +45,9 @@ struct Inner {
 }
 
 impl Signal {
-    /// The wait ended with `status`: record it, release what a dropped future left (on the releasing
-    /// thread if called inside a HIP host function: dropping it may call HIP), and wake the future.
+    /// The wait ended with `status`: record it, hand what a dropped future left to the releasing thread
+    /// (which settles the work and drops it: never here, so the caller, a stream's waiting thread, goes
+    /// on to its next future at once), and wake the future.
     pub(crate) fn fire(&self, status: sys::hipError_t) {
         let (waker, orphan) = {
             let mut inner = lock(&self.inner);
@@ -46,11 +56,7 @@ impl Signal {
             (inner.waker.take(), inner.orphan.take())
         };
         if let Some(orphan) = orphan {
-            if in_host_fn() {
-                defer(Box::new(move || drop(orphan)));
-            } else {
-                drop(orphan);
-            }
+            defer(Box::new(move || orphan(status)));
         }
         if let Some(waker) = waker {
             waker.wake();
@@ -76,13 +82,13 @@ impl Signal {
         Poll::Pending
     }
 
-    /// The future is dropped: keep `what` until the wait ends. Answers `what` back if it ended already
-    /// (the work is done: the caller drops it now).
-    fn abandon(&self, what: Orphan) -> Option<Orphan> {
+    /// The future is dropped: keep `what` until the wait ends. Answers `what` back with the status if it
+    /// ended already (the work is done: the caller releases it now).
+    fn abandon(&self, what: Orphan) -> Option<(Orphan, sys::hipError_t)> {
         let mut inner = lock(&self.inner);
         inner.waker = None;
-        if inner.status.is_some() {
-            return Some(what);
+        if let Some(status) = inner.status {
+            return Some((what, status));
         }
         inner.orphan = Some(what);
         None
@@ -97,12 +103,12 @@ impl Signal {
 
 /// A future's side of its waited-for event: the signal, and what the future keeps alive until it
 /// resolves (handed back by [`Pending::poll`], or to the signal when dropped before).
-pub(crate) struct Pending<P: Send + 'static> {
+pub(crate) struct Pending<P: Settle> {
     signal: Arc<Signal>,
     payload: Option<P>,
 }
 
-impl<P: Send + 'static> Pending<P> {
+impl<P: Settle> Pending<P> {
     /// A pending future kept alive by `payload` until `signal` fires (or, dropped before, kept by the
     /// signal until then). The caller has arranged for `signal` to fire (`future::waiter::watch`, or a
     /// test by hand).
@@ -132,11 +138,20 @@ impl<P: Send + 'static> Pending<P> {
     }
 }
 
-impl<P: Send + 'static> Drop for Pending<P> {
+impl<P: Settle> Drop for Pending<P> {
     fn drop(&mut self) {
         if let Some(payload) = self.payload.take() {
-            // Dropped here (outside the lock) when the work is done already; else by the waiting thread.
-            drop(self.signal.abandon(Box::new(payload)));
+            let orphan: Orphan = Box::new(move |status| {
+                if status == sys::hipSuccess {
+                    payload.settle();
+                }
+                drop(payload);
+            });
+            // Released here (outside the lock) when the work is done already; else by the releasing
+            // thread once it is.
+            if let Some((orphan, status)) = self.signal.abandon(orphan) {
+                orphan(status);
+            }
         }
     }
 }

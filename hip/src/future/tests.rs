@@ -2,7 +2,7 @@
 //! hand (from this thread, another thread, or inside the crate's real host-function trampoline).
 
 use super::read::{PinnedCopy, ReadFuture};
-use super::signal::{Pending, Signal};
+use super::signal::{Pending, Settle, Signal};
 use super::Completion;
 use crate::host_fn::{into_raw_with_status, run_raw_with_status};
 use hip_sys as sys;
@@ -28,7 +28,38 @@ impl Drop for Tracked {
     }
 }
 
-fn poll<P: Send>(p: &mut Pending<P>, w: &Arc<Count>) -> Poll<(crate::Result<()>, Option<P>)> {
+/// Records where it was settled, like `Tracked` where it was dropped; settled before dropped.
+struct Settled(Arc<Mutex<Vec<&'static str>>>);
+impl Settle for Settled {
+    fn settle(&self) {
+        self.0.lock().unwrap().push("settled");
+    }
+}
+impl Drop for Settled {
+    fn drop(&mut self) {
+        self.0.lock().unwrap().push("dropped");
+    }
+}
+
+impl Settle for Tracked {
+    fn settle(&self) {}
+}
+impl Settle for u32 {
+    fn settle(&self) {}
+}
+impl Settle for () {
+    fn settle(&self) {}
+}
+
+/// Wait (10 s at most) until `drops` holds `n` entries.
+fn released<T>(drops: &Mutex<Vec<T>>, n: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while drops.lock().unwrap().len() < n && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+fn poll<P: Settle>(p: &mut Pending<P>, w: &Arc<Count>) -> Poll<(crate::Result<()>, Option<P>)> {
     let waker = Waker::from(w.clone());
     p.poll(&mut Context::from_waker(&waker))
 }
@@ -96,7 +127,12 @@ fn a_dropped_future_keeps_its_payload_until_the_work_is_done() {
     drop(p);
     assert!(drops.lock().unwrap().is_empty(), "freed under queued work");
     signal.fire(sys::hipSuccess);
-    assert_eq!(drops.lock().unwrap().len(), 1, "not released exactly once");
+    released(&drops, 1);
+    assert_eq!(
+        drops.lock().unwrap().as_slice(),
+        &[Some("hip-rs-release".to_string())],
+        "not released exactly once, by the releasing thread"
+    );
 
     // Dropped after the work is done: released at once, by the dropping thread.
     let drops = Arc::new(Mutex::new(Vec::new()));
@@ -129,7 +165,7 @@ fn inside_a_host_function_the_payload_goes_to_the_releasing_thread() {
 }
 
 /// A minimal `block_on` over `join_all`: polls every unfinished future each time the thread is woken.
-fn block_on_all<P: Send>(mut pending: Vec<Pending<P>>) -> Vec<crate::Result<()>> {
+fn block_on_all<P: Settle>(mut pending: Vec<Pending<P>>) -> Vec<crate::Result<()>> {
     struct Unpark(std::thread::Thread, AtomicUsize);
     impl Wake for Unpark {
         fn wake(self: Arc<Self>) {
@@ -185,4 +221,60 @@ fn the_futures_are_send_and_static() {
     send_static::<ReadFuture<f32>>();
     send_static::<ReadFuture<[u8; 3]>>();
     send_static::<PinnedCopy<u64>>();
+}
+
+#[test]
+fn the_waiting_thread_never_waits_for_a_dropped_futures_release() {
+    // Issue 54, hole 6: a dropped future's payload may hold the last owner of a buffer, whose free waits
+    // for streams (and hipFree for the device). Released on the waiting thread, it held back the
+    // stream's next future for that long. `fire` (what the waiting thread calls) must return at once.
+    struct Slow(Arc<Mutex<Vec<&'static str>>>);
+    impl Settle for Slow {
+        fn settle(&self) {}
+    }
+    impl Drop for Slow {
+        fn drop(&mut self) {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            self.0.lock().unwrap().push("freed");
+        }
+    }
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let (p, signal) = Pending::manual(Slow(log.clone()));
+    drop(p);
+    let start = std::time::Instant::now();
+    signal.fire(sys::hipSuccess);
+    let fired_in = start.elapsed();
+    assert!(
+        fired_in < std::time::Duration::from_millis(250),
+        "fire waited {fired_in:?} for the dropped future's release"
+    );
+    released(&log, 1);
+    assert_eq!(log.lock().unwrap().as_slice(), &["freed"]);
+}
+
+#[test]
+fn a_dropped_future_settles_its_work_before_releasing_it_and_only_on_success() {
+    // The release may free memory whose last use is the work the event followed: the memory model must
+    // know that work complete first, or the free waits for it again (on a busy device, for long).
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let (p, signal) = Pending::manual(Settled(log.clone()));
+    drop(p);
+    signal.fire(sys::hipSuccess);
+    released(&log, 2);
+    assert_eq!(log.lock().unwrap().as_slice(), &["settled", "dropped"]);
+
+    // A failed wait teaches nothing: the payload is released, the work not called complete.
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let (p, signal) = Pending::manual(Settled(log.clone()));
+    drop(p);
+    signal.fire(sys::hipError_t(719));
+    released(&log, 1);
+    assert_eq!(log.lock().unwrap().as_slice(), &["dropped"]);
+
+    // Dropped after the wait ended: settled and released by the dropping thread, at once.
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let (p, signal) = Pending::manual(Settled(log.clone()));
+    signal.fire(sys::hipSuccess);
+    drop(p);
+    assert_eq!(log.lock().unwrap().as_slice(), &["settled", "dropped"]);
 }
