@@ -52,6 +52,62 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Where threads wait for another thread's short-lived state to change (a stream's gate to open, an
+/// operation to be queued): they spin a little, then sleep until woken. The holder may hold on for long
+/// (a blocking synchronous copy, a staged copy of gigabytes), and waiters must not burn a core each
+/// meanwhile. Waking costs the holder one load when nobody sleeps.
+#[derive(Default)]
+pub(crate) struct Parking {
+    sleepers: AtomicUsize,
+    lock: Mutex<()>,
+    wake: std::sync::Condvar,
+}
+
+/// Yields before a waiter sleeps: a few HIP calls' time, the usual hold.
+const SPINS: u32 = 64;
+
+impl Parking {
+    /// Return once `ready()` answers `true`: spinning (yielding) [`SPINS`] times, then sleeping until
+    /// [`wake_all`](Self::wake_all) (or a millisecond, whichever is first: a missed wake costs at most
+    /// that). `ready` must become `true` only through a change followed by `wake_all`.
+    pub(crate) fn wait_until(&self, mut ready: impl FnMut() -> bool) {
+        for _ in 0..SPINS {
+            if ready() {
+                return;
+            }
+            std::thread::yield_now();
+        }
+        loop {
+            let guard = lock(&self.lock);
+            // Counted before the last look (both SeqCst, as in `wake_all`): a holder that changes the
+            // state after this look sees the sleeper and wakes it, under the lock held until the wait.
+            self.sleepers.fetch_add(1, Ordering::SeqCst);
+            if ready() {
+                self.sleepers.fetch_sub(1, Ordering::SeqCst);
+                return;
+            }
+            let _ = self
+                .wake
+                .wait_timeout(guard, std::time::Duration::from_millis(1));
+            self.sleepers.fetch_sub(1, Ordering::SeqCst);
+            if ready() {
+                return;
+            }
+        }
+    }
+
+    /// The state changed (call right after the change, made with a SeqCst store: a sleeper counted after
+    /// it sees the change, and one counted before it is seen here): wake every sleeper. One load when
+    /// none sleeps (an x86 SeqCst store is one `xchg`, no fence).
+    #[inline]
+    pub(crate) fn wake_all(&self) {
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            let _guard = lock(&self.lock);
+            self.wake.notify_all();
+        }
+    }
+}
+
 /// A raw event handle owned by a stream's queue state (null: not created yet).
 pub(crate) struct RawEvent(pub(crate) sys::hipEvent_t);
 
@@ -99,6 +155,8 @@ pub(crate) struct Queue {
     done: AtomicU64,
     pub(crate) markers: Mutex<Markers>,
     knows: Mutex<Vec<Known>>,
+    /// Threads waiting for an operation of this stream to be queued ([`Queue::wait_queued`]).
+    queueing: Parking,
 }
 
 // SAFETY: `raw` is a stream handle, passed only to HIP calls, which accept a stream from any thread (HIP
@@ -123,6 +181,7 @@ impl Queue {
             done: AtomicU64::new(0),
             markers: Mutex::new(Markers::default()),
             knows: Mutex::new(Vec::new()),
+            queueing: Parking::default(),
         });
         let mut all = lock(&REGISTRY);
         if all.len() >= 64 && all.len().is_power_of_two() {
@@ -146,7 +205,8 @@ impl Queue {
 
     /// The operation labelled `label` has queued its last HIP call.
     pub(crate) fn mark_queued(&self, label: u64) {
-        self.queued.store(label, Ordering::Release);
+        self.queued.store(label, Ordering::SeqCst);
+        self.queueing.wake_all();
     }
 
     /// The label of the last operation fully queued.
@@ -166,12 +226,11 @@ impl Queue {
         pos != OPEN && self.queued() < pos
     }
 
-    /// Block (yielding) until the operation labelled `pos` is queued. Only reachable when another thread
-    /// is between an operation's record and its HIP call; such an operation never waits for this thread.
+    /// Block until the operation labelled `pos` is queued (spinning briefly, then sleeping: the
+    /// operation may be a long synchronous copy). Only reachable when another thread is between an
+    /// operation's record and its HIP call; such an operation never waits for this thread.
     pub(crate) fn wait_queued(&self, pos: u64) {
-        while self.in_flight(pos) {
-            std::thread::yield_now();
-        }
+        self.queueing.wait_until(|| !self.in_flight(pos));
     }
 
     /// Whether markers are recorded after operations: with two or more streams alive.
@@ -397,5 +456,95 @@ impl Device {
             snapshot.complete();
         }
         outcome.and(restored)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Parking;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    /// CPU time of the calling thread.
+    fn thread_cpu() -> Duration {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: a valid out-pointer for clock_gettime.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+        assert_eq!(rc, 0);
+        Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+    }
+
+    #[test]
+    fn a_waiter_sleeps_while_the_holder_holds_and_wakes_when_it_lets_go() {
+        // Issue 54, hole 8: the stream gate was a yield loop, so threads waiting behind a blocking copy
+        // spun at full CPU for the whole copy.
+        let parking = Arc::new(Parking::default());
+        let open = Arc::new(AtomicBool::new(false));
+        let (p, o) = (parking.clone(), open.clone());
+        let waiter = std::thread::spawn(move || {
+            let (cpu, wall) = (thread_cpu(), Instant::now());
+            p.wait_until(|| o.load(Ordering::SeqCst));
+            (thread_cpu() - cpu, wall.elapsed())
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        let let_go = Instant::now();
+        open.store(true, Ordering::SeqCst);
+        parking.wake_all();
+        let (cpu, wall) = waiter.join().unwrap();
+        let woke_after = let_go.elapsed();
+        assert!(
+            wall >= Duration::from_millis(290),
+            "returned before the holder let go: {wall:?}"
+        );
+        assert!(
+            cpu < Duration::from_millis(60),
+            "the waiter burnt {cpu:?} of CPU in {wall:?} of waiting"
+        );
+        assert!(
+            woke_after < Duration::from_millis(200),
+            "woke {woke_after:?} late"
+        );
+    }
+
+    #[test]
+    fn a_lock_built_on_it_excludes_and_loses_no_wake() {
+        // The gate's pattern: a word taken by compare-and-swap, released by a SeqCst store + wake_all.
+        let parking = Arc::new(Parking::default());
+        let word = Arc::new(AtomicU64::new(0));
+        let inside = Arc::new(AtomicU64::new(0));
+        let threads: Vec<_> = (1..=4u64)
+            .map(|me| {
+                let (parking, word, inside) = (parking.clone(), word.clone(), inside.clone());
+                std::thread::spawn(move || {
+                    for i in 0..2000 {
+                        parking.wait_until(|| {
+                            word.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
+                                .is_ok()
+                        });
+                        let n = inside.load(Ordering::Relaxed);
+                        if i % 100 == 0 {
+                            std::thread::sleep(Duration::from_micros(200));
+                        }
+                        inside.store(n + 1, Ordering::Relaxed);
+                        word.store(0, Ordering::SeqCst);
+                        parking.wake_all();
+                    }
+                })
+            })
+            .collect();
+        let start = Instant::now();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(inside.load(Ordering::Relaxed), 8000, "two holders at once");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            start.elapsed()
+        );
     }
 }

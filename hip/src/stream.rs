@@ -6,7 +6,7 @@ pub(crate) use crate::queue::lock;
 pub(crate) use capture::CaptureLog;
 
 mod capture;
-use crate::queue::Queue;
+use crate::queue::{Parking, Queue};
 use crate::release::RawHandle;
 use crate::result;
 use hip_sys as sys;
@@ -40,10 +40,12 @@ pub(crate) struct StreamHandle {
     /// wholly captured (recorded in the capture), never checked as one and queued as the other because
     /// another thread began or ended a capture in between; and operations on one stream get their labels
     /// in the order their HIP calls are queued. A one-word lock: the token of the thread that holds it
-    /// (0: free), taken by a compare-and-swap, released by a store; others wait yielding (an operation
-    /// holds it for a few HIP calls). Re-entrant on the thread that holds it: an operation whose error
+    /// (0: free), taken by a compare-and-swap, released by a store; others spin briefly, then sleep in
+    /// `gate_waiters` (an operation usually holds it for a few HIP calls, but a blocking synchronous copy
+    /// holds it for the whole copy). Re-entrant on the thread that holds it: an operation whose error
     /// path drops a buffer freed on the same stream takes it again.
     gate: AtomicU64,
+    gate_waiters: Parking,
 }
 
 /// An operation in progress on a stream (see [`StreamHandle::begin_op`]): while it lives no capture begins
@@ -150,6 +152,7 @@ impl StreamHandle {
             capturing: AtomicBool::new(false),
             capture: Mutex::new(None),
             gate: AtomicU64::new(0),
+            gate_waiters: Parking::default(),
         })
     }
 
@@ -190,22 +193,37 @@ impl StreamHandle {
     /// Take the gate for thread `me`: `true` once taken, `false` if `me` holds it already.
     #[inline]
     fn close_gate_for(&self, me: u64) -> bool {
-        loop {
-            match self
-                .gate
-                .compare_exchange_weak(0, me, Ordering::Acquire, Ordering::Relaxed)
-            {
-                Ok(_) => return true,
-                Err(holder) if holder == me => return false,
-                Err(_) => std::thread::yield_now(),
-            }
+        match self
+            .gate
+            .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
+        {
+            Ok(_) => true,
+            Err(holder) if holder == me => false,
+            Err(_) => self.close_gate_contended(me),
         }
     }
 
-    /// Release the gate (by the thread that took it).
+    /// [`close_gate_for`](Self::close_gate_for) when another thread holds the gate: wait (spinning, then
+    /// sleeping) until it is taken. Only the holder can be `me` here if it was at the first look, so this
+    /// always takes it.
+    #[cold]
+    fn close_gate_contended(&self, me: u64) -> bool {
+        let mut taken = false;
+        self.gate_waiters.wait_until(|| {
+            taken = self
+                .gate
+                .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok();
+            taken
+        });
+        taken
+    }
+
+    /// Release the gate (by the thread that took it), waking a thread that sleeps for it.
     #[inline]
     fn open_gate(&self) {
-        self.gate.store(0, Ordering::Release);
+        self.gate.store(0, Ordering::SeqCst);
+        self.gate_waiters.wake_all();
     }
 
     /// A library handle (BLAS, RNG, FFT) moves its own device state (workspace, generator states, work
