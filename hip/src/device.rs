@@ -134,8 +134,7 @@ impl Device {
     ///   that says another device.
     ///
     /// Measured per launch on an H200 through HIP's NVIDIA platform: `hipCtxGetCurrent` about 30 ns,
-    /// `hipGetDevice` 30-100 ns, `hipSetDevice` about 100 ns even when nothing changes
-    /// (docs/BENCHMARKS.md).
+    /// `hipGetDevice` 30-100 ns, `hipSetDevice` about 100 ns even when nothing changes.
     ///
     /// The check relies on a device's context living as long as the process, as primary contexts do: a
     /// context destroyed behind the crate's back (raw `hipDeviceReset`, `hipCtxDestroy`) invalidates every

@@ -296,7 +296,8 @@ impl Graph {
     }
 
     /// How many of this crate's allocations the graph keeps alive and orders its launches by: each one
-    /// an operation of the capture touched, counted once (see `docs/MEMORY_MODEL.md`).
+    /// an operation of the capture touched, counted once. A launch orders itself after the other streams'
+    /// conflicting uses of these, and later uses after the launch, as for any operation.
     pub fn tracked_allocations(&self) -> usize {
         self.uses.len()
     }

@@ -20,7 +20,8 @@
 //!   work up to p. Completion travels along these waits: when B is known done past its wait, A is known
 //!   done up to p.
 //!
-//! The rules and what they still over-wait are in `docs/MEMORY_MODEL.md`.
+//! What this still over-waits: a consumer with no marker at or after its producer's label (one stream
+//! alive, or a ring that moved on) waits for everything queued on the producer's stream so far.
 
 use crate::device::Device;
 use crate::error::Result;

@@ -20,8 +20,7 @@ use std::sync::{Arc, Mutex};
 /// this stream as a user (the memory model may record a marker here, or wait on one, until that use is
 /// known complete).
 ///
-/// It also holds the stream's [`Queue`]: the labels, markers and knowledge of the memory model (see
-/// `docs/MEMORY_MODEL.md`).
+/// It also holds the stream's [`Queue`]: the labels, markers and knowledge of the memory model.
 pub(crate) struct StreamHandle {
     pub(crate) raw: sys::hipStream_t,
     pub(crate) device: Device,
@@ -385,7 +384,7 @@ impl Stream {
     /// `raw` is a live stream of `device` (or null, the default stream), and it stays live as long as the
     /// wrapper and as long as any memory used through the wrapper is tracked with it as its last user:
     /// the memory model may record an event on `raw` until that memory is used on another stream, waited
-    /// for by the host, or dropped (see `docs/MEMORY_MODEL.md`). It is not being captured by a capture made
+    /// for by the host, or dropped. It is not being captured by a capture made
     /// outside this crate.
     pub unsafe fn from_raw(device: &Device, raw: sys::hipStream_t) -> Stream {
         Stream {

@@ -29,7 +29,7 @@ impl Op {
 /// A value as hipBLAS's `int`, or an error naming it.
 ///
 /// The checks below run before every call: each is inlined, its error built out of line (`#[cold]`), so a
-/// call's hot path stays a few cache lines of code (measured: docs/BENCHMARKS.md, GEMM host cost).
+/// call's hot path stays a few cache lines of code (the GEMM host-cost benchmark measures what it adds).
 #[inline]
 pub(crate) fn int(what: &'static str, v: usize) -> Result<i32> {
     match i32::try_from(v) {

@@ -77,7 +77,8 @@
 //! naming what was tried and `apt-get install libhipblaslt-dev`, unless `dynamic-loading` is on (then the
 //! committed bindings of sid's 7.1.1 are used and `libhipblaslt.so.1` is opened at first use). The
 //! module is built, linted and unit-tested (no device) against sid's and experimental's packages; its
-//! GPU tests (`tests/gpu_blaslt.rs`) compile but have not run: no AMD GPU was available (docs/BLASLT.md).
+//! GPU tests (`tests/gpu_blaslt.rs`) compile but have not run: no AMD GPU was available, and hipBLASLt
+//! has no NVIDIA backend.
 
 mod calls;
 mod descr;

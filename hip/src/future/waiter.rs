@@ -21,7 +21,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How long the waiting thread polls an event before it blocks: short waits wake in about a
-/// microsecond, long ones cost this much CPU and then none (docs/BENCHMARKS.md, "Futures").
+/// microsecond, long ones cost this much CPU and then none (measured by `examples/futures_bench.rs`).
 const SPIN: Duration = Duration::from_micros(50);
 
 /// How long a waiting thread stays with nothing pending before it ends.

@@ -380,7 +380,7 @@ impl Function {
     /// the device cannot run is [`Error::InvalidLaunch`], never sent. Where the code object carries the
     /// kernel's signature ([`Function::signature`]), the arguments are checked against it: their count, each
     /// one's size, and a buffer passed for a value or a value for a pointer are [`Error::ArgumentMismatch`],
-    /// never sent (see `docs/CHECKED_LAUNCHES.md`).
+    /// never sent.
     ///
     /// Every buffer or view in `args` must be memory the stream's device can reach, or the launch is
     /// [`Error::DeviceMismatch`], never sent (a kernel given memory its device cannot reach faults the
@@ -399,7 +399,7 @@ impl Function {
     /// matches the kernel's parameters in number, order and type, that the kernel stays inside the memory it
     /// is given, and that it **writes only memory passed with [`LaunchArgs::arg_mut`]**: memory passed with
     /// [`LaunchArgs::arg`] is only read. The memory model orders the launch by exactly that (a read after
-    /// other streams' writes, a write after their reads and writes, see `docs/MEMORY_MODEL.md`) and keeps the
+    /// other streams' writes, a write after their reads and writes) and keeps the
     /// host and later work away until it is done; memory the kernel reaches any other way (a pointer inside a
     /// struct, a module global, [`LaunchArgs::arg_untracked`]) is the caller's to order: it is not read or
     /// written by the host or other work until the kernel completes. Devices: the kernel reaches only memory

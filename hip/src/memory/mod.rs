@@ -2,8 +2,7 @@
 //!
 //! # What keeps memory sound and in program order
 //!
-//! Every allocation is tracked by the memory model ([`Allocation`]; the repository's
-//! `docs/MEMORY_MODEL.md` adds the measured costs): it knows the
+//! Every allocation is tracked by the memory model ([`Allocation`]): it knows the
 //! last stream that wrote it and the streams that read it since. Every safe operation that touches memory
 //! on a stream first orders that stream after the conflicting work of other streams (read after write,
 //! write after read, write after write), so safe code sees program order on any number of streams. While

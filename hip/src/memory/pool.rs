@@ -5,8 +5,7 @@
 //! stream order: no device-wide synchronisation, unlike `hipFree`. Freed memory stays reserved by the pool
 //! up to its release threshold (default 0: trimmed at the next synchronisation); a higher threshold keeps
 //! memory for reuse and makes repeated allocations cheap. HIP has been reported (cubecl) not to return pool
-//! memory to the OS even below the threshold: [`MemPool::trim_to`] asks explicitly, and
-//! `docs/GRAPHS_POOLS.md` records what was measured.
+//! memory to the OS even below the threshold: [`MemPool::trim_to`] asks explicitly.
 
 use super::tracking::Release;
 use super::{byte_size, Access, DeviceBuffer, DeviceCopy, DeviceMemory};

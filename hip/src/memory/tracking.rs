@@ -20,7 +20,8 @@
 //! ([`Queue::wait_queued`]) before taking a marker: no pending use is lost, and since every operation
 //! takes its allocations in address order, no two operations wait for each other.
 //!
-//! The rules a user relies on, and the costs, are in `docs/MEMORY_MODEL.md`.
+//! Costs: an operation on memory that stays on its one stream takes the fast path above; the first use
+//! by another stream takes the lock, and one `hipStreamWaitEvent` per conflicting stream.
 
 use crate::device::Device;
 use crate::error::{Error, Result};

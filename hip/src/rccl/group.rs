@@ -41,6 +41,13 @@ pub(super) fn defer_destroy(raw: sys::ncclComm_t, device: &Device) -> bool {
 /// on any stream, a host access, `track_use`, a group call on another stream) is refused with
 /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming the buffer: nothing can be ordered after a call that is not queued
 /// yet. [`Comm::new`](super::Comm::new) and [`Comm::init_all`](super::Comm::init_all) inside a group are refused with libraries older than 2.14.
+///
+/// An early return is not an undo. If `f` fails (or returns through `?`) after queueing some ranks'
+/// part of a collective and before the others, `ncclGroupEnd` still launches the parts queued: an
+/// incomplete collective, whose missing ranks never join, so the streams of the parts launched wait
+/// forever (NCCL cannot withdraw a call once made). Check everything that can fail before the first
+/// call of the group, or, when `group` returns such an error, [`Comm::abort`](super::Comm::abort) the
+/// communicators involved.
 pub fn group<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
     result::group_start()?;
     DEPTH.set(DEPTH.get() + 1);

@@ -18,9 +18,15 @@ pub(super) enum Meaning {
 }
 
 /// The `info` result of a queued hipSOLVER call: one `int` per problem, written on the device by the
-/// call. Nothing reads it unless the caller does: [`check`](Info::check) and [`values`](Info::values)
-/// wait for the call that wrote it (that buffer's writer, not the whole stream) and read it back;
-/// dropped unread it waits for nothing (it is freed in the stream's order).
+/// call. Nothing reads it unless the caller does; dropped unread it waits for nothing (it is freed in the
+/// stream's order).
+///
+/// [`check`](Info::check) and [`values`](Info::values) block: they read the values back with a
+/// synchronous copy on the device's null stream, ordered after the call that wrote them. Like every
+/// `hipMemcpy` on the null stream, that copy also waits for the work queued so far on every *blocking*
+/// stream of the device (streams made by [`Stream::new`](crate::Stream::new)); streams made by
+/// [`Stream::non_blocking`](crate::Stream::non_blocking) are not waited for. To wait for the writer
+/// only, read [`buffer`](Info::buffer) with `to_vec_async` on a non-blocking stream.
 #[must_use = "a factorization's outcome (positive definite, singular, converged) is known only by checking its Info"]
 pub struct Info {
     call: &'static str,
@@ -46,6 +52,12 @@ impl Info {
 
     /// Wait for the call, and `Ok` if every problem had an answer; else [`Error::NoSolution`] for the
     /// first that had none (naming its place in the batch for a batched call).
+    ///
+    /// Blocks, on the null stream: see [`Info`] for what else it waits for.
+    ///
+    /// # Errors
+    /// [`Error::NoSolution`] as above; the error of the copy back (the stream's error if the call
+    /// failed on the device).
     pub fn check(&self) -> Result<()> {
         let values = self.values()?;
         match failure(self.meaning, &values) {
