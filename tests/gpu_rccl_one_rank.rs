@@ -134,3 +134,29 @@ fn a_group_left_by_a_panic_is_ended_and_the_next_one_works() {
     group(|| comm.all_reduce(&b, &mut c, ReduceOp::Sum, &stream)).unwrap();
     assert_eq!(c.to_vec().unwrap(), vec![3.0; N]);
 }
+
+#[test]
+fn a_write_on_the_same_stream_after_a_send_in_the_group_is_refused() {
+    // Issue 54, hole 4: `x` last written on `stream`; inside a group, send(&x) then x.fill_async on the
+    // same stream took the memory model's fast path (the stream was x's sole user) and was queued
+    // before NCCL queued the send at the group's end: the peer received the new values. Every other use
+    // of memory a pending group call uses is refused, the group's own stream included.
+    let (device, comm, stream) = one();
+    let mut x = DeviceBuffer::from_host(&device, &vec![3.0f32; N]).unwrap();
+    x.fill_async(5.0, &stream).unwrap(); // x's last writer: `stream`, its sole user
+    let mut y = DeviceBuffer::from_host(&device, &vec![-1.0f32; N]).unwrap();
+    let mut fill = None;
+    group(|| {
+        comm.send(&x, 0, &stream)?;
+        comm.recv(&mut y, 0, &stream)?;
+        fill = Some(x.fill_async(9.0, &stream));
+        Ok(())
+    })
+    .unwrap();
+    let e = fill.unwrap().expect_err("a fill of x after send(&x) inside the group");
+    assert!(refused_in_group(&e), "{e}");
+    assert_eq!(y.to_vec().unwrap(), vec![5.0; N], "the send must carry x as it was");
+    // After the group the same fill works and takes the fast path again.
+    x.fill_async(9.0, &stream).unwrap();
+    assert_eq!(x.to_vec().unwrap(), vec![9.0; N]);
+}
