@@ -2,7 +2,7 @@
 
 use crate::detector::{self, Kind};
 use crate::memory;
-use crate::streams::{lock, rt};
+use crate::streams::{self, lock, rt};
 use std::ffi::{c_char, c_void};
 
 /// A host access the caller makes now through a slice the `hip` crate handed out (e.g.
@@ -15,15 +15,27 @@ pub unsafe extern "C" fn hip_rs_shadow_host_access(ptr: *const c_void, len: usiz
     memory::host_access(rt, ptr as usize, len, kind, "a declared host access");
 }
 
-/// How many races the detector reported so far.
+/// Let every stream run what is queued now (accesses are logged when they run), without ordering the
+/// caller after it.
+fn drain() {
+    let mut g = lock();
+    let all = streams::snapshot(rt(&mut g), false);
+    for (id, seq, _) in all {
+        g = streams::wait_done(g, id, seq);
+    }
+}
+
+/// How many races the detector reported so far, once every queued operation has run.
 #[no_mangle]
 pub extern "C" fn hip_rs_shadow_reports() -> usize {
+    drain();
     detector::reports()
 }
 
 /// The reports kept (one a line), NUL-terminated and cut to `len` bytes; returns the full length.
 #[no_mangle]
 pub unsafe extern "C" fn hip_rs_shadow_report_text(buf: *mut c_char, len: usize) -> usize {
+    drain();
     let text = detector::report_text();
     if !buf.is_null() && len > 0 {
         let n = text.len().min(len - 1);
@@ -37,4 +49,11 @@ pub unsafe extern "C" fn hip_rs_shadow_report_text(buf: *mut c_char, len: usize)
 #[no_mangle]
 pub extern "C" fn hip_rs_shadow_reset() {
     detector::reset();
+}
+
+/// How many hipStreamWaitEvent calls the shadow has seen (the numbering `HIP_RS_SHADOW_DROP_WAITS` uses).
+#[no_mangle]
+pub extern "C" fn hip_rs_shadow_waits() -> usize {
+    let mut g = lock();
+    rt(&mut g).waits
 }

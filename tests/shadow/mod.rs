@@ -71,3 +71,13 @@ pub fn assert_no_reports() {
         report_text()
     );
 }
+
+/// How many hipStreamWaitEvent calls the shadow has seen (`HIP_RS_SHADOW_DROP_WAITS=N` drops the Nth).
+pub fn waits() -> usize {
+    // SAFETY: `usize hip_rs_shadow_waits(void)`.
+    unsafe {
+        lib()
+            .get::<extern "C" fn() -> usize>(b"hip_rs_shadow_waits\0")
+            .unwrap()()
+    }
+}
