@@ -12,35 +12,38 @@ export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0} CARGO_PROFILE_DEV_DEBUG=${CARGO
 
 cargo build -q --manifest-path shadow-hip/Cargo.toml --target-dir "$t"
 export HIP_RS_AMDHIP64=$PWD/$t/debug/libshadow_hip.so
-# No kernels are compiled by these tests; HIPRTC, if asked for, is the real one.
+# HIPRTC is the real one (tests/shadow_kernels.rs compiles its kernels offline for the shadow's gfx90a).
 export HIP_RS_HIPRTC=${HIP_RS_HIPRTC:-/usr/lib/$(gcc -dumpmachine)/libamdhip64.so.5}
 unset HIP_RS_SHADOW_DROP_WAITS
 feature=(--workspace --features dynamic-loading,shadow --target-dir "$t")
-cargo test -q "${feature[@]}" --test shadow_ordering --test shadow_mutation --no-run
-bins=$(cargo test "${feature[@]}" --test shadow_ordering --test shadow_mutation --no-run \
+cargo test -q "${feature[@]}" --test shadow_ordering --test shadow_kernels --test shadow_mutation --no-run
+bins=$(cargo test "${feature[@]}" --test shadow_ordering --test shadow_kernels --test shadow_mutation --no-run \
     --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
         print(m["executable"])')
-ordering=$(echo "$bins" | grep '/shadow_ordering-')
+tests=$(echo "$bins" | grep -E '/shadow_(ordering|kernels)-')
 mutation=$(echo "$bins" | grep '/shadow_mutation-')
 
 passed=0 failed=0
 log=$t/shadow-run.log
 for seed in $(seq 1 "$seeds"); do
-    # One test at a time: the reports are per process, and no other test's synchronization should
-    # order (and so hide) this one's accesses.
-    if HIP_RS_SHADOW_SEED=$seed "$ordering" -q --test-threads=1 >"$log" 2>&1; then
-        passed=$((passed + 1))
-        echo "seed $seed: $(grep '^test result' "$log")"
-    else
-        failed=$((failed + 1))
-        echo "seed $seed FAILED:"; cat "$log"
-    fi
+    for b in $tests; do
+        name=$(basename "$b" | sed 's/-[0-9a-f]*$//')
+        # One test at a time: the reports are per process, and no other test's synchronization should
+        # order (and so hide) this one's accesses.
+        if HIP_RS_SHADOW_SEED=$seed "$b" -q --test-threads=1 >"$log" 2>&1; then
+            passed=$((passed + 1))
+            echo "seed $seed, $name: $(grep '^test result' "$log")"
+        else
+            failed=$((failed + 1))
+            echo "seed $seed, $name FAILED:"; cat "$log"
+        fi
+    done
 done
-echo "shadow ordering tests: $passed passed, $failed failed (seeds 1..$seeds)"
+echo "shadow test runs: $passed passed, $failed failed ($(echo "$tests" | wc -w) test programs, seeds 1..$seeds)"
 
 echo "mutation self-test (each hipStreamWaitEvent of a two-stream pattern dropped in turn):"
 if "$mutation" --test-threads=1 --nocapture >"$log" 2>&1; then

@@ -60,8 +60,8 @@ pub fn lock() -> MutexGuard<'static, Option<Rt>> {
 
 pub fn rt<'a>(g: &'a mut MutexGuard<'static, Option<Rt>>) -> &'a mut Rt {
     let rt = g.get_or_insert_with(Rt::default);
-    if !rt.streams.contains_key(&0) {
-        rt.streams.insert(0, new_stream_state(false));
+    if let std::collections::hash_map::Entry::Vacant(e) = rt.streams.entry(0) {
+        e.insert(new_stream_state(false));
         spawn_worker(0);
     }
     rt

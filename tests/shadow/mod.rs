@@ -81,3 +81,16 @@ pub fn waits() -> usize {
             .unwrap()()
     }
 }
+
+/// Declare how long kernel `name` runs (microseconds): it holds its stream that long.
+pub fn declare_kernel_duration(name: &str, us: u64) {
+    type F = unsafe extern "C" fn(*const std::ffi::c_char, u64);
+    let c = std::ffi::CString::new(name).unwrap();
+    // SAFETY: `void hip_rs_shadow_declare_kernel_duration(const char*, uint64_t)`.
+    unsafe {
+        let f = lib()
+            .get::<F>(b"hip_rs_shadow_declare_kernel_duration\0")
+            .unwrap();
+        f(c.as_ptr(), us)
+    }
+}
