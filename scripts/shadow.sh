@@ -2,8 +2,9 @@
 # The shadow HIP runtime (shadow-hip/, docs/RELIABILITY.md "The shadow runtime"): a stand-in libamdhip64
 # with streams as host queues and a happens-before race detector, loaded through the dynamic-loading
 # feature. Builds it, runs the shadow ordering and lifetime tests (tests/shadow_*.rs, feature `shadow`)
-# once per seed with zero reports required, then the mutation self-test (a dropped hipStreamWaitEvent
-# must be reported). Reuses target/dynamic (scripts/check-dynamic-loading.sh builds the workspace there).
+# once per seed with zero reports required, says on how many seeds the known race of
+# tests/shadow_event_race.rs (ignored) shows, then runs the mutation self-test (a dropped
+# hipStreamWaitEvent must be reported). Reuses target/dynamic (scripts/check-dynamic-loading.sh builds the workspace there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t=${HIP_RS_SHADOW_TARGET_DIR:-target/dynamic}
@@ -16,15 +17,16 @@ export HIP_RS_AMDHIP64=$PWD/$t/debug/libshadow_hip.so
 export HIP_RS_HIPRTC=${HIP_RS_HIPRTC:-/usr/lib/$(gcc -dumpmachine)/libamdhip64.so.5}
 unset HIP_RS_SHADOW_DROP_WAITS
 feature=(--workspace --features dynamic-loading,shadow --target-dir "$t")
-cargo test -q "${feature[@]}" --test shadow_ordering --test shadow_kernels --test shadow_mutation --no-run
-bins=$(cargo test "${feature[@]}" --test shadow_ordering --test shadow_kernels --test shadow_mutation --no-run \
+cargo test -q "${feature[@]}" --test shadow_ordering --test shadow_kernels --test shadow_threads --test shadow_event_race --test shadow_mutation --no-run
+bins=$(cargo test "${feature[@]}" --test shadow_ordering --test shadow_kernels --test shadow_threads --test shadow_event_race --test shadow_mutation --no-run \
     --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
         print(m["executable"])')
-tests=$(echo "$bins" | grep -E '/shadow_(ordering|kernels)-')
+tests=$(echo "$bins" | grep -E '/shadow_(ordering|kernels|threads)-')
+known=$(echo "$bins" | grep '/shadow_event_race-')
 mutation=$(echo "$bins" | grep '/shadow_mutation-')
 
 passed=0 failed=0
@@ -44,6 +46,15 @@ for seed in $(seq 1 "$seeds"); do
     done
 done
 echo "shadow test runs: $passed passed, $failed failed ($(echo "$tests" | wc -w) test programs, seeds 1..$seeds)"
+
+# A race the crate has now (tests/shadow_event_race.rs, ignored): said, not failed on, until it is fixed.
+shown=0
+for seed in $(seq 1 "$seeds"); do
+    if ! HIP_RS_SHADOW_SEED=$seed "$known" -q --ignored --test-threads=1 >"$log" 2>&1; then
+        if grep -q "the shadow runtime reported" "$log"; then shown=$((shown + 1)); else cat "$log"; exit 1; fi
+    fi
+done
+echo "known race (ignored test shadow_event_race, Event::record vs Stream::wait_event): reported on $shown of $seeds seeds"
 
 echo "mutation self-test (each hipStreamWaitEvent of a two-stream pattern dropped in turn):"
 if "$mutation" --test-threads=1 --nocapture >"$log" 2>&1; then

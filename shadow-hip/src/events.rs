@@ -67,7 +67,12 @@ pub unsafe extern "C" fn hipEventDestroy(e: sys::hipEvent_t) -> Status {
 
 #[no_mangle]
 pub unsafe extern "C" fn hipEventRecord(e: sys::hipEvent_t, s: sys::hipStream_t) -> Status {
-    let (e, sid) = (e as usize, s as usize);
+    let r = record(e as usize, s as usize);
+    streams::host_delay();
+    r
+}
+
+fn record(e: usize, sid: usize) -> Status {
     let mut g = lock();
     let rt = rt(&mut g);
     if !rt.events.contains_key(&e) || !rt.streams.contains_key(&sid) {
@@ -107,7 +112,12 @@ pub unsafe extern "C" fn hipStreamWaitEvent(
     e: sys::hipEvent_t,
     _flags: u32,
 ) -> Status {
-    let (e, sid) = (e as usize, s as usize);
+    let r = wait_event(s as usize, e as usize);
+    streams::host_delay();
+    r
+}
+
+fn wait_event(sid: usize, e: usize) -> Status {
     let mut g = lock();
     let rt = rt(&mut g);
     let Some(ev) = rt.events.get(&e) else {

@@ -258,6 +258,31 @@ fn seed() -> u64 {
     s
 }
 
+/// A seeded random pause of the calling host thread after some calls (hipEventRecord,
+/// hipStreamWaitEvent): it widens the window between a HIP call and the caller's bookkeeping about it,
+/// so another thread's calls land inside it on some seeds. `HIP_RS_SHADOW_HOST_DELAY=0` turns it off.
+pub fn host_delay() {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if !*ON.get_or_init(|| std::env::var("HIP_RS_SHADOW_HOST_DELAY").map_or(true, |v| v != "0")) {
+        return;
+    }
+    thread_local! {
+        static RNG: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+    let r = RNG.with(|c| {
+        let mut x = c.get();
+        if x == 0 {
+            x = (seed() ^ u64::from(new_pid()).wrapping_mul(0xA24B_AED4_963E_E407)) | 1;
+        }
+        next(&mut x);
+        c.set(x);
+        x
+    });
+    if r & 1 == 0 {
+        std::thread::sleep(Duration::from_micros((r >> 8) % 300));
+    }
+}
+
 /// Start the thread that works stream `sid`.
 pub fn spawn_worker(sid: usize) {
     let mut rng = seed() ^ (sid as u64).wrapping_mul(0xD134_2543_DE82_EF95) | 1;
