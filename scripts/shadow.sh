@@ -17,15 +17,15 @@ export HIP_RS_AMDHIP64=$PWD/$t/debug/libshadow_hip.so
 export HIP_RS_HIPRTC=${HIP_RS_HIPRTC:-/usr/lib/$(gcc -dumpmachine)/libamdhip64.so.5}
 unset HIP_RS_SHADOW_DROP_WAITS
 feature=(--workspace --features dynamic-loading,shadow --target-dir "$t")
-cargo test -q "${feature[@]}" --test shadow_ordering --test shadow_kernels --test shadow_threads --test shadow_event_race --test shadow_mutation --no-run
-bins=$(cargo test "${feature[@]}" --test shadow_ordering --test shadow_kernels --test shadow_threads --test shadow_event_race --test shadow_mutation --no-run \
+cargo test -q "${feature[@]}" --test shadow_ordering --test shadow_kernels --test shadow_threads --test shadow_knowledge --test shadow_event_race --test shadow_mutation --no-run
+bins=$(cargo test "${feature[@]}" --test shadow_ordering --test shadow_kernels --test shadow_threads --test shadow_knowledge --test shadow_event_race --test shadow_mutation --no-run \
     --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
         print(m["executable"])')
-tests=$(echo "$bins" | grep -E '/shadow_(ordering|kernels|threads)-')
+tests=$(echo "$bins" | grep -E '/shadow_(ordering|kernels|threads|knowledge)-')
 known=$(echo "$bins" | grep '/shadow_event_race-')
 mutation=$(echo "$bins" | grep '/shadow_mutation-')
 
