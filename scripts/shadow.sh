@@ -58,7 +58,7 @@ echo "known race (ignored test shadow_event_race, Event::record vs Stream::wait_
 
 echo "mutation self-test (each hipStreamWaitEvent of a two-stream pattern dropped in turn):"
 if "$mutation" --test-threads=1 --nocapture >"$log" 2>&1; then
-    grep -E "dropped:|^test result" "$log"
+    grep -E "unmutated:|dropped:|^test result" "$log"
 else
     cat "$log"; failed=$((failed + 1))
 fi

@@ -2,7 +2,7 @@
 //! hipStreamWaitEvent into a no-op, as if the `hip` crate had never queued it. The pattern below (a fill
 //! on stream A, a copy of it on stream B, read back) is run in a child process once as it is (no report
 //! allowed) and once per wait it queued with that wait dropped: dropping the wait that orders B's copy
-//! after A's fill must be reported.
+//! after A's fill must be reported, and so must dropping any wait that ordered something new.
 #![cfg(feature = "shadow")]
 
 mod shadow;
@@ -28,9 +28,10 @@ fn pattern_in_child() {
     b.copy_device_async(&x, &mut y).unwrap();
     let wrong = y.to_vec().unwrap().iter().filter(|&&v| v != 77).count();
     println!(
-        "SHADOW reports={} waits={} wrong={wrong}",
+        "SHADOW reports={} waits={} redundant={} wrong={wrong}",
         shadow::reports(),
-        shadow::waits()
+        shadow::waits(),
+        shadow::redundant_waits()
     );
     if shadow::reports() > 0 {
         println!("{}", shadow::report_text());
@@ -40,6 +41,7 @@ fn pattern_in_child() {
 struct Run {
     reports: usize,
     waits: usize,
+    redundant: usize,
     wrong: usize,
 }
 
@@ -77,6 +79,7 @@ fn run_child(drop_wait: Option<usize>) -> Run {
     Run {
         reports: field("reports="),
         waits: field("waits="),
+        redundant: field("redundant="),
         wrong: field("wrong="),
     }
 }
@@ -87,6 +90,10 @@ fn a_dropped_wait_is_reported() {
     assert_eq!(control.reports, 0, "the unmutated pattern must be clean");
     assert_eq!(control.wrong, 0);
     assert!(control.waits >= 1, "the crate orders B after A with a wait");
+    println!(
+        "unmutated: {} waits, {} of them ordered nothing new",
+        control.waits, control.redundant
+    );
     let mut caught = Vec::new();
     for n in 1..=control.waits {
         let r = run_child(Some(n));

@@ -145,6 +145,11 @@ fn wait_event(sid: usize, e: usize) -> Status {
         // An event recorded outside the capture: the graph does not wait for it.
         return SUCCESS;
     }
+    let mut known = rt.streams[&sid].clock.clone();
+    known.join(&streams::host_peek(rt));
+    if rec.clock.le(&known) {
+        rt.redundant_waits += 1;
+    }
     let noop: streams::Action = Arc::new(|_: &Clock, _: &Arc<str>| {});
     let deps = vec![(rec.stream, rec.seq)];
     streams::push(rt, sid, "hipStreamWaitEvent", deps, &rec.clock, noop);

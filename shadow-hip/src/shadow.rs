@@ -57,3 +57,11 @@ pub extern "C" fn hip_rs_shadow_waits() -> usize {
     let mut g = lock();
     rt(&mut g).waits
 }
+
+/// How many of those waits ordered nothing new: their record was already ordered before the waiting
+/// stream's next operation (over-waiting; it costs time, not correctness).
+#[no_mangle]
+pub extern "C" fn hip_rs_shadow_redundant_waits() -> usize {
+    let mut g = lock();
+    rt(&mut g).redundant_waits
+}

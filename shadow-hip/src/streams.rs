@@ -43,6 +43,9 @@ pub struct Rt {
     pub events: HashMap<usize, crate::events::EventState>,
     /// hipStreamWaitEvent calls seen (the mutation `HIP_RS_SHADOW_DROP_WAITS` counts them).
     pub waits: usize,
+    /// Of those, waits whose record was already ordered before the waiting stream's next operation
+    /// (by stream order, the queueing thread or earlier waits): they ordered nothing new.
+    pub redundant_waits: usize,
 }
 
 static RT: Mutex<Option<Rt>> = Mutex::new(None);
@@ -132,6 +135,11 @@ pub fn host_now(rt: &Rt) -> (Clock, String) {
         h.clock.tick(h.pid);
         (c, h.name.clone())
     })
+}
+
+/// The host thread's clock now (no tick).
+pub fn host_peek(rt: &Rt) -> Clock {
+    host(&rt.released, |h| h.clock.clone())
 }
 
 /// The host thread learns `c` (it waited for what `c` covers); so does every host thread after it.

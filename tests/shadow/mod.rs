@@ -94,3 +94,14 @@ pub fn declare_kernel_duration(name: &str, us: u64) {
         f(c.as_ptr(), us)
     }
 }
+
+/// Of those waits, how many ordered nothing new (their record was already ordered before the waiting
+/// stream's next operation).
+pub fn redundant_waits() -> usize {
+    // SAFETY: `usize hip_rs_shadow_redundant_waits(void)`.
+    unsafe {
+        lib()
+            .get::<extern "C" fn() -> usize>(b"hip_rs_shadow_redundant_waits\0")
+            .unwrap()()
+    }
+}
