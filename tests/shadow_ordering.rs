@@ -245,3 +245,24 @@ fn buffers_dropped_while_streams_use_them() {
     }
     assert_no_reports();
 }
+
+#[test]
+fn managed_buffers_on_two_streams_and_the_host() {
+    let d = device();
+    let (a, b) = streams(&d);
+    for round in 0..ROUNDS {
+        let mut m = ManagedBuffer::<u32>::zeroed(&d, N).unwrap();
+        let src = DeviceBuffer::from_host(&d, &vec![round + 40; N]).unwrap();
+        a.copy_device_async(&src, &mut m).unwrap();
+        let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+        b.copy_device_async(&m, &mut y).unwrap();
+        let s = m.as_mut_slice().unwrap(); // after A's write and B's read
+        shadow::host_access(s, true);
+        s.fill(round);
+        let s = m.as_slice().unwrap();
+        shadow::host_access(s, false);
+        assert_eq!(s, &vec![round; N][..]);
+        assert_eq!(y.to_vec().unwrap(), vec![round + 40; N]);
+    }
+    assert_no_reports();
+}
