@@ -1,6 +1,7 @@
 //! Threads, futures and host functions under the shadow HIP runtime: futures dropped before they
-//! resolve, buffers dropped inside host functions, the staging ring from two threads. Each checks its
-//! values and that the race detector reported nothing. (An event re-recorded while another thread waits
+//! resolve, buffers dropped inside host functions, the staging ring from two threads, a graph launched
+//! on one thread while another reads what it writes, one stream shared by two threads, streams dropped
+//! with work queued. Each checks its values and that the race detector reported nothing. (An event re-recorded while another thread waits
 //! on it: tests/shadow_event_race.rs, a race the crate has now.)
 #![cfg(feature = "shadow")]
 
@@ -72,5 +73,93 @@ fn staging_ring_from_two_threads() {
         }
     });
     assert_eq!(*results.lock().unwrap(), vec![true, true]);
+    assert_no_reports();
+}
+
+/// A graph that writes `x` launched on A by one thread while another reads `x` on B: a launch writes
+/// without a borrow, so only the crate's tracking orders the two.
+#[test]
+fn graph_launches_and_reads_on_two_threads() {
+    let d = device();
+    let a = Stream::non_blocking(&d).unwrap();
+    let b = Stream::non_blocking(&d).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let graph = {
+        let cap = a.begin_capture(hip::CaptureMode::ThreadLocal).unwrap();
+        x.fill_async(8, &a).unwrap();
+        cap.end().unwrap()
+    };
+    let x = Arc::new(x);
+    let mut exec = graph.instantiate().unwrap();
+    std::thread::scope(|t| {
+        t.spawn(|| {
+            for _ in 0..ROUNDS {
+                exec.launch(&a).unwrap();
+            }
+        });
+        t.spawn(|| {
+            for _ in 0..ROUNDS {
+                let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+                b.copy_device_async(&*x, &mut y).unwrap();
+                let v = y.to_vec().unwrap();
+                assert!(v == vec![0; N] || v == vec![8; N]);
+            }
+        });
+    });
+    drop(exec);
+    drop(graph);
+    assert_eq!(x.to_vec().unwrap(), vec![8; N]);
+    assert_no_reports();
+}
+
+/// One stream shared by two threads, each writing its own buffer and reading the other's.
+#[test]
+fn one_stream_two_threads() {
+    let d = device();
+    let s = Stream::non_blocking(&d).unwrap();
+    let other = Stream::non_blocking(&d).unwrap();
+    let bufs = [
+        Mutex::new(DeviceBuffer::<u32>::zeroed(&d, N).unwrap()),
+        Mutex::new(DeviceBuffer::<u32>::zeroed(&d, N).unwrap()),
+    ];
+    std::thread::scope(|t| {
+        for k in 0..2usize {
+            let (d, s, other, bufs) = (&d, &s, &other, &bufs);
+            t.spawn(move || {
+                for round in 0..ROUNDS {
+                    bufs[k].lock().unwrap().fill_async(round, s).unwrap();
+                    let mut y = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+                    other
+                        .copy_device_async(&*bufs[1 - k].lock().unwrap(), &mut y)
+                        .unwrap();
+                    drop(y);
+                }
+            });
+        }
+    });
+    for b in &bufs {
+        assert_eq!(b.lock().unwrap().to_vec().unwrap(), vec![ROUNDS - 1; N]);
+    }
+    assert_no_reports();
+}
+
+/// Streams dropped with work queued on them, then the buffers that work uses read and dropped.
+#[test]
+fn streams_dropped_with_work_queued() {
+    let d = device();
+    for round in 0..ROUNDS {
+        let c = Stream::non_blocking(&d).unwrap();
+        let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+        let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+        x.fill_async(round, &c).unwrap();
+        c.copy_device_async(&x, &mut y).unwrap();
+        drop(c);
+        let e = Stream::non_blocking(&d).unwrap();
+        let mut z = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+        e.copy_device_async(&y, &mut z).unwrap();
+        drop(x); // written by the dropped stream
+        drop(e);
+        assert_eq!(z.to_vec().unwrap(), vec![round; N]);
+    }
     assert_no_reports();
 }
