@@ -11,14 +11,20 @@ t=${HIP_RS_SHADOW_TARGET_DIR:-target/dynamic}
 seeds=${HIP_RS_SHADOW_SEEDS:-8}
 export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0} CARGO_PROFILE_DEV_DEBUG=${CARGO_PROFILE_DEV_DEBUG:-0}
 
+# The shadow crate is outside the workspace: the lint stage's `cargo fmt --all` and clippy do not see it.
+cargo fmt --manifest-path shadow-hip/Cargo.toml --check
+cargo clippy -q --manifest-path shadow-hip/Cargo.toml --target-dir "$t" --all-targets -- -D warnings
 cargo build -q --manifest-path shadow-hip/Cargo.toml --target-dir "$t"
 export HIP_RS_AMDHIP64=$PWD/$t/debug/libshadow_hip.so
 # HIPRTC is the real one (tests/shadow_kernels.rs compiles its kernels offline for the shadow's gfx90a).
 export HIP_RS_HIPRTC=${HIP_RS_HIPRTC:-/usr/lib/$(gcc -dumpmachine)/libamdhip64.so.5}
 unset HIP_RS_SHADOW_DROP_WAITS
 feature=(--workspace --features dynamic-loading,shadow --target-dir "$t")
-cargo test -q "${feature[@]}" --test shadow_ordering --test shadow_kernels --test shadow_threads --test shadow_knowledge --test shadow_event_race --test shadow_mutation --no-run
-bins=$(cargo test "${feature[@]}" --test shadow_ordering --test shadow_kernels --test shadow_threads --test shadow_knowledge --test shadow_event_race --test shadow_mutation --no-run \
+shadow_tests=(--test shadow_ordering --test shadow_kernels --test shadow_threads --test shadow_knowledge
+    --test shadow_event_race --test shadow_mutation)
+cargo clippy -q "${feature[@]}" "${shadow_tests[@]}" -- -D warnings
+cargo test -q "${feature[@]}" "${shadow_tests[@]}" --no-run
+bins=$(cargo test "${feature[@]}" "${shadow_tests[@]}" --no-run \
     --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
