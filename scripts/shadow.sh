@@ -14,6 +14,7 @@ export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0} CARGO_PROFILE_DEV_DEBUG=${CARGO
 # The shadow crate is outside the workspace: the lint stage's `cargo fmt --all` and clippy do not see it.
 cargo fmt --manifest-path shadow-hip/Cargo.toml --check
 cargo clippy -q --manifest-path shadow-hip/Cargo.toml --target-dir "$t" --all-targets -- -D warnings
+cargo test -q --manifest-path shadow-hip/Cargo.toml --target-dir "$t" 2>&1 | sed -n "s/^test result/shadow-hip unit tests: test result/p"
 cargo build -q --manifest-path shadow-hip/Cargo.toml --target-dir "$t"
 export HIP_RS_AMDHIP64=$PWD/$t/debug/libshadow_hip.so
 # HIPRTC is the real one (tests/shadow_kernels.rs compiles its kernels offline for the shadow's gfx90a).

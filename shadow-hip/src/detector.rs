@@ -112,3 +112,39 @@ pub fn report_text() -> String {
 pub fn reset() {
     with(|d| *d = Detector::default());
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::new_pid;
+
+    /// The rules on clocks of two participants: unordered conflicting accesses are reported, ordered
+    /// ones and reads of reads are not, and a free counts as a write. (One test: the detector is global.)
+    #[test]
+    fn reports_exactly_the_unordered_conflicts() {
+        let (a, b) = (new_pid(), new_pid());
+        let what: Arc<str> = "test".into();
+        let mut ca = Clock::default();
+        ca.tick(a);
+        let mut cb = Clock::default();
+        cb.tick(b);
+        let mut after_a = cb.clone();
+        after_a.join(&ca);
+        let before = reports();
+        let block = 0x1000;
+        access(block, 0x1000, 64, Kind::Write, &ca, &what);
+        access(block, 0x1000, 64, Kind::Read, &after_a, &what); // ordered after: no report
+        assert_eq!(reports(), before);
+        access(block, 0x1040, 64, Kind::Write, &cb, &what); // unordered, but disjoint
+        assert_eq!(reports(), before);
+        access(block, 0x1020, 8, Kind::Read, &cb, &what); // unordered with A's write
+        assert_eq!(reports(), before + 1);
+        let block = 0x9000;
+        access(block, 0x9000, 16, Kind::Read, &ca, &what);
+        access(block, 0x9000, 16, Kind::Read, &cb, &what); // two reads: no conflict
+        assert_eq!(reports(), before + 1);
+        access(block, 0x9008, 1, Kind::Free, &cb, &what); // a free under an unordered read
+        assert_eq!(reports(), before + 2);
+        assert!(report_text().contains("free by test"));
+    }
+}
