@@ -266,3 +266,22 @@ fn managed_buffers_on_two_streams_and_the_host() {
     }
     assert_no_reports();
 }
+
+#[test]
+fn two_dimensional_copies_between_stream_work() {
+    let d = device();
+    let (a, _) = streams(&d);
+    let (w, h, pitch) = (48usize, 32usize, 64usize);
+    for round in 0..ROUNDS {
+        let mut x = DeviceBuffer::<u32>::zeroed(&d, pitch * h).unwrap();
+        x.fill_async(round, &a).unwrap(); // the padding keeps this value
+        let host: Vec<u32> = (0..(w * h) as u32).map(|i| i + round).collect();
+        x.copy_2d_from_host(pitch, &host, w, w, h).unwrap();
+        let mut back = vec![0u32; w * h];
+        x.copy_2d_to_host(pitch, &mut back, w, w, h).unwrap();
+        assert_eq!(back, host);
+        let all = x.to_vec().unwrap();
+        assert!((0..h).all(|r| all[r * pitch + w..(r + 1) * pitch] == vec![round; pitch - w][..]));
+    }
+    assert_no_reports();
+}

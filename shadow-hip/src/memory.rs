@@ -151,16 +151,6 @@ pub fn is_live_base(p: usize) -> bool {
     heap(|h| h.blocks.get(&p).is_some_and(|b| b.live))
 }
 
-/// A copy as a stream action: src read, dst write, then the bytes move.
-pub fn copy_action(dst: usize, src: usize, n: usize) -> streams::Action {
-    Arc::new(move |c: &Clock, w: &Arc<str>| {
-        log(src, n, Kind::Read, c, w);
-        log(dst, n, Kind::Write, c, w);
-        // SAFETY: both ranges are the caller's (HIP's contract for the copy); shadow memory stays mapped.
-        unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, n) };
-    })
-}
-
 /// A fill of `count` elements of `size` bytes (1, 2 or 4) with `value`.
 pub fn fill_action(dst: usize, value: u32, size: usize, count: usize) -> streams::Action {
     Arc::new(move |c: &Clock, w: &Arc<str>| {
@@ -182,34 +172,110 @@ pub fn host_access(rt: &Rt, p: usize, n: usize, kind: Kind, call: &str) {
     log(p, n, kind, &c, &what);
 }
 
-/// A synchronous copy's device part on the null stream; `host_dst`: the host writes the result after
-/// waiting (device to host), else the call returns once queued.
-pub fn sync_copy(dst: usize, src: usize, n: usize, call: &str) -> crate::Status {
-    let (dd, sd) = (is_device(dst), is_device(src));
+/// A copy's shape: `height` rows of `width` bytes, rows `dpitch` / `spitch` bytes apart (1-D: one row).
+#[derive(Clone, Copy)]
+pub struct Shape {
+    pub dst: usize,
+    pub dpitch: usize,
+    pub src: usize,
+    pub spitch: usize,
+    pub width: usize,
+    pub height: usize,
+}
+
+impl Shape {
+    pub fn linear(dst: usize, src: usize, n: usize) -> Shape {
+        Shape {
+            dst,
+            dpitch: n,
+            src,
+            spitch: n,
+            width: n,
+            height: 1,
+        }
+    }
+
+    /// The bytes from the first row's start to the last row's end (what the detector logs: the rows'
+    /// bounding range).
+    fn span(pitch: usize, width: usize, height: usize) -> usize {
+        if height == 0 || width == 0 {
+            0
+        } else {
+            pitch * (height - 1) + width
+        }
+    }
+
+    pub fn src_span(&self) -> usize {
+        Self::span(self.spitch, self.width, self.height)
+    }
+
+    pub fn dst_span(&self) -> usize {
+        Self::span(self.dpitch, self.width, self.height)
+    }
+
+    /// The source rows, packed.
+    pub fn read(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(self.width * self.height);
+        for r in 0..self.height {
+            // SAFETY: the caller's source rows (HIP's contract for the copy).
+            v.extend_from_slice(unsafe {
+                std::slice::from_raw_parts((self.src + r * self.spitch) as *const u8, self.width)
+            });
+        }
+        v
+    }
+
+    /// Write packed rows to the destination.
+    pub fn write(&self, data: &[u8]) {
+        for r in 0..self.height {
+            let row = &data[r * self.width..(r + 1) * self.width];
+            // SAFETY: the caller's destination rows.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    row.as_ptr(),
+                    (self.dst + r * self.dpitch) as *mut u8,
+                    self.width,
+                )
+            };
+        }
+    }
+}
+
+/// A copy of `shape` as a stream action: src read, dst write, then the bytes move.
+pub fn shaped_copy_action(shape: Shape) -> streams::Action {
+    Arc::new(move |c: &Clock, w: &Arc<str>| {
+        log(shape.src, shape.src_span(), Kind::Read, c, w);
+        log(shape.dst, shape.dst_span(), Kind::Write, c, w);
+        shape.write(&shape.read());
+    })
+}
+
+/// A synchronous copy: host to host at once; host to device reads the host side now and queues the
+/// device write on the null stream (returns before it ran); device to host waits (see [`to_host`]);
+/// device to device returns once queued.
+pub fn sync_copy(shape: Shape, call: &str) -> crate::Status {
+    let (dd, sd) = (is_device(shape.dst), is_device(shape.src));
     let mut g = streams::lock();
     let r = rt(&mut g);
     match (sd, dd) {
         (false, false) => {
-            host_access(r, src, n, Kind::Read, call);
-            host_access(r, dst, n, Kind::Write, call);
-            // SAFETY: host memory of the caller's.
-            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, n) };
+            host_access(r, shape.src, shape.src_span(), Kind::Read, call);
+            host_access(r, shape.dst, shape.dst_span(), Kind::Write, call);
+            shape.write(&shape.read());
         }
         (false, true) => {
             // The host side is read now (the source may be reused once the call returns).
-            host_access(r, src, n, Kind::Read, call);
-            // SAFETY: the caller's source range.
-            let data: Vec<u8> = unsafe { std::slice::from_raw_parts(src as *const u8, n) }.to_vec();
+            host_access(r, shape.src, shape.src_span(), Kind::Read, call);
+            let data = shape.read();
             let act: streams::Action = Arc::new(move |c: &Clock, w: &Arc<str>| {
-                log(dst, n, Kind::Write, c, w);
-                // SAFETY: the caller's destination range.
-                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst as *mut u8, n) };
+                log(shape.dst, shape.dst_span(), Kind::Write, c, w);
+                shape.write(&data);
             });
             streams::push(r, 0, call, Vec::new(), &Clock::default(), act);
         }
         (true, false) => {
             drop(g);
-            return to_host(0, dst, src, n, call);
+            return to_host(0, shape, call);
         }
         (true, true) => {
             streams::push(
@@ -218,7 +284,7 @@ pub fn sync_copy(dst: usize, src: usize, n: usize, call: &str) -> crate::Status 
                 call,
                 Vec::new(),
                 &Clock::default(),
-                copy_action(dst, src, n),
+                shaped_copy_action(shape),
             );
         }
     }
@@ -227,14 +293,12 @@ pub fn sync_copy(dst: usize, src: usize, n: usize, call: &str) -> crate::Status 
 
 /// Device to host, synchronous for the host: the stream reads the source, the host waits, learns the
 /// copy's clock and writes the destination.
-pub fn to_host(sid: usize, dst: usize, src: usize, n: usize, call: &str) -> crate::Status {
+pub fn to_host(sid: usize, shape: Shape, call: &str) -> crate::Status {
     let staged = Arc::new(Mutex::new(Vec::new()));
     let st = staged.clone();
     let act: streams::Action = Arc::new(move |c: &Clock, w: &Arc<str>| {
-        log(src, n, Kind::Read, c, w);
-        // SAFETY: the caller's source range.
-        let v = unsafe { std::slice::from_raw_parts(src as *const u8, n) }.to_vec();
-        *st.lock().unwrap() = v;
+        log(shape.src, shape.src_span(), Kind::Read, c, w);
+        *st.lock().unwrap() = shape.read();
     });
     let mut g = streams::lock();
     let r = rt(&mut g);
@@ -242,9 +306,7 @@ pub fn to_host(sid: usize, dst: usize, src: usize, n: usize, call: &str) -> crat
     let mut g = streams::wait_done(g, sid, seq);
     let r = rt(&mut g);
     streams::host_join(r, &clock);
-    host_access(r, dst, n, Kind::Write, call);
-    let v = staged.lock().unwrap();
-    // SAFETY: the caller's destination range.
-    unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), dst as *mut u8, v.len()) };
+    host_access(r, shape.dst, shape.dst_span(), Kind::Write, call);
+    shape.write(&staged.lock().unwrap());
     crate::SUCCESS
 }

@@ -3,7 +3,7 @@
 
 use crate::clock::Clock;
 use crate::detector::Kind;
-use crate::memory::{self, find, MemKind};
+use crate::memory::{self, find, MemKind, Shape};
 use crate::streams::{self, host_join_local, host_now, lock, rt, Action};
 use crate::{Status, INVALID_HANDLE, INVALID_VALUE, SUCCESS};
 use hip_sys as sys;
@@ -125,39 +125,33 @@ pub unsafe extern "C" fn hipMemcpy(
     n: usize,
     _kind: u32,
 ) -> Status {
-    memory::sync_copy(dst as usize, src as usize, n, "hipMemcpy")
+    let shape = memory::Shape::linear(dst as usize, src as usize, n);
+    memory::sync_copy(shape, "hipMemcpy")
 }
 
-unsafe fn copy_async(dst: usize, src: usize, n: usize, sid: usize, call: &str) -> Status {
+unsafe fn copy_async(shape: Shape, sid: usize, call: &str) -> Status {
     let mut g = lock();
     let rt = rt(&mut g);
     let Some(cap) = capturing(rt, sid) else {
         return INVALID_HANDLE;
     };
-    if !cap && find(dst).is_none() && memory::is_device(src) {
+    if !cap && find(shape.dst).is_none() && memory::is_device(shape.src) {
         // To pageable memory: as ROCm, synchronous for the host.
         drop(g);
-        return memory::to_host(sid, dst, src, n, call);
+        return memory::to_host(sid, shape, call);
     }
-    if !cap && find(src).is_none() && memory::is_device(dst) {
-        // From pageable memory: the host side is read now.
-        // SAFETY: the caller's source range.
-        let data = unsafe { std::slice::from_raw_parts(src as *const u8, n) }.to_vec();
+    if !cap && find(shape.src).is_none() && memory::is_device(shape.dst) {
+        // From pageable memory: the host side is read now, as a synchronous copy's.
+        let bytes = shape.read();
         let act: Action = Arc::new(move |c: &Clock, w: &Arc<str>| {
-            memory::log(dst, n, Kind::Write, c, w);
-            // SAFETY: the caller's destination range.
-            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst as *mut u8, n) };
+            memory::log(shape.dst, shape.dst_span(), Kind::Write, c, w);
+            shape.write(&bytes);
         });
         streams::push(rt, sid, call, Vec::new(), &Clock::default(), act);
         return SUCCESS;
     }
-    crate::graph::submit(
-        rt,
-        sid,
-        call,
-        sys::hipGraphNodeTypeMemcpy,
-        memory::copy_action(dst, src, n),
-    );
+    let act = memory::shaped_copy_action(shape);
+    crate::graph::submit(rt, sid, call, sys::hipGraphNodeTypeMemcpy, act);
     SUCCESS
 }
 
@@ -169,7 +163,8 @@ pub unsafe extern "C" fn hipMemcpyAsync(
     _kind: u32,
     s: sys::hipStream_t,
 ) -> Status {
-    copy_async(dst as usize, src as usize, n, s as usize, "hipMemcpyAsync")
+    let shape = Shape::linear(dst as usize, src as usize, n);
+    copy_async(shape, s as usize, "hipMemcpyAsync")
 }
 
 #[no_mangle]
@@ -181,13 +176,60 @@ pub unsafe extern "C" fn hipMemcpyPeerAsync(
     n: usize,
     s: sys::hipStream_t,
 ) -> Status {
-    copy_async(
-        dst as usize,
-        src as usize,
-        n,
-        s as usize,
-        "hipMemcpyPeerAsync",
-    )
+    let shape = Shape::linear(dst as usize, src as usize, n);
+    copy_async(shape, s as usize, "hipMemcpyPeerAsync")
+}
+
+fn shape_2d(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+) -> Option<Shape> {
+    (width <= dpitch && width <= spitch).then_some(Shape {
+        dst: dst as usize,
+        dpitch,
+        src: src as usize,
+        spitch,
+        width,
+        height,
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpy2D(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    _kind: u32,
+) -> Status {
+    match shape_2d(dst, dpitch, src, spitch, width, height) {
+        Some(shape) => memory::sync_copy(shape, "hipMemcpy2D"),
+        None => INVALID_VALUE,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpy2DAsync(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    _kind: u32,
+    s: sys::hipStream_t,
+) -> Status {
+    match shape_2d(dst, dpitch, src, spitch, width, height) {
+        Some(shape) => copy_async(shape, s as usize, "hipMemcpy2DAsync"),
+        None => INVALID_VALUE,
+    }
 }
 
 unsafe fn fill(
