@@ -6,7 +6,8 @@ use hip_sys as sys;
 use std::cell::Cell;
 use std::ffi::{c_char, c_int};
 
-fn count() -> c_int {
+/// How many devices the shadow has.
+pub fn count() -> c_int {
     match std::env::var("HIP_RS_SHADOW_DEVICES").as_deref() {
         Ok("2") => 2,
         _ => 1,
@@ -15,6 +16,11 @@ fn count() -> c_int {
 
 thread_local! {
     static CURRENT: Cell<c_int> = const { Cell::new(0) };
+}
+
+/// The calling thread's current device.
+pub fn current() -> c_int {
+    CURRENT.with(|c| c.get())
 }
 
 const TOTAL_MEM: usize = 64 << 30;
@@ -174,11 +180,11 @@ pub unsafe extern "C" fn hipDeviceEnablePeerAccess(_peer: c_int, _flags: u32) ->
     SUCCESS
 }
 
-/// Waits for every stream's queued work; the host learns all of it.
+/// Waits for the queued work of every stream of the current device; the host learns all of it.
 #[no_mangle]
 pub unsafe extern "C" fn hipDeviceSynchronize() -> Status {
     let mut g = lock();
-    let all = streams::snapshot(rt(&mut g), false);
+    let all = streams::snapshot(rt(&mut g), Some(current()), false);
     drop(streams::host_wait_all(g, all));
     SUCCESS
 }

@@ -67,7 +67,7 @@ pub unsafe extern "C" fn hipEventDestroy(e: sys::hipEvent_t) -> Status {
 
 #[no_mangle]
 pub unsafe extern "C" fn hipEventRecord(e: sys::hipEvent_t, s: sys::hipStream_t) -> Status {
-    let r = record(e as usize, s as usize);
+    let r = record(e as usize, streams::key(s as usize));
     streams::host_delay();
     r
 }
@@ -112,7 +112,7 @@ pub unsafe extern "C" fn hipStreamWaitEvent(
     e: sys::hipEvent_t,
     _flags: u32,
 ) -> Status {
-    let r = wait_event(s as usize, e as usize);
+    let r = wait_event(streams::key(s as usize), e as usize);
     streams::host_delay();
     r
 }

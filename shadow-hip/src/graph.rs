@@ -89,11 +89,11 @@ pub unsafe extern "C" fn hipThreadExchangeStreamCaptureMode(mode: *mut u32) -> S
 
 #[no_mangle]
 pub unsafe extern "C" fn hipStreamBeginCapture(s: sys::hipStream_t, _mode: u32) -> Status {
-    let sid = s as usize;
+    let sid = streams::key(s as usize);
     let mut g = lock();
     let rt = rt(&mut g);
     match rt.streams.get_mut(&sid) {
-        Some(st) if sid != 0 && st.capture.is_none() => {
+        Some(st) if !streams::is_null(sid) && st.capture.is_none() => {
             let graph = streams::new_handle();
             graphs(|g| g.building.insert(graph, Vec::new()));
             st.capture = Some(Capture {
@@ -112,7 +112,7 @@ pub unsafe extern "C" fn hipStreamEndCapture(
     s: sys::hipStream_t,
     out: *mut sys::hipGraph_t,
 ) -> Status {
-    let sid = s as usize;
+    let sid = streams::key(s as usize);
     let mut g = lock();
     let rt = rt(&mut g);
     let Some(cap) = rt.streams.get(&sid).and_then(|st| st.capture.clone()) else {
@@ -140,7 +140,7 @@ pub unsafe extern "C" fn hipStreamIsCapturing(
 ) -> Status {
     let mut g = lock();
     let rt = rt(&mut g);
-    let Some(st) = rt.streams.get(&(s as usize)) else {
+    let Some(st) = rt.streams.get(&(streams::key(s as usize))) else {
         return INVALID_HANDLE;
     };
     if !status.is_null() {
@@ -282,7 +282,7 @@ pub unsafe extern "C" fn hipGraphNodeGetType(
 
 #[no_mangle]
 pub unsafe extern "C" fn hipGraphLaunch(exec: sys::hipGraphExec_t, s: sys::hipStream_t) -> Status {
-    let sid = s as usize;
+    let sid = streams::key(s as usize);
     let Some(nodes) = graphs(|g| g.execs.get(&(exec as usize)).cloned()) else {
         return INVALID_VALUE;
     };

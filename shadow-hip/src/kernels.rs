@@ -191,10 +191,16 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
     });
     let mut g = lock();
     let rt = rt(&mut g);
-    if !rt.streams.contains_key(&(s as usize)) {
+    if !rt.streams.contains_key(&(streams::key(s as usize))) {
         return INVALID_HANDLE;
     }
     let call = format!("hipModuleLaunchKernel({name})");
-    crate::graph::submit(rt, s as usize, &call, sys::hipGraphNodeTypeKernel, act);
+    crate::graph::submit(
+        rt,
+        streams::key(s as usize),
+        &call,
+        sys::hipGraphNodeTypeKernel,
+        act,
+    );
     SUCCESS
 }

@@ -271,16 +271,16 @@ pub fn sync_copy(shape: Shape, call: &str) -> crate::Status {
                 log(shape.dst, shape.dst_span(), Kind::Write, c, w);
                 shape.write(&data);
             });
-            streams::push(r, 0, call, Vec::new(), &Clock::default(), act);
+            streams::push(r, streams::key(0), call, Vec::new(), &Clock::default(), act);
         }
         (true, false) => {
             drop(g);
-            return to_host(0, shape, call);
+            return to_host(streams::key(0), shape, call);
         }
         (true, true) => {
             streams::push(
                 r,
-                0,
+                streams::key(0),
                 call,
                 Vec::new(),
                 &Clock::default(),

@@ -73,7 +73,7 @@ pub unsafe extern "C" fn hipMallocAsync(
     n: usize,
     s: sys::hipStream_t,
 ) -> Status {
-    let sid = s as usize;
+    let sid = streams::key(s as usize);
     let mut g = lock();
     let rt = rt(&mut g);
     match capturing(rt, sid) {
@@ -94,7 +94,7 @@ pub unsafe extern "C" fn hipMallocAsync(
 /// The free happens at its place in the stream: its clock is the operation's.
 #[no_mangle]
 pub unsafe extern "C" fn hipFreeAsync(p: *mut c_void, s: sys::hipStream_t) -> Status {
-    let sid = s as usize;
+    let sid = streams::key(s as usize);
     let mut g = lock();
     let rt = rt(&mut g);
     match capturing(rt, sid) {
@@ -164,7 +164,7 @@ pub unsafe extern "C" fn hipMemcpyAsync(
     s: sys::hipStream_t,
 ) -> Status {
     let shape = Shape::linear(dst as usize, src as usize, n);
-    copy_async(shape, s as usize, "hipMemcpyAsync")
+    copy_async(shape, streams::key(s as usize), "hipMemcpyAsync")
 }
 
 #[no_mangle]
@@ -177,7 +177,7 @@ pub unsafe extern "C" fn hipMemcpyPeerAsync(
     s: sys::hipStream_t,
 ) -> Status {
     let shape = Shape::linear(dst as usize, src as usize, n);
-    copy_async(shape, s as usize, "hipMemcpyPeerAsync")
+    copy_async(shape, streams::key(s as usize), "hipMemcpyPeerAsync")
 }
 
 fn shape_2d(
@@ -227,7 +227,7 @@ pub unsafe extern "C" fn hipMemcpy2DAsync(
     s: sys::hipStream_t,
 ) -> Status {
     match shape_2d(dst, dpitch, src, spitch, width, height) {
-        Some(shape) => copy_async(shape, s as usize, "hipMemcpy2DAsync"),
+        Some(shape) => copy_async(shape, streams::key(s as usize), "hipMemcpy2DAsync"),
         None => INVALID_VALUE,
     }
 }
@@ -253,7 +253,7 @@ unsafe fn fill(
 /// May return before it ran (queued on the null stream), as HIP's.
 #[no_mangle]
 pub unsafe extern "C" fn hipMemset(dst: *mut c_void, value: c_int, n: usize) -> Status {
-    fill(dst, value as u32 & 0xff, 1, n, 0, "hipMemset")
+    fill(dst, value as u32 & 0xff, 1, n, streams::key(0), "hipMemset")
 }
 
 #[no_mangle]
@@ -263,7 +263,14 @@ pub unsafe extern "C" fn hipMemsetAsync(
     n: usize,
     s: sys::hipStream_t,
 ) -> Status {
-    fill(dst, value as u32 & 0xff, 1, n, s as usize, "hipMemsetAsync")
+    fill(
+        dst,
+        value as u32 & 0xff,
+        1,
+        n,
+        streams::key(s as usize),
+        "hipMemsetAsync",
+    )
 }
 
 #[no_mangle]
@@ -278,7 +285,7 @@ pub unsafe extern "C" fn hipMemsetD16Async(
         u32::from(value),
         2,
         count,
-        s as usize,
+        streams::key(s as usize),
         "hipMemsetD16Async",
     )
 }
@@ -290,7 +297,14 @@ pub unsafe extern "C" fn hipMemsetD32Async(
     count: usize,
     s: sys::hipStream_t,
 ) -> Status {
-    fill(dst, value as u32, 4, count, s as usize, "hipMemsetD32Async")
+    fill(
+        dst,
+        value as u32,
+        4,
+        count,
+        streams::key(s as usize),
+        "hipMemsetD32Async",
+    )
 }
 
 #[no_mangle]
@@ -325,7 +339,7 @@ pub unsafe extern "C" fn hipMemPrefetchAsync(
     _device: c_int,
     s: sys::hipStream_t,
 ) -> Status {
-    let (p, sid) = (p as usize, s as usize);
+    let (p, sid) = (p as usize, streams::key(s as usize));
     let act: Action = Arc::new(move |c: &Clock, w: &Arc<str>| memory::log(p, n, Kind::Read, c, w));
     let mut g = lock();
     let rt = rt(&mut g);

@@ -19,7 +19,7 @@ pub unsafe extern "C" fn hip_rs_shadow_host_access(ptr: *const c_void, len: usiz
 /// caller after it.
 fn drain() {
     let mut g = lock();
-    let all = streams::snapshot(rt(&mut g), false);
+    let all = streams::snapshot(rt(&mut g), None, false);
     for (id, seq, _) in all {
         g = streams::wait_done(g, id, seq);
     }

@@ -33,10 +33,10 @@ pub unsafe extern "C" fn hipStreamCreateWithPriority(
 /// Returns at once; the stream's worker completes what is queued, then ends. The host learns nothing.
 #[no_mangle]
 pub unsafe extern "C" fn hipStreamDestroy(s: sys::hipStream_t) -> Status {
-    let sid = s as usize;
+    let sid = streams::key(s as usize);
     let mut g = lock();
     match rt(&mut g).streams.get_mut(&sid) {
-        Some(st) if sid != 0 && !st.destroyed => {
+        Some(st) if !streams::is_null(sid) && !st.destroyed => {
             st.destroyed = true;
             streams::CV.notify_all();
             SUCCESS
@@ -49,14 +49,14 @@ pub unsafe extern "C" fn hipStreamDestroy(s: sys::hipStream_t) -> Status {
 /// legacy order waits for).
 #[no_mangle]
 pub unsafe extern "C" fn hipStreamSynchronize(s: sys::hipStream_t) -> Status {
-    let sid = s as usize;
+    let sid = streams::key(s as usize);
     let mut g = lock();
     let rt = rt(&mut g);
     let Some(st) = rt.streams.get(&sid) else {
         return INVALID_HANDLE;
     };
-    let targets = if sid == 0 {
-        streams::snapshot(rt, true)
+    let targets = if streams::is_null(sid) {
+        streams::snapshot(rt, Some(st.device), true)
     } else {
         vec![(sid, st.queued, st.clock.clone())]
     };
@@ -68,7 +68,7 @@ pub unsafe extern "C" fn hipStreamSynchronize(s: sys::hipStream_t) -> Status {
 pub unsafe extern "C" fn hipStreamQuery(s: sys::hipStream_t) -> Status {
     let mut g = lock();
     let rt = rt(&mut g);
-    let Some(st) = rt.streams.get(&(s as usize)) else {
+    let Some(st) = rt.streams.get(&(streams::key(s as usize))) else {
         return INVALID_HANDLE;
     };
     if st.done < st.queued {
@@ -86,7 +86,7 @@ fn host_fn(
     call: &str,
     run: Box<dyn Fn(sys::hipStream_t) + Send + Sync>,
 ) -> Status {
-    let sid = s as usize;
+    let sid = streams::key(s as usize);
     let mut g = lock();
     let rt = rt(&mut g);
     if !rt.streams.contains_key(&sid) {

@@ -24,6 +24,7 @@ pub struct Op {
 
 pub struct StreamState {
     pub pid: Pid,
+    pub device: i32,
     pub non_blocking: bool,
     pub queue: VecDeque<Op>,
     pub queued: u64,
@@ -63,11 +64,32 @@ pub fn lock() -> MutexGuard<'static, Option<Rt>> {
 
 pub fn rt<'a>(g: &'a mut MutexGuard<'static, Option<Rt>>) -> &'a mut Rt {
     let rt = g.get_or_insert_with(Rt::default);
-    if let std::collections::hash_map::Entry::Vacant(e) = rt.streams.entry(0) {
-        e.insert(new_stream_state(false));
-        spawn_worker(0);
+    for d in 0..crate::device::count() {
+        if let std::collections::hash_map::Entry::Vacant(e) = rt.streams.entry(null_of(d)) {
+            e.insert(new_stream_state(false, d));
+            spawn_worker(null_of(d));
+        }
     }
     rt
+}
+
+/// The key of device `d`'s null stream (handles of other streams are multiples of 16 from 16).
+pub fn null_of(d: i32) -> usize {
+    1 + d as usize
+}
+
+/// Whether `sid` is a null stream's key.
+pub fn is_null(sid: usize) -> bool {
+    sid < 16
+}
+
+/// The key of the stream a handle names: 0 is the calling thread's current device's null stream.
+pub fn key(handle: usize) -> usize {
+    if handle == 0 {
+        null_of(crate::device::current())
+    } else {
+        handle
+    }
 }
 
 pub fn wait<'a>(g: MutexGuard<'a, Option<Rt>>) -> MutexGuard<'a, Option<Rt>> {
@@ -76,9 +98,10 @@ pub fn wait<'a>(g: MutexGuard<'a, Option<Rt>>) -> MutexGuard<'a, Option<Rt>> {
         .0
 }
 
-fn new_stream_state(non_blocking: bool) -> StreamState {
+fn new_stream_state(non_blocking: bool, device: i32) -> StreamState {
     StreamState {
         pid: new_pid(),
+        device,
         non_blocking,
         queue: VecDeque::new(),
         queued: 0,
@@ -154,15 +177,15 @@ pub fn host_join_local(rt: &Rt, c: &Clock) {
 }
 
 pub fn stream_name(sid: usize) -> String {
-    if sid == 0 {
-        "the null stream".into()
+    if is_null(sid) {
+        format!("the null stream of device {}", sid - 1)
     } else {
         format!("stream {sid:#x}")
     }
 }
 
 /// Queue an operation on `sid` (not capturing): its clock is the stream's joined with the host thread's
-/// (and `extra`); the null stream's legacy order joins every blocking stream both ways.
+/// (and `extra`); a null stream's legacy order joins every blocking stream of its device both ways.
 pub fn push(
     rt: &mut Rt,
     sid: usize,
@@ -175,18 +198,18 @@ pub fn push(
     let mut clock = hclock;
     clock.join(extra);
     let s = &rt.streams[&sid];
-    let non_blocking = s.non_blocking;
+    let (non_blocking, device) = (s.non_blocking, s.device);
     let mut legacy = Clock::default();
-    if sid == 0 {
+    if is_null(sid) {
         for (&o, st) in rt.streams.iter() {
-            if o != 0 && !st.non_blocking {
+            if !is_null(o) && !st.non_blocking && st.device == device {
                 deps.push((o, st.queued));
                 legacy.join(&st.clock);
             }
         }
     } else if !non_blocking {
-        let n = &rt.streams[&0];
-        deps.push((0, n.queued));
+        let n = &rt.streams[&null_of(device)];
+        deps.push((null_of(device), n.queued));
         legacy.join(&n.clock);
     }
     clock.join(&legacy);
@@ -367,17 +390,22 @@ fn worker(sid: usize, rng: &mut u64) {
 pub fn create(non_blocking: bool) -> usize {
     let h = new_handle();
     let mut g = lock();
-    rt(&mut g).streams.insert(h, new_stream_state(non_blocking));
+    let device = crate::device::current();
+    rt(&mut g)
+        .streams
+        .insert(h, new_stream_state(non_blocking, device));
     drop(g);
     spawn_worker(h);
     h
 }
 
-/// Every stream's (id, queued, clock), the null stream's legacy set or all.
-pub fn snapshot(rt: &Rt, only_blocking: bool) -> Vec<(usize, u64, Clock)> {
+/// Every stream's (id, queued, clock): of `device` (else all), blocking ones only (a null stream's
+/// legacy set) or all.
+pub fn snapshot(rt: &Rt, device: Option<i32>, only_blocking: bool) -> Vec<(usize, u64, Clock)> {
     rt.streams
         .iter()
         .filter(|(_, s)| !only_blocking || !s.non_blocking)
+        .filter(|(_, s)| device.is_none_or(|d| s.device == d))
         .map(|(&id, s)| (id, s.queued, s.clock.clone()))
         .collect()
 }
