@@ -1,5 +1,5 @@
 //! Threads, futures and host functions under the shadow HIP runtime: futures dropped before they
-//! resolve, buffers dropped inside host functions, the staging ring from two threads, a graph launched
+//! resolve (reads, pinned copies, event completions), buffers dropped inside host functions, the staging ring from two threads, a graph launched
 //! on one thread while another reads what it writes, one stream shared by two threads, streams dropped
 //! with work queued. Each checks its values and that the race detector reported nothing. (An event re-recorded while another thread waits
 //! on it: tests/shadow_event_race.rs, a race the crate has now.)
@@ -36,6 +36,37 @@ fn futures_dropped_before_they_resolve() {
         assert_eq!(v, vec![round + 100; N]);
         drop(x.to_vec_async(&b));
         drop(x); // freed with a dropped read still queued
+    }
+    assert_no_reports();
+}
+
+/// A copy into pinned memory whose future is dropped (the future owns the pinned buffer), and an event's
+/// completion future dropped while the event is re-recorded.
+#[test]
+fn pinned_copies_and_event_completions_dropped() {
+    let d = device();
+    let a = Stream::non_blocking(&d).unwrap();
+    let b = Stream::non_blocking(&d).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let e = Event::new(&d).unwrap();
+    for round in 0..ROUNDS {
+        let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+        x.fill_async(round, &a).unwrap();
+        let pinned = PinnedBuffer::<u32>::zeroed(&d, N).unwrap();
+        drop(b.copy_to_pinned_async(&x, pinned)); // frees the pinned buffer under the copy
+        e.record(&a).unwrap();
+        drop(e.completion());
+        x.fill_async(round + 1, &a).unwrap();
+        e.record(&b).unwrap();
+        let back = rt
+            .block_on(b.copy_to_pinned_async(&x, PinnedBuffer::zeroed(&d, N).unwrap()))
+            .unwrap();
+        let s = back.as_slice().unwrap();
+        shadow::host_access(s, false);
+        assert_eq!(s, &vec![round + 1; N][..]);
+        rt.block_on(e.completion()).unwrap();
     }
     assert_no_reports();
 }
