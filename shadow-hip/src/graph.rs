@@ -1,0 +1,320 @@
+//! Stream capture and graphs: operations queued on a capturing stream are recorded as nodes (not run),
+//! other streams join a capture through events recorded in it, and a launch replays the nodes on the
+//! launch stream in their dependency order, each with the launch's clock joined with its dependencies'.
+//! Not modelled: nodes added through the graph API, child graphs, capture of host functions.
+
+use crate::clock::{new_pid, Clock};
+use crate::streams::{self, lock, rt, Action, Rt};
+use crate::{Status, INVALID_HANDLE, INVALID_VALUE, SUCCESS};
+use hip_sys as sys;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// A stream's part in a capture: the graph and the nodes its next operation depends on.
+#[derive(Clone, Debug)]
+pub struct Capture {
+    pub graph: usize,
+    pub frontier: Vec<usize>,
+}
+
+pub struct Node {
+    deps: Vec<usize>,
+    ty: sys::hipGraphNodeType,
+    call: String,
+    action: Action,
+}
+
+#[derive(Default)]
+struct Graphs {
+    graphs: HashMap<usize, Arc<Vec<Node>>>,
+    building: HashMap<usize, Vec<Node>>,
+    execs: HashMap<usize, Arc<Vec<Node>>>,
+}
+
+static GRAPHS: Mutex<Option<Graphs>> = Mutex::new(None);
+
+/// Never held while taking the runtime's lock (the order is runtime, then graphs).
+fn graphs<R>(f: impl FnOnce(&mut Graphs) -> R) -> R {
+    let mut g = GRAPHS.lock().unwrap_or_else(|p| p.into_inner());
+    f(g.get_or_insert_with(Graphs::default))
+}
+
+/// Queue on `sid`, or record a node if it is capturing.
+pub fn submit(rt: &mut Rt, sid: usize, call: &str, ty: sys::hipGraphNodeType, action: Action) {
+    if let Some(cap) = rt.streams.get_mut(&sid).and_then(|s| s.capture.as_mut()) {
+        let idx = graphs(|g| {
+            let nodes = g.building.entry(cap.graph).or_default();
+            nodes.push(Node {
+                deps: cap.frontier.clone(),
+                ty,
+                call: call.to_string(),
+                action,
+            });
+            nodes.len() - 1
+        });
+        cap.frontier = vec![idx];
+        return;
+    }
+    streams::push(rt, sid, call, Vec::new(), &Clock::default(), action);
+}
+
+/// Stream `sid` waits on an event recorded in a capture: it joins that capture.
+pub fn join_capture(rt: &mut Rt, sid: usize, cap: &Capture) {
+    let s = rt.streams.get_mut(&sid).unwrap();
+    match &mut s.capture {
+        Some(c) if c.graph == cap.graph => {
+            for n in &cap.frontier {
+                if !c.frontier.contains(n) {
+                    c.frontier.push(*n);
+                }
+            }
+        }
+        _ => s.capture = Some(cap.clone()),
+    }
+}
+
+thread_local! {
+    static MODE: Cell<u32> = const { Cell::new(0) };
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipThreadExchangeStreamCaptureMode(mode: *mut u32) -> Status {
+    if mode.is_null() {
+        return INVALID_VALUE;
+    }
+    *mode = MODE.with(|m| m.replace(*mode));
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamBeginCapture(s: sys::hipStream_t, _mode: u32) -> Status {
+    let sid = streams::key(s as usize);
+    let mut g = lock();
+    let rt = rt(&mut g);
+    match rt.streams.get_mut(&sid) {
+        Some(st) if !streams::is_null(sid) && st.capture.is_none() => {
+            let graph = streams::new_handle();
+            graphs(|g| g.building.insert(graph, Vec::new()));
+            st.capture = Some(Capture {
+                graph,
+                frontier: Vec::new(),
+            });
+            SUCCESS
+        }
+        Some(_) => sys::hipErrorIllegalState,
+        None => INVALID_HANDLE,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamEndCapture(
+    s: sys::hipStream_t,
+    out: *mut sys::hipGraph_t,
+) -> Status {
+    let sid = streams::key(s as usize);
+    let mut g = lock();
+    let rt = rt(&mut g);
+    let Some(cap) = rt.streams.get(&sid).and_then(|st| st.capture.clone()) else {
+        return sys::hipErrorIllegalState;
+    };
+    for st in rt.streams.values_mut() {
+        if st.capture.as_ref().is_some_and(|c| c.graph == cap.graph) {
+            st.capture = None;
+        }
+    }
+    graphs(|g| {
+        let nodes = g.building.remove(&cap.graph).unwrap_or_default();
+        g.graphs.insert(cap.graph, Arc::new(nodes));
+    });
+    if !out.is_null() {
+        *out = cap.graph as sys::hipGraph_t;
+    }
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamIsCapturing(
+    s: sys::hipStream_t,
+    status: *mut sys::hipStreamCaptureStatus,
+) -> Status {
+    let mut g = lock();
+    let rt = rt(&mut g);
+    let Some(st) = rt.streams.get(&(streams::key(s as usize))) else {
+        return INVALID_HANDLE;
+    };
+    if !status.is_null() {
+        *status = u32::from(st.capture.is_some());
+    }
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphDestroy(graph: sys::hipGraph_t) -> Status {
+    match graphs(|g| g.graphs.remove(&(graph as usize))) {
+        Some(_) => SUCCESS,
+        None => INVALID_VALUE,
+    }
+}
+
+fn instantiate(exec: *mut sys::hipGraphExec_t, graph: sys::hipGraph_t) -> Status {
+    if exec.is_null() {
+        return INVALID_VALUE;
+    }
+    let Some(nodes) = graphs(|g| g.graphs.get(&(graph as usize)).cloned()) else {
+        return INVALID_VALUE;
+    };
+    let h = streams::new_handle();
+    graphs(|g| g.execs.insert(h, nodes));
+    // SAFETY: checked non-null; the caller's out-parameter.
+    unsafe { *exec = h as sys::hipGraphExec_t };
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphInstantiate(
+    exec: *mut sys::hipGraphExec_t,
+    graph: sys::hipGraph_t,
+    _error_node: *mut sys::hipGraphNode_t,
+    _log: *mut std::os::raw::c_char,
+    _log_len: usize,
+) -> Status {
+    instantiate(exec, graph)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphInstantiateWithFlags(
+    exec: *mut sys::hipGraphExec_t,
+    graph: sys::hipGraph_t,
+    _flags: u64,
+) -> Status {
+    instantiate(exec, graph)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphExecDestroy(exec: sys::hipGraphExec_t) -> Status {
+    match graphs(|g| g.execs.remove(&(exec as usize))) {
+        Some(_) => SUCCESS,
+        None => INVALID_VALUE,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphExecUpdate(
+    exec: sys::hipGraphExec_t,
+    graph: sys::hipGraph_t,
+    error_node: *mut sys::hipGraphNode_t,
+    result: *mut sys::hipGraphExecUpdateResult,
+) -> Status {
+    let outcome = graphs(|g| {
+        let new = g.graphs.get(&(graph as usize))?.clone();
+        let old = g.execs.get(&(exec as usize))?;
+        let same = old.len() == new.len()
+            && old
+                .iter()
+                .zip(new.iter())
+                .all(|(a, b)| a.ty == b.ty && a.deps == b.deps);
+        if same {
+            g.execs.insert(exec as usize, new);
+        }
+        Some(same)
+    });
+    if !error_node.is_null() {
+        *error_node = std::ptr::null_mut();
+    }
+    let (code, r) = match outcome {
+        None => (INVALID_VALUE, sys::hipGraphExecUpdateError),
+        Some(true) => (SUCCESS, sys::hipGraphExecUpdateSuccess),
+        Some(false) => (
+            sys::hipErrorGraphExecUpdateFailure,
+            sys::hipGraphExecUpdateErrorTopologyChanged,
+        ),
+    };
+    if !result.is_null() {
+        *result = r;
+    }
+    code
+}
+
+const NODE_SPAN: usize = 1 << 16;
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphGetNodes(
+    graph: sys::hipGraph_t,
+    nodes: *mut sys::hipGraphNode_t,
+    count: *mut usize,
+) -> Status {
+    let Some(n) = graphs(|g| g.graphs.get(&(graph as usize)).map(|v| v.len())) else {
+        return INVALID_VALUE;
+    };
+    if count.is_null() {
+        return INVALID_VALUE;
+    }
+    if nodes.is_null() {
+        *count = n;
+        return SUCCESS;
+    }
+    let k = n.min(*count);
+    for i in 0..k {
+        *nodes.add(i) = (graph as usize * NODE_SPAN + i + 1) as sys::hipGraphNode_t;
+    }
+    *count = k;
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphNodeGetType(
+    node: sys::hipGraphNode_t,
+    ty: *mut sys::hipGraphNodeType,
+) -> Status {
+    let (graph, idx) = (
+        node as usize / NODE_SPAN,
+        (node as usize % NODE_SPAN).wrapping_sub(1),
+    );
+    match graphs(|g| g.graphs.get(&graph).and_then(|v| v.get(idx)).map(|n| n.ty)) {
+        Some(t) if !ty.is_null() => {
+            *ty = t;
+            SUCCESS
+        }
+        _ => INVALID_VALUE,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphLaunch(exec: sys::hipGraphExec_t, s: sys::hipStream_t) -> Status {
+    let sid = streams::key(s as usize);
+    let Some(nodes) = graphs(|g| g.execs.get(&(exec as usize)).cloned()) else {
+        return INVALID_VALUE;
+    };
+    let mut g = lock();
+    let rt = rt(&mut g);
+    if !rt.streams.contains_key(&sid) {
+        return INVALID_HANDLE;
+    }
+    let noop: Action = Arc::new(|_: &Clock, _: &Arc<str>| {});
+    let (_, base) = streams::push(
+        rt,
+        sid,
+        "hipGraphLaunch",
+        Vec::new(),
+        &Clock::default(),
+        noop,
+    );
+    let mut clocks: Vec<Clock> = Vec::with_capacity(nodes.len());
+    for (i, n) in nodes.iter().enumerate() {
+        let mut c = base.clone();
+        for &d in &n.deps {
+            c.join(&clocks[d]);
+        }
+        c.tick(new_pid());
+        let what: Arc<str> = format!(
+            "{} (graph node {i}, replayed by hipGraphLaunch on {})",
+            n.call,
+            streams::stream_name(sid)
+        )
+        .into();
+        streams::push_with_clock(rt, sid, what, c.clone(), n.action.clone());
+        clocks.push(c);
+    }
+    SUCCESS
+}

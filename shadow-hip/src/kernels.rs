@@ -1,0 +1,206 @@
+//! Modules and kernels: any image loads; a launch runs nothing but makes the memory accesses its test
+//! declared (`hip_rs_shadow_declare_kernel`), for the declared duration.
+
+use crate::clock::Clock;
+use crate::detector::Kind;
+use crate::memory::{self, find};
+use crate::streams::{self, lock, rt, Action};
+use crate::{Status, INVALID_HANDLE, INVALID_VALUE, SUCCESS};
+use hip_sys as sys;
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Clone, Default)]
+struct Decl {
+    roles: Vec<u8>,
+    duration_us: u64,
+}
+
+#[derive(Default)]
+struct Table {
+    decls: HashMap<String, Decl>,
+    functions: HashMap<usize, String>,
+}
+
+static TABLE: Mutex<Option<Table>> = Mutex::new(None);
+
+fn table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
+    let mut g = TABLE.lock().unwrap_or_else(|p| p.into_inner());
+    f(g.get_or_insert_with(Table::default))
+}
+
+/// Declare kernel `name`'s parameters: per parameter 0 (not a pointer), `r` read, `w` write, `b` both.
+/// Each pointer's extent is the whole allocation containing it.
+#[no_mangle]
+pub unsafe extern "C" fn hip_rs_shadow_declare_kernel(
+    name: *const c_char,
+    roles: *const u8,
+    n: usize,
+) {
+    let name = CStr::from_ptr(name).to_string_lossy().into_owned();
+    let roles = std::slice::from_raw_parts(roles, n).to_vec();
+    table(|t| t.decls.entry(name).or_default().roles = roles);
+}
+
+/// Declare how long kernel `name` runs, in microseconds.
+#[no_mangle]
+pub unsafe extern "C" fn hip_rs_shadow_declare_kernel_duration(name: *const c_char, us: u64) {
+    let name = CStr::from_ptr(name).to_string_lossy().into_owned();
+    table(|t| t.decls.entry(name).or_default().duration_us = us);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleLoadData(
+    m: *mut sys::hipModule_t,
+    image: *const c_void,
+) -> Status {
+    if m.is_null() || image.is_null() {
+        return INVALID_VALUE;
+    }
+    *m = streams::new_handle() as sys::hipModule_t;
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleLoad(m: *mut sys::hipModule_t, path: *const c_char) -> Status {
+    hipModuleLoadData(m, path.cast())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleUnload(_m: sys::hipModule_t) -> Status {
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleGetFunction(
+    f: *mut sys::hipFunction_t,
+    _m: sys::hipModule_t,
+    name: *const c_char,
+) -> Status {
+    if f.is_null() || name.is_null() {
+        return INVALID_VALUE;
+    }
+    let h = streams::new_handle();
+    let name = CStr::from_ptr(name).to_string_lossy().into_owned();
+    table(|t| t.functions.insert(h, name));
+    *f = h as sys::hipFunction_t;
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleGetGlobal(
+    _p: *mut sys::hipDeviceptr_t,
+    _bytes: *mut usize,
+    _m: sys::hipModule_t,
+    _name: *const c_char,
+) -> Status {
+    sys::hipErrorNotFound
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipFuncGetAttribute(
+    v: *mut c_int,
+    attr: sys::hipFunction_attribute,
+    _f: sys::hipFunction_t,
+) -> Status {
+    if v.is_null() {
+        return INVALID_VALUE;
+    }
+    *v = if attr == sys::HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK {
+        1024
+    } else {
+        0
+    };
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleOccupancyMaxPotentialBlockSize(
+    grid: *mut c_int,
+    block: *mut c_int,
+    _f: sys::hipFunction_t,
+    _shared: usize,
+    limit: c_int,
+) -> Status {
+    if grid.is_null() || block.is_null() {
+        return INVALID_VALUE;
+    }
+    *block = if limit > 0 { limit.min(1024) } else { 1024 };
+    *grid = 104 * 2;
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(
+    n: *mut c_int,
+    _f: sys::hipFunction_t,
+    block: c_int,
+    _shared: usize,
+) -> Status {
+    if n.is_null() || block <= 0 {
+        return INVALID_VALUE;
+    }
+    *n = (2048 / block).max(1);
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleLaunchKernel(
+    f: sys::hipFunction_t,
+    _gx: c_uint,
+    _gy: c_uint,
+    _gz: c_uint,
+    _bx: c_uint,
+    _by: c_uint,
+    _bz: c_uint,
+    _shared: c_uint,
+    s: sys::hipStream_t,
+    params: *mut *mut c_void,
+    _extra: *mut *mut c_void,
+) -> Status {
+    let Some((name, decl)) = table(|t| {
+        let name = t.functions.get(&(f as usize))?.clone();
+        let decl = t.decls.get(&name).cloned().unwrap_or_default();
+        Some((name, decl))
+    }) else {
+        return INVALID_HANDLE;
+    };
+    let mut accesses = Vec::new();
+    for (i, &role) in decl.roles.iter().enumerate() {
+        if role == 0 || params.is_null() {
+            continue;
+        }
+        let p = *(*params.add(i) as *const usize);
+        if let Some((base, len, _, _)) = find(p) {
+            if role == b'r' || role == b'b' {
+                accesses.push((base, len, Kind::Read));
+            }
+            if role == b'w' || role == b'b' {
+                accesses.push((base, len, Kind::Write));
+            }
+        }
+    }
+    let us = decl.duration_us;
+    let act: Action = Arc::new(move |c: &Clock, w: &Arc<str>| {
+        std::thread::sleep(Duration::from_micros(us));
+        for &(p, n, k) in &accesses {
+            memory::log(p, n, k, c, w);
+        }
+    });
+    let mut g = lock();
+    let rt = rt(&mut g);
+    if !rt.streams.contains_key(&(streams::key(s as usize))) {
+        return INVALID_HANDLE;
+    }
+    let call = format!("hipModuleLaunchKernel({name})");
+    crate::graph::submit(
+        rt,
+        streams::key(s as usize),
+        &call,
+        sys::hipGraphNodeTypeKernel,
+        act,
+    );
+    SUCCESS
+}

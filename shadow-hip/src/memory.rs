@@ -1,0 +1,312 @@
+//! Memory: real host memory backs every allocation (never given back to the system, so a late access
+//! of freed memory reads or writes memory that is still mapped); freed blocks are reused eagerly.
+//! Copies and fills move real bytes on the stream workers, logging each range with the detector.
+
+use crate::clock::Clock;
+use crate::detector::{self, Kind};
+use crate::streams::{self, host_now, rt, Rt};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemKind {
+    Device,
+    Pinned,
+    Managed,
+}
+
+struct Block {
+    len: usize,
+    kind: MemKind,
+    flags: u32,
+    live: bool,
+}
+
+/// A freed block waiting for reuse: who freed it and when (stream, seq; host frees are at once).
+struct Freed {
+    base: usize,
+    len: usize,
+    kind: MemKind,
+    clock: Clock,
+    stream: Option<(usize, u64)>,
+}
+
+#[derive(Default)]
+struct Heap {
+    blocks: BTreeMap<usize, Block>,
+    freed: Vec<Freed>,
+}
+
+static HEAP: Mutex<Option<Heap>> = Mutex::new(None);
+
+fn heap<R>(f: impl FnOnce(&mut Heap) -> R) -> R {
+    let mut g = HEAP.lock().unwrap_or_else(|p| p.into_inner());
+    f(g.get_or_insert_with(Heap::default))
+}
+
+/// The block containing `p`: (base, len, kind, flags), live or not.
+pub fn find(p: usize) -> Option<(usize, usize, MemKind, u32)> {
+    heap(|h| {
+        let (&base, b) = h.blocks.range(..=p).next_back()?;
+        (p < base + b.len.max(1)).then_some((base, b.len, b.kind, b.flags))
+    })
+}
+
+/// Whether `p` is device (or managed) memory; pinned and pageable memory is host memory.
+pub fn is_device(p: usize) -> bool {
+    matches!(find(p), Some((_, _, MemKind::Device | MemKind::Managed, _)))
+}
+
+/// Log an access of `[p, p + len)` if it lies in an allocation of the shadow (pageable memory is not
+/// tracked).
+pub fn log(p: usize, len: usize, kind: Kind, clock: &Clock, what: &Arc<str>) {
+    if let Some((base, blen, _, _)) = find(p) {
+        let end = (p + len).min(base + blen);
+        detector::access(base, p, end.saturating_sub(p), kind, clock, what);
+    }
+}
+
+/// Allocate `len` bytes of `kind`: a freed block of the same size and kind when one may be reused (freed
+/// by the host, on `stream` itself, or freed on another stream and already executed), else new memory.
+/// Returns the pointer and the clock of the free it reuses (the allocator orders the two).
+pub fn alloc(
+    rt: &Rt,
+    len: usize,
+    kind: MemKind,
+    flags: u32,
+    stream: Option<usize>,
+) -> (usize, Clock) {
+    let len = len.max(1);
+    let reusable = |f: &Freed| {
+        f.len == len
+            && f.kind == kind
+            && match f.stream {
+                None => true,
+                Some((s, seq)) => {
+                    Some(s) == stream || rt.streams.get(&s).is_none_or(|st| st.done >= seq)
+                }
+            }
+    };
+    let reused = heap(|h| {
+        let i = h.freed.iter().position(reusable)?;
+        let f = h.freed.swap_remove(i);
+        let b = h.blocks.get_mut(&f.base).unwrap();
+        b.live = true;
+        b.flags = flags;
+        Some((f.base, f.clock))
+    });
+    if let Some(r) = reused {
+        return r;
+    }
+    let layout = std::alloc::Layout::from_size_align(len, 256).expect("allocation size");
+    // SAFETY: the layout has a non-zero size. The memory is never deallocated (see the module doc).
+    let p = unsafe { std::alloc::alloc_zeroed(layout) } as usize;
+    assert!(p != 0, "shadow HIP: out of host memory");
+    heap(|h| {
+        h.blocks.insert(
+            p,
+            Block {
+                len,
+                kind,
+                flags,
+                live: true,
+            },
+        )
+    });
+    (p, Clock::default())
+}
+
+/// Free the live allocation at `p` (its base): a write of the whole block with `clock`, then the block
+/// may be reused. `None` if `p` is not a live allocation's base of `kinds`.
+pub fn free(
+    p: usize,
+    kinds: &[MemKind],
+    clock: &Clock,
+    what: &Arc<str>,
+    stream: Option<(usize, u64)>,
+) -> Option<()> {
+    let (len, kind) = heap(|h| {
+        let b = h.blocks.get_mut(&p)?;
+        if !b.live || !kinds.contains(&b.kind) {
+            return None;
+        }
+        b.live = false;
+        Some((b.len, b.kind))
+    })?;
+    detector::access(p, p, len, Kind::Free, clock, what);
+    heap(|h| {
+        h.freed.push(Freed {
+            base: p,
+            len,
+            kind,
+            clock: clock.clone(),
+            stream,
+        })
+    });
+    Some(())
+}
+
+/// Whether `p` is the base of a live allocation.
+pub fn is_live_base(p: usize) -> bool {
+    heap(|h| h.blocks.get(&p).is_some_and(|b| b.live))
+}
+
+/// A fill of `count` elements of `size` bytes (1, 2 or 4) with `value`.
+pub fn fill_action(dst: usize, value: u32, size: usize, count: usize) -> streams::Action {
+    Arc::new(move |c: &Clock, w: &Arc<str>| {
+        log(dst, count * size, Kind::Write, c, w);
+        let bytes = value.to_le_bytes();
+        for i in 0..count {
+            // SAFETY: the range is the caller's (HIP's contract for the fill).
+            unsafe {
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), (dst + i * size) as *mut u8, size)
+            };
+        }
+    })
+}
+
+/// A host access of `[p, p + n)` by the calling thread, now.
+pub fn host_access(rt: &Rt, p: usize, n: usize, kind: Kind, call: &str) {
+    let (c, name) = host_now(rt);
+    let what: Arc<str> = format!("{call} by {name}").into();
+    log(p, n, kind, &c, &what);
+}
+
+/// A copy's shape: `height` rows of `width` bytes, rows `dpitch` / `spitch` bytes apart (1-D: one row).
+#[derive(Clone, Copy)]
+pub struct Shape {
+    pub dst: usize,
+    pub dpitch: usize,
+    pub src: usize,
+    pub spitch: usize,
+    pub width: usize,
+    pub height: usize,
+}
+
+impl Shape {
+    pub fn linear(dst: usize, src: usize, n: usize) -> Shape {
+        Shape {
+            dst,
+            dpitch: n,
+            src,
+            spitch: n,
+            width: n,
+            height: 1,
+        }
+    }
+
+    /// The bytes from the first row's start to the last row's end (what the detector logs: the rows'
+    /// bounding range).
+    fn span(pitch: usize, width: usize, height: usize) -> usize {
+        if height == 0 || width == 0 {
+            0
+        } else {
+            pitch * (height - 1) + width
+        }
+    }
+
+    pub fn src_span(&self) -> usize {
+        Self::span(self.spitch, self.width, self.height)
+    }
+
+    pub fn dst_span(&self) -> usize {
+        Self::span(self.dpitch, self.width, self.height)
+    }
+
+    /// The source rows, packed.
+    pub fn read(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(self.width * self.height);
+        for r in 0..self.height {
+            // SAFETY: the caller's source rows (HIP's contract for the copy).
+            v.extend_from_slice(unsafe {
+                std::slice::from_raw_parts((self.src + r * self.spitch) as *const u8, self.width)
+            });
+        }
+        v
+    }
+
+    /// Write packed rows to the destination.
+    pub fn write(&self, data: &[u8]) {
+        for r in 0..self.height {
+            let row = &data[r * self.width..(r + 1) * self.width];
+            // SAFETY: the caller's destination rows.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    row.as_ptr(),
+                    (self.dst + r * self.dpitch) as *mut u8,
+                    self.width,
+                )
+            };
+        }
+    }
+}
+
+/// A copy of `shape` as a stream action: src read, dst write, then the bytes move.
+pub fn shaped_copy_action(shape: Shape) -> streams::Action {
+    Arc::new(move |c: &Clock, w: &Arc<str>| {
+        log(shape.src, shape.src_span(), Kind::Read, c, w);
+        log(shape.dst, shape.dst_span(), Kind::Write, c, w);
+        shape.write(&shape.read());
+    })
+}
+
+/// A synchronous copy: host to host at once; host to device reads the host side now and queues the
+/// device write on the null stream (returns before it ran); device to host waits (see [`to_host`]);
+/// device to device returns once queued.
+pub fn sync_copy(shape: Shape, call: &str) -> crate::Status {
+    let (dd, sd) = (is_device(shape.dst), is_device(shape.src));
+    let mut g = streams::lock();
+    let r = rt(&mut g);
+    match (sd, dd) {
+        (false, false) => {
+            host_access(r, shape.src, shape.src_span(), Kind::Read, call);
+            host_access(r, shape.dst, shape.dst_span(), Kind::Write, call);
+            shape.write(&shape.read());
+        }
+        (false, true) => {
+            // The host side is read now (the source may be reused once the call returns).
+            host_access(r, shape.src, shape.src_span(), Kind::Read, call);
+            let data = shape.read();
+            let act: streams::Action = Arc::new(move |c: &Clock, w: &Arc<str>| {
+                log(shape.dst, shape.dst_span(), Kind::Write, c, w);
+                shape.write(&data);
+            });
+            streams::push(r, streams::key(0), call, Vec::new(), &Clock::default(), act);
+        }
+        (true, false) => {
+            drop(g);
+            return to_host(streams::key(0), shape, call);
+        }
+        (true, true) => {
+            streams::push(
+                r,
+                streams::key(0),
+                call,
+                Vec::new(),
+                &Clock::default(),
+                shaped_copy_action(shape),
+            );
+        }
+    }
+    crate::SUCCESS
+}
+
+/// Device to host, synchronous for the host: the stream reads the source, the host waits, learns the
+/// copy's clock and writes the destination.
+pub fn to_host(sid: usize, shape: Shape, call: &str) -> crate::Status {
+    let staged = Arc::new(Mutex::new(Vec::new()));
+    let st = staged.clone();
+    let act: streams::Action = Arc::new(move |c: &Clock, w: &Arc<str>| {
+        log(shape.src, shape.src_span(), Kind::Read, c, w);
+        *st.lock().unwrap() = shape.read();
+    });
+    let mut g = streams::lock();
+    let r = rt(&mut g);
+    let (seq, clock) = streams::push(r, sid, call, Vec::new(), &Clock::default(), act);
+    let mut g = streams::wait_done(g, sid, seq);
+    let r = rt(&mut g);
+    streams::host_join(r, &clock);
+    host_access(r, shape.dst, shape.dst_span(), Kind::Write, call);
+    shape.write(&staged.lock().unwrap());
+    crate::SUCCESS
+}

@@ -1,0 +1,67 @@
+//! What only the shadow exports: declared host accesses and the detector's reports.
+
+use crate::detector::{self, Kind};
+use crate::memory;
+use crate::streams::{self, lock, rt};
+use std::ffi::{c_char, c_void};
+
+/// A host access the caller makes now through a slice the `hip` crate handed out (e.g.
+/// `PinnedBuffer::as_slice`): `[ptr, ptr + len)`, a write if `write`.
+#[no_mangle]
+pub unsafe extern "C" fn hip_rs_shadow_host_access(ptr: *const c_void, len: usize, write: bool) {
+    let mut g = lock();
+    let rt = rt(&mut g);
+    let kind = if write { Kind::Write } else { Kind::Read };
+    memory::host_access(rt, ptr as usize, len, kind, "a declared host access");
+}
+
+/// Let every stream run what is queued now (accesses are logged when they run), without ordering the
+/// caller after it.
+fn drain() {
+    let mut g = lock();
+    let all = streams::snapshot(rt(&mut g), None, false);
+    for (id, seq, _) in all {
+        g = streams::wait_done(g, id, seq);
+    }
+}
+
+/// How many races the detector reported so far, once every queued operation has run.
+#[no_mangle]
+pub extern "C" fn hip_rs_shadow_reports() -> usize {
+    drain();
+    detector::reports()
+}
+
+/// The reports kept (one a line), NUL-terminated and cut to `len` bytes; returns the full length.
+#[no_mangle]
+pub unsafe extern "C" fn hip_rs_shadow_report_text(buf: *mut c_char, len: usize) -> usize {
+    drain();
+    let text = detector::report_text();
+    if !buf.is_null() && len > 0 {
+        let n = text.len().min(len - 1);
+        std::ptr::copy_nonoverlapping(text.as_ptr(), buf.cast(), n);
+        *buf.add(n) = 0;
+    }
+    text.len()
+}
+
+/// Forget every logged access and report.
+#[no_mangle]
+pub extern "C" fn hip_rs_shadow_reset() {
+    detector::reset();
+}
+
+/// How many hipStreamWaitEvent calls the shadow has seen (the numbering `HIP_RS_SHADOW_DROP_WAITS` uses).
+#[no_mangle]
+pub extern "C" fn hip_rs_shadow_waits() -> usize {
+    let mut g = lock();
+    rt(&mut g).waits
+}
+
+/// How many of those waits ordered nothing new: their record was already ordered before the waiting
+/// stream's next operation (over-waiting; it costs time, not correctness).
+#[no_mangle]
+pub extern "C" fn hip_rs_shadow_redundant_waits() -> usize {
+    let mut g = lock();
+    rt(&mut g).redundant_waits
+}

@@ -1,0 +1,126 @@
+//! What the memory model learns and then no longer waits for (docs/MEMORY_MODEL.md, the table of issue 42:
+//! completion known from `synchronize`, queries and reads back; orders learned from `wait_event`; markers
+//! that cover a write and nothing after it), under the shadow HIP runtime. Skipping a wait is where a
+//! wrong belief would race: each pattern checks its values and that the detector reported nothing.
+#![cfg(feature = "shadow")]
+
+mod shadow;
+
+use hip::prelude::*;
+use shadow::assert_no_reports;
+
+const N: usize = 4096;
+const ROUNDS: u32 = 6;
+
+struct F {
+    d: Device,
+    a: Stream,
+    b: Stream,
+}
+
+fn f() -> F {
+    let d = Device::get(0).unwrap();
+    let a = Stream::non_blocking(&d).unwrap();
+    let b = Stream::non_blocking(&d).unwrap();
+    F { d, a, b }
+}
+
+fn buf(f: &F) -> DeviceBuffer<u32> {
+    DeviceBuffer::zeroed(&f.d, N).unwrap()
+}
+
+/// `x`, `y` written on A, then what `learn` teaches, then a writer of `x` on A and of `y` on B.
+fn after(learn: impl Fn(&F, &DeviceBuffer<u32>)) {
+    let f = f();
+    for round in 0..ROUNDS {
+        let (mut x, mut y) = (buf(&f), buf(&f));
+        x.fill_async(round, &f.a).unwrap();
+        y.fill_async(round, &f.a).unwrap();
+        learn(&f, &y);
+        x.fill_async(round + 1, &f.a).unwrap();
+        y.fill_async(round + 2, &f.b).unwrap();
+        assert_eq!(x.to_vec().unwrap(), vec![round + 1; N]);
+        assert_eq!(y.to_vec().unwrap(), vec![round + 2; N]);
+    }
+    assert_no_reports();
+}
+
+#[test]
+fn after_stream_synchronize() {
+    after(|f, _| f.a.synchronize().unwrap());
+}
+
+#[test]
+fn after_device_synchronize() {
+    after(|f, _| f.d.synchronize().unwrap());
+}
+
+#[test]
+fn after_reading_back() {
+    after(|_, y| drop(y.to_vec().unwrap()));
+}
+
+#[test]
+fn after_a_query_says_done() {
+    after(|f, _| while !f.a.query().unwrap() {});
+}
+
+#[test]
+fn after_an_event_synchronize() {
+    after(|f, _| f.a.record_event().unwrap().synchronize().unwrap());
+}
+
+#[test]
+fn after_b_waits_for_an_event_of_a() {
+    after(|f, _| f.b.wait_event(&f.a.record_event().unwrap()).unwrap());
+}
+
+#[test]
+fn synchronized_weights_read_on_two_streams() {
+    let f = f();
+    for round in 0..ROUNDS {
+        let mut w = buf(&f);
+        w.fill_async(round + 5, &f.a).unwrap();
+        f.a.synchronize().unwrap();
+        let (mut r1, mut r2) = (buf(&f), buf(&f));
+        f.a.copy_device_async(&w, &mut r1).unwrap();
+        f.b.copy_device_async(&w, &mut r2).unwrap();
+        w.fill_async(0, &f.b).unwrap(); // then a writer after both readers
+        assert_eq!(r1.to_vec().unwrap(), vec![round + 5; N]);
+        assert_eq!(r2.to_vec().unwrap(), vec![round + 5; N]);
+    }
+    assert_no_reports();
+}
+
+/// A writes `x`, then `z`; B reads `x`: B waits for the marker after `x`'s write, not for `z`'s.
+#[test]
+fn marker_covers_the_first_write_only() {
+    let f = f();
+    for round in 0..ROUNDS {
+        let (mut x, mut z, mut y) = (buf(&f), buf(&f), buf(&f));
+        x.fill_async(round + 9, &f.a).unwrap();
+        z.fill_async(round + 10, &f.a).unwrap();
+        f.b.copy_device_async(&x, &mut y).unwrap();
+        z.fill_async(round + 11, &f.b).unwrap(); // z: written after A's write, on B
+        assert_eq!(y.to_vec().unwrap(), vec![round + 9; N]);
+        assert_eq!(z.to_vec().unwrap(), vec![round + 11; N]);
+    }
+    assert_no_reports();
+}
+
+/// Blocking streams (`Stream::new`) and the null stream's legacy order, beside non-blocking ones.
+#[test]
+fn blocking_streams_with_the_null_stream() {
+    let f = f();
+    let c = Stream::new(&f.d).unwrap();
+    let e = Stream::new(&f.d).unwrap();
+    for round in 0..ROUNDS {
+        let (mut x, mut y) = (buf(&f), buf(&f));
+        x.fill_async(round + 1, &c).unwrap();
+        e.copy_device_async(&x, &mut y).unwrap();
+        x.memset_bytes(0).unwrap(); // the null stream, after both
+        f.a.copy_device_async(&y, &mut x).unwrap();
+        assert_eq!(x.to_vec().unwrap(), vec![round + 1; N]);
+    }
+    assert_no_reports();
+}

@@ -1,0 +1,196 @@
+//! Threads, futures and host functions under the shadow HIP runtime: futures dropped before they
+//! resolve (reads, pinned copies, event completions), buffers dropped inside host functions, the staging ring from two threads, a graph launched
+//! on one thread while another reads what it writes, one stream shared by two threads, streams dropped
+//! with work queued. Each checks its values and that the race detector reported nothing. (An event re-recorded while another thread waits
+//! on it: tests/shadow_event_race.rs, a race the crate has now.)
+#![cfg(feature = "shadow")]
+
+mod shadow;
+
+use hip::prelude::*;
+use shadow::assert_no_reports;
+use std::sync::{Arc, Mutex};
+
+const N: usize = 4096;
+const ROUNDS: u32 = 24;
+
+fn device() -> Device {
+    Device::get(0).expect("the shadow runtime's device 0")
+}
+
+#[test]
+fn futures_dropped_before_they_resolve() {
+    let d = device();
+    let a = Stream::non_blocking(&d).unwrap();
+    let b = Stream::non_blocking(&d).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    for round in 0..ROUNDS {
+        let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+        x.fill_async(round, &a).unwrap();
+        drop(x.to_vec_async(&a)); // the copy is queued; nobody waits for it
+        drop(a.completion());
+        x.fill_async(round + 100, &b).unwrap(); // a write after the dropped read, on another stream
+        let v = rt.block_on(x.to_vec_async(&b)).unwrap();
+        assert_eq!(v, vec![round + 100; N]);
+        drop(x.to_vec_async(&b));
+        drop(x); // freed with a dropped read still queued
+    }
+    assert_no_reports();
+}
+
+/// A copy into pinned memory whose future is dropped (the future owns the pinned buffer), and an event's
+/// completion future dropped while the event is re-recorded.
+#[test]
+fn pinned_copies_and_event_completions_dropped() {
+    let d = device();
+    let a = Stream::non_blocking(&d).unwrap();
+    let b = Stream::non_blocking(&d).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let e = Event::new(&d).unwrap();
+    for round in 0..ROUNDS {
+        let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+        x.fill_async(round, &a).unwrap();
+        let pinned = PinnedBuffer::<u32>::zeroed(&d, N).unwrap();
+        drop(b.copy_to_pinned_async(&x, pinned)); // frees the pinned buffer under the copy
+        e.record(&a).unwrap();
+        drop(e.completion());
+        x.fill_async(round + 1, &a).unwrap();
+        e.record(&b).unwrap();
+        let back = rt
+            .block_on(b.copy_to_pinned_async(&x, PinnedBuffer::zeroed(&d, N).unwrap()))
+            .unwrap();
+        let s = back.as_slice().unwrap();
+        shadow::host_access(s, false);
+        assert_eq!(s, &vec![round + 1; N][..]);
+        rt.block_on(e.completion()).unwrap();
+    }
+    assert_no_reports();
+}
+
+#[test]
+fn buffers_dropped_inside_host_functions() {
+    let d = device();
+    let a = Stream::non_blocking(&d).unwrap();
+    let b = Stream::non_blocking(&d).unwrap();
+    for round in 0..ROUNDS {
+        let x = DeviceBuffer::from_host(&d, &vec![round; N]).unwrap();
+        let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+        b.copy_device_async(&x, &mut y).unwrap();
+        let h = a.launch_host_fn(move || drop(x)).unwrap(); // still read by B
+        assert_eq!(y.to_vec().unwrap(), vec![round; N]);
+        drop(h);
+    }
+    d.synchronize().unwrap();
+    assert_no_reports();
+}
+
+#[test]
+fn staging_ring_from_two_threads() {
+    let d = device();
+    let n = (20 << 20) / 4;
+    let results = Arc::new(Mutex::new(Vec::new()));
+    std::thread::scope(|t| {
+        for k in 0..2u32 {
+            let (d, results) = (&d, results.clone());
+            t.spawn(move || {
+                let host: Vec<u32> = (0..n as u32).map(|i| i ^ (k << 30)).collect();
+                let x = DeviceBuffer::from_host(d, &host).unwrap();
+                results.lock().unwrap().push(x.to_vec().unwrap() == host);
+            });
+        }
+    });
+    assert_eq!(*results.lock().unwrap(), vec![true, true]);
+    assert_no_reports();
+}
+
+/// A graph that writes `x` launched on A by one thread while another reads `x` on B: a launch writes
+/// without a borrow, so only the crate's tracking orders the two.
+#[test]
+fn graph_launches_and_reads_on_two_threads() {
+    let d = device();
+    let a = Stream::non_blocking(&d).unwrap();
+    let b = Stream::non_blocking(&d).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let graph = {
+        let cap = a.begin_capture(hip::CaptureMode::ThreadLocal).unwrap();
+        x.fill_async(8, &a).unwrap();
+        cap.end().unwrap()
+    };
+    let x = Arc::new(x);
+    let mut exec = graph.instantiate().unwrap();
+    std::thread::scope(|t| {
+        t.spawn(|| {
+            for _ in 0..ROUNDS {
+                exec.launch(&a).unwrap();
+            }
+        });
+        t.spawn(|| {
+            for _ in 0..ROUNDS {
+                let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+                b.copy_device_async(&*x, &mut y).unwrap();
+                let v = y.to_vec().unwrap();
+                assert!(v == vec![0; N] || v == vec![8; N]);
+            }
+        });
+    });
+    drop(exec);
+    drop(graph);
+    assert_eq!(x.to_vec().unwrap(), vec![8; N]);
+    assert_no_reports();
+}
+
+/// One stream shared by two threads, each writing its own buffer and reading the other's.
+#[test]
+fn one_stream_two_threads() {
+    let d = device();
+    let s = Stream::non_blocking(&d).unwrap();
+    let other = Stream::non_blocking(&d).unwrap();
+    let bufs = [
+        Mutex::new(DeviceBuffer::<u32>::zeroed(&d, N).unwrap()),
+        Mutex::new(DeviceBuffer::<u32>::zeroed(&d, N).unwrap()),
+    ];
+    std::thread::scope(|t| {
+        for k in 0..2usize {
+            let (d, s, other, bufs) = (&d, &s, &other, &bufs);
+            t.spawn(move || {
+                for round in 0..ROUNDS {
+                    bufs[k].lock().unwrap().fill_async(round, s).unwrap();
+                    let mut y = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+                    other
+                        .copy_device_async(&*bufs[1 - k].lock().unwrap(), &mut y)
+                        .unwrap();
+                    drop(y);
+                }
+            });
+        }
+    });
+    for b in &bufs {
+        assert_eq!(b.lock().unwrap().to_vec().unwrap(), vec![ROUNDS - 1; N]);
+    }
+    assert_no_reports();
+}
+
+/// Streams dropped with work queued on them, then the buffers that work uses read and dropped.
+#[test]
+fn streams_dropped_with_work_queued() {
+    let d = device();
+    for round in 0..ROUNDS {
+        let c = Stream::non_blocking(&d).unwrap();
+        let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+        let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+        x.fill_async(round, &c).unwrap();
+        c.copy_device_async(&x, &mut y).unwrap();
+        drop(c);
+        let e = Stream::non_blocking(&d).unwrap();
+        let mut z = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+        e.copy_device_async(&y, &mut z).unwrap();
+        drop(x); // written by the dropped stream
+        drop(e);
+        assert_eq!(z.to_vec().unwrap(), vec![round; N]);
+    }
+    assert_no_reports();
+}
