@@ -1,8 +1,9 @@
 //! Threads, futures and host functions under the shadow HIP runtime: futures dropped before they
 //! resolve (reads, pinned copies, event completions), buffers dropped inside host functions, the staging ring from two threads, a graph launched
 //! on one thread while another reads what it writes, one stream shared by two threads, streams dropped
-//! with work queued. Each checks its values and that the race detector reported nothing. (An event re-recorded while another thread waits
-//! on it: tests/shadow_event_race.rs, a race the crate has now.)
+//! with work queued, HIP objects dropped inside host functions (which must call no HIP there). Each checks
+//! its values and that the shadow reported nothing. (An event re-recorded while another thread waits on
+//! it: tests/shadow_event_race.rs.)
 #![cfg(feature = "shadow")]
 
 mod shadow;
@@ -83,6 +84,47 @@ fn buffers_dropped_inside_host_functions() {
         let h = a.launch_host_fn(move || drop(x)).unwrap(); // still read by B
         assert_eq!(y.to_vec().unwrap(), vec![round; N]);
         drop(h);
+    }
+    d.synchronize().unwrap();
+    assert_no_reports();
+}
+
+/// Issue 54, hole 7: HIP objects dropped inside a host function (a launched graph holding the last owner
+/// of a buffer, its graph, a stream, an event, a stream-ordered buffer, a module) call no HIP there: the
+/// shadow reports any HIP call a host function makes. Before the fix the graph's drop synchronized the
+/// device and the event and stream destroyed themselves from the callback.
+#[test]
+fn hip_objects_dropped_inside_host_functions_call_no_hip_there() {
+    let d = device();
+    let a = Stream::non_blocking(&d).unwrap();
+    let g = Stream::non_blocking(&d).unwrap();
+    for round in 0..4u32 {
+        let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+        let graph = {
+            let cap = g.begin_capture(hip::CaptureMode::ThreadLocal).unwrap();
+            x.fill_async(round + 1, &g).unwrap();
+            cap.end().unwrap()
+        };
+        let mut exec = graph.instantiate().unwrap();
+        exec.launch(&g).unwrap();
+        let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+        a.copy_device_async(&x, &mut y).unwrap();
+        drop(x); // the graph and the copy hold it now
+        let other = Stream::non_blocking(&d).unwrap();
+        let event = other.record_event().unwrap();
+        let pool = DeviceBuffer::<u32>::zeroed_async(&other, N).unwrap();
+        let h = a
+            .launch_host_fn(move || {
+                drop(exec);
+                drop(graph);
+                drop(event);
+                drop(pool);
+                drop(other);
+            })
+            .unwrap();
+        a.synchronize().unwrap();
+        assert_eq!(h.state(), hip::HostFnState::Done);
+        assert_eq!(y.to_vec().unwrap(), vec![round + 1; N]);
     }
     d.synchronize().unwrap();
     assert_no_reports();

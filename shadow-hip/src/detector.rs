@@ -87,15 +87,26 @@ pub fn access(block: usize, start: usize, len: usize, kind: Kind, clock: &Clock,
             what: what.clone(),
         });
         for r in new_reports {
-            if d.count < 20 {
-                eprintln!("hip-rs shadow: {r}");
-            }
-            d.count += 1;
-            if d.texts.len() < MAX_TEXTS {
-                d.texts.push(r);
-            }
+            d.add(r);
         }
     });
+}
+
+impl Detector {
+    fn add(&mut self, r: String) {
+        if self.count < 20 {
+            eprintln!("hip-rs shadow: {r}");
+        }
+        self.count += 1;
+        if self.texts.len() < MAX_TEXTS {
+            self.texts.push(r);
+        }
+    }
+}
+
+/// Report what is wrong other than a race (a HIP call made inside a host function).
+pub fn report(r: String) {
+    with(|d| d.add(r));
 }
 
 /// How many reports so far.

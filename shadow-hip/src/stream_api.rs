@@ -93,7 +93,7 @@ fn host_fn(
         return INVALID_HANDLE;
     }
     let act: Action = Arc::new(move |c: &Clock, _: &Arc<str>| {
-        run(sid as sys::hipStream_t);
+        streams::as_host_fn(|| run(sid as sys::hipStream_t));
         // What the function unblocked (through primitives the shadow does not see) follows it.
         let mut g = lock();
         rt_released(&mut g, c);

@@ -58,8 +58,35 @@ pub fn new_handle() -> usize {
     NEXT_HANDLE.fetch_add(1, Ordering::Relaxed) << 4
 }
 
+/// The runtime's state, for a HIP call (every exported call that touches streams, events, memory or
+/// graphs takes it). A call made by a host function while it runs is reported: HIP forbids it (the
+/// runtime may deadlock, and a call that waits for the device waits for the function itself).
 pub fn lock() -> MutexGuard<'static, Option<Rt>> {
+    if IN_HOST_FN.with(|f| f.get()) {
+        crate::detector::report(format!(
+            "a HIP call inside a host function (on {:?}): host functions must not call HIP",
+            std::thread::current().name().unwrap_or("a stream's thread")
+        ));
+    }
     RT.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+thread_local! {
+    /// Set while this thread runs a host function's callback.
+    static IN_HOST_FN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run a host function's callback with [`lock`]'s check on.
+pub fn as_host_fn(run: impl FnOnce()) {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            IN_HOST_FN.with(|f| f.set(false));
+        }
+    }
+    IN_HOST_FN.with(|f| f.set(true));
+    let _reset = Reset;
+    run();
 }
 
 pub fn rt<'a>(g: &'a mut MutexGuard<'static, Option<Rt>>) -> &'a mut Rt {
