@@ -78,8 +78,9 @@ impl Handle {
         let info = self.info(InfoCall::Computed, 1)?;
         let _op = self.begin(name, &[write(&*a), write(&info)])?;
         // SAFETY: `a` spans the `n x n` matrix with leading dimension `lda` (checked); the workspace
-        // holds what `lw` stands for on the backend (`sizes::workspace`), `info` one int; all on the handle's device (checked), ordered and kept alive
-        // by the memory model (recorded above) until the call is done.
+        // holds what `lw` stands for on the backend (`sizes::workspace`), `info` one int; all on the
+        // handle's device (checked), ordered and kept alive by the memory model (recorded above) until
+        // the call is done.
         check(name, unsafe {
             T::potrf(self.raw, u, n, pa, lda, w, lw, info.device_ptr())
         })?;
