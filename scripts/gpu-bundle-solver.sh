@@ -28,6 +28,7 @@ cd "$(dirname "$0")/.."
 # not exist yet (or needs a feature nobody defined yet) is left out with a message.
 targets=(
     "test gpu_solver"
+    "test gpu_solver_batched"
     "test gpu_sparse"
     "test gpu_math_ordering"
     "example solve"

@@ -1,6 +1,6 @@
 //! hip::solver on a device, checked against host arithmetic: Cholesky, LU and QR solves (residuals),
-//! eigenvalues and singular values of matrices whose answers are known in closed form, the batched
-//! Cholesky, `info` turned into clear errors (not positive definite, singular, with the batch index),
+//! eigenvalues and singular values of matrices whose answers are known in closed form, `info` turned
+//! into clear errors (not positive definite, singular; the batched calls: `gpu_solver_batched.rs`),
 //! leading dimensions larger than the rows, wrong shapes refused with nothing written, and one handle
 //! moved between two streams. Compiled only with `--features gpu,solver`.
 #![cfg(all(feature = "gpu", feature = "solver"))]
@@ -270,122 +270,6 @@ fn eigenvalues_and_singular_values_match_their_closed_forms() {
     for (g, w) in got.iter().zip([4.0f32, 3.0, 2.0, 1.0]) {
         assert!((g - w).abs() < 1e-5, "{got:?}");
     }
-}
-
-#[test]
-fn batched_cholesky_names_the_matrix_that_failed() {
-    let (d, _s, mut solver) = setup();
-    let (n, count) = (8, 100);
-    let mut mats: Vec<DeviceBuffer<f64>> = (0..count)
-        .map(|k| {
-            let mut a = spd(n, n);
-            if k == 37 {
-                a[0] = -1.0; // the first minor is negative
-            }
-            DeviceBuffer::from_host(&d, &a).unwrap()
-        })
-        .collect();
-    let mut refs: Vec<&mut DeviceBuffer<f64>> = mats.iter_mut().collect();
-    let info = solver.potrf_batched(Uplo::Lower, n, &mut refs, n).unwrap();
-    match info.check() {
-        Err(Error::NoSolution {
-            batch: Some(37),
-            failure: SolverFailure::NotPositiveDefinite { order: 1 },
-            ..
-        }) => {}
-        other => panic!("expected matrix 37 at order 1, got {other:?}"),
-    }
-    let values = info.values().unwrap();
-    assert_eq!(values.len(), count);
-    assert_eq!(values.iter().filter(|&&v| v != 0).count(), 1);
-    // The others were factored: solve with matrix 5 (one right-hand side, what every platform takes).
-    let x: Vec<f64> = (0..n).map(|i| i as f64 - 3.0).collect();
-    let b = matvec(&spd(n, n), n, n, n, &x);
-    let mut bs: Vec<DeviceBuffer<f64>> = (0..2)
-        .map(|_| DeviceBuffer::from_host(&d, &b).unwrap())
-        .collect();
-    let a_refs: Vec<&DeviceBuffer<f64>> = vec![&mats[5], &mats[6]];
-    let mut b_refs: Vec<&mut DeviceBuffer<f64>> = bs.iter_mut().collect();
-    solver
-        .potrs_batched(Uplo::Lower, n, 1, &a_refs, n, &mut b_refs, n)
-        .unwrap()
-        .check()
-        .unwrap();
-    for b in &bs {
-        assert!(max_diff(&b.to_vec().unwrap(), &x) < 1e-10);
-    }
-}
-
-#[test]
-fn strided_batches_factor_in_one_buffer_and_refuse_overlap() {
-    let (d, _s, mut solver) = setup();
-    let (n, count) = (6, 500);
-    let one = spd(n, n);
-    let mut host: Vec<f64> = (0..count).flat_map(|_| one.iter().copied()).collect();
-    host[41 * n * n + 2 + 2 * n] = -50.0; // matrix 41's third diagonal element: order 3 fails
-    let mut a = DeviceBuffer::from_host(&d, &host).unwrap();
-    let info = solver
-        .potrf_strided_batched(Uplo::Upper, n, &mut a, n, (n * n, count))
-        .unwrap();
-    match info.check() {
-        Err(Error::NoSolution {
-            batch: Some(41),
-            failure: SolverFailure::NotPositiveDefinite { order: 3 },
-            ..
-        }) => {}
-        other => panic!("expected matrix 41 at order 3, got {other:?}"),
-    }
-    // The same batch again (the handle's table of addresses is reused): the same outcome.
-    let factored = a.to_vec().unwrap();
-    a.copy_from_host(&host).unwrap();
-    let again = solver
-        .potrf_strided_batched(Uplo::Upper, n, &mut a, n, (n * n, count))
-        .unwrap();
-    assert_eq!(again.values().unwrap(), info.values().unwrap());
-    // Bit for bit (matrix 41's failed factor holds NaNs, which no float comparison calls equal).
-    let bits = |v: Vec<f64>| v.into_iter().map(f64::to_bits).collect::<Vec<_>>();
-    assert_eq!(bits(a.to_vec().unwrap()), bits(factored));
-    // Matrix 0's factor (its upper triangle: cuSOLVER's batched Cholesky also writes the other one)
-    // against the single call's.
-    let mut single = DeviceBuffer::from_host(&d, &one).unwrap();
-    solver
-        .potrf(Uplo::Upper, n, &mut single, n)
-        .unwrap()
-        .check()
-        .unwrap();
-    let (batched, single) = (a.to_vec().unwrap(), single.to_vec().unwrap());
-    for j in 0..n {
-        for i in 0..=j {
-            assert_eq!(batched[i + j * n], single[i + j * n], "U({i}, {j})");
-        }
-    }
-    // A stride shorter than a matrix would make two factorizations write the same elements.
-    let e = solver
-        .potrf_strided_batched(Uplo::Upper, n, &mut a, n, (n * n - 1, count))
-        .unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::InvalidArgument {
-                what: "potrf_strided_batched: one matrix",
-                ..
-            }
-        ),
-        "{e}"
-    );
-    let e = solver
-        .potrf_strided_batched(Uplo::Upper, n, &mut a, n, (n * n, count + 1))
-        .unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::InvalidArgument {
-                what: "potrf_strided_batched: a",
-                ..
-            }
-        ),
-        "{e}"
-    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! hip::sparse on a device, checked against host arithmetic: SpMV (CSR and COO, transposed, complex),
 //! SpMM with padded leading dimensions, SpGEMM, the CSR/COO/dense conversions, wrong shapes and broken
-//! structures refused with nothing written, and one handle moved between two streams. Compiled only
-//! with `--features gpu,sparse`.
+//! structures refused with nothing written, one handle moved between two streams, and a graph launch
+//! that cannot rewrite a checked matrix's indices. Compiled only with `--features gpu,sparse`.
 #![cfg(all(feature = "gpu", feature = "sparse"))]
 mod common;
 
@@ -336,4 +336,77 @@ fn each_product_sees_the_vector_the_host_just_copied_in() {
         x = y.iter().map(|v| v / norm).collect();
         dx.copy_from_host(&x).unwrap();
     }
+}
+
+/// The attack a review found: a graph captures a copy into a buffer, the buffer becomes a checked
+/// matrix's index array, and each launch of the graph writes `[0, 1000000, 1000000]` into it (for COO:
+/// a row index of 1000000), no `unsafe` anywhere. `from_device` checks copies only the matrix holds
+/// (see `Csr::from_device`), so the launches write the given buffers, never the matrix's: its indices
+/// stay the checked ones, and SpMV and the conversions stay in bounds with the checked matrix's results.
+/// On the old code (checked in place) the first assertion sees the hostile offsets.
+#[test]
+fn a_graph_launch_cannot_rewrite_a_checked_matrix() {
+    let (d, _s, mut sparse) = setup();
+    let replay = Stream::new(&d).unwrap();
+    // [[2, 0, 1], [0, 3, 0]]
+    let (offsets, indices, values) = ([0i32, 2, 3], [0i32, 2, 1], [2.0f64, 1.0, 3.0]);
+    let hostile = DeviceBuffer::from_host(&d, &[0i32, 1_000_000, 1_000_000]).unwrap();
+    let mut target = DeviceBuffer::from_host(&d, &offsets).unwrap();
+    let capture = replay.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    replay.copy_device_async(&hostile, &mut target).unwrap();
+    let mut exec = capture.end().unwrap().instantiate().unwrap();
+    let a = Csr::from_device(
+        2,
+        3,
+        target,
+        DeviceBuffer::from_host(&d, &indices).unwrap(),
+        DeviceBuffer::from_host(&d, &values).unwrap(),
+    )
+    .unwrap();
+    // The same for COO: a graph that writes a row index far past the rows.
+    let hostile_rows = DeviceBuffer::from_host(&d, &[0i32, 0, 1_000_000]).unwrap();
+    let mut rows = DeviceBuffer::from_host(&d, &[0i32, 0, 1]).unwrap();
+    let capture = replay.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    replay.copy_device_async(&hostile_rows, &mut rows).unwrap();
+    let mut coo_exec = capture.end().unwrap().instantiate().unwrap();
+    let c = Coo::from_device(
+        2,
+        3,
+        rows,
+        DeviceBuffer::from_host(&d, &indices).unwrap(),
+        DeviceBuffer::from_host(&d, &values).unwrap(),
+    )
+    .unwrap();
+    for _ in 0..3 {
+        exec.launch(&replay).unwrap();
+        coo_exec.launch(&replay).unwrap();
+    }
+    replay.synchronize().unwrap();
+    assert_eq!(
+        a.to_host().unwrap().0,
+        offsets,
+        "the CSR offsets were rewritten"
+    );
+    assert_eq!(
+        c.to_host().unwrap().0,
+        [0, 0, 1],
+        "the COO rows were rewritten"
+    );
+    // The products and conversions see the checked structure.
+    let x = DeviceBuffer::from_host(&d, &[1.0f64, 1.0, 1.0]).unwrap();
+    let mut y = DeviceBuffer::<f64>::zeroed(&d, 2).unwrap();
+    sparse.spmv(Op::N, 1.0, &a, &x, 0.0, &mut y).unwrap();
+    assert_eq!(y.to_vec().unwrap(), [3.0, 3.0]);
+    sparse.spmv(Op::N, 1.0, &c, &x, 0.0, &mut y).unwrap();
+    assert_eq!(y.to_vec().unwrap(), [3.0, 3.0]);
+    let (coo_rows, coo_cols, coo_values) = a.to_coo(&mut sparse).unwrap().to_host().unwrap();
+    assert_eq!(
+        (coo_rows, coo_cols, coo_values),
+        (vec![0, 0, 1], indices.to_vec(), values.to_vec())
+    );
+    assert_eq!(c.to_csr(&mut sparse).unwrap().to_host().unwrap().0, offsets);
+    // Launching again after the matrices were used changes nothing either.
+    exec.launch(&replay).unwrap();
+    replay.synchronize().unwrap();
+    assert_eq!(a.to_host().unwrap().0, offsets);
 }

@@ -2,6 +2,7 @@
 
 use super::calls::{int, matrix, read, write};
 use super::info::Meaning;
+use super::sizes::InfoCall;
 use super::types::SolverScalar;
 use super::{check, raw_uplo, Handle, Info, Operand, Uplo};
 use crate::error::{Error, Result};
@@ -39,14 +40,14 @@ impl Handle {
         if a.is_empty() || n == 0 {
             return self.answered(name, Meaning::NotPositiveDefinite, true, a.len());
         }
-        let info = self.info(a.len())?;
+        let info = self.info(InfoCall::PotrfBatched, a.len())?;
         let pa = self.pointer_table(&[a.iter().map(|m| m.device_ptr()).collect()])?;
         let (u, n) = (raw_uplo(uplo), n as c_int);
         // SAFETY: a live handle; the query reads no memory.
-        let elements = self.query(name, |lw| unsafe {
+        let answer = self.query(name, |lw| unsafe {
             T::potrf_batched_bs(self.raw, u, n, pa, ld, lw, count)
         })?;
-        let (w, lw, _) = self.work::<T>(name, elements, 0)?;
+        let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
         let mut ops: Vec<Operand<'_>> = a.iter().map(|m| write(&**m)).collect();
         ops.extend([read(self.table()?), write(&info)]);
         let _op = self.begin(name, &ops)?;
@@ -94,17 +95,17 @@ impl Handle {
         if count == 0 || n == 0 {
             return self.answered(name, Meaning::NotPositiveDefinite, true, count);
         }
-        let info = self.info(count)?;
+        let info = self.info(InfoCall::PotrfBatched, count)?;
         let base = a.device_ptr().cast::<T>();
         let pa = self.pointer_table(&[(0..count)
             .map(|i| base.wrapping_add(i * stride).cast())
             .collect()])?;
         let (u, n) = (raw_uplo(uplo), n as c_int);
         // SAFETY: a live handle; the query reads no memory.
-        let elements = self.query(name, |lw| unsafe {
+        let answer = self.query(name, |lw| unsafe {
             T::potrf_batched_bs(self.raw, u, n, pa, ld, lw, count_int)
         })?;
-        let (w, lw, _) = self.work::<T>(name, elements, 0)?;
+        let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
         let _op = self.begin(name, &[write(&*a), read(self.table()?), write(&info)])?;
         // SAFETY: the table holds `count` pointers into `a`, `stride` apart; each matrix spans at most
         // `stride` elements (checked: `stride` holds one `n x n` matrix with `lda`), so no two overlap,
@@ -118,7 +119,8 @@ impl Handle {
     /// Solve `A_i X_i = B_i` for each pair of buffers, with each `a[i]` a factor from
     /// [`potrf_batched`](Self::potrf_batched) and each `b[i]` an `n x nrhs` matrix overwritten with
     /// `X_i` (`?potrsBatched`). cuSOLVER (HIP's NVIDIA platform) takes `nrhs == 1` only: more is
-    /// [`Error::NotSupported`] there.
+    /// [`Error::NotSupported`] there. The returned [`Info`] holds one value per matrix (zeroed before
+    /// the call): the call only checks its arguments, and cuSOLVER reports a refused one in the first.
     #[allow(clippy::too_many_arguments)]
     pub fn potrs_batched<T: SolverScalar, A: DeviceMemory<T>, B: DeviceMemoryMut<T>>(
         &mut self,
@@ -153,9 +155,12 @@ impl Handle {
         int("potrs_batched: nrhs", nrhs)?;
         let count = int("potrs_batched: batch count", a.len())?;
         if a.is_empty() || n == 0 || nrhs == 0 {
-            return self.answered(name, Meaning::ArgumentsOnly, false, 0);
+            return self.answered(name, Meaning::ArgumentsOnly, false, a.len());
         }
-        let info = self.info(1)?;
+        // One `info` per matrix, zeroed: hipSOLVER's rocSOLVER backend zeroes `batch_count` ints here
+        // (`hipsolverZeroInfo(handle, devInfo, batch_count)`), cuSOLVER writes only the first
+        // (see `sizes`). One int, as before, was a device write past the allocation on AMD.
+        let info = self.info(InfoCall::PotrsBatched, a.len())?;
         let pa = self.pointer_table(&[
             a.iter().map(|m| m.device_ptr()).collect(),
             b.iter().map(|m| m.device_ptr()).collect(),
@@ -163,10 +168,10 @@ impl Handle {
         let pb = pa.cast::<usize>().wrapping_add(a.len()).cast();
         let (u, n, nrhs) = (raw_uplo(uplo), n as c_int, nrhs as c_int);
         // SAFETY: a live handle; the query reads no memory.
-        let elements = self.query(name, |lw| unsafe {
+        let answer = self.query(name, |lw| unsafe {
             T::potrs_batched_bs(self.raw, u, n, nrhs, pa, la, pb, lb, lw, count)
         })?;
-        let (w, lw, _) = self.work::<T>(name, elements, 0)?;
+        let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
         let mut ops: Vec<Operand<'_>> = a.iter().map(|m| read(*m)).collect();
         ops.extend(b.iter().map(|m| write(&**m)));
         ops.extend([read(self.table()?), write(&info)]);

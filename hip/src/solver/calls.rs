@@ -1,6 +1,7 @@
 //! The calls: shapes checked against the buffers, workspace asked for and grown, the call queued.
 
 use super::info::Meaning;
+use super::sizes::{self, InfoCall};
 use super::types::SolverScalar;
 use super::{
     check, raw_op, raw_side, raw_uplo, sys, Eigen, Handle, Info, Op, Side, SvdVectors, Uplo,
@@ -11,7 +12,7 @@ use std::os::raw::c_int;
 
 pub(super) use crate::dense_shape::{int, matrix, read, vector, write};
 
-/// The workspace in bytes for `elements` of `T`.
+/// `elements` of `T` in bytes (the `rwork` of `gesvd`).
 fn bytes_of<T>(what: &'static str, elements: usize) -> Result<usize> {
     elements
         .checked_mul(std::mem::size_of::<T>())
@@ -22,24 +23,34 @@ fn bytes_of<T>(what: &'static str, elements: usize) -> Result<usize> {
         })
 }
 
-/// `lwork` for the library (its elements, which were its answer, so they fit an `int`).
-fn lwork<T>(bytes: usize) -> c_int {
-    (bytes / std::mem::size_of::<T>().max(1)) as c_int
-}
-
 impl Handle {
-    /// Grow the workspace to `elements` of `T` (plus `extra` bytes after them, 256-byte aligned), and
-    /// return it with `lwork`.
+    /// Grow the workspace for the `_bufferSize` `answer` of a call on elements of `T`
+    /// ([`sizes::workspace`]: `answer` bytes on rocSOLVER, which takes `lwork` as bytes, plus the
+    /// `carved` bytes hipSOLVER takes off its front first; `answer` elements of `T` on cuSOLVER), then
+    /// `extra` bytes after it, 256-byte aligned. Returns the workspace, `lwork` (the answer, in the
+    /// backend's own unit) and the offset of the extra bytes.
     pub(super) fn work<T>(
         &mut self,
         what: &'static str,
-        elements: usize,
+        answer: c_int,
+        carved: usize,
         extra: usize,
     ) -> Result<(DevicePtr, c_int, usize)> {
-        let main = bytes_of::<T>(what, elements)?;
-        let offset = main.div_ceil(256) * 256;
-        let ptr = self.workspace(offset + extra)?;
-        Ok((ptr, lwork::<T>(main), offset))
+        let need = sizes::workspace(
+            sizes::BACKEND,
+            what,
+            answer,
+            std::mem::size_of::<T>(),
+            carved,
+        )?;
+        let offset = need.bytes.div_ceil(256) * 256;
+        let total = offset.checked_add(extra).ok_or(Error::InvalidArgument {
+            what,
+            value: format!("{offset} + {extra} bytes"),
+            reason: "the workspace in bytes overflows usize".into(),
+        })?;
+        let ptr = self.workspace(total)?;
+        Ok((ptr, need.lwork, offset))
     }
 
     /// Cholesky factorization of the `n x n` Hermitian positive definite matrix `a` (`?potrf`): the
@@ -60,15 +71,16 @@ impl Handle {
         let n = n as c_int;
         let (u, pa) = (raw_uplo(uplo), a.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
-        let elements = self.query(name, |lw| unsafe {
+        let answer = self.query(name, |lw| unsafe {
             T::potrf_bs(self.raw, u, n, pa, lda, lw)
         })?;
-        let (w, lw, _) = self.work::<T>(name, elements, 0)?;
-        let info = self.info(1)?;
+        let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
+        let info = self.info(InfoCall::Computed, 1)?;
         let _op = self.begin(name, &[write(&*a), write(&info)])?;
         // SAFETY: `a` spans the `n x n` matrix with leading dimension `lda` (checked); the workspace
-        // holds `lw` elements, `info` one; all on the handle's device (checked), ordered and kept alive
-        // by the memory model (recorded above) until the call is done.
+        // holds what `lw` stands for on the backend (`sizes::workspace`), `info` one int; all on the
+        // handle's device (checked), ordered and kept alive by the memory model (recorded above) until
+        // the call is done.
         check(name, unsafe {
             T::potrf(self.raw, u, n, pa, lda, w, lw, info.device_ptr())
         })?;
@@ -97,11 +109,11 @@ impl Handle {
         let (n, nrhs, u) = (n as c_int, nrhs as c_int, raw_uplo(uplo));
         let (pa, pb) = (a.device_ptr(), b.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
-        let elements = self.query(name, |lw| unsafe {
+        let answer = self.query(name, |lw| unsafe {
             T::potrs_bs(self.raw, u, n, nrhs, pa, lda, pb, ldb, lw)
         })?;
-        let (w, lw, _) = self.work::<T>(name, elements, 0)?;
-        let info = self.info(1)?;
+        let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
+        let info = self.info(InfoCall::ArgumentsOnly, 1)?;
         let _op = self.begin(name, &[read(a), write(&*b), write(&info)])?;
         // SAFETY: as in potrf; `b` spans `n x nrhs` with `ldb` (checked). `a` and `b` may be one
         // allocation only through two borrows, one `&mut`: they are distinct memory.
@@ -143,11 +155,11 @@ impl Handle {
         }
         let (m, n, pa) = (m as c_int, n as c_int, a.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
-        let elements = self.query(name, |lw| unsafe {
+        let answer = self.query(name, |lw| unsafe {
             T::getrf_bs(self.raw, m, n, pa, lda, lw)
         })?;
-        let (w, lw, _) = self.work::<T>(name, elements, 0)?;
-        let info = self.info(1)?;
+        let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
+        let info = self.info(InfoCall::Computed, 1)?;
         let _op = self.begin(name, &[write(&*a), write(&*ipiv), write(&info)])?;
         // SAFETY: as in potrf; `ipiv` holds `min(m, n)` ints (checked).
         check(name, unsafe {
@@ -190,11 +202,11 @@ impl Handle {
         let (n, nrhs, t) = (n as c_int, nrhs as c_int, raw_op(op));
         let (pa, pi, pb) = (a.device_ptr(), ipiv.device_ptr(), b.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
-        let elements = self.query(name, |lw| unsafe {
+        let answer = self.query(name, |lw| unsafe {
             T::getrs_bs(self.raw, t, n, nrhs, pa, lda, pi, pb, ldb, lw)
         })?;
-        let (w, lw, _) = self.work::<T>(name, elements, 0)?;
-        let info = self.info(1)?;
+        let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
+        let info = self.info(InfoCall::ArgumentsOnly, 1)?;
         let _op = self.begin(name, &[read(a), read(ipiv), write(&*b), write(&info)])?;
         // SAFETY: as in potrs; `ipiv` holds `n` ints (checked).
         check(name, unsafe {
@@ -235,11 +247,11 @@ impl Handle {
         }
         let (m, n, pa) = (m as c_int, n as c_int, a.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
-        let elements = self.query(name, |lw| unsafe {
+        let answer = self.query(name, |lw| unsafe {
             T::geqrf_bs(self.raw, m, n, pa, lda, lw)
         })?;
-        let (w, lw, _) = self.work::<T>(name, elements, 0)?;
-        let info = self.info(1)?;
+        let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
+        let info = self.info(InfoCall::ArgumentsOnly, 1)?;
         let _op = self.begin(name, &[write(&*a), write(&*tau), write(&info)])?;
         // SAFETY: as in potrf; `tau` holds `min(m, n)` elements (checked).
         check(name, unsafe {
@@ -307,11 +319,11 @@ impl Handle {
         let (m, n, k) = (m as c_int, n as c_int, k as c_int);
         let (pa, pt, pc) = (a.device_ptr(), tau.device_ptr(), c.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
-        let elements = self.query(name, |lw| unsafe {
+        let answer = self.query(name, |lw| unsafe {
             T::ormqr_bs(self.raw, s, t, m, n, k, pa, lda, pt, pc, ldc, lw)
         })?;
-        let (w, lw, _) = self.work::<T>(name, elements, 0)?;
-        let info = self.info(1)?;
+        let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
+        let info = self.info(InfoCall::ArgumentsOnly, 1)?;
         let _op = self.begin(name, &[read(a), read(tau), write(&*c), write(&info)])?;
         // SAFETY: as in potrs; `a` spans `q_order x k`, `tau` `k`, `c` `m x n` (checked).
         check(name, unsafe {
@@ -358,13 +370,16 @@ impl Handle {
             Eigen::Values => sys::HIPSOLVER_EIG_MODE_NOVECTOR,
             Eigen::Vectors => sys::HIPSOLVER_EIG_MODE_VECTOR,
         };
+        // On rocSOLVER hipSOLVER keeps the tridiagonal form's off-diagonal (`n` reals) at the front of
+        // the workspace and gives rocBLAS `lwork` bytes after it: those bytes come on top of the answer.
+        let carved = bytes_of::<T::Real>(name, n)?;
         let (u, n, pa, pw) = (raw_uplo(uplo), n as c_int, a.device_ptr(), w.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
-        let elements = self.query(name, |lw| unsafe {
+        let answer = self.query(name, |lw| unsafe {
             T::syevd_bs(self.raw, j, u, n, pa, lda, pw, lw)
         })?;
-        let (work, lw, _) = self.work::<T>(name, elements, 0)?;
-        let info = self.info(1)?;
+        let (work, lw, _) = self.work::<T>(name, answer, carved, 0)?;
+        let info = self.info(InfoCall::Computed, 1)?;
         let _op = self.begin(name, &[write(&*a), write(&*w), write(&info)])?;
         // SAFETY: as in potrf; `w` holds `n` real elements (checked).
         check(name, unsafe {
@@ -418,14 +433,14 @@ impl Handle {
         }
         let (m, n) = (m as c_int, n as c_int);
         // SAFETY: a live handle; the query reads no memory.
-        let elements = self.query(name, |lw| unsafe {
+        let answer = self.query(name, |lw| unsafe {
             T::gesvd_bs(self.raw, ju, jv, m, n, lw)
         })?;
         // `rwork`: the superdiagonal of the bidiagonal form, `min(m, n) - 1` reals, after the workspace.
         let rwork_bytes = bytes_of::<T::Real>(name, k)?;
-        let (w, lw, offset) = self.work::<T>(name, elements, rwork_bytes)?;
+        let (w, lw, offset) = self.work::<T>(name, answer, 0, rwork_bytes)?;
         let rwork = w.cast::<u8>().wrapping_add(offset).cast();
-        let info = self.info(1)?;
+        let info = self.info(InfoCall::Computed, 1)?;
         let _op = self.begin(
             name,
             &[

@@ -33,10 +33,14 @@
 //! other operation of this crate (see the [`memory`](crate::memory) module). The handle owns its
 //! workspace: asked of the library (`*_bufferSize`) before each call, grown when a call needs more,
 //! allocated in the stream's order (`hipMallocAsync` where the device has memory pools) and ordered as
-//! written by every call.
+//! written by every call. The answer is in bytes on AMD (hipSOLVER's rocSOLVER backend sizes rocBLAS's
+//! workspace) and in elements on HIP's NVIDIA platform (cuSOLVER): the handle allocates that many
+//! bytes, or elements, plus what hipSOLVER carves off the front on AMD (`syevd`/`heevd`: `n` reals).
 //!
 //! Every call that has one returns its `info` result as an [`Info`]: a small device buffer the call
-//! writes, which nothing reads behind the caller's back. [`Info::check`] is the documented point where
+//! writes, which nothing reads behind the caller's back, as long as the backend that writes the most
+//! writes (`potrs_batched`: one per matrix, which the rocSOLVER backend zeroes; cuSOLVER writes one), and
+//! zeroed first where a backend leaves some of it unwritten. [`Info::check`] is the documented point where
 //! the host waits for the call (for that buffer's writer only, not the whole stream) and turns a
 //! non-zero `info` into [`Error::NoSolution`]: [`SolverFailure::NotPositiveDefinite`] (`potrf`),
 //! [`SolverFailure::Singular`] (`getrf`), [`SolverFailure::NotConverged`] (`syevd`, `gesvd`). An `Info`
@@ -77,6 +81,7 @@ mod batched;
 mod calls;
 mod impls;
 mod info;
+mod sizes;
 mod types;
 
 pub use self::info::Info;
@@ -94,6 +99,7 @@ use crate::event::same_device;
 use crate::memory::{Access, Allocation, DeviceBuffer, DeviceMemory, DevicePtr};
 use crate::stream::{Stream, StreamHandle, StreamOp};
 use hipsolver_sys as sys;
+use std::os::raw::c_int;
 use std::sync::Arc;
 
 /// The version of the hipSOLVER headers this crate was built against (1.x for ROCm 5, 2.x for ROCm 6).
@@ -245,13 +251,21 @@ impl Handle {
             .map_or(std::ptr::null_mut(), |w| w.device_ptr()))
     }
 
-    /// `count` `info` values for a call on a non-empty problem, which writes every one of them
-    /// (allocated in the stream's order, not zeroed: no memset on the device per call).
-    fn info(&self, count: usize) -> Result<DeviceBuffer<i32>> {
-        // SAFETY: read only through `Info`, after the call that writes every element: hipSOLVER's calls
-        // write `info` (one per problem) whenever the problem is not empty, and empty problems never
-        // reach the library (`answered`); a call that fails to queue drops it unread.
-        unsafe { DeviceBuffer::alloc_async_on(&self.stream, count) }
+    /// The `info` buffer of `call` on `batch_count` problems (1 for an unbatched call), allocated in the
+    /// stream's order: as many ints as the backend that writes the most writes ([`sizes::info_len`]:
+    /// `potrsBatched` on rocSOLVER zeroes `batch_count`, where cuSOLVER writes one), and zeroed first
+    /// where some backend or version leaves some of them unwritten ([`sizes::info_zeroed`]); otherwise
+    /// not zeroed (no memset on the device per call).
+    fn info(&self, call: sizes::InfoCall, batch_count: usize) -> Result<DeviceBuffer<i32>> {
+        let len = sizes::info_len(call, batch_count);
+        if sizes::info_zeroed(call, batch_count) {
+            return DeviceBuffer::zeroed_async_on(&self.stream, len);
+        }
+        // SAFETY: read only through `Info`, after the call, which writes every element: for the calls
+        // `info_zeroed` leaves out, every backend writes `info_len` ints whenever the problem is not
+        // empty, and empty problems never reach the library (`answered`); a call that fails to queue
+        // drops it unread.
+        unsafe { DeviceBuffer::alloc_async_on(&self.stream, len) }
     }
 
     /// The [`Info`] of an empty problem, answered without calling the library (which may return early
@@ -288,20 +302,17 @@ impl Handle {
         Ok(op)
     }
 
-    /// Ask a `_bufferSize` function for the workspace in elements of `T`, as bytes.
+    /// Ask a `_bufferSize` function: its raw answer, bytes on rocSOLVER and elements on cuSOLVER
+    /// ([`sizes::workspace`] turns it into what to allocate).
     fn query(
         &self,
         call: &'static str,
         f: impl FnOnce(*mut i32) -> sys::hipsolverStatus_t,
-    ) -> Result<usize> {
+    ) -> Result<c_int> {
         self.device.bind()?;
         let mut lwork = 0i32;
         check(call, f(&mut lwork))?;
-        usize::try_from(lwork).map_err(|_| Error::InvalidArgument {
-            what: "hipSOLVER workspace size",
-            value: lwork.to_string(),
-            reason: format!("{call} answered a negative size"),
-        })
+        Ok(lwork)
     }
 }
 

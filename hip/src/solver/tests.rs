@@ -116,3 +116,100 @@ fn a_failed_solve_says_which_problem_and_what_it_was() {
     let refused = SolverFailure::IllegalArgument { position: 4 };
     assert_eq!(refused.status(), Status::InvalidArgument);
 }
+
+mod sizes {
+    use super::super::sizes::{
+        info_len, info_written, info_zeroed, workspace, Backend, InfoCall, Workspace,
+    };
+
+    #[test]
+    fn info_holds_what_the_backend_that_writes_the_most_writes() {
+        // potrsBatched: hipSOLVER zeroes batch_count ints on rocSOLVER, cuSOLVER writes one.
+        assert_eq!(
+            info_written(Backend::RocSolver, InfoCall::PotrsBatched, 5),
+            5
+        );
+        assert_eq!(
+            info_written(Backend::CuSolver, InfoCall::PotrsBatched, 5),
+            1
+        );
+        assert_eq!(info_len(InfoCall::PotrsBatched, 5), 5);
+        assert_eq!(info_len(InfoCall::PotrsBatched, 1), 1);
+        // potrfBatched: one per matrix on both.
+        assert_eq!(info_len(InfoCall::PotrfBatched, 7), 7);
+        for call in [InfoCall::Computed, InfoCall::ArgumentsOnly] {
+            assert_eq!(info_len(call, 1), 1);
+        }
+        // No backend writes more than is allocated, for every call and batch size.
+        for call in [
+            InfoCall::Computed,
+            InfoCall::ArgumentsOnly,
+            InfoCall::PotrfBatched,
+            InfoCall::PotrsBatched,
+        ] {
+            for batch in [1, 2, 64, 1000] {
+                for backend in [Backend::RocSolver, Backend::CuSolver] {
+                    assert!(info_written(backend, call, batch) <= info_len(call, batch));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn info_is_zeroed_where_some_backend_leaves_part_of_it_unwritten() {
+        // cuSOLVER writes 1 of potrsBatched's batch_count: the rest would be read uninitialised.
+        assert!(info_zeroed(InfoCall::PotrsBatched, 3));
+        // hipSOLVER before 5.3 wrote no info for potrs, getrs, geqrf, ormqr on rocSOLVER.
+        assert!(info_zeroed(InfoCall::ArgumentsOnly, 1));
+        // Computed by every backend, whole: no memset.
+        assert!(!info_zeroed(InfoCall::Computed, 1));
+        assert!(!info_zeroed(InfoCall::PotrfBatched, 9));
+    }
+
+    #[test]
+    fn rocsolver_answers_bytes_and_cusolver_elements() {
+        // rocSOLVER: 1000 means 1000 bytes (rocBLAS's size query), whatever the element type; lwork is
+        // passed on as given.
+        for elem in [4, 8, 16] {
+            assert_eq!(
+                workspace(Backend::RocSolver, "w", 1000, elem, 0).unwrap(),
+                Workspace {
+                    bytes: 1000,
+                    lwork: 1000
+                }
+            );
+        }
+        // cuSOLVER: 1000 elements of 16 bytes.
+        assert_eq!(
+            workspace(Backend::CuSolver, "w", 1000, 16, 0).unwrap(),
+            Workspace {
+                bytes: 16000,
+                lwork: 1000
+            }
+        );
+        // syevd on rocSOLVER: hipSOLVER puts n reals at the front and gives rocBLAS lwork bytes after
+        // them; cuSOLVER carves nothing.
+        let w = workspace(Backend::RocSolver, "syevd", 4096, 8, 64 * 8).unwrap();
+        assert_eq!(w.bytes, 4096 + 512);
+        assert_eq!(w.lwork, 4096);
+        assert_eq!(
+            workspace(Backend::CuSolver, "syevd", 100, 8, 512)
+                .unwrap()
+                .bytes,
+            800
+        );
+        // No workspace: hipSOLVER then uses rocBLAS's own (nothing carved from a null pointer).
+        assert_eq!(
+            workspace(Backend::RocSolver, "w", 0, 8, 512).unwrap().bytes,
+            0
+        );
+    }
+
+    #[test]
+    fn hostile_workspace_answers_are_errors() {
+        assert!(workspace(Backend::RocSolver, "w", -1, 8, 0).is_err());
+        assert!(workspace(Backend::CuSolver, "w", -5, 8, 0).is_err());
+        assert!(workspace(Backend::CuSolver, "w", i32::MAX, usize::MAX / 2, 0).is_err());
+        assert!(workspace(Backend::RocSolver, "w", 1, 8, usize::MAX).is_err());
+    }
+}

@@ -32,12 +32,14 @@ pub struct Names {
 ///
 /// Sealed: the functions below take raw pointers and are called only by this module, after its checks.
 /// Each `*_bs` function is the call's `_bufferSize` query: it reads no memory and answers the workspace
-/// in elements.
+/// in bytes on rocSOLVER, in elements of the type on cuSOLVER (`sizes::workspace`).
 ///
 /// # Safety (of every function)
 /// `h` is a live hipSOLVER handle whose device is current; every device pointer spans what the sizes and
 /// leading dimensions reach, on the handle's device, ordered and kept alive by the caller until the
-/// queued call is done; `work` holds `lwork` elements, `info` one `int` per problem; `lwork` out-pointers
+/// queued call is done; `work` holds what `lwork` means on the backend (`sizes::workspace`: bytes on
+/// rocSOLVER, after what hipSOLVER carves off its front; elements on cuSOLVER), `info` as many `int`s as
+/// the backend writes (`sizes::info_len`); `lwork` out-pointers
 /// are valid host pointers.
 #[allow(clippy::too_many_arguments, missing_docs)]
 #[doc(hidden)]

@@ -5,7 +5,7 @@ use super::SparseScalar;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::event::same_device;
-use crate::memory::{DeviceBuffer, DeviceMemory};
+use crate::memory::{DeviceBuffer, DeviceMemory, DeviceMemoryMut};
 
 /// A `rows x cols` matrix in compressed sparse row form (0-based, 32-bit indices): row `i`'s entries are
 /// `values[offsets[i]..offsets[i + 1]]`, in the columns `indices[offsets[i]..offsets[i + 1]]`.
@@ -158,6 +158,19 @@ fn check_indices(what: &'static str, kind: &str, indices: &[i32], bound: usize) 
     }
 }
 
+/// A copy of `src` in a new allocation that only the matrix being made will hold: no graph captured
+/// it and nothing else can name it, so no later writer exists but the matrix's own (it has none: index
+/// buffers are never handed out mutably). Copied on the null stream after `src`'s writers; every later
+/// use (the read-back for the check first) is ordered after the copy.
+fn private_copy(src: &DeviceBuffer<i32>) -> Result<DeviceBuffer<i32>> {
+    // SAFETY: `uninit` asks that the contents be written before they are read: the copy below writes
+    // every element (recorded as the buffer's writer, so every later use is ordered after it); on its
+    // failure the buffer is dropped unread.
+    let mut copy = unsafe { DeviceBuffer::<i32>::uninit(src.device(), src.len())? };
+    copy.copy_from_device(src)?;
+    Ok(copy)
+}
+
 /// Buffers of one device.
 fn one_device(what: &'static str, device: &Device, others: &[&Device]) -> Result<()> {
     others.iter().try_for_each(|d| same_device(what, device, d))
@@ -183,8 +196,28 @@ impl<T: SparseScalar> Csr<T> {
         })
     }
 
-    /// A CSR matrix from device buffers (all of one device), checked: the index buffers are read back to
-    /// the host (waiting for their writers) and checked as [`Csr::from_host`] checks them.
+    /// A CSR matrix from device buffers (all of one device), checked: the index buffers are copied into
+    /// two new buffers only the matrix holds, and those copies are read back to the host and checked as
+    /// [`Csr::from_host`] checks them.
+    ///
+    /// Why copies: a buffer handed over here may still have a writer that needs no borrow of it. A
+    /// graph that captured a write to it (a copy, a fill, a kernel) rewrites it at every
+    /// [`GraphExec::launch`](crate::graph::GraphExec::launch), which the memory model orders but does
+    /// not refuse: checked in place, the indices could be replaced after the check, with no `unsafe`,
+    /// and the libraries would follow them out of bounds. The copies are new allocations no graph,
+    /// kernel or handle has seen, so what was checked is what every later call reads. (Marking the
+    /// given allocation immutable instead would have to be enforced at every writer, graph launches
+    /// included; a copy needs nothing of them.)
+    ///
+    /// Cost, besides the read-back the check always needed (`(rows + 1 + nnz) * 4` bytes to the host):
+    /// two `hipMalloc`s and two device-to-device copies of those bytes, queued on the null stream after
+    /// the buffers' writers. The given index buffers are dropped (freed after their users, and after
+    /// every graph that holds them). The values are kept as given: no value can lead a call out of
+    /// bounds, and they may change freely ([`Csr::values_mut`]).
+    ///
+    /// # Errors
+    /// [`Error::DeviceMismatch`] for buffers of several devices; [`Error::InvalidArgument`] naming the
+    /// broken invariant (see [`Csr`]); an allocation or copy error.
     pub fn from_device(
         rows: usize,
         cols: usize,
@@ -197,6 +230,7 @@ impl<T: SparseScalar> Csr<T> {
             values.device(),
             &[offsets.device(), indices.device()],
         )?;
+        let (offsets, indices) = (private_copy(&offsets)?, private_copy(&indices)?);
         check_csr(
             rows,
             cols,
@@ -318,8 +352,13 @@ impl<T: SparseScalar> Coo<T> {
         })
     }
 
-    /// A COO matrix from device buffers (all of one device), checked after reading the indices back (see
-    /// [`Csr::from_device`]).
+    /// A COO matrix from device buffers (all of one device), checked: the index buffers are copied into
+    /// new buffers only the matrix holds, and the copies are read back and checked (why, and what it
+    /// costs: [`Csr::from_device`]; here `2 * nnz * 4` bytes).
+    ///
+    /// # Errors
+    /// [`Error::DeviceMismatch`] for buffers of several devices; [`Error::InvalidArgument`] naming the
+    /// broken invariant (see [`Coo`]); an allocation or copy error.
     pub fn from_device(
         rows: usize,
         cols: usize,
@@ -332,6 +371,7 @@ impl<T: SparseScalar> Coo<T> {
             values.device(),
             &[row_indices.device(), col_indices.device()],
         )?;
+        let (row_indices, col_indices) = (private_copy(&row_indices)?, private_copy(&col_indices)?);
         check_coo(
             rows,
             cols,

@@ -22,8 +22,9 @@
 //!
 //! A sparse call follows the matrix's indices into other buffers without checking them, so the matrices
 //! here are valid by construction: [`Csr`] and [`Coo`] own their index and value buffers, check the
-//! structure when made (from host arrays, or from device buffers read back once), and never hand the
-//! index buffers out mutably. Dense operands are checked against their buffers before every call (each
+//! structure when made (from host arrays, or from device buffers copied into buffers only the matrix
+//! holds and read back from there: a graph that captured a write to a given buffer cannot reach the
+//! copy), and never hand the index buffers out mutably. Dense operands are checked against their buffers before every call (each
 //! holds every element the call reaches; leading dimensions at least the rows), and everything must be on
 //! the handle's device. A shape that fails is an [`Error::InvalidArgument`] and nothing is queued.
 //!
