@@ -153,9 +153,15 @@ fn a_write_on_the_same_stream_after_a_send_in_the_group_is_refused() {
         Ok(())
     })
     .unwrap();
-    let e = fill.unwrap().expect_err("a fill of x after send(&x) inside the group");
+    let e = fill
+        .unwrap()
+        .expect_err("a fill of x after send(&x) inside the group");
     assert!(refused_in_group(&e), "{e}");
-    assert_eq!(y.to_vec().unwrap(), vec![5.0; N], "the send must carry x as it was");
+    assert_eq!(
+        y.to_vec().unwrap(),
+        vec![5.0; N],
+        "the send must carry x as it was"
+    );
     // After the group the same fill works and takes the fast path again.
     x.fill_async(9.0, &stream).unwrap();
     assert_eq!(x.to_vec().unwrap(), vec![9.0; N]);

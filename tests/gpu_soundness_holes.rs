@@ -23,12 +23,17 @@ use std::time::{Duration, Instant};
 fn a_wait_racing_a_re_record_teaches_only_the_record_it_bound_to() {
     let d = device();
     let m = load(&d, ORDERING_KERNELS);
-    let (a, b) = (Stream::non_blocking(&d).unwrap(), Stream::non_blocking(&d).unwrap());
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
     // Small, so a round's check is short beside the millisecond fill: W spends most of its time
     // around its waits, where the race is.
     const N: usize = 1 << 16;
     const ROUNDS: u32 = 300;
-    let x = Arc::new(std::sync::Mutex::new(DeviceBuffer::<u32>::zeroed(&d, N).unwrap()));
+    let x = Arc::new(std::sync::Mutex::new(
+        DeviceBuffer::<u32>::zeroed(&d, N).unwrap(),
+    ));
     let e = Arc::new(Event::new(&d).unwrap());
     e.record(&a).unwrap();
     let announced = Arc::new(AtomicU32::new(0));
@@ -75,7 +80,10 @@ fn a_wait_racing_a_re_record_teaches_only_the_record_it_bound_to() {
         checked += 1;
     }
     recorder.join().unwrap();
-    assert!(checked > 10, "only {checked} rounds overlapped the recorder");
+    assert!(
+        checked > 10,
+        "only {checked} rounds overlapped the recorder"
+    );
 }
 
 /// Hole 5. A staged pageable copy into `x` (eight 1 MiB chunks, two pinned buffers) on one thread, and a
@@ -151,7 +159,10 @@ fn a_graph_launched_during_a_staged_copy_waits_for_all_of_it() {
 fn the_second_future_does_not_wait_for_the_first_ones_release() {
     let d = device();
     let m = load(&d, SPIN_FILL);
-    let (s, busy) = (Stream::non_blocking(&d).unwrap(), Stream::non_blocking(&d).unwrap());
+    let (s, busy) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
     const N: usize = 1 << 20;
     common::runtime().block_on(async {
         let x = DeviceBuffer::from_host(&d, &vec![1u32; N]).unwrap();
