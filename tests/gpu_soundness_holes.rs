@@ -152,25 +152,23 @@ fn a_graph_launched_during_a_staged_copy_waits_for_all_of_it() {
 }
 
 /// Hole 6. `f1 = x.to_vec_async(&s); f2 = y.to_vec_async(&s); drop(x); drop(f1)` while another stream
-/// keeps the device busy for about a second. f1's release frees `x` (the future held its last owner):
-/// `hipFree` waits for the device. The stream's waiting thread did that release itself before it woke
-/// f2, so f2 resolved only after the busy second; now the releasing thread does it.
+/// still reads `x` behind about a second of spinning. f1's release frees `x` (the future held its last
+/// owner), which first waits for that read. The stream's waiting thread did that release itself before
+/// it woke f2, so f2 resolved only after the busy second; now the releasing thread does it (and f1's
+/// pinned staging buffer goes back to the cache, not to `hipHostFree`).
 #[test]
 fn the_second_future_does_not_wait_for_the_first_ones_release() {
     let d = device();
     let m = load(&d, SPIN_FILL);
-    let (s, busy) = (
-        Stream::non_blocking(&d).unwrap(),
-        Stream::non_blocking(&d).unwrap(),
-    );
+    let (s, busy) = (Stream::non_blocking(&d).unwrap(), Stream::non_blocking(&d).unwrap());
     const N: usize = 1 << 20;
     common::runtime().block_on(async {
         let x = DeviceBuffer::from_host(&d, &vec![1u32; N]).unwrap();
         let y = DeviceBuffer::from_host(&d, &vec![2u32; N]).unwrap();
+        let mut z = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
         // Warm the waiting thread and the staging cache: the timing below is the release's alone.
         assert_eq!(y.to_vec_async(&s).await.unwrap()[0], 2);
-        let f1 = x.to_vec_async(&s);
-        let f2 = y.to_vec_async(&s);
+        assert_eq!(x.to_vec_async(&s).await.unwrap()[0], 1);
         let spin = m.function("spin").unwrap();
         let cycles = 2_000_000_000i64; // about a second at 2 GHz
         let mut args = LaunchArgs::new();
@@ -178,6 +176,10 @@ fn the_second_future_does_not_wait_for_the_first_ones_release() {
         let start = Instant::now();
         // SAFETY: spin(long long) reads its argument only.
         unsafe { spin.launch(&busy, &LaunchConfig::new(1, 1), &mut args) }.unwrap();
+        // `busy` reads x after the spin: freeing x waits for this read.
+        busy.copy_device_async(&x, &mut z).unwrap();
+        let f1 = x.to_vec_async(&s);
+        let f2 = y.to_vec_async(&s);
         drop(x);
         drop(f1);
         let v = f2.await.unwrap();
@@ -194,6 +196,7 @@ fn the_second_future_does_not_wait_for_the_first_ones_release() {
             took < Duration::from_millis(300),
             "f2 resolved {took:?} after the busy kernel began: it waited for f1's release"
         );
+        assert_eq!(z.to_vec().unwrap(), vec![1u32; N]);
     });
 }
 

@@ -30,11 +30,22 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 /// What a read keeps alive until its copy is done: the stream and position, the source allocation and the
-/// pinned memory the copy writes.
+/// pinned memory the copy writes (`None` once handed over).
 struct Read<H> {
     position: Position,
     _source: Arc<Allocation>,
-    dst: H,
+    dst: Option<H>,
+    /// Where `dst` goes if the read is dropped with it: `to_vec_async`'s staging buffer back to the cache
+    /// (freeing pinned memory may synchronize the device), a caller's buffer nowhere (dropped).
+    recycle: Option<fn(H)>,
+}
+
+impl<H> Drop for Read<H> {
+    fn drop(&mut self) {
+        if let (Some(dst), Some(recycle)) = (self.dst.take(), self.recycle) {
+            recycle(dst);
+        }
+    }
 }
 
 impl<H: Send + 'static> super::signal::Settle for Read<H> {
@@ -82,7 +93,7 @@ impl<T: DeviceCopy> Future for ReadFuture<T> {
                 read.position.completed();
                 let bytes = len * std::mem::size_of::<T>();
                 // Known complete above: the copy writing it is done, so this does not wait.
-                let staging = read.dst.as_slice()?;
+                let staging = read.dst.as_ref().ok_or_else(polled_again)?.as_slice()?;
                 let mut v = Vec::<T>::with_capacity(len);
                 // SAFETY: `staging` holds at least `bytes` bytes (taken for this read), written by the
                 // copy that is done; `v` has room for `len` elements, `bytes` bytes; any bits are a
@@ -91,8 +102,7 @@ impl<T: DeviceCopy> Future for ReadFuture<T> {
                     std::ptr::copy_nonoverlapping(staging.as_ptr(), v.as_mut_ptr().cast(), bytes);
                     v.set_len(len);
                 }
-                give_back(read.dst);
-                Ok(v)
+                Ok(v) // `read` gives its staging buffer back to the cache as it drops
             }),
         }
     }
@@ -122,7 +132,8 @@ impl<T: DeviceCopy> Future for PinnedCopy<T> {
                 let read = read.ok_or_else(polled_again)?;
                 status?;
                 read.position.completed();
-                Ok(read.dst)
+                let mut read = read;
+                read.dst.take().ok_or_else(polled_again)
             }),
         }
     }
@@ -136,6 +147,7 @@ fn start<H: HostMemoryMut<D> + Send + 'static, D: DeviceCopy>(
     (src, src_ptr, src_device): (&Arc<Allocation>, DevicePtr, &Device),
     mut dst: H,
     bytes: usize,
+    recycle: Option<fn(H)>,
 ) -> Result<Pending<Read<H>>> {
     same_device(what, stream.device(), src_device)?;
     same_device(what, stream.device(), dst.device())?;
@@ -177,7 +189,8 @@ fn start<H: HostMemoryMut<D> + Send + 'static, D: DeviceCopy>(
             label: op.label(),
         },
         _source: src.clone(),
-        dst,
+        dst: Some(dst),
+        recycle,
     };
     queue_on(op, read)
 }
@@ -212,6 +225,7 @@ fn read_async<T: DeviceCopy, M: DeviceMemory<T>>(src: &M, stream: &Stream) -> Re
             (src.allocation(), src.device_ptr(), src.device()),
             staging,
             bytes,
+            Some(give_back),
         )
     });
     future.state = match started {
@@ -280,6 +294,7 @@ impl Stream {
                 (src.allocation(), src.device_ptr(), src.device()),
                 dst,
                 src.byte_len(),
+                None,
             )
         });
         PinnedCopy {
