@@ -152,15 +152,19 @@ fn a_graph_launched_during_a_staged_copy_waits_for_all_of_it() {
 }
 
 /// Hole 6. `f1 = x.to_vec_async(&s); f2 = y.to_vec_async(&s); drop(x); drop(f1)` while another stream
-/// still reads `x` behind about a second of spinning. f1's release frees `x` (the future held its last
-/// owner), which first waits for that read. The stream's waiting thread did that release itself before
-/// it woke f2, so f2 resolved only after the busy second; now the releasing thread does it (and f1's
-/// pinned staging buffer goes back to the cache, not to `hipHostFree`).
+/// still reads `x` behind about a second of spinning, and `s` spins 0.2 s first so that f1 is still
+/// pending when dropped. f1's release frees `x` (the future held its last owner), which first waits for
+/// that read. The stream's waiting thread did that release itself before it woke f2, so f2 resolved only
+/// after the busy second; now the releasing thread does it (and f1's pinned staging buffer goes back to
+/// the cache, not to `hipHostFree`).
 #[test]
 fn the_second_future_does_not_wait_for_the_first_ones_release() {
     let d = device();
     let m = load(&d, SPIN_FILL);
-    let (s, busy) = (Stream::non_blocking(&d).unwrap(), Stream::non_blocking(&d).unwrap());
+    let (s, busy) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
     const N: usize = 1 << 20;
     common::runtime().block_on(async {
         let x = DeviceBuffer::from_host(&d, &vec![1u32; N]).unwrap();
@@ -178,6 +182,11 @@ fn the_second_future_does_not_wait_for_the_first_ones_release() {
         unsafe { spin.launch(&busy, &LaunchConfig::new(1, 1), &mut args) }.unwrap();
         // `busy` reads x after the spin: freeing x waits for this read.
         busy.copy_device_async(&x, &mut z).unwrap();
+        let short = cycles / 5;
+        let mut args = LaunchArgs::new();
+        args.arg(&short);
+        // SAFETY: as above.
+        unsafe { spin.launch(&s, &LaunchConfig::new(1, 1), &mut args) }.unwrap();
         let f1 = x.to_vec_async(&s);
         let f2 = y.to_vec_async(&s);
         drop(x);
@@ -193,8 +202,9 @@ fn the_second_future_does_not_wait_for_the_first_ones_release() {
             "the busy kernel took only {busy_for:?}: the test shows nothing"
         );
         assert!(
-            took < Duration::from_millis(300),
-            "f2 resolved {took:?} after the busy kernel began: it waited for f1's release"
+            took < Duration::from_millis(600),
+            "f2 resolved {took:?} after the busy kernel began (it should follow the 0.2 s spin on its \
+             stream, not f1's release)"
         );
         assert_eq!(z.to_vec().unwrap(), vec![1u32; N]);
     });
