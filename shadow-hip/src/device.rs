@@ -1,27 +1,10 @@
 //! The fake devices: `HIP_RS_SHADOW_DEVICES` of them (1 or 2; default 1), gfx90a-like properties.
 
+use crate::state::{self, count, current};
 use crate::streams::{self, lock, rt};
 use crate::{Status, INVALID_VALUE, SUCCESS};
 use hip_sys as sys;
-use std::cell::Cell;
 use std::ffi::{c_char, c_int};
-
-/// How many devices the shadow has.
-pub fn count() -> c_int {
-    match std::env::var("HIP_RS_SHADOW_DEVICES").as_deref() {
-        Ok("2") => 2,
-        _ => 1,
-    }
-}
-
-thread_local! {
-    static CURRENT: Cell<c_int> = const { Cell::new(0) };
-}
-
-/// The calling thread's current device.
-pub fn current() -> c_int {
-    CURRENT.with(|c| c.get())
-}
 
 const TOTAL_MEM: usize = 64 << 30;
 
@@ -39,7 +22,7 @@ pub unsafe extern "C" fn hipSetDevice(d: c_int) -> Status {
     if !(0..count()).contains(&d) {
         return sys::hipErrorInvalidDevice;
     }
-    CURRENT.with(|c| c.set(d));
+    state::set_current(d);
     SUCCESS
 }
 
@@ -48,7 +31,7 @@ pub unsafe extern "C" fn hipGetDevice(d: *mut c_int) -> Status {
     if d.is_null() {
         return INVALID_VALUE;
     }
-    *d = CURRENT.with(|c| c.get());
+    *d = current();
     SUCCESS
 }
 
@@ -57,7 +40,7 @@ pub unsafe extern "C" fn hipCtxGetCurrent(ctx: *mut sys::hipCtx_t) -> Status {
     if ctx.is_null() {
         return INVALID_VALUE;
     }
-    *ctx = (0x100 + CURRENT.with(|c| c.get()) as usize * 0x10) as sys::hipCtx_t;
+    *ctx = (0x100 + current() as usize * 0x10) as sys::hipCtx_t;
     SUCCESS
 }
 

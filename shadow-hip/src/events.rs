@@ -2,27 +2,12 @@
 //! queued (a later re-record does not change it), as HIP does.
 
 use crate::clock::Clock;
-use crate::graph::Capture;
+use crate::state::{EventState, Record};
 use crate::streams::{self, host_join, lock, rt, wait_done, Rt};
 use crate::{Status, INVALID_HANDLE, INVALID_VALUE, NOT_READY, SUCCESS};
 use hip_sys as sys;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-#[derive(Clone)]
-pub struct Record {
-    pub stream: usize,
-    pub seq: u64,
-    pub clock: Clock,
-    pub time: Arc<Mutex<Option<Instant>>>,
-}
-
-pub struct EventState {
-    pub flags: u32,
-    pub record: Option<Record>,
-    /// Recorded on a capturing stream: the capture and the nodes a wait on it depends on.
-    pub captured: Option<Capture>,
-}
 
 /// `HIP_RS_SHADOW_DROP_WAITS=N`: the Nth hipStreamWaitEvent (from 1) does nothing.
 fn dropped(n: usize) -> bool {

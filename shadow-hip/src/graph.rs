@@ -4,19 +4,13 @@
 //! Not modelled: nodes added through the graph API, child graphs, capture of host functions.
 
 use crate::clock::{new_pid, Clock};
+use crate::state::Capture;
 use crate::streams::{self, lock, rt, Action, Rt};
 use crate::{Status, INVALID_HANDLE, INVALID_VALUE, SUCCESS};
 use hip_sys as sys;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-
-/// A stream's part in a capture: the graph and the nodes its next operation depends on.
-#[derive(Clone, Debug)]
-pub struct Capture {
-    pub graph: usize,
-    pub frontier: Vec<usize>,
-}
 
 pub struct Node {
     deps: Vec<usize>,

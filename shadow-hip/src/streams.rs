@@ -3,7 +3,7 @@
 //! of the shadow uses.
 
 use crate::clock::{new_pid, Clock, Pid};
-use crate::graph::Capture;
+use crate::state::Capture;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -41,7 +41,7 @@ pub struct Rt {
     /// What any host thread learned through a HIP synchronization, and the clocks of completed host
     /// functions, joined: every host thread knows it (see `host`).
     pub released: Clock,
-    pub events: HashMap<usize, crate::events::EventState>,
+    pub events: HashMap<usize, crate::state::EventState>,
     /// hipStreamWaitEvent calls seen (the mutation `HIP_RS_SHADOW_DROP_WAITS` counts them).
     pub waits: usize,
     /// Of those, waits whose record was already ordered before the waiting stream's next operation
@@ -91,7 +91,7 @@ pub fn as_host_fn(run: impl FnOnce()) {
 
 pub fn rt<'a>(g: &'a mut MutexGuard<'static, Option<Rt>>) -> &'a mut Rt {
     let rt = g.get_or_insert_with(Rt::default);
-    for d in 0..crate::device::count() {
+    for d in 0..crate::state::count() {
         if let std::collections::hash_map::Entry::Vacant(e) = rt.streams.entry(null_of(d)) {
             e.insert(new_stream_state(false, d));
             spawn_worker(null_of(d));
@@ -113,7 +113,7 @@ pub fn is_null(sid: usize) -> bool {
 /// The key of the stream a handle names: 0 is the calling thread's current device's null stream.
 pub fn key(handle: usize) -> usize {
     if handle == 0 {
-        null_of(crate::device::current())
+        null_of(crate::state::current())
     } else {
         handle
     }
@@ -417,7 +417,7 @@ fn worker(sid: usize, rng: &mut u64) {
 pub fn create(non_blocking: bool) -> usize {
     let h = new_handle();
     let mut g = lock();
-    let device = crate::device::current();
+    let device = crate::state::current();
     rt(&mut g)
         .streams
         .insert(h, new_stream_state(non_blocking, device));
