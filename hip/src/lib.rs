@@ -112,6 +112,15 @@ pub mod future;
 pub mod graph;
 pub mod host_fn;
 pub mod launch;
+#[cfg(any(
+    feature = "blas",
+    feature = "blaslt",
+    feature = "solver",
+    feature = "sparse",
+    feature = "rand",
+    feature = "fft"
+))]
+mod library;
 pub mod memory;
 pub mod module;
 mod occupancy;

@@ -225,30 +225,6 @@ impl StreamHandle {
         self.gate_waiters.wake_all();
     }
 
-    /// A library handle (BLAS, RNG, FFT) moves its own device state (workspace, generator states, work
-    /// area) from stream `old` to this one: this stream's later work waits for everything queued on `old`
-    /// so far. Nothing to do for the same stream; skipped while this stream is captured (the wait would
-    /// be a graph dependency on work outside the graph).
-    #[cfg_attr(
-        not(any(
-            feature = "blas",
-            feature = "rand",
-            feature = "fft",
-            feature = "solver",
-            feature = "sparse",
-            feature = "blaslt"
-        )),
-        allow(dead_code)
-    )]
-    pub(crate) fn take_over_from(self: &Arc<Self>, old: &Arc<StreamHandle>) -> Result<()> {
-        let op = self.begin_op();
-        if op.is_capturing() {
-            return Ok(());
-        }
-        self.queue
-            .wait_for(&old.queue, crate::queue::OPEN, op.label())
-    }
-
     /// Exclusive use of the gate: no operation is between its check and its HIP calls.
     fn close_gate(&self) -> GateGuard<'_> {
         let owned = self.close_gate_for(thread_token());

@@ -151,6 +151,7 @@ pub use num_complex::{Complex32, Complex64};
 use crate::device::Device;
 use crate::error::{BlasErrorCode, Error, Result};
 use crate::event::same_device;
+use crate::library::{HandleUse, Owner};
 use crate::memory::{Access, Allocation, DeviceBuffer, DeviceCopy, DeviceMemory, DevicePtr};
 use crate::stream::{Stream, StreamHandle, StreamOp};
 use hipblas_sys as sys;
@@ -170,7 +171,10 @@ pub const HEADER_VERSION: (u32, u32, u32) = sys::HEADER_VERSION;
 pub struct Handle {
     raw: sys::hipblasHandle_t,
     /// Owns `raw`: destroyed when the handle and every graph that captured a call on it are gone.
-    owner: Arc<Owner>,
+    owner: Arc<Owner<sys::hipblasHandle_t>>,
+    /// Written by every call: orders the calls of this handle (and its workspace) across streams and
+    /// graphs.
+    uses: HandleUse,
     device: Device,
     stream: Arc<StreamHandle>,
     stream_raw: sys::hipStream_t,
@@ -199,10 +203,9 @@ impl Handle {
         check("hipblasCreate", unsafe { sys::hipblasCreate(&mut raw) })?;
         let handle = Handle {
             raw,
-            owner: Arc::new(Owner {
-                raw,
-                device: device.clone(),
-            }),
+            // SAFETY: the live handle just made, owned by no one else; hipblasDestroy frees it.
+            owner: unsafe { Owner::new(raw, &device, destroy) },
+            uses: HandleUse::new(&device),
             device,
             stream: Arc::clone(stream.handle()),
             stream_raw: stream.raw(),
@@ -220,12 +223,11 @@ impl Handle {
 
     /// Queue later calls on `stream`, which must be on the handle's device ([`Error::DeviceMismatch`]).
     /// Calls already queued stay on the previous stream; the memory model orders the two on shared
-    /// buffers.
+    /// buffers, and on the handle's own device state (the first call on `stream` waits for the handle's
+    /// last call on the old one, and nothing else queued there).
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
         same_device("blas set_stream", &self.device, stream.device())?;
         self.device.bind()?;
-        // The handle's own device state was last used on the old stream: the new one waits for it.
-        stream.handle().take_over_from(&self.stream)?;
         // SAFETY: live handle; the stream is live and on the handle's device (checked), and kept alive below
         // for as long as the handle uses it.
         check("hipblasSetStream", unsafe {
@@ -302,15 +304,17 @@ impl Handle {
         }
         let op = self.stream.begin_op();
         if op.is_capturing() {
-            self.keep_in_capture(&op);
+            self.owner.keep_in_capture(&op);
         }
         if !device_scalars && self.workspace.is_none() && operands.len() <= 4 {
-            // The usual call: the operands alone, in address order (see memory::tracking).
-            let mut sorted = [None; 4];
+            // The usual call: the operands and the handle's record alone, in address order (see
+            // memory::tracking).
+            let mut sorted = [None; 5];
+            sorted[4] = Some(self.uses.operand());
             for (slot, &(_, allocation, access)) in sorted.iter_mut().zip(operands) {
                 *slot = Some((allocation, access));
             }
-            sorted[..operands.len()].sort_unstable_by_key(|u| u.map(|(a, _)| Arc::as_ptr(a)));
+            sorted.sort_unstable_by_key(|u| u.map(|(a, _)| Arc::as_ptr(a)));
             for &(allocation, access) in sorted.iter().flatten() {
                 allocation.use_on(&op, access)?;
             }
@@ -319,7 +323,7 @@ impl Handle {
                 &op,
                 operands,
                 scalars,
-                self.workspace.as_ref(),
+                (self.workspace.as_ref(), &self.uses),
                 device_scalars,
             )?;
         }
@@ -362,19 +366,20 @@ impl Handle {
     }
 }
 
-/// Operands, device scalars and the caller's workspace (written), ordered under `op` in address order.
-/// Out of line: most calls have host scalars and hipBLAS's own workspace.
+/// Operands, device scalars, the caller's workspace and the handle's record (written), ordered under
+/// `op` in address order. Out of line: most calls have host scalars and hipBLAS's own workspace.
 #[cold]
 #[inline(never)]
 fn use_all<T: DeviceCopy>(
     op: &StreamOp<'_>,
     operands: &[(&Device, &Arc<Allocation>, Access)],
     scalars: &[&Scalar<'_, T>],
-    workspace: Option<&DeviceBuffer<u8>>,
+    (workspace, handle): (Option<&DeviceBuffer<u8>>, &HandleUse),
     device_scalars: bool,
 ) -> Result<()> {
     let mut uses: Vec<(&Arc<Allocation>, Access)> =
         operands.iter().map(|&(_, a, x)| (a, x)).collect();
+    uses.push(handle.operand());
     if device_scalars {
         uses.extend(
             scalars
@@ -393,49 +398,16 @@ fn use_all<T: DeviceCopy>(
     Ok(())
 }
 
-/// The library's handle, destroyed when its last owner goes: the [`Handle`], and each graph that captured
-/// a call on it. A captured call may use the library's own workspace, which `hipblasDestroy` frees: a
-/// graph replayed after its handle was dropped would otherwise run in freed memory.
-struct Owner {
-    raw: sys::hipblasHandle_t,
-    device: Device,
-}
-
-// SAFETY: the owner only destroys the handle, once, on whichever thread drops the last reference; the
-// handle is not used through it.
-unsafe impl Send for Owner {}
-// SAFETY: as for Send: `&Owner` gives no access to the handle.
-unsafe impl Sync for Owner {}
-
-impl Drop for Owner {
-    fn drop(&mut self) {
-        let (raw, device) = (crate::release::RawHandle(self.raw), self.device.clone());
-        // Inside a host function (no HIP or library call allowed there: destroying synchronizes the
-        // device) on the releasing thread.
-        crate::release::now_or_later(move || {
-            // Errors cannot be reported from drop; the device is current so the handle is destroyed on it.
-            let _ = device.bind();
-            // SAFETY: the live handle, destroyed once, when neither the `Handle` nor a graph that captured
-            // a call on it is left. Work it queued may still run: the buffers it uses (and the caller's
-            // workspace) are freed only after their recorded users; the library's own device state is
-            // freed by the library, which does not free it under queued work (cublasDestroy synchronizes
-            // the device; rocBLAS frees with hipFree, which waits for the device's queued work).
-            unsafe { sys::hipblasDestroy(raw.get()) };
-        });
-    }
+/// `hipblasDestroy`, for the handle's [`Owner`].
+///
+/// # Safety
+/// `raw` is a live hipBLAS handle, destroyed once.
+unsafe fn destroy(raw: sys::hipblasHandle_t) {
+    // SAFETY: the caller's contract.
+    unsafe { sys::hipblasDestroy(raw) };
 }
 
 impl Handle {
-    /// A call is being captured: the graph keeps the library's handle (and so its workspace) alive.
-    #[cold]
-    #[inline(never)]
-    fn keep_in_capture(&self, op: &StreamOp<'_>) {
-        if let Some(log) = op.capture_log() {
-            crate::stream::lock(&log.kept)
-                .push(Arc::clone(&self.owner) as Arc<dyn std::any::Any + Send + Sync>);
-        }
-    }
-
     /// [`begin`](Self::begin) for a call whose result the library writes to host memory (`dot`, `nrm2`,
     /// `asum`, `iamax`): refused on a capturing stream, where the call would only be recorded and every
     /// replay of the graph would write the result into host memory this call no longer owns.

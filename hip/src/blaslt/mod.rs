@@ -94,6 +94,7 @@ pub use hipblaslt_sys;
 use crate::device::Device;
 use crate::error::{BlasErrorCode, Error, Result};
 use crate::event::same_device;
+use crate::library::{HandleUse, Owner};
 use crate::memory::{Access, Allocation, DeviceBuffer, DeviceMemory};
 use crate::stream::{Stream, StreamHandle, StreamOp};
 use hipblaslt_sys as sys;
@@ -119,7 +120,9 @@ const CACHE_LIMIT: usize = 1024;
 pub struct Handle {
     raw: sys::hipblasLtHandle_t,
     /// Owns `raw`: destroyed when the handle and every graph that captured a call on it are gone.
-    owner: Arc<Owner>,
+    owner: Arc<Owner<sys::hipblasLtHandle_t>>,
+    /// Written by every call: orders the calls of this handle across streams and graphs.
+    uses: HandleUse,
     device: Device,
     stream: Arc<StreamHandle>,
     stream_raw: sys::hipStream_t,
@@ -143,10 +146,9 @@ impl Handle {
         check("hipblasLtCreate", unsafe { sys::hipblasLtCreate(&mut raw) })?;
         Ok(Handle {
             raw,
-            owner: Arc::new(Owner {
-                raw,
-                device: device.clone(),
-            }),
+            // SAFETY: the live handle just made, owned by no one else; hipblasLtDestroy frees it.
+            owner: unsafe { Owner::new(raw, &device, destroy) },
+            uses: HandleUse::new(&device),
             device,
             stream: Arc::clone(stream.handle()),
             stream_raw: stream.raw(),
@@ -157,12 +159,12 @@ impl Handle {
     }
 
     /// Queue later calls on `stream`, which must be on the handle's device ([`Error::DeviceMismatch`]).
-    /// Calls already queued stay on the previous stream; the new stream waits for them (they may use the
-    /// workspace), and the memory model orders the two on shared buffers.
+    /// Calls already queued stay on the previous stream; the first call on `stream` waits for the
+    /// handle's last call there (they may use the workspace), and the memory model orders the two on
+    /// shared buffers.
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
         same_device("blaslt set_stream", &self.device, stream.device())?;
         self.device.bind()?;
-        stream.handle().take_over_from(&self.stream)?;
         self.stream = Arc::clone(stream.handle());
         self.stream_raw = stream.raw();
         Ok(())
@@ -236,13 +238,11 @@ impl Handle {
         if let Some(w) = &self.workspace {
             uses.push((w.allocation(), Access::Write));
         }
+        uses.push(self.uses.operand());
         crate::memory::tracking::by_address(&mut uses);
         let op = self.stream.begin_op();
         if op.is_capturing() {
-            if let Some(log) = op.capture_log() {
-                crate::stream::lock(&log.kept)
-                    .push(Arc::clone(&self.owner) as Arc<dyn std::any::Any + Send + Sync>);
-            }
+            self.owner.keep_in_capture(&op);
         }
         for (allocation, access) in uses {
             allocation.use_on(&op, access)?;
@@ -252,32 +252,14 @@ impl Handle {
     }
 }
 
-/// The library's handle, destroyed when its last owner goes: the [`Handle`], and each graph that captured
-/// a call on it.
-struct Owner {
-    raw: sys::hipblasLtHandle_t,
-    device: Device,
-}
-
-// SAFETY: the owner only destroys the handle, once, on whichever thread drops the last reference; the
-// handle is not used through it.
-unsafe impl Send for Owner {}
-// SAFETY: as for Send: `&Owner` gives no access to the handle.
-unsafe impl Sync for Owner {}
-
-impl Drop for Owner {
-    fn drop(&mut self) {
-        let (raw, device) = (crate::release::RawHandle(self.raw), self.device.clone());
-        // Inside a host function (no HIP or library call allowed there) on the releasing thread.
-        crate::release::now_or_later(move || {
-            // Errors cannot be reported from drop; the device is current so the handle is destroyed on it.
-            let _ = device.bind();
-            // SAFETY: the live handle, destroyed once, when neither the `Handle` nor a graph that captured
-            // a call on it is left. Queued calls keep their buffers (and the workspace) alive through the
-            // memory model; hipBLASLt's kernels belong to the library, not the handle.
-            unsafe { sys::hipblasLtDestroy(raw.get()) };
-        });
-    }
+/// `hipblasLtDestroy`, for the handle's [`Owner`]. Queued calls keep their buffers (and the workspace)
+/// alive through the memory model; hipBLASLt's kernels belong to the library, not the handle.
+///
+/// # Safety
+/// `raw` is a live hipBLASLt handle, destroyed once.
+unsafe fn destroy(raw: sys::hipblasLtHandle_t) {
+    // SAFETY: the caller's contract.
+    unsafe { sys::hipblasLtDestroy(raw) };
 }
 
 /// `Ok` for success, else the error for `call`: [`Error::Blas`], hipBLASLt returning hipBLAS's

@@ -86,6 +86,7 @@ pub use num_complex::{Complex, Complex32, Complex64};
 use crate::device::Device;
 use crate::error::{Error, FftErrorCode, Result};
 use crate::event::same_device;
+use crate::library::{HandleUse, Owner};
 use crate::memory::{Access, DeviceCopy, DeviceMemory, DeviceMemoryMut, DevicePtr};
 use crate::stream::{Stream, StreamHandle};
 use hipfft_sys as sys;
@@ -174,6 +175,10 @@ pub struct Plan<T: FftFloat> {
     work_size: usize,
     device: Device,
     stream: Arc<StreamHandle>,
+    /// Owns `raw`: destroyed when the plan and every graph that captured an execution are gone.
+    owner: Arc<Owner<sys::hipfftHandle>>,
+    /// Written by every execution: orders the plan's executions (and its work area) across streams.
+    uses: HandleUse,
     _t: PhantomData<*const T>,
 }
 
@@ -243,6 +248,9 @@ impl<T: FftFloat> Plan<T> {
             same_layouts: shape.input == shape.output,
             basic: shape.input.is_none() && shape.output.is_none(),
             work_size: 0,
+            // SAFETY: the live plan just made, owned by no one else; hipfftDestroy frees it.
+            owner: unsafe { Owner::new(raw, &device, destroy) },
+            uses: HandleUse::new(&device),
             device,
             stream: Arc::clone(stream.handle()),
             _t: PhantomData,
@@ -277,8 +285,6 @@ impl<T: FftFloat> Plan<T> {
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
         same_device("fft set_stream", &self.device, stream.device())?;
         self.device.bind()?;
-        // The handle's own device state was last used on the old stream: the new one waits for it.
-        stream.handle().take_over_from(&self.stream)?;
         // SAFETY: live plan; the stream is live and on its device, kept alive below while used.
         check("hipfftSetStream", unsafe {
             sys::hipfftSetStream(self.raw, stream.raw())
@@ -314,7 +320,15 @@ impl<T: FftFloat> Plan<T> {
         self.check_len("FFT data", data.len(), self.spans[0].max(self.spans[1]))?;
         same_device("fft", &self.device, data.device())?;
         let op = self.stream.begin_op();
-        data.allocation().use_on(&op, Access::Write)?;
+        if op.is_capturing() {
+            // A graph replaying the execution needs the plan (and its work area) alive.
+            self.owner.keep_in_capture(&op);
+        }
+        crate::memory::tracking::use_both(
+            &op,
+            self.uses.operand(),
+            (data.allocation(), Access::Write),
+        )?;
         self.device.bind()?;
         let call = T::NAMES[0];
         // SAFETY: live plan of this precision and C2C; `data` spans what both sides reach (checked), on
@@ -384,7 +398,15 @@ impl<T: FftFloat> Plan<T> {
         self.check_len("FFT data", data.len(), complex)?;
         same_device("fft", &self.device, data.device())?;
         let op = self.stream.begin_op();
-        data.allocation().use_on(&op, Access::Write)?;
+        if op.is_capturing() {
+            // A graph replaying the execution needs the plan (and its work area) alive.
+            self.owner.keep_in_capture(&op);
+        }
+        crate::memory::tracking::use_both(
+            &op,
+            self.uses.operand(),
+            (data.allocation(), Access::Write),
+        )?;
         self.device.bind()?;
         // SAFETY: live plan of this precision and transform (checked), basic layout: in place it reads and
         // writes the padded real rows and the complex rows, both within `complex` complex values, which
@@ -428,11 +450,19 @@ impl<T: FftFloat> Plan<T> {
         same_device("fft", &self.device, input.device())?;
         same_device("fft", &self.device, output.device())?;
         let op = self.stream.begin_op();
-        crate::memory::tracking::use_both(
-            &op,
+        if op.is_capturing() {
+            // A graph replaying the execution needs the plan (and its work area) alive.
+            self.owner.keep_in_capture(&op);
+        }
+        let mut uses = [
             (input.allocation(), in_access),
             (output.allocation(), Access::Write),
-        )?;
+            self.uses.operand(),
+        ];
+        crate::memory::tracking::by_address(&mut uses);
+        for (allocation, access) in uses {
+            allocation.use_on(&op, access)?;
+        }
         self.device.bind()?;
         let call = T::NAMES[t as usize];
         // SAFETY: live plan of this precision and transform (checked); each buffer spans what its side
@@ -478,20 +508,15 @@ impl<T: FftFloat> Plan<T> {
     }
 }
 
-impl<T: FftFloat> Drop for Plan<T> {
-    fn drop(&mut self) {
-        let (raw, device) = (crate::release::RawHandle(self.raw), self.device.clone());
-        // Inside a host function (no HIP or library call allowed there: the library frees with hipFree)
-        // on the releasing thread.
-        crate::release::now_or_later(move || {
-            let _ = device.bind();
-            // SAFETY: the live plan, destroyed once. Executions it queued may still run: their buffers
-            // are freed only after their recorded users (the plan's stream among them); the plan's own
-            // work area is freed by the library with hipFree / cudaFree, which wait for the device's
-            // queued work.
-            unsafe { sys::hipfftDestroy(raw.get()) };
-        });
-    }
+/// `hipfftDestroy`, for the plan's [`Owner`]. Executions it queued may still run: their buffers are
+/// freed only after their recorded users (the plan's stream among them); the plan's own work area is
+/// freed by the library with hipFree / cudaFree, which wait for the device's queued work.
+///
+/// # Safety
+/// `raw` is a live hipFFT plan, destroyed once.
+unsafe fn destroy(raw: sys::hipfftHandle) {
+    // SAFETY: the caller's contract.
+    unsafe { sys::hipfftDestroy(raw) };
 }
 
 /// Make a plan in a handle of its own: `create` the handle (`hipfftCreate`), `make` the plan in it

@@ -72,6 +72,7 @@ mod half;
 use crate::device::Device;
 use crate::error::{Error, RandErrorCode, Result};
 use crate::event::same_device;
+use crate::library::{HandleUse, Owner};
 use crate::memory::{Access, DeviceCopy, DeviceMemoryMut};
 use crate::stream::{Stream, StreamHandle};
 use hiprand_sys as sys;
@@ -93,6 +94,11 @@ pub struct Generator {
     ordering: Option<Ordering>,
     device: Device,
     stream: Arc<StreamHandle>,
+    /// Owns `raw`: destroyed when the generator (or its remake) and every graph that captured a fill on
+    /// it are gone.
+    owner: Arc<Owner<sys::hiprandGenerator_t>>,
+    /// Written by every fill: orders the generator's fills (and its state) across streams.
+    uses: HandleUse,
 }
 
 // SAFETY: a hipRAND generator may be used from any thread, one at a time; `&mut self` on every call that
@@ -212,6 +218,9 @@ impl Generator {
             kind,
             dimensions: 1,
             ordering: None,
+            // SAFETY: the live generator just made, owned by no one else; hiprandDestroyGenerator frees it.
+            owner: unsafe { Owner::new(raw, &device, destroy) },
+            uses: HandleUse::new(&device),
             device,
             stream: Arc::clone(stream.handle()),
         };
@@ -231,8 +240,6 @@ impl Generator {
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
         same_device("rand set_stream", &self.device, stream.device())?;
         self.device.bind()?;
-        // The handle's own device state was last used on the old stream: the new one waits for it.
-        stream.handle().take_over_from(&self.stream)?;
         // SAFETY: live generator; the stream is live and on its device, kept alive below while used.
         check("hiprandSetStream", unsafe {
             sys::hiprandSetStream(self.raw, stream.raw())
@@ -303,9 +310,11 @@ impl Generator {
             unsafe { sys::hiprandDestroyGenerator(raw) };
             return Err(e);
         }
-        // SAFETY: the old live generator, destroyed once and replaced: never used again; fills it
-        // queued may still run, as in Drop.
-        unsafe { sys::hiprandDestroyGenerator(std::mem::replace(&mut self.raw, raw)) };
+        // The old generator is destroyed when its owner goes: now, or after the last graph that
+        // captured a fill on it; fills it queued may still run, as for a generator dropped.
+        // SAFETY: the live generator made above, owned by no one else; hiprandDestroyGenerator frees it.
+        self.owner = unsafe { Owner::new(raw, &self.device, destroy) };
+        self.raw = raw;
         Ok(())
     }
 
@@ -455,7 +464,16 @@ impl Generator {
             return Ok(());
         }
         let op = self.stream.begin_op();
-        out.allocation().use_on(&op, Access::Write)?;
+        if op.is_capturing() {
+            // A graph replaying the fill needs the generator (and its state) alive.
+            self.owner.keep_in_capture(&op);
+        }
+        // The generator's state is written too: the first fill on a new stream waits for the last one.
+        crate::memory::tracking::use_both(
+            &op,
+            self.uses.operand(),
+            (out.allocation(), Access::Write),
+        )?;
         self.device.bind()?;
         // The guard `op` keeps captures from starting or ending until the fill is queued.
         let status = f(self.raw, out.device_ptr());
@@ -464,20 +482,16 @@ impl Generator {
     }
 }
 
-impl Drop for Generator {
-    fn drop(&mut self) {
-        let (raw, device) = (crate::release::RawHandle(self.raw), self.device.clone());
-        // Inside a host function (no HIP or library call allowed there: the library frees with hipFree)
-        // on the releasing thread.
-        crate::release::now_or_later(move || {
-            let _ = device.bind();
-            // SAFETY: the live generator, destroyed once. Fills it queued may still run: their output
-            // buffers are freed only after their recorded users (the fill's stream among them); the
-            // generator's own state is freed by the library with hipFree / cudaFree, which wait for the
-            // device's queued work, so no queued fill reads freed state.
-            unsafe { sys::hiprandDestroyGenerator(raw.get()) };
-        });
-    }
+/// `hiprandDestroyGenerator`, for the generator's [`Owner`]. Fills it queued may still run: their output
+/// buffers are freed only after their recorded users (the fill's stream among them); the generator's own
+/// state is freed by the library with hipFree / cudaFree, which wait for the device's queued work, so no
+/// queued fill reads freed state.
+///
+/// # Safety
+/// `raw` is a live hipRAND generator, destroyed once.
+unsafe fn destroy(raw: sys::hiprandGenerator_t) {
+    // SAFETY: the caller's contract.
+    unsafe { sys::hiprandDestroyGenerator(raw) };
 }
 
 /// `Ok` for success, else the error for `call`.

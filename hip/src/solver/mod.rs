@@ -96,6 +96,7 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 pub use crate::error::{SolverErrorCode, SolverFailure};
 use crate::event::same_device;
+use crate::library::{HandleUse, Owner};
 use crate::memory::{Access, Allocation, DeviceBuffer, DeviceMemory, DevicePtr};
 use crate::stream::{Stream, StreamHandle, StreamOp};
 use hipsolver_sys as sys;
@@ -161,6 +162,10 @@ pub enum SvdVectors {
 /// grow), and hipSOLVER handles are not for concurrent use.
 pub struct Handle {
     raw: sys::hipsolverHandle_t,
+    /// Owns `raw` (destroyed on drop, on the releasing thread inside a host function).
+    owner: Arc<Owner<sys::hipsolverHandle_t>>,
+    /// Written by every call: orders the calls of this handle across streams.
+    uses: HandleUse,
     device: Device,
     stream: Arc<StreamHandle>,
     /// The workspace every call is given, grown on demand; ordered as written by every call.
@@ -185,6 +190,9 @@ impl Handle {
         check("hipsolverCreate", unsafe { sys::hipsolverCreate(&mut raw) })?;
         let handle = Handle {
             raw,
+            // SAFETY: the live handle just made, owned by no one else; hipsolverDestroy frees it.
+            owner: unsafe { Owner::new(raw, &device, destroy) },
+            uses: HandleUse::new(&device),
             device,
             stream: Arc::clone(stream.handle()),
             workspace: None,
@@ -204,8 +212,6 @@ impl Handle {
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
         same_device("solver set_stream", &self.device, stream.device())?;
         self.device.bind()?;
-        // The library's own state was last used on the old stream: the new one waits for it.
-        stream.handle().take_over_from(&self.stream)?;
         // SAFETY: live handle; the stream is live and on the handle's device (checked), and kept alive
         // below for as long as the handle uses it.
         check("hipsolverSetStream", unsafe {
@@ -293,8 +299,14 @@ impl Handle {
         if let Some(w) = &self.workspace {
             uses.push((w.allocation(), Access::Write));
         }
+        uses.push(self.uses.operand());
         crate::memory::tracking::by_address(&mut uses);
         let op = self.stream.begin_op();
+        if op.is_capturing() {
+            // (No solver call is captured today: each allocates its `info` in stream order, which a
+            // capture refuses. Were one, its graph would keep the handle alive.)
+            self.owner.keep_in_capture(&op);
+        }
         for (allocation, access) in uses {
             allocation.use_on(&op, access)?;
         }
@@ -316,21 +328,16 @@ impl Handle {
     }
 }
 
-impl Drop for Handle {
-    fn drop(&mut self) {
-        let (raw, device) = (crate::release::RawHandle(self.raw), self.device.clone());
-        // Inside a host function (no HIP or library call allowed there: destroying synchronizes) on the
-        // releasing thread.
-        crate::release::now_or_later(move || {
-            // Errors cannot be reported from drop; the device is current so the handle is destroyed on it.
-            let _ = device.bind();
-            // SAFETY: the live handle, destroyed once. Work it queued may still run: the buffers it uses
-            // (and the workspace, dropped after this in stream order) are freed only after their recorded
-            // users; the library's own state is freed by the library, which synchronizes first (cuSOLVER,
-            // rocBLAS's handle destruction).
-            unsafe { sys::hipsolverDestroy(raw.get()) };
-        });
-    }
+/// `hipsolverDestroy`, for the handle's [`Owner`]. Work it queued may still run: the buffers it uses
+/// (and the workspace, dropped after this in stream order) are freed only after their recorded users;
+/// the library's own state is freed by the library, which synchronizes first (cuSOLVER, rocBLAS's
+/// handle destruction).
+///
+/// # Safety
+/// `raw` is a live hipSOLVER handle, destroyed once.
+unsafe fn destroy(raw: sys::hipsolverHandle_t) {
+    // SAFETY: the caller's contract.
+    unsafe { sys::hipsolverDestroy(raw) };
 }
 
 /// `Ok` for success, else the error for `call`.

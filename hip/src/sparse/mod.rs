@@ -73,6 +73,7 @@ pub use num_complex::{Complex32, Complex64};
 use crate::device::Device;
 use crate::error::{Error, Result, SparseErrorCode};
 use crate::event::same_device;
+use crate::library::{HandleUse, Owner};
 use crate::memory::{Access, Allocation, DeviceBuffer, DeviceCopy, DeviceMemory, DevicePtr};
 use crate::stream::{Stream, StreamHandle, StreamOp};
 use hipsparse_sys as sys;
@@ -140,6 +141,10 @@ pub enum Op {
 /// `Send` (it may move to another thread) but not `Sync`: its calls take `&mut self`.
 pub struct Handle {
     raw: sys::hipsparseHandle_t,
+    /// Owns `raw`: destroyed when the handle and every graph that captured a call on it are gone.
+    owner: Arc<Owner<sys::hipsparseHandle_t>>,
+    /// Written by every call: orders the calls of this handle across streams and graphs.
+    uses: HandleUse,
     device: Device,
     stream: Arc<StreamHandle>,
     buffer: Option<DeviceBuffer<u8>>,
@@ -161,6 +166,9 @@ impl Handle {
         check("hipsparseCreate", unsafe { sys::hipsparseCreate(&mut raw) })?;
         let handle = Handle {
             raw,
+            // SAFETY: the live handle just made, owned by no one else; hipsparseDestroy frees it.
+            owner: unsafe { Owner::new(raw, &device, destroy) },
+            uses: HandleUse::new(&device),
             device,
             stream: Arc::clone(stream.handle()),
             buffer: None,
@@ -177,7 +185,6 @@ impl Handle {
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
         same_device("sparse set_stream", &self.device, stream.device())?;
         self.device.bind()?;
-        stream.handle().take_over_from(&self.stream)?;
         // SAFETY: live handle; the stream is live and on the handle's device (checked), and kept alive
         // below for as long as the handle uses it.
         check("hipsparseSetStream", unsafe {
@@ -225,8 +232,13 @@ impl Handle {
         if let Some(b) = &self.buffer {
             uses.push((b.allocation(), Access::Write));
         }
+        uses.push(self.uses.operand());
         crate::memory::tracking::by_address(&mut uses);
         let op = self.stream.begin_op();
+        if op.is_capturing() {
+            // A graph replaying the call after the handle was dropped would use a destroyed handle.
+            self.owner.keep_in_capture(&op);
+        }
         for (allocation, access) in uses {
             allocation.use_on(&op, access)?;
         }
@@ -235,18 +247,15 @@ impl Handle {
     }
 }
 
-impl Drop for Handle {
-    fn drop(&mut self) {
-        let (raw, device) = (crate::release::RawHandle(self.raw), self.device.clone());
-        // Inside a host function (no HIP or library call allowed there) on the releasing thread.
-        crate::release::now_or_later(move || {
-            let _ = device.bind();
-            // SAFETY: the live handle, destroyed once. Queued work keeps its buffers alive through the
-            // memory model (the scratch buffer too, freed after this in stream order); the library frees
-            // only its own host state here.
-            unsafe { sys::hipsparseDestroy(raw.get()) };
-        });
-    }
+/// `hipsparseDestroy`, for the handle's [`Owner`]. Queued work keeps its buffers alive through the
+/// memory model (the scratch buffer too, freed after this in stream order); the library frees only its
+/// own host state here.
+///
+/// # Safety
+/// `raw` is a live hipSPARSE handle, destroyed once.
+unsafe fn destroy(raw: sys::hipsparseHandle_t) {
+    // SAFETY: the caller's contract.
+    unsafe { sys::hipsparseDestroy(raw) };
 }
 
 /// `Ok` for success, else the error for `call`.
