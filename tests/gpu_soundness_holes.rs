@@ -23,12 +23,17 @@ use std::time::{Duration, Instant};
 fn a_wait_racing_a_re_record_teaches_only_the_record_it_bound_to() {
     let d = device();
     let m = load(&d, ORDERING_KERNELS);
-    let (a, b) = (Stream::non_blocking(&d).unwrap(), Stream::non_blocking(&d).unwrap());
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
     // Small, so a round's check is short beside the millisecond fill: W spends most of its time
     // around its waits, where the race is.
     const N: usize = 1 << 16;
     const ROUNDS: u32 = 300;
-    let x = Arc::new(std::sync::Mutex::new(DeviceBuffer::<u32>::zeroed(&d, N).unwrap()));
+    let x = Arc::new(std::sync::Mutex::new(
+        DeviceBuffer::<u32>::zeroed(&d, N).unwrap(),
+    ));
     let e = Arc::new(Event::new(&d).unwrap());
     e.record(&a).unwrap();
     let announced = Arc::new(AtomicU32::new(0));
@@ -75,7 +80,10 @@ fn a_wait_racing_a_re_record_teaches_only_the_record_it_bound_to() {
         checked += 1;
     }
     recorder.join().unwrap();
-    assert!(checked > 10, "only {checked} rounds overlapped the recorder");
+    assert!(
+        checked > 10,
+        "only {checked} rounds overlapped the recorder"
+    );
 }
 
 /// Hole 5. A staged pageable copy into `x` (eight 1 MiB chunks, two pinned buffers) on one thread, and a
@@ -103,7 +111,7 @@ fn a_graph_launched_during_a_staged_copy_waits_for_all_of_it() {
     let g = Stream::non_blocking(&d).unwrap();
     let mut exec = {
         let cap = g.begin_capture(CaptureMode::ThreadLocal).unwrap();
-        x.fill_async(FILL, &g).unwrap();
+        g.fill_async(&mut x, FILL).unwrap();
         cap.end().unwrap().instantiate().unwrap()
     };
     let (mut after_copy, mut after_fill) = (0, 0);
@@ -143,7 +151,7 @@ fn a_graph_launched_during_a_staged_copy_waits_for_all_of_it() {
     println!("the fill ran after the copy in {after_copy} rounds, before it in {after_fill}");
 }
 
-/// Hole 6. `f1 = x.to_vec_async(&s); f2 = y.to_vec_async(&s); drop(x); drop(f1)` while another stream
+/// Hole 6. `f1 = x.to_vec_future(&s); f2 = y.to_vec_future(&s); drop(x); drop(f1)` while another stream
 /// keeps the device busy for about a second. f1's release frees `x` (the future held its last owner):
 /// `hipFree` waits for the device. The stream's waiting thread did that release itself before it woke
 /// f2, so f2 resolved only after the busy second; now the releasing thread does it.
@@ -151,15 +159,18 @@ fn a_graph_launched_during_a_staged_copy_waits_for_all_of_it() {
 fn the_second_future_does_not_wait_for_the_first_ones_release() {
     let d = device();
     let m = load(&d, SPIN_FILL);
-    let (s, busy) = (Stream::non_blocking(&d).unwrap(), Stream::non_blocking(&d).unwrap());
+    let (s, busy) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
     const N: usize = 1 << 20;
     common::runtime().block_on(async {
-        let x = DeviceBuffer::from_host(&d, &vec![1u32; N]).unwrap();
-        let y = DeviceBuffer::from_host(&d, &vec![2u32; N]).unwrap();
+        let x = DeviceBuffer::from_slice(&d, &vec![1u32; N]).unwrap();
+        let y = DeviceBuffer::from_slice(&d, &vec![2u32; N]).unwrap();
         // Warm the waiting thread and the staging cache: the timing below is the release's alone.
-        assert_eq!(y.to_vec_async(&s).await.unwrap()[0], 2);
-        let f1 = x.to_vec_async(&s);
-        let f2 = y.to_vec_async(&s);
+        assert_eq!(y.to_vec_future(&s).await.unwrap()[0], 2);
+        let f1 = x.to_vec_future(&s);
+        let f2 = y.to_vec_future(&s);
         let spin = m.function("spin").unwrap();
         let cycles = 2_000_000_000i64; // about a second at 2 GHz
         let mut args = LaunchArgs::new();
@@ -219,7 +230,7 @@ fn host_fn_drops_child() {
     let mut x = DeviceBuffer::<u8>::zeroed(&d, BIG).unwrap();
     let mut exec = {
         let cap = g.begin_capture(CaptureMode::ThreadLocal).unwrap();
-        x.fill_async(7, &g).unwrap();
+        g.fill_async(&mut x, 7).unwrap();
         cap.end().unwrap().instantiate().unwrap()
     };
     exec.launch(&g).unwrap();

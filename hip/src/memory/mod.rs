@@ -9,10 +9,10 @@
 //! memory stays on one stream this costs two atomic loads and nothing is recorded.
 //!
 //! - Synchronous operations (`copy_from_host`, `copy_from_device`, `memset_bytes`, `zero`,
-//!   `copy_to_host`, `to_vec`, and so `zeroed` and `from_host`) are queued on the device's null stream,
+//!   `copy_to_host`, `to_vec`, and so `zeroed` and `from_slice`) are queued on the device's null stream,
 //!   ordered like any other stream's work, and wait for nothing else: see each one's rustdoc for what it
 //!   guarantees on return.
-//! - Asynchronous copies ([`Stream::copy_to_device_async`](crate::Stream::copy_to_device_async) and
+//! - Asynchronous copies ([`Stream::copy_from_host_async`](crate::Stream::copy_from_host_async) and
 //!   friends) take host memory only as a [`PinnedBuffer`], tracked the same way: the host sees or changes
 //!   its contents ([`PinnedBuffer::as_slice`], [`PinnedBuffer::as_mut_slice`]) only after the copies that
 //!   conflict and were queued before the call have completed, and neither dropping nor `mem::forget`-ing

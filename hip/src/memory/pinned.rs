@@ -176,16 +176,56 @@ impl std::ops::BitOr for PinnedFlags {
 /// Asynchronous copies. Each returns once the copy is queued on the stream.
 impl Stream {
     /// Queue a copy of `src` (pinned host memory: a [`PinnedBuffer`] or a view of one) into device memory
-    /// of the same length. The stream, the pinned memory and the device memory must be on one device
-    /// ([`Error::DeviceMismatch`](crate::Error::DeviceMismatch)).
+    /// of the same length: the queued form of
+    /// [`copy_from_host`](crate::DeviceMemoryMut::copy_from_host). Returns once queued; the host sees
+    /// `src` change again ([`PinnedBuffer::as_mut_slice`]) only after the copy read it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) for lengths that differ,
+    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch) unless the stream, the pinned memory and
+    /// the device memory are on one device, [`Error::InvalidArgument`](crate::Error::InvalidArgument) on a
+    /// capturing stream (pinned memory is refused in graphs), and what HIP returns.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// let device = Device::get(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let host = PinnedBuffer::from_slice(&device, &[1u32, 2, 3])?;
+    /// let mut x = DeviceBuffer::<u32>::zeroed(&device, 3)?;
+    /// stream.copy_from_host_async(&host, &mut x)?;
+    /// assert_eq!(x.to_vec()?, [1, 2, 3]); // ordered after the copy
+    /// # Ok::<(), hip::Error>(())
+    /// ```
+    pub fn copy_from_host_async<T: DeviceCopy>(
+        &self,
+        src: &impl HostMemory<T>,
+        dst: &mut impl DeviceMemoryMut<T>,
+    ) -> Result<()> {
+        self.copy_to_device_inner(src, dst)
+    }
+
+    /// The old name of [`copy_from_host_async`](Self::copy_from_host_async).
+    #[deprecated(
+        since = "0.1.0",
+        note = "renamed `copy_from_host_async`: blocking `copy_from_host` / `copy_to_host`, queued `copy_from_host_async` / `copy_to_host_async`"
+    )]
     pub fn copy_to_device_async<T: DeviceCopy>(
         &self,
         src: &impl HostMemory<T>,
         dst: &mut impl DeviceMemoryMut<T>,
     ) -> Result<()> {
-        check_len("copy_to_device_async", dst.len(), src.len())?;
-        same_device("copy_to_device_async", self.device(), dst.device())?;
-        same_device("copy_to_device_async", self.device(), src.device())?;
+        self.copy_to_device_inner(src, dst)
+    }
+
+    fn copy_to_device_inner<T: DeviceCopy>(
+        &self,
+        src: &impl HostMemory<T>,
+        dst: &mut impl DeviceMemoryMut<T>,
+    ) -> Result<()> {
+        check_len("copy_from_host_async", dst.len(), src.len())?;
+        same_device("copy_from_host_async", self.device(), dst.device())?;
+        same_device("copy_from_host_async", self.device(), src.device())?;
         if dst.byte_len() == 0 {
             return Ok(());
         }
@@ -235,7 +275,7 @@ impl Stream {
             (dst.allocation(), Access::Write),
         )?;
         self.device().bind()?;
-        // SAFETY: as in copy_to_device_async, the other way: `dst` is pinned memory of byte_len() bytes,
+        // SAFETY: as in copy_from_host_async, the other way: `dst` is pinned memory of byte_len() bytes,
         // which the host reads (`as_slice`) or writes only after this copy, recorded as its writer, is
         // done.
         unsafe {

@@ -18,7 +18,7 @@
 //! let mut bufs = Vec::new();
 //! let mut streams = Vec::new();
 //! for d in &devices {
-//!     bufs.push(DeviceBuffer::from_host(d, &[1.0f32; 1024])?);
+//!     bufs.push(DeviceBuffer::from_slice(d, &[1.0f32; 1024])?);
 //!     streams.push(Stream::new(d)?);
 //! }
 //! // One process driving several devices: the calls of one collective go in one group.

@@ -11,7 +11,7 @@
 //! let mut sparse = Handle::new(&stream)?;
 //! // [[2, 0, 1], [0, 3, 0]] in CSR form.
 //! let a = Csr::from_host(&device, 2, 3, &[0, 2, 3], &[0, 2, 1], &[2.0f32, 1.0, 3.0])?;
-//! let x = DeviceBuffer::from_host(&device, &[1.0f32, 1.0, 1.0])?;
+//! let x = DeviceBuffer::from_slice(&device, &[1.0f32, 1.0, 1.0])?;
 //! let mut y = DeviceBuffer::<f32>::zeroed(&device, 2)?;
 //! sparse.spmv(Op::N, 1.0, &a, &x, 0.0, &mut y)?; // y = A x
 //! assert_eq!(y.to_vec()?, [3.0, 3.0]);
