@@ -27,7 +27,7 @@ pub struct Names {
     pub potrs_batched: &'static str,
 }
 
-/// An element type of hipSOLVER's calls: `f32`, `f64`, [`Complex32`] and [`Complex64`]
+/// An element type of hipSOLVER's calls: `f32`, `f64`, [`Complex32`](super::Complex32) and [`Complex64`](super::Complex64)
 /// (`hipFloatComplex` / `hipDoubleComplex`: two floats, real part first).
 ///
 /// Sealed: the functions below take raw pointers and are called only by this module, after its checks.
@@ -40,7 +40,6 @@ pub struct Names {
 /// queued call is done; `work` holds `lwork` elements, `info` one `int` per problem; `lwork` out-pointers
 /// are valid host pointers.
 #[allow(clippy::too_many_arguments, missing_docs)]
-#[doc(hidden)]
 pub trait SolverScalar: DeviceCopy + sealed::Sealed {
     /// The real type of the same precision (eigenvalues, singular values).
     type Real: DeviceCopy + Default;
