@@ -2,9 +2,10 @@
 """Counts the public functions of the safe crate (hip/src) that can fail (they return a `Result`), and of
 those how many have an example (a fenced code block) and an `# Errors` section in their doc comment.
 
-Read from the sources: a `pub fn` (also `pub unsafe fn`, `pub async fn`, `pub const fn`) outside test
-files and `#[cfg(test)]` modules, whose signature up to its body names `Result<` or `hip::Result`.
-`pub(crate)` and narrower are not counted. Usage: scripts/doc-coverage.py [--list]
+Read from the sources: a `pub fn` (also `pub unsafe fn`, `pub async fn`, `pub const fn`), or a `fn` of a
+`pub trait`, outside test files and `#[cfg(test)]` modules, whose signature up to its body names `Result<`
+or `hip::Result`. `pub(crate)` and narrower are not counted.
+Usage: scripts/doc-coverage.py [--list] [SRC_DIR (default hip/src)]
 """
 import pathlib
 import re
@@ -12,11 +13,13 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "hip" / "src"
 FN = re.compile(r"^\s*pub\s+(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+\"C\"\s+)?fn\s+(\w+)")
+TRAIT_FN = re.compile(r"^    (?:unsafe\s+)?fn\s+(\w+)")
 
 
 def functions(path):
     lines = path.read_text().splitlines()
     doc, attrs_test, skip_depth, depth = [], False, None, 0
+    in_trait = False
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -28,7 +31,11 @@ def functions(path):
         elif s.startswith("#[") or s == "":
             pass
         else:
-            m = FN.match(line)
+            if re.match(r"^pub (?:unsafe )?trait\s", line):
+                in_trait = True
+            elif line.startswith("}"):
+                in_trait = False
+            m = FN.match(line) or (TRAIT_FN.match(line) if in_trait else None)
             if m and skip_depth is None:
                 sig = line
                 j = i
@@ -52,14 +59,16 @@ def functions(path):
 def main():
     total = ex = err = 0
     rows = []
-    for p in sorted(ROOT.rglob("*.rs")):
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    root = pathlib.Path(args[0]) if args else ROOT
+    for p in sorted(root.rglob("*.rs")):
         if "test" in p.name or "fuzz" in p.name:
             continue
         for name, has_ex, has_err in functions(p):
             total += 1
             ex += has_ex
             err += has_err
-            rows.append(f"{'E' if has_ex else '-'}{'R' if has_err else '-'} {p.relative_to(ROOT)}::{name}")
+            rows.append(f"{'E' if has_ex else '-'}{'R' if has_err else '-'} {p.relative_to(root)}::{name}")
     if "--list" in sys.argv:
         print("\n".join(rows))
     print(f"public functions that can fail: {total}; with an example: {ex}; with `# Errors`: {err}")

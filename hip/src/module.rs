@@ -69,6 +69,24 @@ impl Module {
     /// it does not. The kernels' signatures are parsed before HIP sees the image too, and an ELF or bundle
     /// whose metadata cannot be parsed is refused: nothing that can fail is left until after the module
     /// is loaded, so a failure never leaks a loaded module.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidCodeObject`] for an image that is truncated, malformed, of another kind, or (on
+    /// AMD) without code for this device; [`Error::Hip`] with what `hipModuleLoadData` returns (an
+    /// image for another architecture: `hipErrorNoBinaryForGpu`).
+    ///
+    /// ```no_run
+    /// use hip::prelude::*;
+    ///
+    /// let device = Device::get(0)?;
+    /// let code = ProgramBuilder::new(r#"extern "C" __global__ void k(float* x) { x[threadIdx.x] = 1.0f; }"#)
+    ///     .compile()?;
+    /// let module = Module::load_data(&device, code.code())?;
+    /// let k = module.function("k")?; // Error::UnknownName naming the kernels there are, if misspelt
+    /// # let _ = k;
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn load_data(device: &Device, image: &[u8]) -> Result<Module> {
         let (image, code) = checked_image(image, || device.arch_name())?;
         device.bind()?;

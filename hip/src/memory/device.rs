@@ -18,11 +18,22 @@ use std::sync::Arc;
 ///   `copy_to_host`, `slice`, `track_use`;
 /// - [`DeviceMemoryMut`]: `copy_from_host`, `copy_from_device`, `memset_bytes`, `zero`, `slice_mut`.
 ///
-/// Asynchronous copies and memsets are methods of [`Stream`](crate::Stream) (`copy_from_host_async`,
-/// `copy_to_host_async`, `copy_device_async`, `memset_async`); fills are [`DeviceBuffer::fill_async`].
+/// Queued copies, memsets and fills are methods of [`Stream`](crate::Stream) (`copy_from_host_async`,
+/// `copy_to_host_async`, `copy_device_async`, `memset_async`, `fill_async`): the stream first.
 ///
 /// `ptr` is the first field a kernel argument points at: passing `&buffer` to a launch passes the device
 /// address.
+///
+/// ```no_run
+/// use hip::prelude::*;
+///
+/// let device = Device::get(0)?;
+/// let mut x = DeviceBuffer::from_slice(&device, &[1u32, 2, 3, 4])?; // allocates, copies, blocks
+/// let zeros = DeviceBuffer::<u32>::zeroed(&device, 4)?;
+/// x.slice_mut(2..)?.copy_from_device(&zeros.slice(..2)?)?;
+/// assert_eq!(x.to_vec()?, [1, 2, 0, 0]);
+/// # Ok::<(), hip::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct DeviceBuffer<T: DeviceCopy> {
     pub(super) ptr: DevicePtr,

@@ -6,7 +6,7 @@
 //! last stream that wrote it and the streams that read it since. Every safe operation that touches memory
 //! on a stream first orders that stream after the conflicting work of other streams (read after write,
 //! write after read, write after write), so safe code sees program order on any number of streams. While
-//! memory stays on one stream this costs two atomic loads and nothing is recorded.
+//! memory stays on one stream this costs one atomic load and one compare-and-swap, and nothing is recorded.
 //!
 //! - Synchronous operations (`copy_from_host`, `copy_from_device`, `memset_bytes`, `zero`,
 //!   `copy_to_host`, `to_vec`, and so `zeroed` and `from_slice`) are queued on the device's null stream,
@@ -213,7 +213,21 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
         read_to_host(self, dst.as_mut_ptr().cast())
     }
 
-    /// Copy everything into a new `Vec`. Synchronous, like [`copy_to_host`](Self::copy_to_host).
+    /// Copy everything into a new `Vec`. Blocking, like [`copy_to_host`](Self::copy_to_host): it waits
+    /// for the work of any stream that writes this memory, and for nothing else. In async code,
+    /// `to_vec_future` does the same without blocking a thread.
+    ///
+    /// # Errors
+    ///
+    /// What HIP returns for the copy, or an error of the work it waited for.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// let device = Device::get(0)?;
+    /// let x = DeviceBuffer::<u32>::zeroed(&device, 4)?;
+    /// assert_eq!(x.to_vec()?, [0; 4]);
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     fn to_vec(&self) -> Result<Vec<T>> {
         let mut v = Vec::<T>::with_capacity(self.len());
         read_to_host(self, v.as_mut_ptr().cast())?;
@@ -306,6 +320,24 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
     /// Copy `src`, whose length must match, into this memory. On return `src` may be changed or freed;
     /// the data may still be landing (from pageable memory HIP returns once it is staged), but every later
     /// operation of this crate on this memory, on any stream or the host, sees it.
+    ///
+    /// Blocking. A large copy from pageable memory goes through the staging ring: its first use
+    /// allocates pinned staging buffers and starts a pool of copy threads, which stay for the process.
+    /// The queued form is [`Stream::copy_from_host_async`](crate::Stream::copy_from_host_async), from a
+    /// [`PinnedBuffer`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthMismatch`] for lengths that differ, and what HIP returns for the copy.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// let device = Device::get(0)?;
+    /// let mut x = DeviceBuffer::<u32>::zeroed(&device, 3)?;
+    /// x.copy_from_host(&[7, 8, 9])?;
+    /// assert_eq!(x.to_vec()?, [7, 8, 9]);
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
         check_len("copy_from_host", self.len(), src.len())?;
         let n = self.byte_len();

@@ -21,6 +21,22 @@ use std::sync::Arc;
 ///
 /// Streams are told apart by a process-unique id, never by handle address (HIP gives a new stream the
 /// address of a destroyed one), and a copy's stream is recorded before the copy is queued.
+///
+/// Allocating pinned memory is slow (it locks pages: keep and reuse pinned buffers), and
+/// [`as_slice`](Self::as_slice) / [`as_mut_slice`](Self::as_mut_slice) may block the thread until the
+/// copies they conflict with are done; both return `Result`.
+///
+/// ```no_run
+/// use hip::prelude::*;
+///
+/// let device = Device::get(0)?;
+/// let stream = Stream::new(&device)?;
+/// let x = DeviceBuffer::from_slice(&device, &[1.0f32, 2.0, 3.0])?;
+/// let mut host = PinnedBuffer::<f32>::zeroed(&device, 3)?;
+/// stream.copy_to_host_async(&x, &mut host)?; // queued: returns at once
+/// assert_eq!(host.as_slice()?, [1.0, 2.0, 3.0]); // blocks until the copy is done
+/// # Ok::<(), hip::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct PinnedBuffer<T: DeviceCopy> {
     ptr: *mut T,
