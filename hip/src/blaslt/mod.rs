@@ -135,6 +135,23 @@ unsafe impl Send for Handle {}
 
 impl Handle {
     /// A handle on `stream`'s device, queueing on `stream` (`hipblasLtCreate`).
+    ///
+    /// Creating a handle is slow next to a call (the library sets itself up on the device): make one per
+    /// stream and keep it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Blas`] with hipBLASLt's status where the library cannot start on the
+    /// device; what HIP returns for the device; with `dynamic-loading`,
+    /// [`Error::LibraryNotFound`] where hipBLASLt could not be opened.
+    ///
+    /// ```no_run
+    /// let device = hip::Device::get(0)?;
+    /// let stream = hip::Stream::new(&device)?;
+    /// let handle = hip::blaslt::Handle::new(&stream)?;
+    /// # let _ = handle;
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn new(stream: &Stream) -> Result<Handle> {
         let device = stream.device().clone();
         device.bind()?;

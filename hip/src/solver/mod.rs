@@ -171,6 +171,23 @@ use crate::dense_shape::Operand;
 
 impl Handle {
     /// A handle on `stream`'s device, queueing on `stream` (`hipsolverCreate`, `hipsolverSetStream`).
+    ///
+    /// Creating a handle is slow next to a call (the library sets itself up on the device): make one per
+    /// stream and keep it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Solver`] with hipSOLVER's status where the library cannot start on the
+    /// device; what HIP returns for the device; with `dynamic-loading`,
+    /// [`Error::LibraryNotFound`] where hipSOLVER could not be opened.
+    ///
+    /// ```no_run
+    /// let device = hip::Device::get(0)?;
+    /// let stream = hip::Stream::new(&device)?;
+    /// let handle = hip::solver::Handle::new(&stream)?;
+    /// # let _ = handle;
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn new(stream: &Stream) -> Result<Handle> {
         let device = stream.device().clone();
         device.bind()?;

@@ -39,7 +39,8 @@ pub struct Names {
 /// leading dimensions reach, on the handle's device, ordered and kept alive by the caller until the
 /// queued call is done; `work` holds `lwork` elements, `info` one `int` per problem; `lwork` out-pointers
 /// are valid host pointers.
-#[allow(clippy::too_many_arguments, missing_docs)]
+// Every function's safety contract is the one "# Safety (of every function)" above.
+#[allow(clippy::too_many_arguments, clippy::missing_safety_doc, missing_docs)]
 pub trait SolverScalar: DeviceCopy + sealed::Sealed {
     /// The real type of the same precision (eigenvalues, singular values).
     type Real: DeviceCopy + Default;
