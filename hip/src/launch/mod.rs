@@ -126,12 +126,13 @@ impl LaunchConfig {
 /// A value that can be passed as a kernel argument.
 ///
 /// # Safety
-/// [`as_kernel_param`](KernelArg::as_kernel_param) returns a pointer to the bytes the kernel receives for
-/// this parameter, valid for reading [`kernel_param_size`](KernelArg::kernel_param_size) bytes as long as
-/// `self` is borrowed. Where an implementation overrides them,
-/// [`is_device_pointer`](KernelArg::is_device_pointer) and `allocation` tell the truth: the launch's
-/// device check and the memory model rely on them (a wrapper of this crate's memory forwards the inner
-/// buffer's).
+///
+/// - [`as_kernel_param`](KernelArg::as_kernel_param) returns a pointer to the bytes the kernel receives
+///   for this parameter, valid for reading [`kernel_param_size`](KernelArg::kernel_param_size) bytes as
+///   long as `self` is borrowed;
+/// - where an implementation overrides them, [`is_device_pointer`](KernelArg::is_device_pointer) and
+///   `allocation` tell the truth: the launch's device check and the memory model rely on them (a wrapper
+///   of this crate's memory forwards the inner buffer's).
 pub unsafe trait KernelArg {
     /// Pointer to the argument's bytes.
     fn as_kernel_param(&self) -> *mut c_void;

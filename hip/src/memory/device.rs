@@ -51,7 +51,14 @@ unsafe impl<T: DeviceCopy> Send for DeviceBuffer<T> {}
 unsafe impl<T: DeviceCopy> Sync for DeviceBuffer<T> {}
 
 impl<T: DeviceCopy> DeviceBuffer<T> {
-    /// `len` zeroed elements (every `DeviceCopy` type is valid as zero bits).
+    /// `len` zeroed elements (every `DeviceCopy` type is valid as zero bits): `hipMalloc`, then a memset
+    /// on the device's null stream. Blocks until allocated; the memset is ordered before every later use.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AllocationTooLarge`](crate::Error::AllocationTooLarge) when the byte size overflows, and
+    /// [`Error::Hip`](crate::Error::Hip) with what HIP returns (`hipErrorOutOfMemory`, status
+    /// `out_of_memory`, when there is no room).
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
         // SAFETY: `uninit` asks that the contents be written before they are read: `zero()` below writes
         // every byte (through the null stream, recorded as the writer, so every later use is ordered after

@@ -123,13 +123,14 @@ pub type DevicePtr = *mut c_void;
 /// Plain data that may be copied to and from a device byte for byte.
 ///
 /// # Safety
-/// The type is `Copy`, holds no references or host pointers that a kernel could not use, **has no padding
-/// bytes** (every byte of a value is initialised, so the crate may read a value as plain bytes: a fill
-/// value, a kernel argument), and **every bit pattern is a valid value**: a kernel can write any bits,
-/// and copying them back must never produce an invalid value. This is why every `DeviceCopy` type is also
-/// valid as all-zero bits, and why zero-filled allocation is offered for all of them. `bool`, `char` and
-/// most enums are therefore not `DeviceCopy`; a `#[repr(C)]` struct is only if its fields leave no gap
-/// (`#[repr(C)] struct { a: u8, b: u16 }` has one padding byte and must not implement it).
+///
+/// - the type is `Copy` and holds no references or host pointers that a kernel could not use;
+/// - it **has no padding bytes**: every byte of a value is initialised, so the crate may read a value as
+///   plain bytes (a fill value, a kernel argument); `#[repr(C)] struct { a: u8, b: u16 }` has one and
+///   must not implement it;
+/// - **every bit pattern is a valid value**: a kernel can write any bits, and copying them back must
+///   never produce an invalid value (so `bool`, `char` and most enums are not `DeviceCopy`; every
+///   `DeviceCopy` type is valid as all-zero bits, which is why zero-filled allocation is offered for all).
 pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {}
 
 macro_rules! device_copy {

@@ -52,7 +52,14 @@ unsafe impl<T: DeviceCopy> Send for PinnedBuffer<T> {}
 unsafe impl<T: DeviceCopy> Sync for PinnedBuffer<T> {}
 
 impl<T: DeviceCopy> PinnedBuffer<T> {
-    /// `len` zeroed elements.
+    /// `len` zeroed elements (`hipHostMalloc`, then zeroed by the host). Slow next to a device
+    /// allocation: the pages are locked; keep and reuse pinned buffers.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AllocationTooLarge`](crate::Error::AllocationTooLarge) when the byte size overflows, and
+    /// [`Error::Hip`](crate::Error::Hip) with what HIP returns (`hipErrorOutOfMemory`, status
+    /// `out_of_memory`, when there is no room).
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
         Self::zeroed_with_flags(device, len, PinnedFlags::DEFAULT)
     }
@@ -82,7 +89,14 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
         })
     }
 
-    /// A new pinned buffer holding a copy of `src`.
+    /// A new pinned buffer holding a copy of `src` (allocated as by [`zeroed`](Self::zeroed), then
+    /// copied by the host).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AllocationTooLarge`](crate::Error::AllocationTooLarge) when the byte size overflows, and
+    /// [`Error::Hip`](crate::Error::Hip) with what HIP returns (`hipErrorOutOfMemory`, status
+    /// `out_of_memory`, when there is no room).
     pub fn from_slice(device: &Device, src: &[T]) -> Result<Self> {
         let mut b = Self::zeroed(device, src.len())?;
         b.as_mut_slice()?.copy_from_slice(src);
