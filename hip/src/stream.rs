@@ -295,8 +295,9 @@ impl Drop for StreamHandle {
 /// A HIP stream on one device: a queue of GPU work that runs in order.
 ///
 /// Work queued on one stream runs in the order it was queued; work on different streams may overlap.
-/// Every operation of this crate that takes a stream (the stream is the receiver, or the first argument)
-/// returns once the work is queued; the `_async` names say so. Safe code still sees program order across
+/// Every operation of this crate that takes a stream returns once the work is queued; the `_async` names
+/// say so. The stream is the receiver or the first argument (`rccl`'s collectives alone keep NCCL's
+/// order, the stream last). Safe code still sees program order across
 /// streams: each operation first makes its stream wait, on the GPU, for the work of other streams that
 /// conflicts with it on the same memory (the memory model, in the crate root and [`crate::memory`]).
 /// So two streams may share a buffer with no event or synchronize of your own, and work that touches
