@@ -92,7 +92,15 @@ impl Stream {
     }
 
     /// Queue a migration of the whole of `buffer` to `to` (a device, or `None` for the host)
-    /// (`hipMemPrefetchAsync`); see [`ManagedBuffer::prefetch_async`] for the rules.
+    /// (`hipMemPrefetchAsync`).
+    ///
+    /// A prefetch to a device is queued on a stream of that device, where the work that reads the
+    /// migrated pages runs: a stream of another device is [`Error::InvalidArgument`] naming both, checked
+    /// before anything else. A prefetch to the host may use a stream of any device. The buffer's device
+    /// and the stream's device must both access managed memory concurrently with the host (CUDA's rule
+    /// for the destination and the stream): [`Error::NotSupported`] otherwise.
+    ///
+    /// Ordered like a read: after the work of other streams that writes the buffer, before later writes.
     ///
     /// # Errors
     ///
@@ -310,18 +318,8 @@ fn managed_supported(device: &Device) -> Result<()> {
 
 impl<T: DeviceCopy> ManagedBuffer<T> {
     /// Queue a migration of the whole buffer to `to` (a device, or `None` for the host) on `stream`
-    /// (`hipMemPrefetchAsync`).
-    ///
-    /// A prefetch to a device is queued on a stream of that device, where the work that reads the
-    /// migrated pages runs: a stream of another device is [`Error::InvalidArgument`] naming both, checked
-    /// before anything else. A prefetch to the host may use a stream of any device. The buffer's device
-    /// and the stream's device must both access managed memory concurrently with the host (CUDA's rule
-    /// for the destination and the stream): [`Error::NotSupported`] otherwise.
-    ///
-    /// Ordered like a read: after the work of other streams that writes the buffer, before later writes.
-    ///
-    /// The old form of [`Stream::prefetch_async`], which takes the stream first as every queued operation
-    /// does.
+    /// (`hipMemPrefetchAsync`): the old form of [`Stream::prefetch_async`], which takes the stream first
+    /// as every queued operation does.
     #[deprecated(
         since = "0.1.0",
         note = "use `stream.prefetch_async(&buffer, to)`: the stream comes first"
@@ -358,7 +356,7 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
     }
 
     /// Advise the runtime how the buffer will be used (`hipMemAdvise`); `at` is the location the advice
-    /// names (a device, or `None` for the host). Not supported as for [`ManagedBuffer::prefetch_async`].
+    /// names (a device, or `None` for the host). Not supported as for [`Stream::prefetch_async`].
     pub fn advise(&self, advice: MemAdvice, at: Option<&Device>) -> Result<()> {
         managed_supported(self.device())?;
         if self.is_empty() {
