@@ -196,6 +196,10 @@ impl Event {
     }
 
     /// Block until the recorded work is done.
+    ///
+    /// # Errors
+    ///
+    /// What HIP returns for the wait: an error of the work it waited for.
     pub fn synchronize(&self) -> Result<()> {
         let position = self.position();
         // SAFETY: as in `query`.
@@ -207,6 +211,11 @@ impl Event {
     /// Milliseconds from `self` (recorded first) to `end`. Both need timing
     /// ([`Error::TimingDisabled`]), both must have been recorded ([`Error::EventNotRecorded`]) and have
     /// completed (HIP's `hipErrorNotReady` otherwise).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TimingDisabled`] unless both events were created with timing, [`Error::EventNotRecorded`]
+    /// unless both were recorded, and what HIP returns (`hipErrorNotReady` while one has not completed).
     pub fn elapsed_ms(&self, end: &Event) -> Result<f32> {
         if !self.timing || !end.timing {
             return Err(Error::TimingDisabled);

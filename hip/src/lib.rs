@@ -10,7 +10,7 @@
 //! let device = Device::get(0)?; // Error::NoDevice where there is none (see "Finding a GPU")
 //! let code = ProgramBuilder::new(src).compile()?; // for the current device's architecture
 //! let module = Module::load_data(&device, code.code())?;
-//! let kernel = module.function("scale")?;
+//! let kernel = module.function("scale")?; // Error::UnknownName if the module has no `scale`
 //!
 //! let mut x = DeviceBuffer::from_slice(&device, &[1.0f32, 2.0, 3.0])?;
 //! let n = x.len() as u32;

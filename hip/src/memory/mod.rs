@@ -209,6 +209,10 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
     /// Copy everything into `dst`, whose length must match. Synchronous: queued on the device's null
     /// stream after the work of other streams that writes this memory, and returns once `dst` holds the
     /// data. It does not wait for unrelated work.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthMismatch`] for lengths that differ, and what HIP returns for the copy.
     fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
         check_len("copy_to_host", self.len(), dst.len())?;
         read_to_host(self, dst.as_mut_ptr().cast())
@@ -367,6 +371,10 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
     /// Copy device memory of the same length (on this device or a peer) into this memory. It blocks the
     /// host no more than raw `hipMemcpy` does (device to device: not at all on most platforms): the result
     /// can only be observed through later operations, which are ordered after it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthMismatch`] for lengths that differ, and what HIP returns for the copy.
     fn copy_from_device(&mut self, src: &impl DeviceMemory<T>) -> Result<()>
     where
         Self: Sized,

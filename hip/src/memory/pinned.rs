@@ -120,6 +120,10 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
 
     /// The contents, once every asynchronous copy writing the buffer has completed (copies that only
     /// read it may still run).
+    ///
+    /// # Errors
+    ///
+    /// An error of the copy it waited for (what HIP returns for the wait).
     pub fn as_slice(&self) -> Result<&[T]> {
         self.alloc.host_wait(Access::Read)?;
         // SAFETY: `ptr` is aligned and valid for `len` initialised T (zeroed at allocation), or dangling
@@ -287,6 +291,12 @@ impl Stream {
     /// of one) of the same length, all three on one device
     /// ([`Error::DeviceMismatch`](crate::Error::DeviceMismatch) otherwise). Read the result with
     /// `as_slice`, which waits for the copy.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthMismatch`](crate::Error::LengthMismatch), [`Error::DeviceMismatch`](crate::Error::DeviceMismatch)
+    /// unless the stream and both buffers are on one device, [`Error::InvalidArgument`](crate::Error::InvalidArgument)
+    /// on a capturing stream, and what HIP returns.
     pub fn copy_to_host_async<T: DeviceCopy>(
         &self,
         src: &impl DeviceMemory<T>,
@@ -322,6 +332,12 @@ impl Stream {
     /// Queue a device-to-device copy between memories of the same length. `dst` is on the stream's device;
     /// `src` may be on another one (a peer copy). Both are ordered by the memory model, across devices
     /// too.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) for lengths that differ,
+    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch) for memory the stream's device cannot reach, and what HIP
+    /// returns.
     pub fn copy_device_async<T: DeviceCopy>(
         &self,
         src: &impl DeviceMemory<T>,
