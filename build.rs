@@ -1,4 +1,4 @@
-//! Expose the HIP platform hip-sys was built for (`DEP_AMDHIP64_PLATFORM`) as `cfg(hip_platform = "...")`,
+//! Expose the HIP platform hip-sys was built for (`DEP_HIPRS_AMDHIP64_PLATFORM`) as `cfg(hip_platform = "...")`,
 //! so tests and examples that only make sense on one platform are compiled for it alone; and
 //! `cfg(hiprtc_linker)` where the HIPRTC headers declare the linker API (HIPRTC >= 5.3), decided exactly as
 //! the `hip` crate decides its `rtc::HAS_LINKER`, so the linker tests are `#[ignore]`d, visibly, on older
@@ -12,10 +12,10 @@ use std::path::PathBuf;
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(hip_platform, values(\"amd\", \"nvidia\"))");
-    let platform = std::env::var("DEP_AMDHIP64_PLATFORM").unwrap_or_else(|_| "amd".into());
+    let platform = std::env::var("DEP_HIPRS_AMDHIP64_PLATFORM").unwrap_or_else(|_| "amd".into());
     println!("cargo:rustc-cfg=hip_platform=\"{platform}\"");
     println!("cargo::rustc-check-cfg=cfg(hiprtc_linker)");
-    if let Ok(bindings) = std::env::var("DEP_HIPRTC_BINDINGS") {
+    if let Ok(bindings) = std::env::var("DEP_HIPRS_HIPRTC_BINDINGS") {
         println!("cargo:rerun-if-changed={bindings}");
         let text = std::fs::read_to_string(&bindings)
             .unwrap_or_else(|e| panic!("read {bindings} (hiprtc-sys's bindings): {e}"));

@@ -69,11 +69,11 @@ async fn serve(server: &Server, id: usize, pinned: &mut PinnedBuffer<f32>) -> Re
     pinned.as_mut_slice()?.copy_from_slice(&x);
     let mut dx = DeviceBuffer::<f32>::zeroed_async(stream, LEN)?;
     let mut dy = DeviceBuffer::<f32>::zeroed_async(stream, LEN)?;
-    stream.copy_to_device_async(pinned, &mut dx)?;
+    stream.copy_from_host_async(pinned, &mut dx)?;
     stream.completion().await?; // upload done: the pinned buffer may be reused
     launch(server, stream, &dx, &mut dy, id)?;
     stream.completion().await?; // kernel done
-    let y = dy.to_vec_async(stream).await?; // download done
+    let y = dy.to_vec_future(stream).await?; // download done
     check(id, &x, &y)
 }
 
@@ -99,7 +99,7 @@ fn serve_blocking(
     let mut dx = DeviceBuffer::<f32>::zeroed_async(stream, LEN)?;
     let mut dy = DeviceBuffer::<f32>::zeroed_async(stream, LEN)?;
     pinned.as_mut_slice()?.copy_from_slice(&x);
-    stream.copy_to_device_async(pinned, &mut dx)?;
+    stream.copy_from_host_async(pinned, &mut dx)?;
     stream.synchronize()?;
     launch(server, stream, &dx, &mut dy, id)?;
     stream.synchronize()?;

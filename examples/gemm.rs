@@ -58,15 +58,15 @@ fn main() -> Result<(), Report> {
     let stream = Stream::new(&device)?;
     let blas = Handle::new(&stream)?;
     let shape = Gemm::row_major(M, N, K);
-    let da = DeviceBuffer::from_host(&device, &a)?;
-    let db = DeviceBuffer::from_host(&device, &b)?;
+    let da = DeviceBuffer::from_slice(&device, &a)?;
+    let db = DeviceBuffer::from_slice(&device, &b)?;
     let mut dc = DeviceBuffer::<f32>::zeroed(&device, M * N)?;
     blas.gemm(&shape, 1.0f32, &da, &db, 0.0f32, &mut dc)?;
     let err32 = max_relative_error(&dc.to_vec()?, &want, &scale);
 
     let to_half = |v: &[f32]| v.iter().map(|x| f16::from_f32(*x)).collect::<Vec<f16>>();
-    let ha = DeviceBuffer::from_host(&device, &to_half(&a))?;
-    let hb = DeviceBuffer::from_host(&device, &to_half(&b))?;
+    let ha = DeviceBuffer::from_slice(&device, &to_half(&a))?;
+    let hb = DeviceBuffer::from_slice(&device, &to_half(&b))?;
     let mut hc = DeviceBuffer::<f32>::zeroed(&device, M * N)?;
     blas.gemm_ex(&shape, 1.0, &ha, &hb, 0.0, &mut hc, ComputeType::F32)?;
     let err16 = max_relative_error(&hc.to_vec()?, &want, &scale);

@@ -107,7 +107,7 @@ fn forward_f32(
     blas: &Handle,
     m: &Model,
 ) -> hip::Result<Vec<f32>> {
-    let up = |v: &[f32]| DeviceBuffer::from_host(device, v);
+    let up = |v: &[f32]| DeviceBuffer::from_slice(device, v);
     let (x, w1, b1, w2, b2) = (up(&m.x)?, up(&m.w1)?, up(&m.b1)?, up(&m.w2)?, up(&m.b2)?);
     let mut h = DeviceBuffer::<f32>::zeroed(device, BATCH * HIDDEN)?;
     blas.gemm(
@@ -150,7 +150,7 @@ struct HalfModel {
 
 fn to_device_f16(device: &Device, stream: &Stream, m: &Model) -> hip::Result<HalfModel> {
     let half = |v: &[f32]| -> hip::Result<DeviceBuffer<f16>> {
-        let wide = DeviceBuffer::from_host(device, v)?;
+        let wide = DeviceBuffer::from_slice(device, v)?;
         let mut narrow = DeviceBuffer::<f16>::zeroed(device, v.len())?;
         elementwise::convert(stream, &wide, &mut narrow)?;
         Ok(narrow)

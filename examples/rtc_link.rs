@@ -72,7 +72,7 @@ fn run() -> Result<(), Report> {
     let module = Module::load_data(&device, &code)?;
     let n: u32 = 1000;
     let host: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    let mut x = DeviceBuffer::from_host(&device, &host)?;
+    let mut x = DeviceBuffer::from_slice(&device, &host)?;
     let stream = Stream::new(&device)?;
     let mut args = LaunchArgs::new();
     args.arg_mut(&mut x).arg(&n);

@@ -90,8 +90,8 @@ fn vector_add(device: &Device, module: &Module, stream: &Stream) -> Result<(), R
     let a: Vec<f32> = (0..N).map(|i| (i % 1000) as f32 * 0.5).collect();
     let b: Vec<f32> = (0..N).map(|i| (i % 777) as f32 * 0.25).collect();
     let (d_a, d_b) = (
-        DeviceBuffer::from_host(device, &a)?,
-        DeviceBuffer::from_host(device, &b)?,
+        DeviceBuffer::from_slice(device, &a)?,
+        DeviceBuffer::from_slice(device, &b)?,
     );
     let mut d_c = DeviceBuffer::<f32>::zeroed(device, N as usize)?;
     let mut args = LaunchArgs::new();
@@ -121,8 +121,8 @@ where
     let kernel = module.function(name)?;
     let x: Vec<T> = (0..N).map(x).collect();
     let y: Vec<T> = (0..N).map(y).collect();
-    let d_x = DeviceBuffer::from_host(device, &x)?;
-    let mut d_y = DeviceBuffer::from_host(device, &y)?;
+    let d_x = DeviceBuffer::from_slice(device, &x)?;
+    let mut d_y = DeviceBuffer::from_slice(device, &y)?;
     let mut args = LaunchArgs::new();
     args.arg(&alpha).arg(&d_x).arg_mut(&mut d_y).arg(&N);
     // SAFETY: (a, x, y, n) as saxpy_f32 / saxpy_f64 take them, with T their element type; x and y hold N
@@ -143,7 +143,7 @@ fn block_sum(device: &Device, module: &Module, stream: &Stream) -> Result<(), Re
     let input: Vec<u32> = (0..N)
         .map(|i| i.wrapping_mul(2_654_435_761) >> 20)
         .collect();
-    let d_in = DeviceBuffer::from_host(device, &input)?;
+    let d_in = DeviceBuffer::from_slice(device, &input)?;
     let mut d_partial = DeviceBuffer::<u32>::zeroed(device, blocks as usize)?;
     let mut args = LaunchArgs::new();
     args.arg(&d_in).arg_mut(&mut d_partial).arg(&N);
@@ -179,9 +179,9 @@ fn affine(device: &Device, module: &Module, stream: &Stream) -> Result<(), Repor
         offset: 3.0,
         len: N,
     };
-    let d_params = DeviceBuffer::from_host(device, &[params])?;
+    let d_params = DeviceBuffer::from_slice(device, &[params])?;
     let x: Vec<f32> = (0..N).map(|i| (i % 4096) as f32).collect();
-    let d_x = DeviceBuffer::from_host(device, &x)?;
+    let d_x = DeviceBuffer::from_slice(device, &x)?;
     let mut d_y = DeviceBuffer::<f32>::zeroed(device, N as usize)?;
     let mut args = LaunchArgs::new();
     args.arg(&d_params).arg(&d_x).arg_mut(&mut d_y);

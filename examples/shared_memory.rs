@@ -51,7 +51,7 @@ fn main() -> Result<(), Report> {
     let n: usize = 10_000_000;
     let x: Vec<f32> = (0..n).map(|i| ((i % 17) as f32) * 0.125).collect();
     let expected: f64 = x.iter().map(|&v| f64::from(v)).sum();
-    let d_x = DeviceBuffer::from_host(&device, &x)?;
+    let d_x = DeviceBuffer::from_slice(&device, &x)?;
     let stream = Stream::new(&device)?;
 
     // The occupancy calculator, told how the shared memory grows with the block.

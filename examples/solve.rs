@@ -69,9 +69,9 @@ fn main() -> Result<(), Report> {
 
     let stream = Stream::new(&device)?;
     let mut solver = Handle::new(&stream)?;
-    let mut qr = DeviceBuffer::from_host(&device, &a)?;
+    let mut qr = DeviceBuffer::from_slice(&device, &a)?;
     let mut tau = DeviceBuffer::<f64>::zeroed(&device, N)?;
-    let mut qty = DeviceBuffer::from_host(&device, &y)?;
+    let mut qty = DeviceBuffer::from_slice(&device, &y)?;
     solver.geqrf(M, N, &mut qr, M, &mut tau)?.check()?;
     solver
         .ormqr(Side::Left, Op::T, (M, 1, N), &qr, M, &tau, &mut qty, M)?
@@ -87,8 +87,8 @@ fn main() -> Result<(), Report> {
     }
     let fit = host_solve(upper, rhs[..N].to_vec());
 
-    let mut dn = DeviceBuffer::from_host(&device, &ata)?;
-    let mut dx = DeviceBuffer::from_host(&device, &aty)?;
+    let mut dn = DeviceBuffer::from_slice(&device, &ata)?;
+    let mut dx = DeviceBuffer::from_slice(&device, &aty)?;
     solver.potrf(Uplo::Lower, N, &mut dn, N)?.check()?;
     solver
         .potrs(Uplo::Lower, N, 1, &dn, N, &mut dx, N)?

@@ -71,7 +71,7 @@ fn main() -> Result<(), Report> {
         .collect();
     normalize(&mut x);
     let mut host = x.clone();
-    let mut dx = DeviceBuffer::from_host(&device, &x)?;
+    let mut dx = DeviceBuffer::from_slice(&device, &x)?;
     let mut dy = DeviceBuffer::<f64>::zeroed(&device, n)?;
     let (mut eigenvalue, mut host_eigenvalue) = (0.0, 0.0);
     for _ in 0..STEPS {

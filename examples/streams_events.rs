@@ -55,7 +55,7 @@ fn main() -> Result<(), Report> {
         }
         for c in 0..CHUNKS {
             let s = &streams[c % n_streams];
-            s.copy_to_device_async(&pinned_in[c], &mut dev[c])?;
+            s.copy_from_host_async(&pinned_in[c], &mut dev[c])?;
             let n = CHUNK as u32;
             let mut args = LaunchArgs::new();
             args.arg(&dev[c]).arg(&n).arg(&ROUNDS);

@@ -42,8 +42,8 @@ fn main() -> Result<(), Report> {
     let n: u32 = 1 << 20;
     let a: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.5).collect();
     let b: Vec<f32> = (0..n).map(|i| (i % 777) as f32 * 0.25).collect();
-    let d_a = DeviceBuffer::from_host(&device, &a)?;
-    let d_b = DeviceBuffer::from_host(&device, &b)?;
+    let d_a = DeviceBuffer::from_slice(&device, &a)?;
+    let d_b = DeviceBuffer::from_slice(&device, &b)?;
     let mut d_c = DeviceBuffer::<f32>::zeroed(&device, n as usize)?;
 
     let stream = Stream::new(&device)?;

@@ -14,7 +14,9 @@ use std::path::PathBuf;
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(hip_platform, values(\"amd\", \"nvidia\"))");
     println!("cargo::rustc-check-cfg=cfg(hiprtc_linker)");
-    let platform = env::var("DEP_AMDHIP64_PLATFORM").unwrap_or_else(|_| "amd".into());
+    // docs.rs (and CI's docs.rs-like build) passes `--cfg docsrs`: the feature marks (`doc(cfg(...))`).
+    println!("cargo::rustc-check-cfg=cfg(docsrs)");
+    let platform = env::var("DEP_HIPRS_AMDHIP64_PLATFORM").unwrap_or_else(|_| "amd".into());
     println!("cargo:rustc-cfg=hip_platform=\"{platform}\"");
 
     let read = |var: &str| {
@@ -23,8 +25,8 @@ fn main() {
         println!("cargo:rerun-if-changed={path}");
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"))
     };
-    let hip = read("DEP_AMDHIP64_BINDINGS");
-    let rtc = read("DEP_HIPRTC_BINDINGS");
+    let hip = read("DEP_HIPRS_AMDHIP64_BINDINGS");
+    let rtc = read("DEP_HIPRS_HIPRTC_BINDINGS");
     if rtc.contains("fn hiprtcLinkCreate(") {
         println!("cargo:rustc-cfg=hiprtc_linker");
     }
@@ -33,12 +35,12 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(hipblas_math_mode)");
     println!("cargo::rustc-check-cfg=cfg(hiprand_ordering)");
     if env::var_os("CARGO_FEATURE_RAND").is_some()
-        && read("DEP_HIPRAND_BINDINGS").contains("fn hiprandSetGeneratorOrdering(")
+        && read("DEP_HIPRS_HIPRAND_BINDINGS").contains("fn hiprandSetGeneratorOrdering(")
     {
         println!("cargo:rustc-cfg=hiprand_ordering");
     }
     if env::var_os("CARGO_FEATURE_BLAS").is_some() {
-        let blas = read("DEP_HIPBLAS_BINDINGS");
+        let blas = read("DEP_HIPRS_HIPBLAS_BINDINGS");
         println!("cargo:rustc-cfg=hipblas_api=\"{}\"", hipblas_api(&blas));
         if blas.contains("fn hipblasSetWorkspace(") {
             println!("cargo:rustc-cfg=hipblas_workspace");

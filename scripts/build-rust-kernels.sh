@@ -49,7 +49,7 @@ echo "build-rust-kernels: $(/usr/bin/rustc -V), $(clang-22 --version | head -1)"
 build=$CARGO_TARGET_DIR/rust-kernels-build
 export HIP_KERNEL_RUSTC=/usr/bin/rustc HIP_KERNEL_CARGO=/usr/bin/cargo RUSTC_BOOTSTRAP=1
 # The helper runs on the host toolchain (any stable Rust); only the kernels need Debian's.
-(unset RUSTC_BOOTSTRAP; cargo build -q -p hip-kernel-build --example build_kernels)
+(unset RUSTC_BOOTSTRAP; cargo build -q -p hiprs-kernel-build --example build_kernels)
 "$CARGO_TARGET_DIR/debug/examples/build_kernels" --crate kernels --out "$build" \
     --amdgpu "$arches" --nvptx "$sm"
 

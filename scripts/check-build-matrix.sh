@@ -23,21 +23,21 @@ if [ ! -f "$inc/include/hip/hip_version.h" ]; then
     rm -rf "$cache/triton-$triton_ver.tmp" "$cache/wheel"
 fi
 grep -q "HIP_VERSION_MAJOR 7" "$inc/include/hip/hip_version.h"
-HIP_PATH="$PWD/$inc" HIP_SYS_VERBOSE=1 cargo build -p hip-sys --target-dir target/hip71 2>&1 | grep -E "hip-sys: HIP|Finished|error"
-out=$(ls -td target/hip71/debug/build/hip-sys-*/out | head -1)
+HIP_PATH="$PWD/$inc" HIP_SYS_VERBOSE=1 cargo build -p hiprs-sys --target-dir target/hip71 2>&1 | grep -E "hip-sys: HIP|Finished|error"
+out=$(ls -td target/hip71/debug/build/hiprs-sys-*/out | head -1)
 grep -q "pub use self::hipGetDevicePropertiesR0600 as hipGetDeviceProperties;" "$out/bindings.rs"
 grep -q "pub type hipDeviceProp_t = hipDeviceProp_tR0600;" "$out/bindings.rs"
 echo "HIP 7.1: $(grep -c '^ *pub fn hip' "$out/bindings.rs") hip* functions, R0600 names aliased"
 
 echo "== 2. DOCS_RS build with HIP hidden"
-unshare -m bash -c 'mount -t tmpfs none /usr/include/hip && DOCS_RS=1 cargo doc -q -p hip-sys -p hiprtc-sys --no-deps --target-dir target/docs-rs'
+unshare -m bash -c 'mount -t tmpfs none /usr/include/hip && DOCS_RS=1 cargo doc -q -p hiprs-sys -p hiprs-rtc-sys --no-deps --target-dir target/docs-rs'
 echo "DOCS_RS docs built without HIP"
 
 echo "== 3. committed bindings are current"
 scripts/regen-prebuilt.sh --check
 
 echo "== 4. missing HIP gives one clear message"
-log=$(unshare -m bash -c 'mount -t tmpfs none /usr/include/hip && cargo build -p hip-sys --target-dir target/no-hip 2>&1' || true)
+log=$(unshare -m bash -c 'mount -t tmpfs none /usr/include/hip && cargo build -p hiprs-sys --target-dir target/no-hip 2>&1' || true)
 echo "$log" | grep -q "hip-sys: no HIP installation found." || { echo "$log" >&2; exit 1; }
 echo "$log" | grep -q "apt-get install libamdhip64-dev"
 echo "$log" | grep -q "Set HIP_PATH"
@@ -55,9 +55,9 @@ mkdir -p "$rocm/include/amd_comgr" "$rocm/lib/llvm" "$rocm/amdgcn/bitcode"
 ln -s /usr/include/hip "$rocm/include/hip"
 ln -s /usr/include/amd_comgr.h "$rocm/include/amd_comgr/amd_comgr.h"
 for f in libamdhip64.so libamdhip64.so.5 libamd_comgr.so.2; do ln -s "/usr/lib/$triplet/$f" "$rocm/lib/$f"; done
-log=$(env -u HIP_PATH ROCM_PATH="$rocm" HIP_SYS_VERBOSE=1 cargo build -p hip --target-dir target/rocm-layout-build 2>&1)
+log=$(env -u HIP_PATH ROCM_PATH="$rocm" HIP_SYS_VERBOSE=1 cargo build -p hiprs --target-dir target/rocm-layout-build 2>&1)
 echo "$log" | grep -q "found by ROCM_PATH=$rocm" || { echo "$log" >&2; exit 1; }
-grep -rqx "cargo:comgr_header=$rocm/include/amd_comgr/amd_comgr.h" target/rocm-layout-build/debug/build/hiprtc-sys-*/output
+grep -rqx "cargo:comgr_header=$rocm/include/amd_comgr/amd_comgr.h" target/rocm-layout-build/debug/build/hiprs-rtc-sys-*/output
 env -u HIP_PATH ROCM_PATH="$rocm" cargo run -q --example rtc_lowered_names --target-dir target/rocm-layout-build >/dev/null
 ROCM_PATH="$rocm" scripts/install-prereqs.sh | grep -q "ROCm found at $rocm; installing nothing"
 echo "ROCm layout: install-prereqs installs nothing; HIP found through ROCM_PATH, comgr header from include/amd_comgr/, HIPRTC compiles"

@@ -53,7 +53,7 @@ unshare -m --propagation private sh -c '
 
 echo "== 3. no HIP headers: builds from the committed bindings"
 unshare -m --propagation private sh -c 'mount -t tmpfs none /usr/include/hip &&
-    HIP_SYS_VERBOSE=1 cargo build -p hip --features dynamic-loading --target-dir target/dynamic-no-headers 2>&1' |
+    HIP_SYS_VERBOSE=1 cargo build -p hiprs --features dynamic-loading --target-dir target/dynamic-no-headers 2>&1' |
     grep "prebuilt 5.2.3 (dynamic-loading, no HIP headers found)"
 
 echo "== 4. the same binaries against HIP 5.7.1, 6.4.3, 7.2.4"

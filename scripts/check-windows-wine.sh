@@ -101,7 +101,7 @@ expect_same() { # name, expected (lines), actual (lines)
 }
 
 step "2. the unit tests of hip-sys, hiprtc-sys and hip, under Wine (no HIP DLL: they need none)"
-tests=$(cargo test -q --target "$triple" --features dynamic-loading -p hip-sys -p hiprtc-sys -p hip --lib --no-run \
+tests=$(cargo test -q --target "$triple" --features dynamic-loading -p hiprs-sys -p hiprs-rtc-sys -p hiprs --lib --no-run \
     --target-dir "$ct" --message-format=json | python3 -c '
 import json, sys
 for line in sys.stdin:

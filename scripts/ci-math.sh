@@ -28,8 +28,8 @@ bookworm() {
         echo "without $name: $(grep -m1 "$name not found" "$log")"
     done
     cargo clippy -q --features gpu,rand --all-targets -- -D warnings
-    cargo test -q -p hip --features rand --lib rand
-    cargo test -q -p hip --features blas,rand,fft,dynamic-loading --lib -- blas:: rand:: fft::
+    cargo test -q -p hiprs --features rand --lib rand
+    cargo test -q -p hiprs --features blas,rand,fft,dynamic-loading --lib -- blas:: rand:: fft::
     cargo run -q --features blas,rand,fft,dynamic-loading --example gemm
     cargo run -q --features blas,rand,fft,dynamic-loading --example random_fft
     # hipSOLVER: no bookworm package (the build error names it); hipSPARSE 5.3.3: its sys crate builds.
@@ -43,22 +43,22 @@ bookworm() {
     echo "without hipSOLVER: $(grep -m1 "hipSOLVER not found" "$log")"
     # hipBLASLt: no bookworm (or trixie) package: the build error names it and the way out.
     log=target/ci-logs/blaslt-bookworm.log
-    if cargo build -q -p hip --features blaslt >"$log" 2>&1; then
+    if cargo build -q -p hiprs --features blaslt >"$log" 2>&1; then
         echo "bookworm has no hipBLASLt, yet --features blaslt built" >&2
         return 1
     fi
     grep -q "hipBLASLt not found (hipblaslt/hipblaslt.h)" "$log" && grep -q "apt-get install libhipblaslt-dev" "$log" &&
         grep -q "dynamic-loading" "$log" || { cat "$log" >&2; return 1; }
     echo "without hipBLASLt: $(grep -m1 "hipBLASLt not found" "$log")"
-    cargo test -q -p hip --features solver,sparse,blaslt,dynamic-loading --lib -- solver:: sparse:: blaslt::
-    cargo clippy -q -p hip --features solver,sparse,blaslt,dynamic-loading --all-targets -- -D warnings
+    cargo test -q -p hiprs --features solver,sparse,blaslt,dynamic-loading --lib -- solver:: sparse:: blaslt::
+    cargo clippy -q -p hiprs --features solver,sparse,blaslt,dynamic-loading --all-targets -- -D warnings
     cargo run -q --features solver,dynamic-loading --example solve
     cargo run -q --features sparse,dynamic-loading --example sparse
     scripts/install-math-libs.sh sparse
     cargo test -q --manifest-path hipsparse-sys/Cargo.toml
     cargo clippy -q --features gpu,sparse --all-targets -- -D warnings
-    RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps -p hip --features sparse
-    cargo test -q -p hip --features sparse --lib -- sparse::
+    RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps -p hiprs --features sparse
+    cargo test -q -p hiprs --features sparse --lib -- sparse::
     cargo run -q --features sparse --example sparse
 }
 step "bookworm (hipRAND 5.3.3, hipSPARSE 5.3.3; no hipBLAS, hipFFT, hipSOLVER, hipBLASLt): builds, errors, hip::sparse, dynamic-loading from the committed bindings" bookworm
@@ -75,10 +75,10 @@ for suite in trixie sid experimental; do
             cargo test -q --offline --manifest-path $c/Cargo.toml
         done
         cargo clippy -q --offline --features gpu,blas,rand,fft --all-targets -- -D warnings
-        cargo clippy -q --offline -p hip --features blas,rand,fft,dynamic-loading --all-targets -- -D warnings
+        cargo clippy -q --offline -p hiprs --features blas,rand,fft,dynamic-loading --all-targets -- -D warnings
         cargo clippy -q --offline -p hip-rs-bench --features blas,rand,fft --bins -- -D warnings
-        RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps -p hip --features blas,rand,fft
-        cargo test -q --offline -p hip --features blas,rand,fft --lib -- blas:: rand:: fft::
+        RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps -p hiprs --features blas,rand,fft
+        cargo test -q --offline -p hiprs --features blas,rand,fft --lib -- blas:: rand:: fft::
         cargo run -q --offline --features blas,rand,fft --example gemm
         cargo run -q --offline --features blas,rand,fft --example random_fft'
 done
@@ -104,8 +104,8 @@ for suite in trixie sid experimental; do
         [ -n "$features" ] || exit 0
         features=${features#,}
         cargo clippy -q --offline --features gpu,$features --all-targets -- -D warnings
-        RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps -p hip --features $features
-        cargo test -q --offline -p hip --features $features --lib -- solver:: sparse:: blaslt::
+        RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps -p hiprs --features $features
+        cargo test -q --offline -p hiprs --features $features --lib -- solver:: sparse:: blaslt::
         case $features in
             *sparse*solver* | *solver*sparse*)
                 cargo clippy -q --offline -p hip-rs-bench --features solver --bins -- -D warnings ;;

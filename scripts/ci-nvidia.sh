@@ -30,7 +30,7 @@ cuda12() (
 blaslt_refused() {
     mkdir -p target/ci-logs
     local log=target/ci-logs/blaslt-nvidia.log
-    if cargo build -q -p hip --features blaslt --target-dir "$nvidia_target" >"$log" 2>&1; then
+    if cargo build -q -p hiprs --features blaslt --target-dir "$nvidia_target" >"$log" 2>&1; then
         echo "--features blaslt built for HIP's NVIDIA platform" >&2
         return 1
     fi
@@ -54,7 +54,7 @@ trixie() (
         sh -c 'cargo build -q --features gpu --tests --examples --target-dir target/chroot-trixie-nvidia &&
                cargo clippy -q --features gpu --all-targets --target-dir target/chroot-trixie-nvidia -- -D warnings'
     # The bindings really came from 5.7's headers, for the NVIDIA platform.
-    info=$(cat target/chroot-trixie-nvidia/debug/build/hip-sys-*/out/build_info.rs)
+    info=$(cat target/chroot-trixie-nvidia/debug/build/hiprs-sys-*/out/build_info.rs)
     grep -q 'HIP_PLATFORM: &str = "nvidia"' <<<"$info" && grep -q 'HIP_SYS_VERSION: (u32, u32, u32) = (5, 7,' <<<"$info" ||
         { echo "ci-nvidia: the trixie NVIDIA build did not use HIP 5.7's NVIDIA headers: $info" >&2; exit 1; }
 )

@@ -27,7 +27,7 @@ filters=(code_object:: rtc::bitcode:: rtc::cache:: rtc::result:: module::tests l
 # a dropped future's payload to the process-wide releasing thread, which never ends, and Miri refuses to
 # exit while a thread runs). memory::ops' prefetch refusal test wraps a null stream of a unit-test device, whose drop asks
 # the HIP runtime for the current device: FFI.
-cargo +nightly miri test -p hip --lib -- "${filters[@]}" \
+cargo +nightly miri test -p hiprs --lib -- "${filters[@]}" \
     --skip rtc::cache::tests::the_hash_spreads_single_changes \
     --skip future::tests::an_error_status_is_the_output_with_its_raw_code \
     --skip future::tests::ten_thousand_fired_from_another_thread_all_complete_on_one_thread \

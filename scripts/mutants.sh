@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Mutation testing of the code a CPU can test (issue 25): cargo-mutants changes one thing at a time in a
-# fixed list of files (an operator, a return value, a match arm) and runs `cargo test -p hip --lib` on each
+# fixed list of files (an operator, a return value, a match arm) and runs `cargo test -p hiprs --lib` on each
 # change; a change no test notices is a "missed" mutant. This stage fails on any missed mutant that
 # scripts/mutants-allowed.txt does not list with the reason it cannot (or need not) be caught.
 #
@@ -99,7 +99,7 @@ exclude=(
     # tested here.
     'elementwise/mod\.rs:.*( (convert|bias_activation|activation|short|run_matrix|prepare|kernel|loaded|load|Activation::code) -> | in (bias_activation|run_matrix|loaded)$)'
 )
-args=(-p hip --no-shuffle)
+args=(-p hiprs --no-shuffle)
 for f in "${files[@]}"; do args+=(-f "$f"); done
 for e in "${exclude[@]}"; do args+=(-E "$e"); done
 # The math libraries' shape checks, in a second run built with their features and `dynamic-loading`: the
@@ -111,7 +111,7 @@ math_exclude=(
     # (create_then_make), the directions and the status mapping are tested here.
     'fft/mod\.rs:.*(Plan<T>::|Drop for Plan|FftFloat for)'
 )
-math_args=(-p hip --no-shuffle --features blas,rand,fft,dynamic-loading)
+math_args=(-p hiprs --no-shuffle --features blas,rand,fft,dynamic-loading)
 for f in "${math_files[@]}"; do math_args+=(-f "$f"); done
 for e in "${math_exclude[@]}"; do math_args+=(-E "$e"); done
 

@@ -17,7 +17,7 @@ for spec in blas:hipblas-sys:hipblas_2_4_0:hipBLAS\ 6.4.4 rand:hiprand-sys:hipra
     solver:hipsolver-sys:hipsolver_2_4_0:hipSOLVER\ 6.4.1 sparse:hipsparse-sys:hipsparse_3_2_0:hipSPARSE\ 6.4.3 \
     blaslt:hipblaslt-sys:hipblaslt_1_1_0:hipBLASLt\ 7.1.1; do
     IFS=: read -r feature crate file what <<<"$spec"
-    dir=$(cargo build -q --offline -p hip --features "$feature" --message-format=json |
+    dir=$(cargo build -q --offline -p hiprs --features "$feature" --message-format=json |
         python3 -c '
 import json, sys
 for line in sys.stdin:

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 check=${1:-}
 target=target/regen-prebuilt
 out_dirs=$(env -u DOCS_RS -u HIP_PATH -u ROCM_PATH -u HIP_PLATFORM \
-    cargo build -q -p hiprtc-sys --target-dir "$target" --message-format=json |
+    cargo build -q -p hiprs-rtc-sys --target-dir "$target" --message-format=json |
     python3 -c '
 import json, sys
 for line in sys.stdin:

@@ -86,8 +86,8 @@ fn the_libraries_open_and_a_kernel_runs() {
     let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let b: Vec<f32> = (0..n).map(|i| 2.0 * i as f32).collect();
     let (da, db) = (
-        DeviceBuffer::from_host(&d, &a).unwrap(),
-        DeviceBuffer::from_host(&d, &b).unwrap(),
+        DeviceBuffer::from_slice(&d, &a).unwrap(),
+        DeviceBuffer::from_slice(&d, &b).unwrap(),
     );
     let mut dc = DeviceBuffer::<f32>::zeroed(&d, n).unwrap();
     let s = hip::Stream::new(&d).unwrap();

@@ -26,9 +26,9 @@ impl VectorAddCase {
     fn new(d: &Device, n: u32, seed: u64) -> Self {
         let (a, b) = (random(n as usize, seed), random(n as usize, seed + 1));
         VectorAddCase {
-            da: DeviceBuffer::from_host(d, &a).unwrap(),
-            db: DeviceBuffer::from_host(d, &b).unwrap(),
-            dc: DeviceBuffer::from_host(d, &vec![7.0f32; n as usize]).unwrap(),
+            da: DeviceBuffer::from_slice(d, &a).unwrap(),
+            db: DeviceBuffer::from_slice(d, &b).unwrap(),
+            dc: DeviceBuffer::from_slice(d, &vec![7.0f32; n as usize]).unwrap(),
             a,
             b,
         }
@@ -118,7 +118,7 @@ fn a_device_is_not_its_own_peer() {
 fn copies_round_trip_and_check_lengths() {
     let d = device();
     let host = random(10_000, 1);
-    let mut buf = DeviceBuffer::from_host(&d, &host).unwrap();
+    let mut buf = DeviceBuffer::from_slice(&d, &host).unwrap();
     assert_eq!(buf.len(), host.len());
     assert_eq!(buf.to_vec().unwrap(), host);
 
@@ -182,7 +182,7 @@ fn copies_round_trip_and_check_lengths() {
 fn slices_view_parts_of_a_buffer() {
     let d = device();
     let host: Vec<u32> = (0..100).collect();
-    let mut buf = DeviceBuffer::from_host(&d, &host).unwrap();
+    let mut buf = DeviceBuffer::from_slice(&d, &host).unwrap();
     assert_eq!(buf.slice(10..20).unwrap().to_vec().unwrap(), &host[10..20]);
     assert_eq!(buf.slice(90..).unwrap().to_vec().unwrap(), &host[90..]);
     buf.slice_mut(..5)
@@ -201,7 +201,7 @@ fn slices_view_parts_of_a_buffer() {
         }
     ));
     assert_eq!(err.status(), Status::OutOfBounds);
-    let src = DeviceBuffer::from_host(&d, &[1u32, 2, 3]).unwrap();
+    let src = DeviceBuffer::from_slice(&d, &[1u32, 2, 3]).unwrap();
     buf.slice_mut(50..53)
         .unwrap()
         .copy_from_device(&src)
@@ -406,7 +406,7 @@ fn streams_query_wait_and_priorities() {
     let pinned = PinnedBuffer::from_slice(&d, &host).unwrap();
     let mut a = DeviceBuffer::<f32>::zeroed(&d, host.len()).unwrap();
     let mut b = DeviceBuffer::<f32>::zeroed(&d, host.len()).unwrap();
-    hi.copy_to_device_async(&pinned, &mut a).unwrap();
+    hi.copy_from_host_async(&pinned, &mut a).unwrap();
     let copied = hi.record_event().unwrap();
     lo.wait_event(&copied).unwrap();
     lo.copy_device_async(&a, &mut b).unwrap();
@@ -450,7 +450,7 @@ fn async_copies_through_pinned_memory() {
     let src = PinnedBuffer::from_slice(&d, &host).unwrap();
     let mut dev = DeviceBuffer::<f32>::zeroed(&d, host.len()).unwrap();
     let mut dst = PinnedBuffer::<f32>::zeroed(&d, host.len()).unwrap();
-    s.copy_to_device_async(&src, &mut dev).unwrap();
+    s.copy_from_host_async(&src, &mut dev).unwrap();
     s.copy_to_host_async(&dev, &mut dst).unwrap();
     // as_slice waits for the copy: no explicit synchronisation.
     assert_eq!(dst.as_slice().unwrap(), &host[..]);
@@ -472,7 +472,7 @@ fn async_copies_through_pinned_memory() {
     // data than `dev` holds already, so the copy shows.
     let host2 = random(1 << 22, 6);
     let src2 = PinnedBuffer::from_slice(&d, &host2).unwrap();
-    s.copy_to_device_async(&src2, &mut dev).unwrap();
+    s.copy_from_host_async(&src2, &mut dev).unwrap();
     drop(src2);
     s.synchronize().unwrap();
     assert_eq!(dev.to_vec().unwrap(), host2);
@@ -519,7 +519,7 @@ fn hiprtc_defaults_to_the_device_arch() {
 #[test]
 fn buffers_work_from_another_thread() {
     let d = device();
-    let buf = DeviceBuffer::from_host(&d, &[1u64, 2, 3]).unwrap();
+    let buf = DeviceBuffer::from_slice(&d, &[1u64, 2, 3]).unwrap();
     let v = std::thread::spawn(move || buf.to_vec().unwrap())
         .join()
         .unwrap();

@@ -53,7 +53,7 @@ fn zero_sized_elements_of_usize_max_length_work_without_touching_hip() {
     let mut p = PinnedBuffer::<[u32; 0]>::zeroed(&d, usize::MAX).unwrap();
     assert_eq!(p.as_slice().unwrap().len(), usize::MAX);
     s.copy_to_host_async(&a, &mut p).unwrap();
-    s.copy_to_device_async(&p, &mut a).unwrap();
+    s.copy_from_host_async(&p, &mut a).unwrap();
     s.memset_async(&mut a, 7).unwrap();
     assert_eq!(p.as_mut_slice().unwrap().len(), usize::MAX);
     // Empty buffers of ordinary types.
@@ -117,7 +117,7 @@ fn a_dropped_streams_reused_handle_cannot_hide_its_pending_copy() {
     let d = device();
     let m = spin_fill(&d);
     let n = 1 << 22;
-    let src = DeviceBuffer::from_host(&d, &vec![1u32; n]).unwrap();
+    let src = DeviceBuffer::from_slice(&d, &vec![1u32; n]).unwrap();
     let mut other = DeviceBuffer::<u32>::zeroed(&d, n).unwrap();
     let mut reused = 0;
     for round in 0..8 {
@@ -131,7 +131,7 @@ fn a_dropped_streams_reused_handle_cannot_hide_its_pending_copy() {
         if s2.raw() as usize == s1_raw {
             reused += 1;
         }
-        s2.copy_to_device_async(&host, &mut other).unwrap();
+        s2.copy_from_host_async(&host, &mut other).unwrap();
         let seen = host.as_slice().unwrap();
         assert!(
             seen.iter().all(|&v| v == 1),
@@ -173,7 +173,7 @@ fn pinned_tracking_stays_small_with_many_short_lived_streams() {
     let mut dev = DeviceBuffer::<u8>::zeroed(&d, 4096).unwrap();
     for _ in 0..2000 {
         let s = Stream::non_blocking(&d).unwrap();
-        s.copy_to_device_async(&host, &mut dev).unwrap();
+        s.copy_from_host_async(&host, &mut dev).unwrap();
     }
     assert_eq!(host.as_slice().unwrap(), &[5u8; 4096][..]);
     assert_eq!(dev.to_vec().unwrap(), vec![5u8; 4096]);
@@ -381,9 +381,9 @@ fn a_zeroed_or_uploaded_buffer_is_complete_before_a_non_blocking_stream_uses_it(
         let mut dev = if round % 2 == 0 {
             DeviceBuffer::<u32>::zeroed(&d, n).unwrap()
         } else {
-            DeviceBuffer::from_host(&d, &vec![9u32; n]).unwrap()
+            DeviceBuffer::from_slice(&d, &vec![9u32; n]).unwrap()
         };
-        s.copy_to_device_async(&host, &mut dev).unwrap();
+        s.copy_from_host_async(&host, &mut dev).unwrap();
         // Let everything finish, a late memset or upload included, then look.
         d.synchronize().unwrap();
         let mut back = PinnedBuffer::<u32>::zeroed(&d, n).unwrap();

@@ -151,8 +151,8 @@ fn level1<T: Host>() {
     let n = 1000;
     let x: Vec<T> = data(2 * n, 1);
     let y: Vec<T> = data(3 * n, 2);
-    let dx = DeviceBuffer::from_host(&d, &x).unwrap();
-    let mut dy = DeviceBuffer::from_host(&d, &y).unwrap();
+    let dx = DeviceBuffer::from_slice(&d, &x).unwrap();
+    let mut dy = DeviceBuffer::from_slice(&d, &y).unwrap();
     let alpha = T::make(5);
     // y[3i] += alpha x[2i]
     blas.axpy(n, alpha, &dx, 2, &mut dy, 3).unwrap();
@@ -250,9 +250,9 @@ fn gemv<T: Host>() {
         let x: Vec<T> = data(2 * nx, 4);
         let y: Vec<T> = data(ny, 5);
         let (alpha, beta) = (T::make(6), T::make(7));
-        let da = DeviceBuffer::from_host(&d, &a).unwrap();
-        let dx = DeviceBuffer::from_host(&d, &x).unwrap();
-        let mut dy = DeviceBuffer::from_host(&d, &y).unwrap();
+        let da = DeviceBuffer::from_slice(&d, &a).unwrap();
+        let dx = DeviceBuffer::from_slice(&d, &x).unwrap();
+        let mut dy = DeviceBuffer::from_slice(&d, &y).unwrap();
         blas.gemv(&shape, alpha, &da, &dx, beta, &mut dy).unwrap();
         // A negative incy visits y from its end: logical element i is y[ny - 1 - i].
         let (ah, xh, yh) = (to_host(&a), to_host(&x), to_host(&y));
@@ -311,9 +311,9 @@ fn gemm<T: Host>() {
                 .lda(lda)
                 .ldb(ldb)
                 .ldc(ldc);
-            let da = DeviceBuffer::from_host(&d, &a).unwrap();
-            let db = DeviceBuffer::from_host(&d, &b).unwrap();
-            let mut dc = DeviceBuffer::from_host(&d, &c).unwrap();
+            let da = DeviceBuffer::from_slice(&d, &a).unwrap();
+            let db = DeviceBuffer::from_slice(&d, &b).unwrap();
+            let mut dc = DeviceBuffer::from_slice(&d, &c).unwrap();
             blas.gemm(&shape, alpha, &da, &db, beta, &mut dc).unwrap();
             let mut want = to_host(&c);
             let mut scale = host_gemm(
@@ -358,8 +358,8 @@ fn gemm_matches_the_host_for_every_type_transpose_and_leading_dimension() {
 fn row_major_gemm_is_numpy_order() {
     let (d, _s, blas) = setup();
     // A 2x3, B 3x2 (row-major), with a transposed B stored 2x3 for the second product.
-    let a = DeviceBuffer::from_host(&d, &[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
-    let b = DeviceBuffer::from_host(&d, &[7.0f64, 8.0, 9.0, 10.0, 11.0, 12.0]).unwrap();
+    let a = DeviceBuffer::from_slice(&d, &[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+    let b = DeviceBuffer::from_slice(&d, &[7.0f64, 8.0, 9.0, 10.0, 11.0, 12.0]).unwrap();
     let mut c = DeviceBuffer::<f64>::zeroed(&d, 4).unwrap();
     blas.gemm(&Gemm::row_major(2, 2, 3), 1.0, &a, &b, 0.0, &mut c)
         .unwrap();
@@ -412,16 +412,16 @@ fn strided_and_pointer_array_batches_match_single_products() {
     let a: Vec<f32> = data(m * k, 1);
     let b: Vec<f32> = data((k * n + 4) * count, 2);
     let c: Vec<f32> = data((m * n + 2) * count, 3);
-    let da = DeviceBuffer::from_host(&d, &a).unwrap();
-    let db = DeviceBuffer::from_host(&d, &b).unwrap();
-    let mut dc = DeviceBuffer::from_host(&d, &c).unwrap();
+    let da = DeviceBuffer::from_slice(&d, &a).unwrap();
+    let db = DeviceBuffer::from_slice(&d, &b).unwrap();
+    let mut dc = DeviceBuffer::from_slice(&d, &c).unwrap();
     blas.gemm_strided_batched(&shape, &batch, 2.0f32, &da, &db, 0.5f32, &mut dc)
         .unwrap();
     let got = dc.to_vec().unwrap();
     let mut separate: Vec<DeviceBuffer<f32>> = Vec::new();
     for i in 0..count {
-        let bi = DeviceBuffer::from_host(&d, &b[i * (k * n + 4)..][..k * n]).unwrap();
-        let mut ci = DeviceBuffer::from_host(&d, &c[i * (m * n + 2)..][..m * n]).unwrap();
+        let bi = DeviceBuffer::from_slice(&d, &b[i * (k * n + 4)..][..k * n]).unwrap();
+        let mut ci = DeviceBuffer::from_slice(&d, &c[i * (m * n + 2)..][..m * n]).unwrap();
         blas.gemm(&shape, 2.0f32, &da, &bi, 0.5f32, &mut ci)
             .unwrap();
         let one = ci.to_vec().unwrap();
@@ -441,7 +441,7 @@ fn strided_and_pointer_array_batches_match_single_products() {
     let a_list: Vec<&DeviceBuffer<f32>> = (0..count).map(|_| &da).collect();
     let b_list: Vec<&DeviceBuffer<f32>> = separate.iter().collect();
     let mut outs: Vec<DeviceBuffer<f32>> = (0..count)
-        .map(|i| DeviceBuffer::from_host(&d, &c[i * (m * n + 2)..][..m * n]).unwrap())
+        .map(|i| DeviceBuffer::from_slice(&d, &c[i * (m * n + 2)..][..m * n]).unwrap())
         .collect();
     let mut c_list: Vec<&mut DeviceBuffer<f32>> = outs.iter_mut().collect();
     blas.gemm_batched(&shape, 2.0f32, &a_list, &b_list, 0.5f32, &mut c_list)
@@ -489,16 +489,16 @@ fn gemm_ex_half_and_bfloat_inputs_match_the_host() {
             );
         }
     };
-    let ha = DeviceBuffer::from_host(&d, &a.iter().map(|v| f16::from_f32(*v)).collect::<Vec<_>>())
+    let ha = DeviceBuffer::from_slice(&d, &a.iter().map(|v| f16::from_f32(*v)).collect::<Vec<_>>())
         .unwrap();
-    let hb = DeviceBuffer::from_host(&d, &b.iter().map(|v| f16::from_f32(*v)).collect::<Vec<_>>())
+    let hb = DeviceBuffer::from_slice(&d, &b.iter().map(|v| f16::from_f32(*v)).collect::<Vec<_>>())
         .unwrap();
-    let ba = DeviceBuffer::from_host(
+    let ba = DeviceBuffer::from_slice(
         &d,
         &a.iter().map(|v| bf16::from_f32(*v)).collect::<Vec<_>>(),
     )
     .unwrap();
-    let bb = DeviceBuffer::from_host(
+    let bb = DeviceBuffer::from_slice(
         &d,
         &b.iter().map(|v| bf16::from_f32(*v)).collect::<Vec<_>>(),
     )

@@ -3,7 +3,7 @@
 //! table cache moved on. Products are checked against the host. Compiled only with `--features gpu,blas`.
 //!
 //! Before the pointer tables were uploaded in stream order, both failed: the table was a synchronous
-//! `DeviceBuffer::from_host` (on the null stream: it waited for the slow kernel, and in a capture it
+//! `DeviceBuffer::from_slice` (on the null stream: it waited for the slow kernel, and in a capture it
 //! invalidated the capture) dropped at the end of the call (which waited on the host for the GEMM).
 #![cfg(all(feature = "gpu", feature = "blas"))]
 mod common;
@@ -38,8 +38,8 @@ impl Batch {
                     hc[i + j * m] = alpha * sum;
                 }
             }
-            a.push(DeviceBuffer::from_host(d, &ha).unwrap());
-            b.push(DeviceBuffer::from_host(d, &hb).unwrap());
+            a.push(DeviceBuffer::from_slice(d, &ha).unwrap());
+            b.push(DeviceBuffer::from_slice(d, &hb).unwrap());
             c.push(DeviceBuffer::<f32>::zeroed(d, m * n).unwrap());
             want.push(hc);
         }
@@ -189,7 +189,7 @@ fn host_results_are_refused_in_a_capture_and_device_results_are_not() {
     let d = device();
     let s = Stream::new(&d).unwrap();
     let blas = Handle::new(&s).unwrap();
-    let x = DeviceBuffer::from_host(&d, &[1.0f32, 2.0, 3.0]).unwrap();
+    let x = DeviceBuffer::from_slice(&d, &[1.0f32, 2.0, 3.0]).unwrap();
     let mut r = DeviceBuffer::<f32>::zeroed(&d, 1).unwrap();
     assert_eq!(blas.dot(3, &x, 1, &x, 1).unwrap(), 14.0);
     let capture = s.begin_capture(CaptureMode::Global).unwrap();

@@ -53,11 +53,11 @@ fn f32_compute_reads_device_scalars() {
     let blas = Handle::new(&stream).unwrap();
     let (a, b, c, want) = problem(2.5, -0.5);
     let (da, db) = (
-        DeviceBuffer::from_host(&d, &a).unwrap(),
-        DeviceBuffer::from_host(&d, &b).unwrap(),
+        DeviceBuffer::from_slice(&d, &a).unwrap(),
+        DeviceBuffer::from_slice(&d, &b).unwrap(),
     );
-    let mut dc = DeviceBuffer::from_host(&d, &c).unwrap();
-    let scalars = DeviceBuffer::from_host(&d, &[2.5f32, -0.5]).unwrap();
+    let mut dc = DeviceBuffer::from_slice(&d, &c).unwrap();
+    let scalars = DeviceBuffer::from_slice(&d, &[2.5f32, -0.5]).unwrap();
     let alpha = Scalar::device(&scalars).unwrap();
     let second = scalars.slice(1..2).unwrap();
     let beta = Scalar::device(&second).unwrap();
@@ -74,7 +74,7 @@ fn f32_compute_reads_device_scalars() {
     let got: Vec<f64> = dc.to_vec().unwrap().iter().map(|v| *v as f64).collect();
     assert_close("device f32 scalars", &got, &want, 1e-6);
     // Host f16 values, converted to the F32 compute type.
-    let mut dc = DeviceBuffer::from_host(&d, &c).unwrap();
+    let mut dc = DeviceBuffer::from_slice(&d, &c).unwrap();
     let (ha, hb) = (f16::from_f32(2.5), f16::from_f32(-0.5));
     blas.gemm_ex(
         &Gemm::row_major(M, N, K),
@@ -97,12 +97,12 @@ fn f16_compute_reads_f16_device_scalars() {
     let blas = Handle::new(&stream).unwrap();
     let (a, b, c, want) = problem(0.5, 2.0);
     let (da, db) = (
-        DeviceBuffer::from_host(&d, &a).unwrap(),
-        DeviceBuffer::from_host(&d, &b).unwrap(),
+        DeviceBuffer::from_slice(&d, &a).unwrap(),
+        DeviceBuffer::from_slice(&d, &b).unwrap(),
     );
     let c16: Vec<f16> = c.iter().map(|v| f16::from_f32(*v)).collect();
-    let mut dc = DeviceBuffer::from_host(&d, &c16).unwrap();
-    let scalars = DeviceBuffer::from_host(&d, &[f16::from_f32(0.5), f16::from_f32(2.0)]).unwrap();
+    let mut dc = DeviceBuffer::from_slice(&d, &c16).unwrap();
+    let scalars = DeviceBuffer::from_slice(&d, &[f16::from_f32(0.5), f16::from_f32(2.0)]).unwrap();
     let alpha = Scalar::device(&scalars).unwrap();
     let second = scalars.slice(1..2).unwrap();
     let beta = Scalar::device(&second).unwrap();
@@ -128,12 +128,12 @@ fn wrong_scalars_are_refused_and_nothing_is_written() {
     let blas = Handle::new(&stream).unwrap();
     let (a, b, c, _) = problem(1.0, 0.0);
     let (da, db) = (
-        DeviceBuffer::from_host(&d, &a).unwrap(),
-        DeviceBuffer::from_host(&d, &b).unwrap(),
+        DeviceBuffer::from_slice(&d, &a).unwrap(),
+        DeviceBuffer::from_slice(&d, &b).unwrap(),
     );
-    let mut dc = DeviceBuffer::from_host(&d, &c).unwrap();
-    let f32s = DeviceBuffer::from_host(&d, &[1.0f32, 0.0]).unwrap();
-    let f16s = DeviceBuffer::from_host(&d, &[f16::ONE, f16::ZERO]).unwrap();
+    let mut dc = DeviceBuffer::from_slice(&d, &c).unwrap();
+    let f32s = DeviceBuffer::from_slice(&d, &[1.0f32, 0.0]).unwrap();
+    let f16s = DeviceBuffer::from_slice(&d, &[f16::ONE, f16::ZERO]).unwrap();
     let (f32_beta, f16_beta) = (f32s.slice(1..2).unwrap(), f16s.slice(1..2).unwrap());
     let shape = Gemm::row_major(M, N, K);
     // One host, one device.
@@ -201,11 +201,11 @@ fn device_alpha_is_read_after_its_writer() {
     let slow = common::slow::Slow::new(&d);
     let (a, b, _, want) = problem(3.0, 0.0);
     let (da, db) = (
-        DeviceBuffer::from_host(&d, &a).unwrap(),
-        DeviceBuffer::from_host(&d, &b).unwrap(),
+        DeviceBuffer::from_slice(&d, &a).unwrap(),
+        DeviceBuffer::from_slice(&d, &b).unwrap(),
     );
-    let mut alpha = slow.buffer(DeviceBuffer::from_host(&d, &[1.0f32]).unwrap());
-    let beta = DeviceBuffer::from_host(&d, &[0.0f32]).unwrap();
+    let mut alpha = slow.buffer(DeviceBuffer::from_slice(&d, &[1.0f32]).unwrap());
+    let beta = DeviceBuffer::from_slice(&d, &[0.0f32]).unwrap();
     slow.fill(&s1, &mut alpha, 3.0);
     let mut dc = DeviceBuffer::<f32>::zeroed(&d, M * N).unwrap();
     blas.gemm_ex(

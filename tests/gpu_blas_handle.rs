@@ -30,9 +30,9 @@ fn device_scalars_are_read_when_the_call_runs() {
     let (m, n, k) = (8, 8, 8);
     let a = data(m * k, 1);
     let b = data(k * n, 2);
-    let da = DeviceBuffer::from_host(&d, &a).unwrap();
-    let db = DeviceBuffer::from_host(&d, &b).unwrap();
-    let mut scalars = DeviceBuffer::from_host(&d, &[3.0f32, 0.0]).unwrap();
+    let da = DeviceBuffer::from_slice(&d, &a).unwrap();
+    let db = DeviceBuffer::from_slice(&d, &b).unwrap();
+    let mut scalars = DeviceBuffer::from_slice(&d, &[3.0f32, 0.0]).unwrap();
     let mut via_device = DeviceBuffer::<f32>::zeroed(&d, m * n).unwrap();
     let mut via_host = DeviceBuffer::<f32>::zeroed(&d, m * n).unwrap();
     {
@@ -59,8 +59,8 @@ fn device_scalars_are_read_when_the_call_runs() {
     let empty = DeviceBuffer::<f32>::zeroed(&d, 0).unwrap();
     assert!(Scalar::device(&empty).is_err());
     // axpy with a device alpha, then a host-mode call on the same handle: the mode follows each call.
-    let x = DeviceBuffer::from_host(&d, &[1.0f32; 4]).unwrap();
-    let mut y = DeviceBuffer::from_host(&d, &[1.0f32; 4]).unwrap();
+    let x = DeviceBuffer::from_slice(&d, &[1.0f32; 4]).unwrap();
+    let mut y = DeviceBuffer::from_slice(&d, &[1.0f32; 4]).unwrap();
     blas.axpy(4, Scalar::device(&scalars).unwrap(), &x, 1, &mut y, 1)
         .unwrap();
     blas.axpy(4, 1.0f32, &x, 1, &mut y, 1).unwrap();
@@ -75,7 +75,7 @@ fn one_handle_on_two_streams_keeps_program_order() {
     let mut blas = Handle::new(&s1).unwrap();
     let n = 512;
     let a = data(n * n, 1);
-    let da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let da = DeviceBuffer::from_slice(&d, &a).unwrap();
     let mut c = DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap();
     let mut e = DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap();
     // C = A * A on s1; then, on s2, E = C * A: s2 must wait for s1's product.
@@ -107,7 +107,7 @@ fn one_handle_on_two_streams_keeps_program_order() {
 #[test]
 fn a_handle_moves_to_another_thread() {
     let (d, _s, blas) = setup();
-    let x = DeviceBuffer::from_host(&d, &[3.0f64, 4.0]).unwrap();
+    let x = DeviceBuffer::from_slice(&d, &[3.0f64, 4.0]).unwrap();
     let norm = std::thread::spawn(move || blas.nrm2(2, &x, 1).unwrap())
         .join()
         .unwrap();
@@ -118,9 +118,9 @@ fn a_handle_moves_to_another_thread() {
 fn wrong_shapes_are_refused_with_nothing_written() {
     let (d, s, blas) = setup();
     let sentinel = vec![-7.0f32; 64];
-    let a = DeviceBuffer::from_host(&d, &[1.0f32; 64]).unwrap();
-    let short = DeviceBuffer::from_host(&d, &[1.0f32; 15]).unwrap();
-    let mut c = DeviceBuffer::from_host(&d, &sentinel).unwrap();
+    let a = DeviceBuffer::from_slice(&d, &[1.0f32; 64]).unwrap();
+    let short = DeviceBuffer::from_slice(&d, &[1.0f32; 15]).unwrap();
+    let mut c = DeviceBuffer::from_slice(&d, &sentinel).unwrap();
     let invalid = |e: Error| match e {
         Error::InvalidArgument { what, .. } => what,
         other => panic!("expected InvalidArgument, got {other}"),
@@ -254,7 +254,7 @@ fn a_workspace_is_taken_where_hipblas_has_one() {
     // C = A * A on s1, then E = C * A on s2 (the workspace, if taken, is given again there).
     let n = 256;
     let a = data(n * n, 3);
-    let da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let da = DeviceBuffer::from_slice(&d, &a).unwrap();
     let mut c = DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap();
     let mut e = DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap();
     let shape = Gemm::new(n, n, n);
@@ -339,7 +339,7 @@ fn set_stream_orders_the_handle_after_its_work_on_the_old_stream() {
     let slow = Slow::new(&d);
     let n = 512;
     let shape = Gemm::new(n, n, n);
-    let operand = |seed| DeviceBuffer::from_host(&d, &data(n * n, seed)).unwrap();
+    let operand = |seed| DeviceBuffer::from_slice(&d, &data(n * n, seed)).unwrap();
     let (a1, b1, a2, b2) = (operand(1), operand(2), operand(3), operand(4));
     let zeroed = || DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap();
     let one = Stream::new(&d).unwrap();
@@ -402,7 +402,7 @@ fn a_raw_stream_change_alone_lets_the_new_stream_run_first() {
     let d = device();
     let slow = Slow::new(&d);
     let n = 512;
-    let x = DeviceBuffer::from_host(&d, &data(n * n, 1)).unwrap();
+    let x = DeviceBuffer::from_slice(&d, &data(n * n, 1)).unwrap();
     let (c1, c2) = (
         DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap(),
         DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap(),

@@ -48,8 +48,8 @@ fn error(got: &[f32], a: &[f32], b: &[f32]) -> f64 {
 
 fn product(blas: &Handle, d: &Device, a: &[f32], b: &[f32]) -> Vec<f32> {
     let (da, db) = (
-        DeviceBuffer::from_host(d, a).unwrap(),
-        DeviceBuffer::from_host(d, b).unwrap(),
+        DeviceBuffer::from_slice(d, a).unwrap(),
+        DeviceBuffer::from_slice(d, b).unwrap(),
     );
     let mut dc = DeviceBuffer::<f32>::zeroed(d, N * N).unwrap();
     blas.gemm(&Gemm::row_major(N, N, N), 1.0f32, &da, &db, 0.0f32, &mut dc)

@@ -132,7 +132,7 @@ fn level1<T: Host>() {
         .collect();
     x[2 * 37] = T::from_c(Complex64::new(-100.0, if T::COMPLEX { 50.0 } else { 0.0 }));
     x[2 * 91] = T::from_c(Complex64::new(0.25, 0.0));
-    let dx = DeviceBuffer::from_host(&d, &x).unwrap();
+    let dx = DeviceBuffer::from_slice(&d, &x).unwrap();
     let l1 = |v: Complex64| v.re.abs() + v.im.abs();
     let want: f64 = (0..n).map(|i| l1(x[2 * i].c())).sum();
     let got = T::real(blas.asum(n, &dx, 2).unwrap());
@@ -178,12 +178,12 @@ fn ger<T: Host>() {
     let x: Vec<T> = data(2 * m, 4);
     let y: Vec<T> = data(n, 5);
     let (dx, dy) = (
-        DeviceBuffer::from_host(&d, &x).unwrap(),
-        DeviceBuffer::from_host(&d, &y).unwrap(),
+        DeviceBuffer::from_slice(&d, &x).unwrap(),
+        DeviceBuffer::from_slice(&d, &y).unwrap(),
     );
     let alpha = T::make(6);
     for conj in [false, true] {
-        let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+        let mut da = DeviceBuffer::from_slice(&d, &a).unwrap();
         if conj {
             blas.gerc(m, n, alpha, &dx, 2, &dy, 1, &mut da, lda)
                 .unwrap();
@@ -225,10 +225,10 @@ fn geam<T: Host>() {
     let b: Vec<T> = data(m * n, 8);
     let c0: Vec<T> = data(7 * n, 9);
     let (da, db) = (
-        DeviceBuffer::from_host(&d, &a).unwrap(),
-        DeviceBuffer::from_host(&d, &b).unwrap(),
+        DeviceBuffer::from_slice(&d, &a).unwrap(),
+        DeviceBuffer::from_slice(&d, &b).unwrap(),
     );
-    let mut dc = DeviceBuffer::from_host(&d, &c0).unwrap();
+    let mut dc = DeviceBuffer::from_slice(&d, &c0).unwrap();
     let (alpha, beta) = (T::make(10), T::make(11));
     blas.geam(&shape, alpha, &da, beta, &db, &mut dc).unwrap();
     let (ah, bh) = (to_host(&a), to_host(&b));
@@ -253,7 +253,7 @@ fn geam<T: Host>() {
     );
 
     // Refused: C one element short of what ldc 7 reaches; nothing is queued, C is as it was.
-    let mut short = DeviceBuffer::from_host(&d, &c0[..7 * (n - 1) + m - 1]).unwrap();
+    let mut short = DeviceBuffer::from_slice(&d, &c0[..7 * (n - 1) + m - 1]).unwrap();
     assert!(matches!(
         blas.geam(&shape, alpha, &da, beta, &db, &mut short),
         Err(Error::InvalidArgument {
@@ -317,8 +317,8 @@ fn trsm<T: Host>() {
             a[i + i * lda] = T::from_c(Complex64::new(4.0 + i as f64, 0.5));
         }
         let b: Vec<T> = data(ldb * n, 13);
-        let da = DeviceBuffer::from_host(&d, &a).unwrap();
-        let mut db = DeviceBuffer::from_host(&d, &b).unwrap();
+        let da = DeviceBuffer::from_slice(&d, &a).unwrap();
+        let mut db = DeviceBuffer::from_slice(&d, &b).unwrap();
         let alpha = T::make(14);
         blas.trsm(&t, alpha, &da, &mut db).unwrap();
         let x = to_host(&db.to_vec().unwrap());
@@ -357,8 +357,8 @@ fn trsm<T: Host>() {
     let t = Trsm::new(Side::Left, m, n);
     let a: Vec<T> = data(m * m, 15);
     let b: Vec<T> = data(m * n - 1, 16);
-    let da = DeviceBuffer::from_host(&d, &a).unwrap();
-    let mut db = DeviceBuffer::from_host(&d, &b).unwrap();
+    let da = DeviceBuffer::from_slice(&d, &a).unwrap();
+    let mut db = DeviceBuffer::from_slice(&d, &b).unwrap();
     assert!(matches!(
         blas.trsm(&t, T::make(1), &da, &mut db),
         Err(Error::InvalidArgument {
@@ -415,8 +415,8 @@ fn syrk<T: Host>() {
         };
         let a: Vec<T> = data(6 * n.max(k), 17);
         let c0: Vec<T> = data(5 * n, 18);
-        let da = DeviceBuffer::from_host(&d, &a).unwrap();
-        let mut dc = DeviceBuffer::from_host(&d, &c0).unwrap();
+        let da = DeviceBuffer::from_slice(&d, &a).unwrap();
+        let mut dc = DeviceBuffer::from_slice(&d, &c0).unwrap();
         let (alpha, beta) = (T::make(19), T::make(20));
         blas.syrk(&shape, alpha, &da, beta, &mut dc).unwrap();
         let ah = to_host(&a);
@@ -452,8 +452,8 @@ fn herk<T: Host + BlasComplex>() {
         };
         let a: Vec<T> = data(6 * n.max(k), 21);
         let c0: Vec<T> = data(5 * n, 22);
-        let da = DeviceBuffer::from_host(&d, &a).unwrap();
-        let mut dc = DeviceBuffer::from_host(&d, &c0).unwrap();
+        let da = DeviceBuffer::from_slice(&d, &a).unwrap();
+        let mut dc = DeviceBuffer::from_slice(&d, &c0).unwrap();
         let (alpha, beta) = (0.75, -1.5);
         blas.herk(&shape, T::to_real(alpha), &da, T::to_real(beta), &mut dc)
             .unwrap();

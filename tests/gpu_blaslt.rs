@@ -157,10 +157,10 @@ fn check_epilogue<T: Host>(lt: &mut Handle, p: &Problem, kind: EpilogueKind) {
     let c_len = p.ldc * p.n;
     let c_h: Vec<T> = values(c_len, 3);
     let bias_h: Vec<T> = values(p.m, 4);
-    let a = DeviceBuffer::from_host(&device, &a_h).unwrap();
-    let b = DeviceBuffer::from_host(&device, &b_h).unwrap();
-    let bias = DeviceBuffer::from_host(&device, &bias_h).unwrap();
-    let mut d = DeviceBuffer::from_host(&device, &c_h).unwrap();
+    let a = DeviceBuffer::from_slice(&device, &a_h).unwrap();
+    let b = DeviceBuffer::from_slice(&device, &b_h).unwrap();
+    let bias = DeviceBuffer::from_slice(&device, &bias_h).unwrap();
+    let mut d = DeviceBuffer::from_slice(&device, &c_h).unwrap();
     let aux_ld = p.m + 1;
     let mut aux = DeviceBuffer::<T>::zeroed(&device, aux_ld * p.n).unwrap();
     let epilogue = match kind {
@@ -308,10 +308,10 @@ fn row_major_bias_is_per_column_and_c_may_be_another_buffer() {
     let stream = Stream::new(&device).unwrap();
     let mut lt = Handle::new(&stream).unwrap();
     // Row-major A 2x3, B 3x2, bias per output column; D = relu(A B + bias + 2 C).
-    let a = DeviceBuffer::from_host(&device, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
-    let b = DeviceBuffer::from_host(&device, &[1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0]).unwrap();
-    let bias = DeviceBuffer::from_host(&device, &[-10.0f32, 0.0]).unwrap();
-    let c = DeviceBuffer::from_host(&device, &[1.0f32, 1.0, 1.0, -20.0]).unwrap();
+    let a = DeviceBuffer::from_slice(&device, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+    let b = DeviceBuffer::from_slice(&device, &[1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0]).unwrap();
+    let bias = DeviceBuffer::from_slice(&device, &[-10.0f32, 0.0]).unwrap();
+    let c = DeviceBuffer::from_slice(&device, &[1.0f32, 1.0, 1.0, -20.0]).unwrap();
     let mut d = DeviceBuffer::<f32>::zeroed(&device, 4).unwrap();
     let desc = Matmul::row_major(2, 2, 3);
     lt.matmul_into(
@@ -342,8 +342,8 @@ fn a_strided_batch_runs_every_product() {
     let (m, n, k, count) = (4, 3, 2, 3);
     let a_h: Vec<f32> = values(m * k * count, 1);
     let b_h: Vec<f32> = values(k * n, 2); // shared: stride 0
-    let a = DeviceBuffer::from_host(&device, &a_h).unwrap();
-    let b = DeviceBuffer::from_host(&device, &b_h).unwrap();
+    let a = DeviceBuffer::from_slice(&device, &a_h).unwrap();
+    let b = DeviceBuffer::from_slice(&device, &b_h).unwrap();
     let mut d = DeviceBuffer::<f32>::zeroed(&device, m * n * count).unwrap();
     let desc = Matmul::new(m, n, k).batch(StridedBatch {
         count,
@@ -381,9 +381,9 @@ fn algorithms_are_reusable_and_refused_for_another_problem() {
     assert!(algos
         .iter()
         .all(|a| a.workspace_size() <= lt.workspace_limit()));
-    let a = DeviceBuffer::from_host(&device, &values::<f32>(64 * 16, 1)).unwrap();
-    let b = DeviceBuffer::from_host(&device, &values::<f32>(16 * 32, 2)).unwrap();
-    let bias = DeviceBuffer::from_host(&device, &values::<f32>(64, 3)).unwrap();
+    let a = DeviceBuffer::from_slice(&device, &values::<f32>(64 * 16, 1)).unwrap();
+    let b = DeviceBuffer::from_slice(&device, &values::<f32>(16 * 32, 2)).unwrap();
+    let bias = DeviceBuffer::from_slice(&device, &values::<f32>(64, 3)).unwrap();
     let mut d1 = DeviceBuffer::<f32>::zeroed(&device, 64 * 32).unwrap();
     let mut d2 = DeviceBuffer::<f32>::zeroed(&device, 64 * 32).unwrap();
     let chosen = desc.clone().algo(*algos.last().unwrap());
@@ -419,13 +419,13 @@ fn wrong_shapes_are_refused_by_name_and_nothing_is_written() {
     let stream = Stream::new(&device).unwrap();
     let mut lt = Handle::new(&stream).unwrap();
     let (m, n, k) = (8, 4, 6);
-    let a = DeviceBuffer::from_host(&device, &values::<f32>(m * k, 1)).unwrap();
-    let short_a = DeviceBuffer::from_host(&device, &values::<f32>(m * k - 1, 1)).unwrap();
-    let b = DeviceBuffer::from_host(&device, &values::<f32>(k * n, 2)).unwrap();
-    let bias = DeviceBuffer::from_host(&device, &values::<f32>(m, 3)).unwrap();
-    let short_bias = DeviceBuffer::from_host(&device, &values::<f32>(m - 1, 3)).unwrap();
-    let mut aux = DeviceBuffer::from_host(&device, &vec![7.0f32; m * n]).unwrap();
-    let mut d = DeviceBuffer::from_host(&device, &vec![5.0f32; m * n]).unwrap();
+    let a = DeviceBuffer::from_slice(&device, &values::<f32>(m * k, 1)).unwrap();
+    let short_a = DeviceBuffer::from_slice(&device, &values::<f32>(m * k - 1, 1)).unwrap();
+    let b = DeviceBuffer::from_slice(&device, &values::<f32>(k * n, 2)).unwrap();
+    let bias = DeviceBuffer::from_slice(&device, &values::<f32>(m, 3)).unwrap();
+    let short_bias = DeviceBuffer::from_slice(&device, &values::<f32>(m - 1, 3)).unwrap();
+    let mut aux = DeviceBuffer::from_slice(&device, &vec![7.0f32; m * n]).unwrap();
+    let mut d = DeviceBuffer::from_slice(&device, &vec![5.0f32; m * n]).unwrap();
     let desc = Matmul::new(m, n, k);
     let what = |r: hip::Result<()>| match r {
         Err(Error::InvalidArgument { what, .. }) => what,
@@ -534,7 +534,7 @@ fn the_workspace_limit_bounds_the_algorithms_and_forgets_the_cache() {
     let other = Stream::new(&device).unwrap();
     lt.set_stream(&other).unwrap();
     let a = DeviceBuffer::<f16>::zeroed(&device, 256 * 256).unwrap();
-    let mut d = DeviceBuffer::from_host(&device, &vec![f16::ONE; 256 * 256]).unwrap();
+    let mut d = DeviceBuffer::from_slice(&device, &vec![f16::ONE; 256 * 256]).unwrap();
     lt.set_workspace_limit(hip::blaslt::DEFAULT_WORKSPACE_LIMIT);
     lt.matmul(&desc, 1.0, &a, &a, 0.0, &mut d, Epilogue::none())
         .unwrap();

@@ -21,7 +21,7 @@ fn operations_racing_a_capture_are_captured_and_kept_or_live() {
     let d = device();
     let s = Stream::new(&d).unwrap();
     let mut bufs: Vec<DeviceBuffer<u32>> = (0..BUFFERS)
-        .map(|_| DeviceBuffer::from_host(&d, &[u32::MAX; 64]).unwrap())
+        .map(|_| DeviceBuffer::from_slice(&d, &[u32::MAX; 64]).unwrap())
         .collect();
     let done = AtomicBool::new(false);
     let graphs: Vec<Graph> = std::thread::scope(|scope| {
@@ -36,7 +36,7 @@ fn operations_racing_a_capture_are_captured_and_kept_or_live() {
             graphs
         });
         for (i, b) in bufs.iter_mut().enumerate() {
-            b.fill_async(i as u32, &s).unwrap();
+            s.fill_async(b, i as u32).unwrap();
         }
         done.store(true, Ordering::Release);
         capturer.join().unwrap()
@@ -112,7 +112,7 @@ fn joining_an_ended_capture_or_a_second_one_is_refused() {
         r => panic!("joining an ended capture: {r:?}"),
     }
     assert!(!s2.is_capturing() && !s3.is_capturing());
-    let mut x = DeviceBuffer::from_host(&d, &[0u32; 16]).unwrap();
-    x.fill_async(7, &s2).unwrap();
+    let mut x = DeviceBuffer::from_slice(&d, &[0u32; 16]).unwrap();
+    s2.fill_async(&mut x, 7).unwrap();
     assert_eq!(x.to_vec().unwrap(), vec![7; 16]);
 }

@@ -57,9 +57,9 @@ fn the_function_knows_its_signature() {
 fn wrong_arguments_are_refused_before_hip_and_the_right_ones_run() {
     let (d, f, s) = setup();
     let n = 1000u32;
-    let x = DeviceBuffer::from_host(&d, &vec![1.0f32; n as usize]).unwrap();
+    let x = DeviceBuffer::from_slice(&d, &vec![1.0f32; n as usize]).unwrap();
     // y += 2 * x: a refused launch leaves the sentinel, the right one makes it 3.
-    let mut y = DeviceBuffer::from_host(&d, &vec![1.0f32; n as usize]).unwrap();
+    let mut y = DeviceBuffer::from_slice(&d, &vec![1.0f32; n as usize]).unwrap();
     let cfg = LaunchConfig::for_num_elems(n);
     let scale = 2.0f64;
     let (n64, scale32) = (u64::from(n), 2.0f32);

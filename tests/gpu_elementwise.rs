@@ -90,7 +90,7 @@ fn narrowing_matches_the_half_crate_bit_for_bit() {
     let dev = device();
     let stream = Stream::new(&dev).unwrap();
     let x = f32_cases();
-    let src = DeviceBuffer::from_host(&dev, &x).unwrap();
+    let src = DeviceBuffer::from_slice(&dev, &x).unwrap();
     let mut h = DeviceBuffer::<f16>::zeroed(&dev, x.len()).unwrap();
     let mut b = DeviceBuffer::<bf16>::zeroed(&dev, x.len()).unwrap();
     elementwise::convert(&stream, &src, &mut h).unwrap();
@@ -113,8 +113,8 @@ fn widening_every_half_value_is_exact() {
     let h: Vec<f16> = all.iter().map(|&b| f16::from_bits(b)).collect();
     let b: Vec<bf16> = all.iter().map(|&b| bf16::from_bits(b)).collect();
     let (dh, db) = (
-        DeviceBuffer::from_host(&dev, &h).unwrap(),
-        DeviceBuffer::from_host(&dev, &b).unwrap(),
+        DeviceBuffer::from_slice(&dev, &h).unwrap(),
+        DeviceBuffer::from_slice(&dev, &b).unwrap(),
     );
     let mut out = DeviceBuffer::<f32>::zeroed(&dev, all.len()).unwrap();
     elementwise::convert(&stream, &dh, &mut out).unwrap();
@@ -154,13 +154,13 @@ fn widening_every_half_value_is_exact() {
 fn convert_refuses_unequal_lengths_and_writes_nothing() {
     let dev = device();
     let stream = Stream::new(&dev).unwrap();
-    let src = DeviceBuffer::from_host(&dev, &[1.0f32; 8]).unwrap();
-    let mut dst = DeviceBuffer::from_host(&dev, &[f16::from_f32(7.0); 7]).unwrap();
+    let src = DeviceBuffer::from_slice(&dev, &[1.0f32; 8]).unwrap();
+    let mut dst = DeviceBuffer::from_slice(&dev, &[f16::from_f32(7.0); 7]).unwrap();
     let e = elementwise::convert(&stream, &src, &mut dst).unwrap_err();
     assert!(matches!(e, Error::LengthMismatch { .. }), "{e}");
     assert_eq!(dst.to_vec().unwrap(), [f16::from_f32(7.0); 7]);
     // A view of the right length converts into part of a larger buffer.
-    let mut big = DeviceBuffer::from_host(&dev, &[f16::from_f32(7.0); 10]).unwrap();
+    let mut big = DeviceBuffer::from_slice(&dev, &[f16::from_f32(7.0); 10]).unwrap();
     elementwise::convert(&stream, &src, &mut big.slice_mut(1..9).unwrap()).unwrap();
     let got = big.to_vec().unwrap();
     assert_eq!(got[0], f16::from_f32(7.0));
@@ -209,12 +209,12 @@ fn bias_activation_for<T: Element + PartialEq + std::fmt::Debug>(
         })
         .collect();
     let bias_h: Vec<T> = (0..m.rows).map(|i| to((i as f64 - 18.0) / 8.0)).collect();
-    let bias = DeviceBuffer::from_host(&dev, &bias_h).unwrap();
+    let bias = DeviceBuffer::from_slice(&dev, &bias_h).unwrap();
     let c64: Vec<f64> = host.iter().map(|&v| from(v)).collect();
     let b64: Vec<f64> = bias_h.iter().map(|&v| from(v)).collect();
     for act in [Activation::Identity, Activation::Relu, Activation::Gelu] {
         for with_bias in [true, false] {
-            let mut c = DeviceBuffer::from_host(&dev, &host).unwrap();
+            let mut c = DeviceBuffer::from_slice(&dev, &host).unwrap();
             if with_bias {
                 elementwise::bias_activation(&stream, &m, &bias, act, &mut c).unwrap();
             } else {
@@ -264,12 +264,12 @@ fn bias_activation_refuses_short_buffers_and_writes_nothing() {
     let dev = device();
     let stream = Stream::new(&dev).unwrap();
     let m = ColumnMajor::new(4, 3).ld(5); // needs 14
-    let mut c = DeviceBuffer::from_host(&dev, &[1.0f32; 13]).unwrap();
-    let bias = DeviceBuffer::from_host(&dev, &[1.0f32; 4]).unwrap();
+    let mut c = DeviceBuffer::from_slice(&dev, &[1.0f32; 13]).unwrap();
+    let bias = DeviceBuffer::from_slice(&dev, &[1.0f32; 4]).unwrap();
     let e = elementwise::bias_activation(&stream, &m, &bias, Activation::Relu, &mut c).unwrap_err();
     assert!(e.to_string().contains("bias_activation operand c"), "{e}");
-    let short_bias = DeviceBuffer::from_host(&dev, &[1.0f32; 3]).unwrap();
-    let mut c = DeviceBuffer::from_host(&dev, &[1.0f32; 14]).unwrap();
+    let short_bias = DeviceBuffer::from_slice(&dev, &[1.0f32; 3]).unwrap();
+    let mut c = DeviceBuffer::from_slice(&dev, &[1.0f32; 14]).unwrap();
     let e = elementwise::bias_activation(&stream, &m, &short_bias, Activation::Relu, &mut c)
         .unwrap_err();
     assert!(e.to_string().contains("bias_activation bias"), "{e}");
@@ -284,7 +284,7 @@ fn bias_activation_refuses_short_buffers_and_writes_nothing() {
     assert_eq!(c.to_vec().unwrap(), [1.0f32; 14]);
     // Another device's buffer (where there are two) is refused by the launch's device check.
     if let Ok(other) = Device::get(1) {
-        let mut far = DeviceBuffer::from_host(&other, &[1.0f32; 14]).unwrap();
+        let mut far = DeviceBuffer::from_slice(&other, &[1.0f32; 14]).unwrap();
         let e = elementwise::activation(&stream, &m, Activation::Relu, &mut far).unwrap_err();
         assert!(matches!(e, Error::DeviceMismatch { .. }), "{e}");
     }
@@ -338,8 +338,8 @@ extern "C" __global__ void k(hip_rs_half* h, hip_rs_bfloat16* b, float* f, unsig
     let n = 1000u32;
     let hv: Vec<f16> = (0..n).map(|i| f16::from_f32(i as f32 / 8.0)).collect();
     let bv: Vec<bf16> = (0..n).map(|i| bf16::from_f32(-(i as f32) / 4.0)).collect();
-    let mut h = DeviceBuffer::from_host(&dev, &hv).unwrap();
-    let mut b = DeviceBuffer::from_host(&dev, &bv).unwrap();
+    let mut h = DeviceBuffer::from_slice(&dev, &hv).unwrap();
+    let mut b = DeviceBuffer::from_slice(&dev, &bv).unwrap();
     let mut f = DeviceBuffer::<f32>::zeroed(&dev, n as usize).unwrap();
     let mut args = LaunchArgs::new();
     args.arg_mut(&mut h).arg_mut(&mut b).arg_mut(&mut f).arg(&n);
@@ -369,7 +369,7 @@ fn a_prepared_conversion_is_captured_and_replayed() {
     let s = Stream::new(&dev).unwrap();
     elementwise::prepare(&dev).unwrap();
     elementwise::prepare(&dev).unwrap(); // loaded once: a second call does nothing
-    let mut src = DeviceBuffer::from_host(&dev, &[1.5f32; 1000]).unwrap();
+    let mut src = DeviceBuffer::from_slice(&dev, &[1.5f32; 1000]).unwrap();
     let mut dst = DeviceBuffer::<f16>::zeroed(&dev, 1000).unwrap();
     let cap = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
     elementwise::convert(&s, &src, &mut dst).unwrap();

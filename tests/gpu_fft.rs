@@ -101,7 +101,7 @@ fn c2c<T: Float>(dims: &[usize], batch: usize) {
     let one: usize = dims.iter().product();
     assert_eq!(plan.input_len(), one * batch);
     let x = complex::<T>(one * batch, dims.len());
-    let dx = DeviceBuffer::from_host(&d, &x).unwrap();
+    let dx = DeviceBuffer::from_slice(&d, &x).unwrap();
     let mut dy = DeviceBuffer::<Complex<T>>::zeroed(&d, one * batch).unwrap();
     plan.c2c(Direction::Forward, &dx, &mut dy).unwrap();
     let mut want = widen(&x);
@@ -149,7 +149,7 @@ fn real<T: Float>(dims: &[usize], batch: usize) {
         (half_one * batch, one * batch)
     );
     let x: Vec<T> = (0..one * batch).map(|i| T::of(value(i))).collect();
-    let dx = DeviceBuffer::from_host(&d, &x).unwrap();
+    let dx = DeviceBuffer::from_slice(&d, &x).unwrap();
     let mut spec = DeviceBuffer::<Complex<T>>::zeroed(&d, half_one * batch).unwrap();
     fwd.r2c(&dx, &mut spec).unwrap();
     let got = widen(&spec.to_vec().unwrap());
@@ -286,9 +286,9 @@ fn strided_batched_layouts_read_and_write_where_they_say() {
         (4 * 300 + 2 * 127 + 1, 4 * 130 + n)
     );
     let x = complex::<f64>(plan.input_len(), 9);
-    let dx = DeviceBuffer::from_host(&d, &x).unwrap();
+    let dx = DeviceBuffer::from_slice(&d, &x).unwrap();
     let sentinel = Complex::new(-9.0, 9.0);
-    let mut dy = DeviceBuffer::from_host(&d, &vec![sentinel; plan.output_len()]).unwrap();
+    let mut dy = DeviceBuffer::from_slice(&d, &vec![sentinel; plan.output_len()]).unwrap();
     plan.c2c(Direction::Forward, &dx, &mut dy).unwrap();
     let got = widen(&dy.to_vec().unwrap());
     for b in 0..batch {
@@ -315,7 +315,7 @@ fn wrong_sizes_and_kinds_are_refused_with_nothing_written() {
     let plan = Plan::<f32>::new(&s, Transform::C2C, &Shape::new(&[64]).batch(2)).unwrap();
     let short = DeviceBuffer::<Complex<f32>>::zeroed(&d, 127).unwrap();
     let sentinel = vec![Complex::new(1.0f32, -1.0); 128];
-    let mut out = DeviceBuffer::from_host(&d, &sentinel).unwrap();
+    let mut out = DeviceBuffer::from_slice(&d, &sentinel).unwrap();
     let what = |r: hip::Result<()>| match r {
         Err(Error::InvalidArgument { what, .. }) => what,
         other => panic!("expected InvalidArgument, got {other:?}"),
@@ -379,7 +379,7 @@ fn transforms_on_another_stream_keep_program_order_with_kernels() {
     for round in 0..20 {
         let v = 1.0 + round as f32;
         let mut x = slow.buffer(DeviceBuffer::<Complex<f32>>::zeroed(&d, n).unwrap());
-        let mut y = slow.buffer(DeviceBuffer::from_host(&d, &vec![old; n]).unwrap());
+        let mut y = slow.buffer(DeviceBuffer::from_slice(&d, &vec![old; n]).unwrap());
         let mut z = slow.buffer(DeviceBuffer::<Complex<f32>>::zeroed(&d, n).unwrap());
         slow.fill(&a, &mut x, v);
         slow.copy(&a, &y, &mut z);
@@ -426,8 +426,8 @@ fn set_stream_orders_the_plan_after_its_work_on_the_old_stream() {
         let reference = Plan::<f32>::new(&one, Transform::C2C, &shape).unwrap();
         let (h1, h2) = (complex::<f32>(n, 1), complex::<f32>(n, 2));
         let (x1, x2) = (
-            DeviceBuffer::from_host(&d, &h1).unwrap(),
-            DeviceBuffer::from_host(&d, &h2).unwrap(),
+            DeviceBuffer::from_slice(&d, &h1).unwrap(),
+            DeviceBuffer::from_slice(&d, &h2).unwrap(),
         );
         let zeroed = || DeviceBuffer::<Complex<f32>>::zeroed(&d, n).unwrap();
         let (mut r1, mut r2, mut y1, mut y2) = (zeroed(), zeroed(), zeroed(), zeroed());
@@ -485,7 +485,7 @@ fn a_raw_stream_change_alone_lets_the_new_stream_run_first() {
     let d = device();
     let slow = Slow::new(&d);
     let n: usize = 999_983;
-    let x = DeviceBuffer::from_host(&d, &complex::<f32>(n, 1)).unwrap();
+    let x = DeviceBuffer::from_slice(&d, &complex::<f32>(n, 1)).unwrap();
     let (y1, y2) = (
         DeviceBuffer::<Complex<f32>>::zeroed(&d, n).unwrap(),
         DeviceBuffer::<Complex<f32>>::zeroed(&d, n).unwrap(),

@@ -16,10 +16,10 @@ fn fills_write_every_element_of_each_width() {
     let mut b = DeviceBuffer::<u16>::zeroed(&d, 1001).unwrap();
     let mut c = DeviceBuffer::<u32>::zeroed(&d, 1001).unwrap();
     let mut f = DeviceBuffer::<f32>::zeroed(&d, 1001).unwrap();
-    a.fill_async(0xAB, &s).unwrap();
-    b.fill_async(0xBEEF, &s).unwrap();
-    c.fill_async(0xDEAD_BEEF, &s).unwrap();
-    f.fill_async(1.5, &s).unwrap();
+    s.fill_async(&mut a, 0xAB).unwrap();
+    s.fill_async(&mut b, 0xBEEF).unwrap();
+    s.fill_async(&mut c, 0xDEAD_BEEF).unwrap();
+    s.fill_async(&mut f, 1.5).unwrap();
     s.synchronize().unwrap();
     assert!(a.to_vec().unwrap().iter().all(|&v| v == 0xAB));
     assert!(b.to_vec().unwrap().iter().all(|&v| v == 0xBEEF));
@@ -27,7 +27,7 @@ fn fills_write_every_element_of_each_width() {
     assert!(f.to_vec().unwrap().iter().all(|&v| v == 1.5));
     let mut wide = DeviceBuffer::<u64>::zeroed(&d, 4).unwrap();
     assert!(matches!(
-        wide.fill_async(1, &s),
+        s.fill_async(&mut wide, 1),
         Err(Error::InvalidArgument {
             what: "fill element size",
             ..
@@ -41,7 +41,7 @@ fn two_d_copies_move_only_the_rectangle() {
     // Host: 3 rows of 5, rows 7 apart. Device: rows 8 apart.
     let (w, h, sp, dp) = (5usize, 3usize, 7usize, 8usize);
     let src: Vec<u32> = (0..(sp * h) as u32).collect();
-    let mut dev = DeviceBuffer::<u32>::from_host(&d, &vec![u32::MAX; dp * h]).unwrap();
+    let mut dev = DeviceBuffer::<u32>::from_slice(&d, &vec![u32::MAX; dp * h]).unwrap();
     dev.copy_2d_from_host(dp, &src, sp, w, h).unwrap();
     let got = dev.to_vec().unwrap();
     for r in 0..h {
@@ -78,12 +78,12 @@ fn managed_prefetch_and_advice_where_supported() {
     let s = Stream::new(&d).unwrap();
     let r = m
         .advise(MemAdvice::SetReadMostly, Some(&d))
-        .and_then(|()| m.prefetch_async(Some(&d), &s));
+        .and_then(|()| s.prefetch_async(&m, Some(&d)));
     if concurrent {
         r.unwrap();
         // Migrated to the device: the device's write must come back with the pages.
         s.memset_async(&mut m, 0x09).unwrap();
-        m.prefetch_async(None, &s).unwrap();
+        s.prefetch_async(&m, None).unwrap();
         s.synchronize().unwrap();
         m.advise(MemAdvice::UnsetReadMostly, Some(&d)).unwrap();
         assert!(m.as_slice().unwrap().iter().all(|&v| v == 0x0909_0909));
@@ -109,11 +109,11 @@ fn byte_array_fills_and_a_one_row_pitch_overflowing_in_bytes() {
     let d = common::device();
     let s = Stream::new(&d).unwrap();
     // [u8; 4] has alignment 1: its fill value is read unaligned, byte for byte.
-    let mut quad = DeviceBuffer::<[u8; 4]>::from_host(&d, &[[9u8; 4]; 256]).unwrap();
-    quad.fill_async([1, 2, 3, 4], &s).unwrap();
+    let mut quad = DeviceBuffer::<[u8; 4]>::from_slice(&d, &[[9u8; 4]; 256]).unwrap();
+    s.fill_async(&mut quad, [1, 2, 3, 4]).unwrap();
     assert!(quad.to_vec().unwrap().iter().all(|v| *v == [1, 2, 3, 4]));
     // One row with a pitch of usize::MAX elements fits check by rows, but not in bytes.
-    let mut dst = DeviceBuffer::<u32>::from_host(&d, &[5u32; 16]).unwrap();
+    let mut dst = DeviceBuffer::<u32>::from_slice(&d, &[5u32; 16]).unwrap();
     let err = dst
         .copy_2d_from_host(usize::MAX, &[1u32; 16], 16, 4, 1)
         .unwrap_err();

@@ -45,7 +45,7 @@ fn ten_thousand_concurrent_futures_on_one_thread_all_complete_right() {
     let host: Vec<u32> = (0..(N * EACH) as u32)
         .map(|i| i.wrapping_mul(2_654_435_761))
         .collect();
-    let buf = DeviceBuffer::from_host(&device, &host).unwrap();
+    let buf = DeviceBuffer::from_slice(&device, &host).unwrap();
     let rt = runtime();
     let start = Instant::now();
     let (reads, completions) = rt.block_on(async {
@@ -54,7 +54,7 @@ fn ten_thousand_concurrent_futures_on_one_thread_all_complete_right() {
             let f = buf
                 .slice(i * EACH..(i + 1) * EACH)
                 .unwrap()
-                .to_vec_async(&streams[i % streams.len()]);
+                .to_vec_future(&streams[i % streams.len()]);
             reads.spawn(async move { (i, f.await) });
         }
         // Completions of whole streams, pending among the reads.
@@ -80,7 +80,7 @@ fn ten_thousand_concurrent_futures_on_one_thread_all_complete_right() {
         let v = v.unwrap_or_else(|e| panic!("read {i}: {e}"));
         assert_eq!(v, host[i * EACH..(i + 1) * EACH], "read {i}");
     }
-    println!("{N} concurrent to_vec_async on one thread: {elapsed:?}");
+    println!("{N} concurrent to_vec_future on one thread: {elapsed:?}");
 }
 
 #[test]
@@ -95,8 +95,8 @@ fn a_future_dropped_mid_flight_frees_nothing_under_work_and_leaks_nothing() {
     let pinned = PinnedBuffer::<u32>::zeroed(&device, LEN).unwrap();
     // About 0.1-0.5 s of spinning, then the write the copies read.
     slow_fill(&module, &stream, &mut x, 7, 200_000_000);
-    let f = x.to_vec_async(&stream);
-    let pinned_copy = stream.copy_to_pinned_async(&x, pinned);
+    let f = x.to_vec_future(&stream);
+    let pinned_copy = stream.copy_to_pinned_future(&x, pinned);
     let t = Instant::now();
     drop(f);
     drop(pinned_copy);
@@ -157,7 +157,7 @@ fn fault_child() {
     let device = device();
     let module = load(&device, BAD);
     let stream = Stream::non_blocking(&device).unwrap();
-    let x = DeviceBuffer::<u32>::from_host(&device, &[1, 2, 3]).unwrap();
+    let x = DeviceBuffer::<u32>::from_slice(&device, &[1, 2, 3]).unwrap();
     let k = module.function("bad").unwrap();
     let mut args = LaunchArgs::new();
     let address = 16u64;
@@ -167,7 +167,7 @@ fn fault_child() {
     unsafe { k.launch(&stream, &LaunchConfig::for_num_elems(1), &mut args) }.unwrap();
     let rt = runtime();
     let done = rt.block_on(stream.completion());
-    let read = rt.block_on(x.to_vec_async(&stream));
+    let read = rt.block_on(x.to_vec_future(&stream));
     match (&done, &read) {
         (Err(e), Err(r)) => {
             println!("completion error: {e}");
@@ -190,10 +190,10 @@ fn futures_on_a_capturing_stream_are_refused_with_a_clear_error() {
     let event = stream.record_event().unwrap();
     let errors = [
         rt.block_on(stream.completion()).unwrap_err(),
-        rt.block_on(x.to_vec_async(&stream)).unwrap_err(),
+        rt.block_on(x.to_vec_future(&stream)).unwrap_err(),
         // Empty memory: the refused future drops its pinned buffer without a HIP call (freeing pinned
         // memory is one of the calls a capture refuses).
-        rt.block_on(stream.copy_to_pinned_async(
+        rt.block_on(stream.copy_to_pinned_future(
             &x.slice(..0).unwrap(),
             PinnedBuffer::<u32>::zeroed(&device, 0).unwrap(),
         ))
@@ -208,7 +208,7 @@ fn futures_on_a_capturing_stream_are_refused_with_a_clear_error() {
     let graph = capture.end().unwrap();
     graph.instantiate().unwrap().launch(&stream).unwrap();
     assert_eq!(
-        rt.block_on(x.to_vec_async(&stream)).unwrap(),
+        rt.block_on(x.to_vec_future(&stream)).unwrap(),
         vec![0x0101_0101; 64]
     );
 }
@@ -226,7 +226,7 @@ fn a_read_on_another_stream_sees_the_kernel_that_wrote_it() {
         let mut x = DeviceBuffer::<u32>::zeroed(&device, 1 << 16).unwrap();
         // A writes slowly; B's read is ordered after it by the memory model, not by the test.
         slow_fill(&module, &a, &mut x, 10 + round, 20_000_000);
-        let read = x.to_vec_async(&b);
+        let read = x.to_vec_future(&b);
         let event = a.record_event().unwrap();
         let got = rt.block_on(read).unwrap();
         assert!(
@@ -240,7 +240,7 @@ fn a_read_on_another_stream_sees_the_kernel_that_wrote_it() {
         // A pinned read on B of A's next write, the buffer reused.
         slow_fill(&module, &a, &mut x, 100 + round, 2_000_000);
         let pinned = PinnedBuffer::<u32>::zeroed(&device, x.len()).unwrap();
-        let pinned = rt.block_on(b.copy_to_pinned_async(&x, pinned)).unwrap();
+        let pinned = rt.block_on(b.copy_to_pinned_future(&x, pinned)).unwrap();
         assert!(pinned.as_slice().unwrap().iter().all(|&v| v == 100 + round));
     }
 }
@@ -262,11 +262,11 @@ fn completion_waits_for_the_work_and_the_host_then_reuses_memory_without_waiting
     // Zero-length reads resolve without queueing anything.
     let empty = DeviceBuffer::<u32>::zeroed(&device, 0).unwrap();
     assert_eq!(
-        rt.block_on(empty.to_vec_async(&stream)).unwrap(),
+        rt.block_on(empty.to_vec_future(&stream)).unwrap(),
         Vec::<u32>::new()
     );
     let none = rt
-        .block_on(stream.copy_to_pinned_async(
+        .block_on(stream.copy_to_pinned_future(
             &x.slice(..0).unwrap(),
             PinnedBuffer::<u32>::zeroed(&device, 0).unwrap(),
         ))
@@ -275,7 +275,7 @@ fn completion_waits_for_the_work_and_the_host_then_reuses_memory_without_waiting
     // A length mismatch is the future's error.
     let small = PinnedBuffer::<u32>::zeroed(&device, 3).unwrap();
     let e = rt
-        .block_on(stream.copy_to_pinned_async(&x, small))
+        .block_on(stream.copy_to_pinned_future(&x, small))
         .unwrap_err();
     assert_eq!(e.status(), Status::ExtentMismatch, "{e}");
 }

@@ -46,9 +46,9 @@ fn eight_threads_each_with_an_executor_share_four_streams_and_every_value_is_rig
                     let got = if r % 2 == 0 {
                         rt.block_on(stream.completion()).unwrap();
                         let other = &streams[((t + r + 1) % 4) as usize];
-                        rt.block_on(x.to_vec_async(other)).unwrap()
+                        rt.block_on(x.to_vec_future(other)).unwrap()
                     } else {
-                        rt.block_on(x.to_vec_async(stream)).unwrap()
+                        rt.block_on(x.to_vec_future(stream)).unwrap()
                     };
                     assert!(
                         got.iter().all(|&v| v == value),
@@ -71,7 +71,7 @@ fn a_future_created_on_one_thread_resolves_on_another() {
     let stream = Stream::non_blocking(&device).unwrap();
     let mut x = DeviceBuffer::<u32>::zeroed(&device, 1 << 16).unwrap();
     slow_fill(&module, &stream, &mut x, 41, 20_000_000);
-    let read = x.to_vec_async(&stream);
+    let read = x.to_vec_future(&stream);
     let done = stream.completion();
     let got = std::thread::spawn(move || {
         let rt = runtime();
@@ -90,9 +90,9 @@ fn futures_outlive_their_stream_and_buffer_and_resolve_right() {
     let stream = Stream::non_blocking(&device).unwrap();
     let mut x = DeviceBuffer::<u32>::zeroed(&device, 1 << 16).unwrap();
     slow_fill(&module, &stream, &mut x, 17, 50_000_000);
-    let read = x.to_vec_async(&stream);
+    let read = x.to_vec_future(&stream);
     let pinned = PinnedBuffer::<u32>::zeroed(&device, x.len()).unwrap();
-    let pinned_read = stream.copy_to_pinned_async(&x, pinned);
+    let pinned_read = stream.copy_to_pinned_future(&x, pinned);
     let done = stream.completion();
     // The user's handles go first: the futures keep what the queued work needs.
     drop(x);
@@ -137,9 +137,9 @@ fn exit_child() {
     let pinned = PinnedBuffer::<u32>::zeroed(&device, x.len()).unwrap();
     // About a second of spinning: the futures are still pending when the process exits.
     slow_fill(&module, &stream, &mut x, 3, 2_000_000_000);
-    let mut read = x.to_vec_async(&stream);
+    let mut read = x.to_vec_future(&stream);
     let mut done = stream.completion();
-    let mut pinned_read = stream.copy_to_pinned_async(&x, pinned);
+    let mut pinned_read = stream.copy_to_pinned_future(&x, pinned);
     let pending = [
         poll_once(&mut read),
         poll_once(&mut done),
@@ -168,7 +168,7 @@ fn a_host_write_after_a_pending_read_waits_for_the_read() {
     for round in 0..3u32 {
         let mut x = DeviceBuffer::<u32>::zeroed(&device, 1 << 16).unwrap();
         slow_fill(&module, &stream, &mut x, 50 + round, 20_000_000);
-        let read = x.to_vec_async(&stream);
+        let read = x.to_vec_future(&stream);
         // The host overwrites the buffer while the read is queued behind the slow fill: the memory
         // model makes the write wait for the read, so the read sees the fill, never the new values.
         x.copy_from_host(&vec![9u32; x.len()]).unwrap();

@@ -51,11 +51,11 @@ fn each_replay_reads_the_inputs_written_before_it_and_its_outputs_are_read_after
         let value = 1000 + step;
         staging.as_mut_slice().unwrap().fill(value);
         results.as_mut_slice().unwrap().fill(u32::MAX);
-        io.copy_to_device_async(&staging, &mut input).unwrap();
+        io.copy_from_host_async(&staging, &mut input).unwrap();
         exec.launch(&run).unwrap();
         io.copy_to_host_async(&output, &mut results).unwrap();
         staging.as_mut_slice().unwrap().fill(0);
-        io.copy_to_device_async(&staging, &mut input).unwrap();
+        io.copy_from_host_async(&staging, &mut input).unwrap();
         let got = results.as_slice().unwrap();
         let wrong = got.iter().filter(|&&v| v != value).count();
         assert_eq!(

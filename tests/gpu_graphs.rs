@@ -186,7 +186,7 @@ fn graph_counts_its_nodes() {
     let s = Stream::new(&d).unwrap();
     let mut x = DeviceBuffer::<u32>::zeroed(&d, 64).unwrap();
     let cap = s.begin_capture(CaptureMode::Global).unwrap();
-    x.fill_async(40, cap.stream()).unwrap();
+    cap.stream().fill_async(&mut x, 40).unwrap();
     unsafe { inc(&f, cap.stream(), &mut x) };
     unsafe { inc(&f, cap.stream(), &mut x) };
     let graph = cap.end().unwrap();

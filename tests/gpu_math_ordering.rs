@@ -63,15 +63,15 @@ fn a_factorization_waits_for_the_slow_writer_of_its_matrix() {
     let (s1, s2) = (Stream::new(&d).unwrap(), Stream::new(&d).unwrap());
     let slow = Slow::new(&d);
     let host = spd();
-    let src = DeviceBuffer::from_host(&d, &host).unwrap();
+    let src = DeviceBuffer::from_slice(&d, &host).unwrap();
     let mut a = slow.buffer(DeviceBuffer::<f64>::zeroed(&d, N * N).unwrap());
     let mut solver = Solver::new(&s2).unwrap();
     let x: Vec<f64> = (0..N).map(|i| i as f64 - 30.0).collect();
     let b: Vec<f64> = (0..N)
         .map(|i| (0..N).map(|j| host[i + j * N] * x[j]).sum())
         .collect();
-    let mut db = DeviceBuffer::from_host(&d, &b).unwrap();
-    let mut warm = DeviceBuffer::from_host(&d, &host).unwrap();
+    let mut db = DeviceBuffer::from_slice(&d, &b).unwrap();
+    let mut warm = DeviceBuffer::from_slice(&d, &host).unwrap();
     solver
         .potrf(Uplo::Lower, N, &mut warm, N)
         .unwrap()
@@ -107,7 +107,7 @@ fn a_sparse_product_waits_for_the_slow_writer_of_its_vector() {
     let slow = Slow::new(&d);
     let (a, host) = laplacian(&d);
     let x: Vec<f64> = (0..N).map(|i| (i * i % 17) as f64).collect();
-    let src = DeviceBuffer::from_host(&d, &x).unwrap();
+    let src = DeviceBuffer::from_slice(&d, &x).unwrap();
     let mut dx = slow.buffer(DeviceBuffer::<f64>::zeroed(&d, N).unwrap());
     let mut sparse = Sparse::new(&s2).unwrap();
     let mut y = DeviceBuffer::<f64>::zeroed(&d, N).unwrap();
@@ -136,14 +136,14 @@ fn solver_and_sparse_calls_overlap_a_writer_of_other_memory() {
     let mut solver = Solver::new(&s2).unwrap();
     let mut sparse = Sparse::new(&s2).unwrap();
     // Warm both libraries up first (first calls may allocate and synchronize).
-    let mut m = DeviceBuffer::from_host(&d, &spd()).unwrap();
+    let mut m = DeviceBuffer::from_slice(&d, &spd()).unwrap();
     solver
         .potrf(Uplo::Lower, N, &mut m, N)
         .unwrap()
         .check()
         .unwrap();
     let x: Vec<f64> = (0..N).map(|i| i as f64).collect();
-    let dx = DeviceBuffer::from_host(&d, &x).unwrap();
+    let dx = DeviceBuffer::from_slice(&d, &x).unwrap();
     let mut y = DeviceBuffer::<f64>::zeroed(&d, N).unwrap();
     sparse.spmv(Op::N, 1.0, &a, &dx, 0.0, &mut y).unwrap();
     s2.synchronize().unwrap();
@@ -154,7 +154,7 @@ fn solver_and_sparse_calls_overlap_a_writer_of_other_memory() {
     let mut other = DeviceBuffer::<f64>::zeroed(&d, 1 << 16).unwrap();
     slow.spin(&s1, 1);
     slow.fill(&s1, &mut other, 0.0);
-    let mut m = DeviceBuffer::from_host(&d, &spd()).unwrap();
+    let mut m = DeviceBuffer::from_slice(&d, &spd()).unwrap();
     let (s1_done, s2_done) = (Event::new(&d).unwrap(), Event::new(&d).unwrap());
     d.synchronize().unwrap();
 

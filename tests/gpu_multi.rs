@@ -26,8 +26,8 @@ fn a_stream_and_memory_on_different_devices_are_refused() {
     let s1 = Stream::new(&d1).unwrap();
     // Every operand holds other values than the others, so a copy or memset that ran would show.
     let mut pinned0 = PinnedBuffer::from_slice(&d0, &[5u32; 64]).unwrap();
-    let dev0 = DeviceBuffer::from_host(&d0, &[6u32; 64]).unwrap();
-    let mut dev1 = DeviceBuffer::from_host(&d1, &[7u32; 64]).unwrap();
+    let dev0 = DeviceBuffer::from_slice(&d0, &[6u32; 64]).unwrap();
+    let mut dev1 = DeviceBuffer::from_slice(&d1, &[7u32; 64]).unwrap();
     let err = s1.copy_to_host_async(&dev0, &mut pinned0).unwrap_err();
     assert!(
         matches!(
@@ -40,7 +40,7 @@ fn a_stream_and_memory_on_different_devices_are_refused() {
         ),
         "{err}"
     );
-    let err = s1.copy_to_device_async(&pinned0, &mut dev1).unwrap_err();
+    let err = s1.copy_from_host_async(&pinned0, &mut dev1).unwrap_err();
     assert!(matches!(err, Error::DeviceMismatch { .. }), "{err}");
     let mut dev0 = dev0;
     let err = s1.memset_async(&mut dev0, 1).unwrap_err();
@@ -92,7 +92,7 @@ fn a_kernel_is_not_launched_on_another_devices_stream() {
     let fill = m0.function("fill").unwrap();
     let s1 = Stream::new(&d1).unwrap();
     let n = 256u32;
-    let mut out = DeviceBuffer::from_host(&d0, &vec![5u32; n as usize]).unwrap();
+    let mut out = DeviceBuffer::from_slice(&d0, &vec![5u32; n as usize]).unwrap();
     let value = 9u32;
     let mut args = LaunchArgs::new();
     args.arg_mut(&mut out).arg(&value).arg(&n);
@@ -134,7 +134,7 @@ fn a_kernel_is_not_given_another_devices_memory_without_peer_access() {
     let fill = m1.function("fill").unwrap();
     let s1 = Stream::new(&d1).unwrap();
     let n = 4096usize;
-    let mut out0 = DeviceBuffer::from_host(&d0, &vec![5u32; n]).unwrap();
+    let mut out0 = DeviceBuffer::from_slice(&d0, &vec![5u32; n]).unwrap();
     let err = fill_on(&fill, &s1, &mut out0, 9).unwrap_err();
     assert!(
         matches!(
@@ -158,7 +158,7 @@ fn a_kernel_is_not_given_another_devices_memory_without_peer_access() {
     )
     .function("copy")
     .unwrap();
-    let mut into1 = DeviceBuffer::from_host(&d1, &vec![6u32; n]).unwrap();
+    let mut into1 = DeviceBuffer::from_slice(&d1, &vec![6u32; n]).unwrap();
     let view = out0.slice(..16).unwrap();
     let count = 16u32;
     let mut args = LaunchArgs::new();
@@ -225,7 +225,7 @@ fn async_work_lands_on_the_streams_device_whatever_the_thread_current_device() {
     let e0 = Event::new(&d0).unwrap();
     let _ = Device::get(1).unwrap(); // the thread's current device is now 1
     s0.memset_async(&mut dev0, 0xff).unwrap();
-    s0.copy_to_device_async(&src, &mut dev0).unwrap();
+    s0.copy_from_host_async(&src, &mut dev0).unwrap();
     e0.record(&s0).unwrap();
     let s1 = Stream::non_blocking(&d1).unwrap();
     s1.wait_event(&e0).unwrap();
@@ -274,7 +274,7 @@ fn a_prefetch_is_queued_on_a_stream_of_its_destination() {
     let mut m = ManagedBuffer::<u32>::zeroed(&d0, 1 << 20).unwrap();
     m.as_mut_slice().unwrap().fill(3);
     let (s0, s1) = (Stream::new(&d0).unwrap(), Stream::new(&d1).unwrap());
-    let e = m.prefetch_async(Some(&d1), &s0).unwrap_err();
+    let e = s0.prefetch_async(&m, Some(&d1)).unwrap_err();
     assert!(
         matches!(&e, Error::InvalidArgument { what, .. } if *what == "stream for a managed memory prefetch"),
         "{e}"
@@ -286,14 +286,14 @@ fn a_prefetch_is_queued_on_a_stream_of_its_destination() {
     };
     if !(concurrent(&d0) && concurrent(&d1)) {
         assert!(matches!(
-            m.prefetch_async(Some(&d1), &s1),
+            s1.prefetch_async(&m, Some(&d1)),
             Err(Error::NotSupported { .. })
         ));
         return;
     }
-    m.prefetch_async(Some(&d1), &s1).unwrap();
-    m.prefetch_async(None, &s1).unwrap();
-    m.prefetch_async(Some(&d0), &s0).unwrap();
+    s1.prefetch_async(&m, Some(&d1)).unwrap();
+    s1.prefetch_async(&m, None).unwrap();
+    s0.prefetch_async(&m, Some(&d0)).unwrap();
     s0.synchronize().unwrap();
     s1.synchronize().unwrap();
     assert!(m.as_slice().unwrap().iter().all(|&v| v == 3));
@@ -378,7 +378,7 @@ fn binding_follows_every_change_of_the_current_device() {
         let d = &devices[i];
         unsafe { hip::sys::hipSetDevice(1 - i as i32) };
         // round 0 fills 0: a sentinel no round writes.
-        let mut out = DeviceBuffer::from_host(d, &vec![u32::MAX; n as usize]).unwrap();
+        let mut out = DeviceBuffer::from_slice(d, &vec![u32::MAX; n as usize]).unwrap();
         let s = Stream::new(d).unwrap();
         let mut args = LaunchArgs::new();
         args.arg_mut(&mut out).arg(&round).arg(&n);
@@ -456,6 +456,6 @@ fn each_device_is_found_by_its_uuid_and_its_pci_bus_id() {
     }
     // Selecting device 1 leaves a device the crate can use: a copy on it goes through.
     let d = Device::select(&names[1].0.to_string()).unwrap();
-    let buf = DeviceBuffer::from_host(&d, &[3u32; 16]).unwrap();
+    let buf = DeviceBuffer::from_slice(&d, &[3u32; 16]).unwrap();
     assert_eq!(buf.to_vec().unwrap(), [3u32; 16]);
 }

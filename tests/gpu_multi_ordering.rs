@@ -48,8 +48,8 @@ fn peer_copies_are_ordered_after_and_before_the_other_devices_work() {
     for round in 0..ROUNDS {
         let v = 100 + round as u32;
         // A kernel writes x1 on device 1; a peer copy on device 0 reads it.
-        let mut x1 = DeviceBuffer::from_host(&d1, &vec![7u32; N]).unwrap();
-        let mut y0 = DeviceBuffer::from_host(&d0, &vec![0xdead_beef; N]).unwrap();
+        let mut x1 = DeviceBuffer::from_slice(&d1, &vec![7u32; N]).unwrap();
+        let mut y0 = DeviceBuffer::from_slice(&d0, &vec![0xdead_beef; N]).unwrap();
         launch(
             &m1,
             "slow_fill",
@@ -62,10 +62,10 @@ fn peer_copies_are_ordered_after_and_before_the_other_devices_work() {
         );
         s0.copy_peer_async(&x1, &mut y0).unwrap();
         // The peer copy reads x1 behind a spin on device 0; a fill on device 1 then overwrites x1.
-        let mut z0 = DeviceBuffer::from_host(&d0, &vec![0xdead_beef; N]).unwrap();
+        let mut z0 = DeviceBuffer::from_slice(&d0, &vec![0xdead_beef; N]).unwrap();
         launch(&m0, "spin", &s0, LaunchArgs::new().arg(&SPIN));
         s0.copy_peer_async(&x1, &mut z0).unwrap();
-        x1.fill_async(1, &s1).unwrap();
+        s1.fill_async(&mut x1, 1).unwrap();
         let w = wrong(&y0.to_vec().unwrap(), v)
             + wrong(&z0.to_vec().unwrap(), v)
             + wrong(&x1.to_vec().unwrap(), 1);
@@ -86,12 +86,12 @@ fn a_buffer_read_by_another_device_is_freed_only_after_the_read() {
     let s0 = Stream::non_blocking(&d0).unwrap();
     for round in 0..ROUNDS {
         let v = 200 + round as u32;
-        let x1 = DeviceBuffer::from_host(&d1, &vec![v; N]).unwrap();
-        let mut y0 = DeviceBuffer::from_host(&d0, &vec![0xdead_beef; N]).unwrap();
+        let x1 = DeviceBuffer::from_slice(&d1, &vec![v; N]).unwrap();
+        let mut y0 = DeviceBuffer::from_slice(&d0, &vec![0xdead_beef; N]).unwrap();
         launch(&m0, "spin", &s0, LaunchArgs::new().arg(&SPIN));
         s0.copy_peer_async(&x1, &mut y0).unwrap();
         drop(x1); // device 1's memory: freed only after device 0's copy read it
-        let fresh = DeviceBuffer::from_host(&d1, &vec![5u32; N]).unwrap();
+        let fresh = DeviceBuffer::from_slice(&d1, &vec![5u32; N]).unwrap();
         assert_eq!(wrong(&y0.to_vec().unwrap(), v), 0, "round {round}");
         assert_eq!(wrong(&fresh.to_vec().unwrap(), 5), 0, "round {round}");
     }

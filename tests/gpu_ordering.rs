@@ -44,7 +44,7 @@ fn untracked_control() -> bool {
 
 /// A buffer of `N` elements, all `value` (set synchronously).
 fn buffer(f: &Fixture, value: u32) -> DeviceBuffer<u32> {
-    let mut b = DeviceBuffer::from_host(&f.device, &vec![value; N]).unwrap();
+    let mut b = DeviceBuffer::from_slice(&f.device, &vec![value; N]).unwrap();
     if untracked_control() {
         // SAFETY: the control run only shows wrong values; every buffer lives until the device is idle.
         unsafe { b.set_untracked(true) };
@@ -145,14 +145,14 @@ fn async_copy_to_device_then_kernel_reads_on_another_stream() {
         let mut y = buffer(&f, 0xdead_beef);
         let src = PinnedBuffer::from_slice(&f.device, &vec![v; N]).unwrap();
         spin(&f, &f.a); // the copy below waits behind it on A
-        f.a.copy_to_device_async(&src, &mut x).unwrap();
+        f.a.copy_from_host_async(&src, &mut x).unwrap();
         slow_copy(&f, &x, &mut y, &f.b);
         let w = wrong(&y.to_vec().unwrap(), v);
         if w > 0 {
             bad.push((round, w));
         }
     }
-    assert_every_round("copy_to_device_async(x) on A; kernel reads x on B", bad);
+    assert_every_round("copy_from_host_async(x) on A; kernel reads x on B", bad);
 }
 
 #[test]
@@ -164,7 +164,7 @@ fn kernel_read_then_fill_on_another_stream_write_after_read() {
         let mut x = buffer(&f, v);
         let mut y = buffer(&f, 0xdead_beef);
         slow_copy(&f, &x, &mut y, &f.a);
-        x.fill_async(0, &f.b).unwrap();
+        f.b.fill_async(&mut x, 0).unwrap();
         let w = wrong(&y.to_vec().unwrap(), v) + wrong(&x.to_vec().unwrap(), 0);
         if w > 0 {
             bad.push((round, w));
@@ -181,7 +181,7 @@ fn kernel_write_then_fill_on_another_stream_last_writer_wins() {
         let v = 5000 + round as u32;
         let mut x = buffer(&f, 7);
         slow_fill(&f, &mut x, 1, &f.a);
-        x.fill_async(v, &f.b).unwrap();
+        f.b.fill_async(&mut x, v).unwrap();
         let w = wrong(&x.to_vec().unwrap(), v);
         if w > 0 {
             bad.push((round, w));
@@ -271,7 +271,7 @@ fn peer_copy_api_is_ordered_on_one_device_too() {
         let mut z = buffer(&f, 0xdead_beef);
         spin(&f, &f.a);
         f.a.copy_peer_async(&y, &mut z).unwrap();
-        y.fill_async(1, &f.b).unwrap();
+        f.b.fill_async(&mut y, 1).unwrap();
         let w = wrong(&z.to_vec().unwrap(), v) + wrong(&y.to_vec().unwrap(), 1);
         if w > 0 {
             bad.push((round, w));
@@ -294,7 +294,7 @@ fn stream_ordered_buffer_dropped_while_another_stream_writes_it() {
         drop(x); // freed in A's order: A must wait for B's kernel
         let sentinel = 9000 + round as u32;
         let mut fresh = DeviceBuffer::<u32>::zeroed_async(&f.a, N).unwrap();
-        fresh.fill_async(sentinel, &f.a).unwrap();
+        f.a.fill_async(&mut fresh, sentinel).unwrap();
         let w = wrong(&fresh.to_vec().unwrap(), sentinel);
         f.device.synchronize().unwrap();
         let w = w + wrong(&fresh.to_vec().unwrap(), sentinel);
@@ -316,7 +316,7 @@ fn graph_of_fills_replayed_after_its_buffer_was_dropped() {
     for round in 0..ROUNDS / 4 {
         let mut x = buffer(&f, 7);
         let capture = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
-        x.fill_async(0xbad, capture.stream()).unwrap();
+        capture.stream().fill_async(&mut x, 0xbad).unwrap();
         let graph = capture.end().unwrap();
         let mut exec = graph.instantiate().unwrap();
         drop(graph);
@@ -387,8 +387,8 @@ fn a_capture_over_two_streams_records_both_and_keeps_their_buffers() {
     let fork = capture.stream().record_event().unwrap();
     d.wait_event(&fork).unwrap(); // d joins the capture
     assert!(d.is_capturing());
-    y.fill_async(2, d).unwrap();
-    x.fill_async(1, capture.stream()).unwrap();
+    d.fill_async(&mut y, 2).unwrap();
+    capture.stream().fill_async(&mut x, 1).unwrap();
     let join = d.record_event().unwrap();
     capture.stream().wait_event(&join).unwrap();
     let graph = capture.end().unwrap();
@@ -434,7 +434,7 @@ fn a_graph_launch_on_a_capturing_stream_is_refused() {
     let s = Stream::non_blocking(&f.device).unwrap();
     let mut x = buffer(&f, 7);
     let capture = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
-    x.fill_async(1, capture.stream()).unwrap();
+    capture.stream().fill_async(&mut x, 1).unwrap();
     let mut exec = capture.end().unwrap().instantiate().unwrap();
     let other = Stream::non_blocking(&f.device).unwrap();
     let capturing = other.begin_capture(CaptureMode::ThreadLocal).unwrap();

@@ -67,7 +67,7 @@ fn one_block() -> LaunchConfig {
 
 impl F {
     fn buffer(&self, v: u32) -> DeviceBuffer<u32> {
-        DeviceBuffer::from_host(&self.device, &vec![v; N]).unwrap()
+        DeviceBuffer::from_slice(&self.device, &vec![v; N]).unwrap()
     }
 
     fn slow_write(&self, s: &Stream, x: &mut DeviceBuffer<u32>, v: u32) {

@@ -29,13 +29,13 @@ fn a_chunked_pipeline_copies_through_views_of_one_pinned_buffer() {
         .map(|i| i.wrapping_mul(2654435761))
         .collect();
     let mut staging = PinnedBuffer::from_slice(&d, &src).unwrap();
-    let mut dev = DeviceBuffer::from_host(&d, &vec![u32::MAX; CHUNK * CHUNKS]).unwrap();
+    let mut dev = DeviceBuffer::from_slice(&d, &vec![u32::MAX; CHUNK * CHUNKS]).unwrap();
     // Host -> device, one chunk per stream, each from a read-only view.
     for (i, s) in streams.iter().enumerate() {
         let r = i * CHUNK..(i + 1) * CHUNK;
         let view = staging.slice(r.clone()).unwrap();
         assert_eq!(view.len(), CHUNK);
-        s.copy_to_device_async(&view, &mut dev.slice_mut(r).unwrap())
+        s.copy_from_host_async(&view, &mut dev.slice_mut(r).unwrap())
             .unwrap();
     }
     assert_eq!(dev.to_vec().unwrap(), src);
@@ -58,13 +58,13 @@ fn a_view_waits_for_the_copies_that_use_its_buffer() {
     let other = Stream::non_blocking(&d).unwrap();
     let old: Vec<u32> = (0..CHUNK as u32).collect();
     let mut pinned = PinnedBuffer::from_slice(&d, &[old.clone(), old.clone()].concat()).unwrap();
-    let mut dev = DeviceBuffer::from_host(&d, &vec![u32::MAX; CHUNK]).unwrap();
+    let mut dev = DeviceBuffer::from_slice(&d, &vec![u32::MAX; CHUNK]).unwrap();
     for round in 0..10u32 {
         // A copy reading the first half, queued behind a slow kernel: the host's write through the
         // view must wait for it, so the device gets the old values.
         let (mut first, mut second) = pinned.split_at_mut(CHUNK).unwrap();
         spin(&m, &s);
-        s.copy_to_device_async(&first, &mut dev).unwrap();
+        s.copy_from_host_async(&first, &mut dev).unwrap();
         first.as_mut_slice().unwrap().fill(round + 1_000_000);
         assert_eq!(
             dev.to_vec().unwrap(),
@@ -73,7 +73,7 @@ fn a_view_waits_for_the_copies_that_use_its_buffer() {
         );
         // A copy writing the second half from another stream, behind a slow kernel: reading the view
         // sees what it wrote.
-        let fresh = DeviceBuffer::from_host(&d, &vec![round; CHUNK]).unwrap();
+        let fresh = DeviceBuffer::from_slice(&d, &vec![round; CHUNK]).unwrap();
         spin(&m, &other);
         other.copy_to_host_async(&fresh, &mut second).unwrap();
         assert!(
@@ -111,7 +111,7 @@ fn views_out_of_range_or_of_another_length_are_refused() {
     let (a, b) = pinned.split_at_mut(16).unwrap();
     assert_eq!((a.len(), b.len()), (16, 0));
     // A view of 9 into a buffer of 8: the lengths are named, nothing is queued.
-    match s.copy_to_device_async(&pinned.slice(0..9).unwrap(), &mut dev) {
+    match s.copy_from_host_async(&pinned.slice(0..9).unwrap(), &mut dev) {
         Err(Error::LengthMismatch {
             expected: 8,
             actual: 9,

@@ -143,7 +143,7 @@ fn set_seed_restarts_the_sequence_of_a_generator_already_used() {
         g.u32(&mut first).unwrap();
         let first = first.to_vec().unwrap();
         // Sentinels: a fill that wrote nothing would leave them.
-        let mut again = DeviceBuffer::from_host(&d, &vec![0xdead_beefu32; n]).unwrap();
+        let mut again = DeviceBuffer::from_slice(&d, &vec![0xdead_beefu32; n]).unwrap();
         g.set_seed(1234).unwrap();
         g.u32(&mut again).unwrap();
         let again = again.to_vec().unwrap();
@@ -153,7 +153,7 @@ fn set_seed_restarts_the_sequence_of_a_generator_already_used() {
         if kind.has_offset() {
             g.set_offset(1000).unwrap();
         }
-        let mut third = DeviceBuffer::from_host(&d, &vec![0xdead_beefu32; n]).unwrap();
+        let mut third = DeviceBuffer::from_slice(&d, &vec![0xdead_beefu32; n]).unwrap();
         g.set_seed(1234).unwrap();
         g.u32(&mut third).unwrap();
         assert!(third.to_vec().unwrap() == first, "{kind:?} after an offset");
@@ -291,7 +291,7 @@ fn quasi_random_points_fill_each_dimension_evenly() {
 fn wrong_lengths_and_parameters_are_refused_with_nothing_written() {
     let (d, s, mut g) = setup(RngType::Xorwow, 1);
     let sentinel = vec![-3.0f32; 9];
-    let mut buf = DeviceBuffer::from_host(&d, &sentinel).unwrap();
+    let mut buf = DeviceBuffer::from_slice(&d, &sentinel).unwrap();
     let what = |r: hip::Result<()>| match r {
         Err(Error::InvalidArgument { what, .. }) => what,
         other => panic!("expected InvalidArgument, got {other:?}"),

@@ -95,7 +95,7 @@ fn half_fills_keep_the_f32_checks_and_write_nothing_on_refusal() {
     let dev = device();
     let stream = Stream::new(&dev).unwrap();
     let mut g = generator(&stream);
-    let mut odd = DeviceBuffer::from_host(&dev, &[f16::from_f32(9.0); 7]).unwrap();
+    let mut odd = DeviceBuffer::from_slice(&dev, &[f16::from_f32(9.0); 7]).unwrap();
     let e = g.normal_half(&mut odd, 0.0, 1.0).unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
     let e = g
@@ -125,7 +125,7 @@ fn half_fill_waits_for_another_streams_reader() {
     let dev = device();
     let (s1, s2) = (Stream::new(&dev).unwrap(), Stream::new(&dev).unwrap());
     let slow = common::slow::Slow::new(&dev);
-    let src = slow.buffer(DeviceBuffer::from_host(&dev, &vec![f16::from_f32(7.0); N]).unwrap());
+    let src = slow.buffer(DeviceBuffer::from_slice(&dev, &vec![f16::from_f32(7.0); N]).unwrap());
     let mut copy = slow.buffer(DeviceBuffer::<f16>::zeroed(&dev, N).unwrap());
     slow.copy(&s1, &src, &mut copy);
     let mut src = src;

@@ -13,7 +13,7 @@ use hip::{GraphInstantiateFlags, MemAttach, PinnedFlags};
 fn raw_allocations_are_handed_over_and_adopted() {
     let d = device();
     let data: Vec<u32> = (0..4096).map(|i| i * 3 + 1).collect();
-    let b = DeviceBuffer::from_host(&d, &data).unwrap();
+    let b = DeviceBuffer::from_slice(&d, &data).unwrap();
     let (ptr, len) = b.into_raw().unwrap();
     assert_eq!(len, data.len());
     // Another library writes through the raw pointer (here: raw HIP).
@@ -43,7 +43,7 @@ fn raw_allocations_are_handed_over_and_adopted() {
     let s = Stream::new(&d).unwrap();
     let mut held = DeviceBuffer::<u32>::zeroed(&d, 8).unwrap();
     let cap = s.begin_capture(CaptureMode::Global).unwrap();
-    held.fill_async(5, &s).unwrap();
+    s.fill_async(&mut held, 5).unwrap();
     let graph = cap.end().unwrap();
     match held.into_raw() {
         Err(Error::InvalidArgument { reason, .. }) => assert!(
@@ -79,7 +79,7 @@ fn buffers_are_reinterpreted_as_other_element_types_and_split() {
         7.0,
         8.0,
     ];
-    let mut b = DeviceBuffer::from_host(&d, &floats).unwrap();
+    let mut b = DeviceBuffer::from_slice(&d, &floats).unwrap();
     let bits: Vec<u32> = floats.iter().map(|f| f.to_bits()).collect();
     assert_eq!(b.reinterpret::<u32>().unwrap().to_vec().unwrap(), bits);
     let quads = b.reinterpret::<[f32; 4]>().unwrap().to_vec().unwrap();
@@ -98,7 +98,7 @@ fn buffers_are_reinterpreted_as_other_element_types_and_split() {
         .unwrap();
     assert_eq!(b.to_vec().unwrap(), vec![0.5f32; 8]);
     // Whole elements and alignment are checked.
-    let bytes = DeviceBuffer::from_host(&d, &[0u8; 10]).unwrap();
+    let bytes = DeviceBuffer::from_slice(&d, &[0u8; 10]).unwrap();
     assert!(matches!(
         bytes.reinterpret::<u32>(),
         Err(Error::InvalidArgument { .. })
@@ -118,7 +118,7 @@ fn buffers_are_reinterpreted_as_other_element_types_and_split() {
     );
     // Two halves written at once from two streams.
     let (s1, s2) = (Stream::new(&d).unwrap(), Stream::new(&d).unwrap());
-    let mut x = DeviceBuffer::from_host(&d, &vec![u32::MAX; 1000]).unwrap();
+    let mut x = DeviceBuffer::from_slice(&d, &vec![u32::MAX; 1000]).unwrap();
     {
         let (mut lo, mut hi) = x.split_at_mut(300).unwrap();
         assert_eq!((lo.len(), hi.len()), (300, 700));
@@ -161,8 +161,8 @@ fn pinned_flags_and_managed_attachments_allocate_memory_that_copies_right() {
     ] {
         let mut p = PinnedBuffer::<u32>::zeroed_with_flags(&d, 4096, flags).unwrap();
         p.as_mut_slice().unwrap().fill(flags.bits() + 10);
-        let mut dev = DeviceBuffer::from_host(&d, &vec![u32::MAX; 4096]).unwrap();
-        s.copy_to_device_async(&p, &mut dev).unwrap();
+        let mut dev = DeviceBuffer::from_slice(&d, &vec![u32::MAX; 4096]).unwrap();
+        s.copy_from_host_async(&p, &mut dev).unwrap();
         assert!(
             dev.to_vec()
                 .unwrap()
@@ -170,7 +170,7 @@ fn pinned_flags_and_managed_attachments_allocate_memory_that_copies_right() {
                 .all(|&v| v == flags.bits() + 10),
             "{flags:?}"
         );
-        let back = DeviceBuffer::from_host(&d, &vec![77u32; 4096]).unwrap();
+        let back = DeviceBuffer::from_slice(&d, &vec![77u32; 4096]).unwrap();
         s.copy_to_host_async(&back, &mut p).unwrap();
         assert!(p.as_slice().unwrap().iter().all(|&v| v == 77), "{flags:?}");
     }
@@ -222,7 +222,7 @@ fn graph_instantiation_flags_and_half_precision_elements() {
     let s = Stream::new(&d).unwrap();
     let mut x = DeviceBuffer::<u32>::zeroed(&d, 256).unwrap();
     let cap = s.begin_capture(CaptureMode::Global).unwrap();
-    x.fill_async(42, &s).unwrap();
+    s.fill_async(&mut x, 42).unwrap();
     let graph = cap.end().unwrap();
     for flags in [
         GraphInstantiateFlags::NONE,
@@ -257,9 +257,9 @@ fn graph_instantiation_flags_and_half_precision_elements() {
     }
     // f16 and bf16 elements: round trips and 2-byte fills.
     let h: Vec<f16> = (0..1000).map(|i| f16::from_f32(i as f32 * 0.5)).collect();
-    let mut dh = DeviceBuffer::from_host(&d, &h).unwrap();
+    let mut dh = DeviceBuffer::from_slice(&d, &h).unwrap();
     assert_eq!(dh.to_vec().unwrap(), h);
-    dh.fill_async(f16::from_f32(1.5), &s).unwrap();
+    s.fill_async(&mut dh, f16::from_f32(1.5)).unwrap();
     assert!(dh
         .to_vec()
         .unwrap()
@@ -268,6 +268,6 @@ fn graph_instantiation_flags_and_half_precision_elements() {
     let b: Vec<bf16> = (0..1000)
         .map(|i| bf16::from_f32(i as f32 - 500.0))
         .collect();
-    let db = DeviceBuffer::from_host(&d, &b).unwrap();
+    let db = DeviceBuffer::from_slice(&d, &b).unwrap();
     assert_eq!(db.to_vec().unwrap(), b);
 }

@@ -72,7 +72,7 @@ fn upload<T: NcclType>(t: &Two, data: &[Vec<T>]) -> Vec<DeviceBuffer<T>> {
     t.devices
         .iter()
         .zip(data)
-        .map(|(d, v)| DeviceBuffer::from_host(d, v).unwrap())
+        .map(|(d, v)| DeviceBuffer::from_slice(d, v).unwrap())
         .collect()
 }
 
@@ -80,7 +80,7 @@ fn upload<T: NcclType>(t: &Two, data: &[Vec<T>]) -> Vec<DeviceBuffer<T>> {
 fn filled<T: NcclType>(t: &Two, n: usize, sentinel: T) -> Vec<DeviceBuffer<T>> {
     t.devices
         .iter()
-        .map(|d| DeviceBuffer::from_host(d, &vec![sentinel; n]).unwrap())
+        .map(|d| DeviceBuffer::from_slice(d, &vec![sentinel; n]).unwrap())
         .collect()
 }
 
@@ -281,7 +281,7 @@ fn wrong_lengths_devices_streams_and_ranks_are_clear_errors_before_rccl() {
     let t = two();
     let s0 = &t.streams[0];
     // Every operand holds its own value, so a refused operation that ran anyway would show in a0m.
-    let a0 = DeviceBuffer::from_host(&t.devices[0], &[1.0f32; 100]).unwrap();
+    let a0 = DeviceBuffer::from_slice(&t.devices[0], &[1.0f32; 100]).unwrap();
     let mut b0 = DeviceBuffer::<f32>::zeroed(&t.devices[0], 99).unwrap();
     let mut on1 = DeviceBuffer::<f32>::zeroed(&t.devices[1], 100).unwrap();
     let c0 = &t.comms[0];
@@ -313,7 +313,7 @@ fn wrong_lengths_devices_streams_and_ranks_are_clear_errors_before_rccl() {
         .all_reduce_in_place(&mut on1, ReduceOp::Sum, s0)
         .unwrap_err();
     assert!(matches!(err, Error::DeviceMismatch { .. }), "{err}");
-    let mut a0m = DeviceBuffer::from_host(&t.devices[0], &[7.0f32; 100]).unwrap();
+    let mut a0m = DeviceBuffer::from_slice(&t.devices[0], &[7.0f32; 100]).unwrap();
     let err = c0
         .all_reduce_in_place(&mut a0m, ReduceOp::Sum, &t.streams[1])
         .unwrap_err();
@@ -328,7 +328,7 @@ fn wrong_lengths_devices_streams_and_ranks_are_clear_errors_before_rccl() {
         ),
         "{err}"
     );
-    let mut g = DeviceBuffer::from_host(&t.devices[0], &[3.0f32; 150]).unwrap();
+    let mut g = DeviceBuffer::from_slice(&t.devices[0], &[3.0f32; 150]).unwrap();
     let err = c0.all_gather(&a0, &mut g, s0).unwrap_err();
     assert!(
         matches!(
@@ -400,7 +400,7 @@ fn comm_new_ranks_in_one_process_and_abort() {
     );
     let streams: Vec<Stream> = devices.iter().map(|d| Stream::new(d).unwrap()).collect();
     let mut bufs: Vec<DeviceBuffer<f32>> = (0..2)
-        .map(|r| DeviceBuffer::from_host(&devices[r], &[r as f32 + 1.0; 1000]).unwrap())
+        .map(|r| DeviceBuffer::from_slice(&devices[r], &[r as f32 + 1.0; 1000]).unwrap())
         .collect();
     group(|| {
         for r in 0..2 {
@@ -435,11 +435,11 @@ fn rank_one_child() {
     let d1 = Device::get(1).unwrap();
     let comm = Comm::new(&d1, &id, 1, 2).unwrap();
     let s = Stream::new(&d1).unwrap();
-    let mut buf = DeviceBuffer::from_host(&d1, &random_i32(2, 1 << 16)).unwrap();
+    let mut buf = DeviceBuffer::from_slice(&d1, &random_i32(2, 1 << 16)).unwrap();
     comm.all_reduce_in_place(&mut buf, ReduceOp::Sum, &s)
         .unwrap();
     // Random i32s may be 0; i32::MIN is never one (they lie in [-2^19, 2^19)).
-    let mut got = DeviceBuffer::from_host(&d1, &vec![i32::MIN; 1 << 16]).unwrap();
+    let mut got = DeviceBuffer::from_slice(&d1, &vec![i32::MIN; 1 << 16]).unwrap();
     comm.broadcast(&mut got, 0, &s).unwrap();
     s.synchronize().unwrap();
     comm.async_error().unwrap();
@@ -492,10 +492,10 @@ fn two_processes_exchange_the_unique_id_through_a_file() {
     let comm = Comm::new(&d0, &id, 0, 2).unwrap();
     let s = Stream::new(&d0).unwrap();
     let mine = random_i32(1, 1 << 16);
-    let mut buf = DeviceBuffer::from_host(&d0, &mine).unwrap();
+    let mut buf = DeviceBuffer::from_slice(&d0, &mine).unwrap();
     comm.all_reduce_in_place(&mut buf, ReduceOp::Sum, &s)
         .unwrap();
-    let mut root = DeviceBuffer::from_host(&d0, &mine).unwrap();
+    let mut root = DeviceBuffer::from_slice(&d0, &mine).unwrap();
     comm.broadcast(&mut root, 0, &s).unwrap();
     s.synchronize().unwrap();
     let status = rx.recv().unwrap().unwrap();
@@ -529,14 +529,14 @@ fn peer_copies_move_random_data_with_and_without_peer_access() {
             d1.ensure_peer_access(&d0).unwrap();
             d1.ensure_peer_access(&d0).unwrap(); // twice is fine
         }
-        let src = DeviceBuffer::from_host(&d0, &data).unwrap();
-        let mut dst = DeviceBuffer::from_host(&d1, &vec![i32::MIN; data.len()]).unwrap();
+        let src = DeviceBuffer::from_slice(&d0, &data).unwrap();
+        let mut dst = DeviceBuffer::from_slice(&d1, &vec![i32::MIN; data.len()]).unwrap();
         s1.copy_peer_async(&src, &mut dst).unwrap();
         drop(src); // freeing the source waits for the copy
         s1.synchronize().unwrap();
         assert_eq!(dst.to_vec().unwrap(), data, "pass {pass}");
         let mut short = DeviceBuffer::<i32>::zeroed(&d1, 10).unwrap();
-        let src = DeviceBuffer::from_host(&d0, &data).unwrap();
+        let src = DeviceBuffer::from_slice(&d0, &data).unwrap();
         let err = s1.copy_peer_async(&src, &mut short).unwrap_err();
         assert!(matches!(err, Error::LengthMismatch { .. }), "{err}");
         let mut wrong = DeviceBuffer::<i32>::zeroed(&d0, data.len()).unwrap();
@@ -594,7 +594,7 @@ fn collectives_are_ordered_after_and_before_other_streams() {
         })
         .unwrap();
         for r in 0..2 {
-            send[r].fill_async(0, &others[r]).unwrap();
+            others[r].fill_async(&mut send[r], 0).unwrap();
         }
         let want = 2 * round + 3; // (round + 1) + (round + 2)
         for r in 0..2 {

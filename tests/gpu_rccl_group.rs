@@ -41,10 +41,10 @@ fn refused_in_group(e: &Error) -> bool {
 fn host_reads_and_other_uses_inside_a_group_are_refused_and_the_result_is_right_after() {
     let t = two();
     let send: Vec<DeviceBuffer<f32>> = (0..2)
-        .map(|r| DeviceBuffer::from_host(&t.devices[r], &vec![r as f32 + 1.0; N]).unwrap())
+        .map(|r| DeviceBuffer::from_slice(&t.devices[r], &vec![r as f32 + 1.0; N]).unwrap())
         .collect();
     let mut recv: Vec<DeviceBuffer<f32>> = (0..2)
-        .map(|r| DeviceBuffer::from_host(&t.devices[r], &vec![-7.0; N]).unwrap())
+        .map(|r| DeviceBuffer::from_slice(&t.devices[r], &vec![-7.0; N]).unwrap())
         .collect();
     let other = Stream::non_blocking(&t.devices[0]).unwrap();
     let (mut host_read, mut copy_in, mut memset, mut reader, mut raw) =
@@ -56,7 +56,7 @@ fn host_reads_and_other_uses_inside_a_group_are_refused_and_the_result_is_right_
         // Each of these would run before the all-reduce that NCCL has not queued yet.
         host_read = Some(recv[0].to_vec());
         copy_in = Some(recv[0].copy_from_host(&vec![5.0; N]));
-        memset = Some(recv[0].fill_async(1.0, &other));
+        memset = Some(other.fill_async(&mut recv[0], 1.0));
         let mut out = DeviceBuffer::<f32>::zeroed(&t.devices[0], N).unwrap();
         reader = Some(out.copy_from_device(&recv[0]));
         raw = Some(recv[0].track_use(&other, Access::Read));
@@ -81,7 +81,7 @@ fn host_reads_and_other_uses_inside_a_group_are_refused_and_the_result_is_right_
         assert_eq!(buf.to_vec().unwrap(), vec![3.0; N], "rank {r}");
     }
     // After the group the same uses work.
-    recv[0].fill_async(1.0, &other).unwrap();
+    other.fill_async(&mut recv[0], 1.0).unwrap();
     assert_eq!(recv[0].to_vec().unwrap(), vec![1.0; N]);
 }
 
@@ -101,7 +101,7 @@ fn pool_memory_and_communicators_dropped_inside_a_group_outlive_its_calls() {
             .collect();
         let ins: Vec<DeviceBuffer<f32>> = (0..2)
             .map(|r| {
-                DeviceBuffer::from_host(&devices[r], &vec![round as f32 + r as f32; N]).unwrap()
+                DeviceBuffer::from_slice(&devices[r], &vec![round as f32 + r as f32; N]).unwrap()
             })
             .collect();
         let mut outs = outs;

@@ -32,13 +32,13 @@ fn refused_in_group(e: &Error) -> bool {
 fn other_uses_inside_a_group_are_refused_and_the_result_is_right_after() {
     let (device, comm, stream) = one();
     let other = Stream::non_blocking(&device).unwrap();
-    let send = DeviceBuffer::from_host(&device, &vec![4.0f32; N]).unwrap();
-    let mut recv = DeviceBuffer::from_host(&device, &vec![-7.0f32; N]).unwrap();
+    let send = DeviceBuffer::from_slice(&device, &vec![4.0f32; N]).unwrap();
+    let mut recv = DeviceBuffer::from_slice(&device, &vec![-7.0f32; N]).unwrap();
     let (mut host_read, mut fill) = (None, None);
     group(|| {
         comm.all_reduce(&send, &mut recv, ReduceOp::Sum, &stream)?;
         host_read = Some(recv.to_vec());
-        fill = Some(recv.fill_async(1.0, &other));
+        fill = Some(other.fill_async(&mut recv, 1.0));
         Ok(())
     })
     .unwrap();
@@ -50,7 +50,7 @@ fn other_uses_inside_a_group_are_refused_and_the_result_is_right_after() {
         assert!(refused_in_group(&e), "{what}: {e}");
     }
     assert_eq!(recv.to_vec().unwrap(), vec![4.0; N]);
-    recv.fill_async(1.0, &other).unwrap();
+    other.fill_async(&mut recv, 1.0).unwrap();
     assert_eq!(recv.to_vec().unwrap(), vec![1.0; N]);
 }
 
@@ -63,7 +63,7 @@ fn memory_and_a_communicator_dropped_inside_a_group_outlive_its_call() {
             .unwrap()
             .pop()
             .unwrap();
-        let input = DeviceBuffer::from_host(&device, &vec![round as f32 + 0.5; N]).unwrap();
+        let input = DeviceBuffer::from_slice(&device, &vec![round as f32 + 0.5; N]).unwrap();
         let mut out = DeviceBuffer::<f32>::zeroed(&device, N).unwrap();
         group(|| {
             // A stream-ordered buffer, dropped inside the group right after the call that reads it,
@@ -87,7 +87,7 @@ fn memory_and_a_communicator_dropped_inside_a_group_outlive_its_call() {
 #[test]
 fn nested_groups_are_queued_with_the_outermost() {
     let (device, comm, stream) = one();
-    let a = DeviceBuffer::from_host(&device, &vec![2.0f32; N]).unwrap();
+    let a = DeviceBuffer::from_slice(&device, &vec![2.0f32; N]).unwrap();
     let mut b = DeviceBuffer::<f32>::zeroed(&device, N).unwrap();
     let mut c = DeviceBuffer::<f32>::zeroed(&device, N).unwrap();
     let mut inner_read = None;
@@ -109,7 +109,7 @@ fn nested_groups_are_queued_with_the_outermost() {
 #[test]
 fn a_group_left_by_a_panic_is_ended_and_the_next_one_works() {
     let (device, comm, stream) = one();
-    let a = DeviceBuffer::from_host(&device, &vec![3.0f32; N]).unwrap();
+    let a = DeviceBuffer::from_slice(&device, &vec![3.0f32; N]).unwrap();
     let mut b = DeviceBuffer::<f32>::zeroed(&device, N).unwrap();
     let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         group(|| -> hip::Result<()> {
@@ -142,14 +142,14 @@ fn a_write_on_the_same_stream_after_a_send_in_the_group_is_refused() {
     // before NCCL queued the send at the group's end: the peer received the new values. Every other use
     // of memory a pending group call uses is refused, the group's own stream included.
     let (device, comm, stream) = one();
-    let mut x = DeviceBuffer::from_host(&device, &vec![3.0f32; N]).unwrap();
-    x.fill_async(5.0, &stream).unwrap(); // x's last writer: `stream`, its sole user
-    let mut y = DeviceBuffer::from_host(&device, &vec![-1.0f32; N]).unwrap();
+    let mut x = DeviceBuffer::from_slice(&device, &vec![3.0f32; N]).unwrap();
+    stream.fill_async(&mut x, 5.0).unwrap(); // x's last writer: `stream`, its sole user
+    let mut y = DeviceBuffer::from_slice(&device, &vec![-1.0f32; N]).unwrap();
     let mut fill = None;
     group(|| {
         comm.send(&x, 0, &stream)?;
         comm.recv(&mut y, 0, &stream)?;
-        fill = Some(x.fill_async(9.0, &stream));
+        fill = Some(stream.fill_async(&mut x, 9.0));
         Ok(())
     })
     .unwrap();
@@ -163,6 +163,6 @@ fn a_write_on_the_same_stream_after_a_send_in_the_group_is_refused() {
         "the send must carry x as it was"
     );
     // After the group the same fill works and takes the fast path again.
-    x.fill_async(9.0, &stream).unwrap();
+    stream.fill_async(&mut x, 9.0).unwrap();
     assert_eq!(x.to_vec().unwrap(), vec![9.0; N]);
 }

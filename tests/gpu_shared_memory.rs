@@ -29,7 +29,7 @@ extern "C" __global__ void touch(unsigned int* out, unsigned int bytes) {
 /// Launch `touch` with `bytes` of dynamic shared memory on 3 blocks of 256 threads; Ok((wrong, seen)).
 fn touch(f: &Function, s: &Stream, bytes: usize) -> Result<(u32, u32)> {
     let d = f.module().device();
-    let mut out = DeviceBuffer::from_host(d, &[u32::MAX, 0])?;
+    let mut out = DeviceBuffer::from_slice(d, &[u32::MAX, 0])?;
     out.memset_bytes(0)?;
     let b = bytes as u32;
     let mut args = LaunchArgs::new();

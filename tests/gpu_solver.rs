@@ -55,8 +55,8 @@ fn cholesky_solves_with_a_padded_leading_dimension_and_leaves_the_padding() {
     let a = spd(n, ld);
     let x: Vec<f64> = (0..n).map(|i| (i as f64 - 30.0) / 8.0).collect();
     let b = matvec(&a, n, n, ld, &x);
-    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
-    let mut db = DeviceBuffer::from_host(&d, &b).unwrap();
+    let mut da = DeviceBuffer::from_slice(&d, &a).unwrap();
+    let mut db = DeviceBuffer::from_slice(&d, &b).unwrap();
     solver
         .potrf(Uplo::Lower, n, &mut da, ld)
         .unwrap()
@@ -87,7 +87,7 @@ fn a_matrix_that_is_not_positive_definite_is_named_at_its_minor() {
     let (d, _s, mut solver) = setup();
     // Leading 2x2 minor [[1, 2], [2, 1]] has determinant -3: order 2 fails.
     let a = [1.0f32, 2.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0, 1.0];
-    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut da = DeviceBuffer::from_slice(&d, &a).unwrap();
     let info = solver.potrf(Uplo::Lower, 3, &mut da, 3).unwrap();
     match info.check() {
         Err(Error::NoSolution {
@@ -109,14 +109,14 @@ fn lu_solves_real_and_complex_systems_and_names_a_singular_pivot() {
     a[3] += 2.5; // no longer symmetric
     let x: Vec<f64> = (0..n).map(|i| i as f64 / 3.0 - 4.0).collect();
     let b = matvec(&a, n, n, n, &x);
-    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut da = DeviceBuffer::from_slice(&d, &a).unwrap();
     let mut ipiv = DeviceBuffer::<i32>::zeroed(&d, n).unwrap();
     solver
         .getrf(n, n, &mut da, n, &mut ipiv)
         .unwrap()
         .check()
         .unwrap();
-    let mut db = DeviceBuffer::from_host(&d, &b).unwrap();
+    let mut db = DeviceBuffer::from_slice(&d, &b).unwrap();
     solver
         .getrs(Op::N, n, 1, &da, n, &ipiv, &mut db, n)
         .unwrap()
@@ -131,7 +131,7 @@ fn lu_solves_real_and_complex_systems_and_names_a_singular_pivot() {
         }
     }
     let bt = matvec(&at, n, n, n, &x);
-    let mut dbt = DeviceBuffer::from_host(&d, &bt).unwrap();
+    let mut dbt = DeviceBuffer::from_slice(&d, &bt).unwrap();
     solver
         .getrs(Op::T, n, 1, &da, n, &ipiv, &mut dbt, n)
         .unwrap()
@@ -143,14 +143,14 @@ fn lu_solves_real_and_complex_systems_and_names_a_singular_pivot() {
     let c = |re, im| Complex64::new(re, im);
     let a = [c(1.0, 1.0), c(0.0, 0.0), c(1.0, 0.0), c(2.0, 0.0)];
     let b = [c(1.0, 1.0) + c(0.0, 1.0), c(0.0, 2.0)];
-    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut da = DeviceBuffer::from_slice(&d, &a).unwrap();
     let mut ipiv = DeviceBuffer::<i32>::zeroed(&d, 2).unwrap();
     solver
         .getrf(2, 2, &mut da, 2, &mut ipiv)
         .unwrap()
         .check()
         .unwrap();
-    let mut db = DeviceBuffer::from_host(&d, &b).unwrap();
+    let mut db = DeviceBuffer::from_slice(&d, &b).unwrap();
     solver
         .getrs(Op::N, 2, 1, &da, 2, &ipiv, &mut db, 2)
         .unwrap()
@@ -164,7 +164,7 @@ fn lu_solves_real_and_complex_systems_and_names_a_singular_pivot() {
 
     // A singular matrix: the second column is twice the first.
     let a = [1.0f64, 2.0, 2.0, 4.0];
-    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut da = DeviceBuffer::from_slice(&d, &a).unwrap();
     let mut ipiv = DeviceBuffer::<i32>::zeroed(&d, 2).unwrap();
     match solver.getrf(2, 2, &mut da, 2, &mut ipiv).unwrap().check() {
         Err(Error::NoSolution {
@@ -182,7 +182,7 @@ fn qr_gives_r_and_applying_q_transposed_to_a_gives_r_again() {
     let a: Vec<f64> = (0..m * n)
         .map(|i| ((i * 17 % 23) as f64 - 11.0) / 4.0)
         .collect();
-    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut da = DeviceBuffer::from_slice(&d, &a).unwrap();
     let mut tau = DeviceBuffer::<f64>::zeroed(&d, n).unwrap();
     solver
         .geqrf(m, n, &mut da, m, &mut tau)
@@ -190,7 +190,7 @@ fn qr_gives_r_and_applying_q_transposed_to_a_gives_r_again() {
         .check()
         .unwrap();
     let qr = da.to_vec().unwrap();
-    let mut c = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut c = DeviceBuffer::from_slice(&d, &a).unwrap();
     solver
         .ormqr(Side::Left, Op::T, (m, n, n), &da, m, &tau, &mut c, m)
         .unwrap()
@@ -225,7 +225,7 @@ fn eigenvalues_and_singular_values_match_their_closed_forms() {
     let want: Vec<f64> = (1..=n)
         .map(|k| 2.0 - 2.0 * (k as f64 * std::f64::consts::PI / (n as f64 + 1.0)).cos())
         .collect();
-    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut da = DeviceBuffer::from_slice(&d, &a).unwrap();
     let mut w = DeviceBuffer::<f64>::zeroed(&d, n).unwrap();
     solver
         .syevd(Eigen::Vectors, Uplo::Upper, n, &mut da, n, &mut w)
@@ -248,7 +248,7 @@ fn eigenvalues_and_singular_values_match_their_closed_forms() {
     for j in 0..n {
         a[j + j * m] = norms[j];
     }
-    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut da = DeviceBuffer::from_slice(&d, &a).unwrap();
     let mut s = DeviceBuffer::<f32>::zeroed(&d, n).unwrap();
     let mut u = DeviceBuffer::<f32>::zeroed(&d, m * n).unwrap();
     let mut vt = DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap();
@@ -276,7 +276,7 @@ fn eigenvalues_and_singular_values_match_their_closed_forms() {
 fn wrong_shapes_are_refused_with_nothing_written() {
     let (d, _s, mut solver) = setup();
     let a = spd(8, 8);
-    let mut da = DeviceBuffer::from_host(&d, &a[..63]).unwrap();
+    let mut da = DeviceBuffer::from_slice(&d, &a[..63]).unwrap();
     let e = solver.potrf(Uplo::Lower, 8, &mut da, 8).unwrap_err();
     assert!(
         matches!(
@@ -288,7 +288,7 @@ fn wrong_shapes_are_refused_with_nothing_written() {
         ),
         "{e}"
     );
-    let mut small = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut small = DeviceBuffer::from_slice(&d, &a).unwrap();
     let e = solver.potrf(Uplo::Lower, 8, &mut small, 7).unwrap_err();
     assert!(e.to_string().contains("leading dimension 7"), "{e}");
     let mut ipiv = DeviceBuffer::<i32>::zeroed(&d, 7).unwrap();
@@ -319,8 +319,8 @@ fn one_handle_on_two_streams_keeps_program_order() {
     let a = spd(n, n);
     let x: Vec<f64> = (0..n).map(|i| (i % 9) as f64).collect();
     let b = matvec(&a, n, n, n, &x);
-    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
-    let mut db = DeviceBuffer::from_host(&d, &b).unwrap();
+    let mut da = DeviceBuffer::from_slice(&d, &a).unwrap();
+    let mut db = DeviceBuffer::from_slice(&d, &b).unwrap();
     let f = solver.potrf(Uplo::Upper, n, &mut da, n).unwrap();
     // The solve on the other stream must see the finished factor (and the workspace's last writer).
     solver.set_stream(&s2).unwrap();
@@ -460,8 +460,8 @@ fn every_call_for<T: Host>() {
         .collect();
     let rel = |got: &[T]| cnorm(&cdiff(&to_c(got), &to_c(&x))) / cnorm(&to_c(&x));
     // Cholesky.
-    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
-    let mut db = DeviceBuffer::from_host(&d, &b).unwrap();
+    let mut da = DeviceBuffer::from_slice(&d, &a).unwrap();
+    let mut db = DeviceBuffer::from_slice(&d, &b).unwrap();
     solver
         .potrf(Uplo::Lower, n, &mut da, n)
         .unwrap()
@@ -479,7 +479,7 @@ fn every_call_for<T: Host>() {
         rel(&db.to_vec().unwrap())
     );
     // LU, and the conjugate-transposed solve (A is Hermitian: A^H x = b too).
-    let mut da = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut da = DeviceBuffer::from_slice(&d, &a).unwrap();
     let mut ipiv = DeviceBuffer::<i32>::zeroed(&d, n).unwrap();
     solver
         .getrf(n, n, &mut da, n, &mut ipiv)
@@ -487,7 +487,7 @@ fn every_call_for<T: Host>() {
         .check()
         .unwrap();
     for op in [Op::N, Op::C] {
-        let mut db = DeviceBuffer::from_host(&d, &b).unwrap();
+        let mut db = DeviceBuffer::from_slice(&d, &b).unwrap();
         solver
             .getrs(op, n, 1, &da, n, &ipiv, &mut db, n)
             .unwrap()
@@ -496,15 +496,15 @@ fn every_call_for<T: Host>() {
         assert!(rel(&db.to_vec().unwrap()) < tol, "{} getrs {op:?}", T::NAME);
     }
     // QR: Q^H A is R.
-    let mut qr = DeviceBuffer::from_host(&d, &a).unwrap();
-    let mut tau = DeviceBuffer::from_host(&d, &vec![T::new(0.0, 0.0); n]).unwrap();
+    let mut qr = DeviceBuffer::from_slice(&d, &a).unwrap();
+    let mut tau = DeviceBuffer::from_slice(&d, &vec![T::new(0.0, 0.0); n]).unwrap();
     solver
         .geqrf(n, n, &mut qr, n, &mut tau)
         .unwrap()
         .check()
         .unwrap();
     let r = to_c(&qr.to_vec().unwrap());
-    let mut c = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut c = DeviceBuffer::from_slice(&d, &a).unwrap();
     solver
         .ormqr(Side::Left, Op::C, (n, n, n), &qr, n, &tau, &mut c, n)
         .unwrap()
@@ -521,7 +521,7 @@ fn every_call_for<T: Host>() {
         }
     }
     // Eigenvalues and vectors: A v = w v for each column.
-    let mut dv = DeviceBuffer::from_host(&d, &a).unwrap();
+    let mut dv = DeviceBuffer::from_slice(&d, &a).unwrap();
     let mut w = DeviceBuffer::<T::Real>::zeroed(&d, n).unwrap();
     solver
         .syevd(Eigen::Vectors, Uplo::Upper, n, &mut dv, n, &mut w)
@@ -551,10 +551,10 @@ fn every_call_for<T: Host>() {
         .flat_map(|j| (0..m).map(move |i| (i, j)))
         .map(|(i, j)| a[i % n + j * n])
         .collect();
-    let mut dt = DeviceBuffer::from_host(&d, &tall).unwrap();
+    let mut dt = DeviceBuffer::from_slice(&d, &tall).unwrap();
     let mut s = DeviceBuffer::<T::Real>::zeroed(&d, n).unwrap();
-    let mut u = DeviceBuffer::from_host(&d, &vec![T::new(0.0, 0.0); m * n]).unwrap();
-    let mut vt = DeviceBuffer::from_host(&d, &vec![T::new(0.0, 0.0); n * n]).unwrap();
+    let mut u = DeviceBuffer::from_slice(&d, &vec![T::new(0.0, 0.0); m * n]).unwrap();
+    let mut vt = DeviceBuffer::from_slice(&d, &vec![T::new(0.0, 0.0); n * n]).unwrap();
     solver
         .gesvd(
             (SvdVectors::Thin, SvdVectors::All),

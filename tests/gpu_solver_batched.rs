@@ -62,7 +62,7 @@ fn batched_cholesky_names_the_matrix_that_failed() {
             if k == 37 {
                 a[0] = -1.0; // the first minor is negative
             }
-            DeviceBuffer::from_host(&d, &a).unwrap()
+            DeviceBuffer::from_slice(&d, &a).unwrap()
         })
         .collect();
     let mut refs: Vec<&mut DeviceBuffer<f64>> = mats.iter_mut().collect();
@@ -82,7 +82,7 @@ fn batched_cholesky_names_the_matrix_that_failed() {
     let x: Vec<f64> = (0..n).map(|i| i as f64 - 3.0).collect();
     let b = matvec(&spd(n, n), n, n, n, &x);
     let mut bs: Vec<DeviceBuffer<f64>> = (0..2)
-        .map(|_| DeviceBuffer::from_host(&d, &b).unwrap())
+        .map(|_| DeviceBuffer::from_slice(&d, &b).unwrap())
         .collect();
     let a_refs: Vec<&DeviceBuffer<f64>> = vec![&mats[5], &mats[6]];
     let mut b_refs: Vec<&mut DeviceBuffer<f64>> = bs.iter_mut().collect();
@@ -103,7 +103,7 @@ fn strided_batches_factor_in_one_buffer_and_refuse_overlap() {
     let one = spd(n, n);
     let mut host: Vec<f64> = (0..count).flat_map(|_| one.iter().copied()).collect();
     host[41 * n * n + 2 + 2 * n] = -50.0; // matrix 41's third diagonal element: order 3 fails
-    let mut a = DeviceBuffer::from_host(&d, &host).unwrap();
+    let mut a = DeviceBuffer::from_slice(&d, &host).unwrap();
     let info = solver
         .potrf_strided_batched(Uplo::Upper, n, &mut a, n, (n * n, count))
         .unwrap();
@@ -127,7 +127,7 @@ fn strided_batches_factor_in_one_buffer_and_refuse_overlap() {
     assert_eq!(bits(a.to_vec().unwrap()), bits(factored));
     // Matrix 0's factor (its upper triangle: cuSOLVER's batched Cholesky also writes the other one)
     // against the single call's.
-    let mut single = DeviceBuffer::from_host(&d, &one).unwrap();
+    let mut single = DeviceBuffer::from_slice(&d, &one).unwrap();
     solver
         .potrf(Uplo::Upper, n, &mut single, n)
         .unwrap()
@@ -187,7 +187,7 @@ fn potrs_batched_gives_every_matrix_its_info_and_writes_nothing_around() {
         .collect();
     let mut mats: Vec<DeviceBuffer<f64>> = mats_host
         .iter()
-        .map(|a| DeviceBuffer::from_host(&d, a).unwrap())
+        .map(|a| DeviceBuffer::from_slice(&d, a).unwrap())
         .collect();
     let mut refs: Vec<&mut DeviceBuffer<f64>> = mats.iter_mut().collect();
     solver
@@ -200,7 +200,7 @@ fn potrs_batched_gives_every_matrix_its_info_and_writes_nothing_around() {
         .map(|k| {
             let mut b = vec![-555.0; ldb];
             b[..n].copy_from_slice(&matvec(&mats_host[k], n, n, n, &xs[k]));
-            DeviceBuffer::from_host(&d, &b).unwrap()
+            DeviceBuffer::from_slice(&d, &b).unwrap()
         })
         .collect();
     // Canaries in the stream's pool: 128 small buffers marked -7, every other one freed again.
@@ -208,7 +208,7 @@ fn potrs_batched_gives_every_matrix_its_info_and_writes_nothing_around() {
         .map(|_| {
             // SAFETY: filled on the same stream right after, before anything reads it.
             let mut c = unsafe { DeviceBuffer::<i32>::alloc_async(&s, 1) }.unwrap();
-            c.fill_async(-7, &s).unwrap();
+            s.fill_async(&mut c, -7).unwrap();
             c
         })
         .collect();

@@ -111,7 +111,7 @@ fn a_graph_launched_during_a_staged_copy_waits_for_all_of_it() {
     let g = Stream::non_blocking(&d).unwrap();
     let mut exec = {
         let cap = g.begin_capture(CaptureMode::ThreadLocal).unwrap();
-        x.fill_async(FILL, &g).unwrap();
+        g.fill_async(&mut x, FILL).unwrap();
         cap.end().unwrap().instantiate().unwrap()
     };
     let (mut after_copy, mut after_fill) = (0, 0);
@@ -151,7 +151,7 @@ fn a_graph_launched_during_a_staged_copy_waits_for_all_of_it() {
     println!("the fill ran after the copy in {after_copy} rounds, before it in {after_fill}");
 }
 
-/// Hole 6. `f1 = x.to_vec_async(&s); f2 = y.to_vec_async(&s); drop(x); drop(f1)` while another stream
+/// Hole 6. `f1 = x.to_vec_future(&s); f2 = y.to_vec_future(&s); drop(x); drop(f1)` while another stream
 /// still reads `x` behind about a second of spinning, and `s` spins 0.2 s first so that f1 is still
 /// pending when dropped. f1's release frees `x` (the future held its last owner), which first waits for
 /// that read. The stream's waiting thread did that release itself before it woke f2, so f2 resolved only
@@ -167,12 +167,12 @@ fn the_second_future_does_not_wait_for_the_first_ones_release() {
     );
     const N: usize = 1 << 20;
     common::runtime().block_on(async {
-        let x = DeviceBuffer::from_host(&d, &vec![1u32; N]).unwrap();
-        let y = DeviceBuffer::from_host(&d, &vec![2u32; N]).unwrap();
+        let x = DeviceBuffer::from_slice(&d, &vec![1u32; N]).unwrap();
+        let y = DeviceBuffer::from_slice(&d, &vec![2u32; N]).unwrap();
         let mut z = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
         // Warm the waiting thread and the staging cache: the timing below is the release's alone.
-        assert_eq!(y.to_vec_async(&s).await.unwrap()[0], 2);
-        assert_eq!(x.to_vec_async(&s).await.unwrap()[0], 1);
+        assert_eq!(y.to_vec_future(&s).await.unwrap()[0], 2);
+        assert_eq!(x.to_vec_future(&s).await.unwrap()[0], 1);
         let spin = m.function("spin").unwrap();
         let cycles = 2_000_000_000i64; // about a second at 2 GHz
         let mut args = LaunchArgs::new();
@@ -187,8 +187,8 @@ fn the_second_future_does_not_wait_for_the_first_ones_release() {
         args.arg(&short);
         // SAFETY: as above.
         unsafe { spin.launch(&s, &LaunchConfig::new(1, 1), &mut args) }.unwrap();
-        let f1 = x.to_vec_async(&s);
-        let f2 = y.to_vec_async(&s);
+        let f1 = x.to_vec_future(&s);
+        let f2 = y.to_vec_future(&s);
         drop(x);
         drop(f1);
         let v = f2.await.unwrap();
@@ -243,7 +243,7 @@ fn host_fn_drops_child() {
     let mut x = DeviceBuffer::<u8>::zeroed(&d, BIG).unwrap();
     let mut exec = {
         let cap = g.begin_capture(CaptureMode::ThreadLocal).unwrap();
-        x.fill_async(7, &g).unwrap();
+        g.fill_async(&mut x, 7).unwrap();
         cap.end().unwrap().instantiate().unwrap()
     };
     exec.launch(&g).unwrap();

@@ -79,10 +79,10 @@ fn spmv_matches_the_host_for_csr_coo_and_the_transpose() {
     let (offsets, indices, values, dense) = random(m, n, 12, 1);
     let a = Csr::from_host(&d, m, n, &offsets, &indices, &values).unwrap();
     let x: Vec<f64> = (0..n.max(m)).map(|i| (i % 13) as f64 - 6.0).collect();
-    let dx = DeviceBuffer::from_host(&d, &x).unwrap();
+    let dx = DeviceBuffer::from_slice(&d, &x).unwrap();
     let y0: Vec<f64> = (0..m.max(n)).map(|i| (i % 5) as f64).collect();
     // y = 2 A x + 0.5 y: f64 sums of at most 12 small terms, exact to 1e-12.
-    let mut dy = DeviceBuffer::from_host(&d, &y0).unwrap();
+    let mut dy = DeviceBuffer::from_slice(&d, &y0).unwrap();
     sparse.spmv(Op::N, 2.0, &a, &dx, 0.5, &mut dy).unwrap();
     let want: Vec<f64> = host_mv(&dense, m, n, false, &x[..n])
         .iter()
@@ -125,7 +125,7 @@ fn complex_spmv_conjugates_for_op_c() {
         &[c(1.0, 1.0), c(2.0, 0.0), c(0.0, -1.0)],
     )
     .unwrap();
-    let x = DeviceBuffer::from_host(&d, &[c(1.0, 0.0), c(0.0, 1.0)]).unwrap();
+    let x = DeviceBuffer::from_slice(&d, &[c(1.0, 0.0), c(0.0, 1.0)]).unwrap();
     let mut y = DeviceBuffer::<Complex32>::zeroed(&d, 2).unwrap();
     sparse
         .spmv(Op::N, c(1.0, 0.0), &a, &x, c(0.0, 0.0), &mut y)
@@ -147,8 +147,8 @@ fn spmm_with_padded_leading_dimensions_matches_the_host() {
     let a = Csr::from_host(&d, m, k, &offsets, &indices, &values32).unwrap();
     let (ldb, ldc) = (k + 3, m + 5);
     let b: Vec<f32> = (0..ldb * n).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
-    let db = DeviceBuffer::from_host(&d, &b).unwrap();
-    let mut dc = DeviceBuffer::from_host(&d, &vec![-9.0f32; ldc * n]).unwrap();
+    let db = DeviceBuffer::from_slice(&d, &b).unwrap();
+    let mut dc = DeviceBuffer::from_slice(&d, &vec![-9.0f32; ldc * n]).unwrap();
     sparse
         .spmm(Op::N, 1.0, &a, (&db, n, ldb), 0.0, (&mut dc, ldc))
         .unwrap();
@@ -216,7 +216,7 @@ fn conversions_round_trip_through_coo_and_dense() {
     );
     // Dense, with a padded leading dimension, and back to CSR.
     let ld = m + 2;
-    let mut out = DeviceBuffer::from_host(&d, &vec![7.0f64; ld * n]).unwrap();
+    let mut out = DeviceBuffer::from_slice(&d, &vec![7.0f64; ld * n]).unwrap();
     a.to_dense(&mut sparse, &mut out, ld).unwrap();
     let got = out.to_vec().unwrap();
     for j in 0..n {
@@ -231,8 +231,8 @@ fn conversions_round_trip_through_coo_and_dense() {
 fn wrong_shapes_and_broken_structures_are_refused_with_nothing_written() {
     let (d, _s, mut sparse) = setup();
     let a = Csr::from_host(&d, 2, 3, &[0, 2, 3], &[0, 2, 1], &[2.0f32, 1.0, 3.0]).unwrap();
-    let short = DeviceBuffer::from_host(&d, &[1.0f32, 1.0]).unwrap();
-    let mut y = DeviceBuffer::from_host(&d, &[5.0f32, 5.0]).unwrap();
+    let short = DeviceBuffer::from_slice(&d, &[1.0f32, 1.0]).unwrap();
+    let mut y = DeviceBuffer::from_slice(&d, &[5.0f32, 5.0]).unwrap();
     let e = sparse
         .spmv(Op::N, 1.0, &a, &short, 0.0, &mut y)
         .unwrap_err();
@@ -248,9 +248,9 @@ fn wrong_shapes_and_broken_structures_are_refused_with_nothing_written() {
     );
     assert_eq!(y.to_vec().unwrap(), [5.0, 5.0]);
     // Indices built on the device are read back and checked.
-    let offsets = DeviceBuffer::from_host(&d, &[0, 1, 2]).unwrap();
-    let bad = DeviceBuffer::from_host(&d, &[0, 3]).unwrap();
-    let values = DeviceBuffer::from_host(&d, &[1.0f32, 1.0]).unwrap();
+    let offsets = DeviceBuffer::from_slice(&d, &[0, 1, 2]).unwrap();
+    let bad = DeviceBuffer::from_slice(&d, &[0, 3]).unwrap();
+    let values = DeviceBuffer::from_slice(&d, &[1.0f32, 1.0]).unwrap();
     let e = Csr::from_device(2, 3, offsets, bad, values).err().unwrap();
     assert!(e.to_string().contains("column index 3"), "{e}");
     let e = Coo::from_host(&d, 2, 2, &[1, 0], &[0, 0], &[1.0f32, 1.0])
@@ -269,7 +269,7 @@ fn one_handle_on_two_streams_keeps_program_order() {
     let indices: Vec<i32> = (1..n as i32).collect();
     let a = Csr::from_host(&d, n, n, &offsets, &indices, &vec![1.0f64; n - 1]).unwrap();
     let x: Vec<f64> = (0..n).map(|i| i as f64).collect();
-    let dx = DeviceBuffer::from_host(&d, &x).unwrap();
+    let dx = DeviceBuffer::from_slice(&d, &x).unwrap();
     let mut y = DeviceBuffer::<f64>::zeroed(&d, n).unwrap();
     let mut z = DeviceBuffer::<f64>::zeroed(&d, n).unwrap();
     sparse.spmv(Op::N, 1.0, &a, &dx, 0.0, &mut y).unwrap();
@@ -321,7 +321,7 @@ fn each_product_sees_the_vector_the_host_just_copied_in() {
             .collect()
     };
     let mut x: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64 / 8.0).collect();
-    let mut dx = DeviceBuffer::from_host(&d, &x).unwrap();
+    let mut dx = DeviceBuffer::from_slice(&d, &x).unwrap();
     let mut dy = DeviceBuffer::<f64>::zeroed(&d, n).unwrap();
     for step in 0..200 {
         sparse.spmv(Op::N, 1.0, &a, &dx, 0.0, &mut dy).unwrap();
@@ -350,8 +350,8 @@ fn a_graph_launch_cannot_rewrite_a_checked_matrix() {
     let replay = Stream::new(&d).unwrap();
     // [[2, 0, 1], [0, 3, 0]]
     let (offsets, indices, values) = ([0i32, 2, 3], [0i32, 2, 1], [2.0f64, 1.0, 3.0]);
-    let hostile = DeviceBuffer::from_host(&d, &[0i32, 1_000_000, 1_000_000]).unwrap();
-    let mut target = DeviceBuffer::from_host(&d, &offsets).unwrap();
+    let hostile = DeviceBuffer::from_slice(&d, &[0i32, 1_000_000, 1_000_000]).unwrap();
+    let mut target = DeviceBuffer::from_slice(&d, &offsets).unwrap();
     let capture = replay.begin_capture(CaptureMode::ThreadLocal).unwrap();
     replay.copy_device_async(&hostile, &mut target).unwrap();
     let mut exec = capture.end().unwrap().instantiate().unwrap();
@@ -359,13 +359,13 @@ fn a_graph_launch_cannot_rewrite_a_checked_matrix() {
         2,
         3,
         target,
-        DeviceBuffer::from_host(&d, &indices).unwrap(),
-        DeviceBuffer::from_host(&d, &values).unwrap(),
+        DeviceBuffer::from_slice(&d, &indices).unwrap(),
+        DeviceBuffer::from_slice(&d, &values).unwrap(),
     )
     .unwrap();
     // The same for COO: a graph that writes a row index far past the rows.
-    let hostile_rows = DeviceBuffer::from_host(&d, &[0i32, 0, 1_000_000]).unwrap();
-    let mut rows = DeviceBuffer::from_host(&d, &[0i32, 0, 1]).unwrap();
+    let hostile_rows = DeviceBuffer::from_slice(&d, &[0i32, 0, 1_000_000]).unwrap();
+    let mut rows = DeviceBuffer::from_slice(&d, &[0i32, 0, 1]).unwrap();
     let capture = replay.begin_capture(CaptureMode::ThreadLocal).unwrap();
     replay.copy_device_async(&hostile_rows, &mut rows).unwrap();
     let mut coo_exec = capture.end().unwrap().instantiate().unwrap();
@@ -373,8 +373,8 @@ fn a_graph_launch_cannot_rewrite_a_checked_matrix() {
         2,
         3,
         rows,
-        DeviceBuffer::from_host(&d, &indices).unwrap(),
-        DeviceBuffer::from_host(&d, &values).unwrap(),
+        DeviceBuffer::from_slice(&d, &indices).unwrap(),
+        DeviceBuffer::from_slice(&d, &values).unwrap(),
     )
     .unwrap();
     for _ in 0..3 {
@@ -393,7 +393,7 @@ fn a_graph_launch_cannot_rewrite_a_checked_matrix() {
         "the COO rows were rewritten"
     );
     // The products and conversions see the checked structure.
-    let x = DeviceBuffer::from_host(&d, &[1.0f64, 1.0, 1.0]).unwrap();
+    let x = DeviceBuffer::from_slice(&d, &[1.0f64, 1.0, 1.0]).unwrap();
     let mut y = DeviceBuffer::<f64>::zeroed(&d, 2).unwrap();
     sparse.spmv(Op::N, 1.0, &a, &x, 0.0, &mut y).unwrap();
     assert_eq!(y.to_vec().unwrap(), [3.0, 3.0]);

@@ -30,7 +30,7 @@ fn round_trip(d: &Device, n: usize, seed: u32) {
     // staged), so the staged copies under test did not set it up: one that skipped a chunk leaves it.
     let mut dev = unsafe { DeviceBuffer::<u32>::uninit(d, n).unwrap() };
     let s = Stream::new(d).unwrap();
-    s.copy_to_device_async(
+    s.copy_from_host_async(
         &PinnedBuffer::from_slice(d, &complement(&host)).unwrap(),
         &mut dev,
     )

@@ -73,7 +73,7 @@ fn worker(thread: usize, d: &Device, add: &Function, rounds: usize, counts: &Cou
                 let src = PinnedBuffer::from_slice(d, &data).unwrap();
                 let mut dev = DeviceBuffer::<u32>::zeroed(d, n).unwrap();
                 let stream = &streams[s];
-                stream.copy_to_device_async(&src, &mut dev).unwrap();
+                stream.copy_from_host_async(&src, &mut dev).unwrap();
                 drop(src); // waits for its copy, never frees under it
                 let by = rng.next() as u32 & 0xffff;
                 let expected: Vec<u32> = data.iter().map(|v| v.wrapping_add(by)).collect();
@@ -148,7 +148,7 @@ fn worker(thread: usize, d: &Device, add: &Function, rounds: usize, counts: &Cou
                     let stream = &streams[s];
                     stream.wait_event(&job.last).unwrap();
                     let not_yet: Vec<u32> = job.expected.iter().map(|v| !v).collect();
-                    let mut copy = DeviceBuffer::from_host(d, &not_yet).unwrap();
+                    let mut copy = DeviceBuffer::from_slice(d, &not_yet).unwrap();
                     stream.copy_device_async(&job.dev, &mut copy).unwrap();
                     let mut dst = sentinel(d, &job.expected);
                     stream.copy_to_host_async(&copy, &mut dst).unwrap();

@@ -69,7 +69,7 @@ fn portable_options_compile_and_run_on_nvidia_in_nvrtcs_spelling() {
             .unwrap_or_else(|e| panic!("{options:?}: {e}"));
         let m = Module::load_data(&d, code.code()).unwrap();
         let f = m.function("put").unwrap();
-        let mut out = DeviceBuffer::from_host(&d, &[u32::MAX; 4]).unwrap();
+        let mut out = DeviceBuffer::from_slice(&d, &[u32::MAX; 4]).unwrap();
         let mut args = LaunchArgs::new();
         args.arg_mut(&mut out);
         // SAFETY: put(unsigned*) writes out[threadIdx.x] for 4 threads.

@@ -144,13 +144,13 @@ mod gpu {
         let a: Vec<f32> = input(n, 1).iter().map(|&v| v as f32 * 0.125).collect();
         let b: Vec<f32> = input(n, 2).iter().map(|&v| v as f32 * -0.5).collect();
         let (da, db) = (
-            DeviceBuffer::from_host(&d, &a).unwrap(),
-            DeviceBuffer::from_host(&d, &b).unwrap(),
+            DeviceBuffer::from_slice(&d, &a).unwrap(),
+            DeviceBuffer::from_slice(&d, &b).unwrap(),
         );
         for block in [32u32, 64, 128, 1024] {
             let config = LaunchConfig::new(n.div_ceil(block), block);
             // NaN: equal to no sum, so an element the kernel missed fails the comparison.
-            let mut dc = DeviceBuffer::from_host(&d, &vec![f32::NAN; n as usize]).unwrap();
+            let mut dc = DeviceBuffer::from_slice(&d, &vec![f32::NAN; n as usize]).unwrap();
             let mut args = LaunchArgs::new();
             args.arg(&da).arg(&db).arg_mut(&mut dc).arg(&n);
             // SAFETY: vector_add(a, b, c, n) over buffers of n elements.
@@ -167,7 +167,7 @@ mod gpu {
                 "vector_add, block {block}"
             );
 
-            let mut dy = DeviceBuffer::from_host(&d, &b).unwrap();
+            let mut dy = DeviceBuffer::from_slice(&d, &b).unwrap();
             let alpha = 3.0f32;
             let mut args = LaunchArgs::new();
             args.arg(&alpha).arg(&da).arg_mut(&mut dy).arg(&n);
@@ -192,7 +192,7 @@ mod gpu {
         let (d, m, s) = module();
         let n = 1_000_001u32;
         let data = input(n, 7);
-        let din = DeviceBuffer::from_host(&d, &data).unwrap();
+        let din = DeviceBuffer::from_slice(&d, &data).unwrap();
         for block in [2u32, 64, 256, 1024] {
             let blocks = n.div_ceil(block);
             let want: Vec<u32> = data
@@ -200,7 +200,7 @@ mod gpu {
                 .map(|c| c.iter().fold(0u32, |a, &v| a.wrapping_add(v)))
                 .collect();
             let not_yet: Vec<u32> = want.iter().map(|v| !v).collect();
-            let mut partial = DeviceBuffer::from_host(&d, &not_yet).unwrap();
+            let mut partial = DeviceBuffer::from_slice(&d, &not_yet).unwrap();
             let mut args = LaunchArgs::new();
             args.arg(&din).arg_mut(&mut partial).arg(&n);
             let config = LaunchConfig {
@@ -230,10 +230,10 @@ mod gpu {
             offset: 0.25,
             len: n - 1, // the last element must stay untouched
         };
-        let dp = DeviceBuffer::from_host(&d, &[params]).unwrap();
+        let dp = DeviceBuffer::from_slice(&d, &[params]).unwrap();
         let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
-        let dx = DeviceBuffer::from_host(&d, &x).unwrap();
-        let mut dy = DeviceBuffer::from_host(&d, &vec![7.0f32; n as usize]).unwrap();
+        let dx = DeviceBuffer::from_slice(&d, &x).unwrap();
+        let mut dy = DeviceBuffer::from_slice(&d, &vec![7.0f32; n as usize]).unwrap();
         let mut args = LaunchArgs::new();
         args.arg(&dp).arg(&dx).arg_mut(&mut dy);
         // SAFETY: affine_f32(p, x, y): p one Affine, x and y n > p.len elements.

@@ -37,7 +37,7 @@ fn event_rerecorded_while_another_thread_waits() {
         e.record(&a).unwrap();
         let y = std::thread::scope(|t| {
             t.spawn(|| {
-                x.lock().unwrap().fill_async(round + 1, &a).unwrap();
+                a.fill_async(&mut *x.lock().unwrap(), round + 1).unwrap();
                 e.record(&a).unwrap();
             });
             t.spawn(|| {

@@ -38,7 +38,7 @@ fn a_graph_launched_during_a_staged_copy_waits_for_all_of_it() {
     let g = Stream::non_blocking(&d).unwrap();
     let mut exec = {
         let cap = g.begin_capture(CaptureMode::ThreadLocal).unwrap();
-        x.fill_async(FILL, &g).unwrap();
+        g.fill_async(&mut x, FILL).unwrap();
         cap.end().unwrap().instantiate().unwrap()
     };
     for round in 0..8u64 {
@@ -75,7 +75,7 @@ extern "C" __global__ void hold(const unsigned int* x, unsigned int* y, unsigned
 extern "C" __global__ void pause(unsigned int n) {}
 "#;
 
-/// Hole 6: `f1 = x.to_vec_async(&s); f2 = y.to_vec_async(&s); drop(x); drop(f1)` while stream `busy`
+/// Hole 6: `f1 = x.to_vec_future(&s); f2 = y.to_vec_future(&s); drop(x); drop(f1)` while stream `busy`
 /// still reads `x` for a second (a kernel the shadow holds that long), and `s` is held 0.2 s first so
 /// that f1 is still pending when it is dropped. Once f1's copy is done its release frees `x`, which
 /// first waits for `busy`'s read: the stream's waiting thread did that before waking f2 (f2 after the
@@ -101,10 +101,10 @@ fn the_second_future_does_not_wait_for_the_first_ones_release() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let x = DeviceBuffer::from_host(&d, &vec![1u32; N]).unwrap();
-        let y = DeviceBuffer::from_host(&d, &vec![2u32; N]).unwrap();
+        let x = DeviceBuffer::from_slice(&d, &vec![1u32; N]).unwrap();
+        let y = DeviceBuffer::from_slice(&d, &vec![2u32; N]).unwrap();
         let mut z = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
-        assert_eq!(y.to_vec_async(&s).await.unwrap()[0], 2);
+        assert_eq!(y.to_vec_future(&s).await.unwrap()[0], 2);
         let k = module.function("hold").unwrap();
         let n = N as u32;
         let mut args = LaunchArgs::new();
@@ -117,8 +117,8 @@ fn the_second_future_does_not_wait_for_the_first_ones_release() {
         args.arg(&n);
         // SAFETY: pause(unsigned) touches no memory.
         unsafe { pause.launch(&s, &LaunchConfig::new(1, 1), &mut args) }.unwrap();
-        let f1 = x.to_vec_async(&s);
-        let f2 = y.to_vec_async(&s);
+        let f1 = x.to_vec_future(&s);
+        let f2 = y.to_vec_future(&s);
         drop(x);
         drop(f1);
         let v = f2.await.unwrap();

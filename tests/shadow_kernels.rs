@@ -82,7 +82,7 @@ fn kernel_write_then_copies_on_other_streams() {
     let a = Stream::non_blocking(&f.device).unwrap();
     let b = Stream::non_blocking(&f.device).unwrap();
     for round in 0..ROUNDS {
-        let mut x = DeviceBuffer::from_host(&f.device, &vec![round; N]).unwrap();
+        let mut x = DeviceBuffer::from_slice(&f.device, &vec![round; N]).unwrap();
         produce(&f, &mut x, &a);
         let mut host = PinnedBuffer::<u32>::zeroed(&f.device, N).unwrap();
         b.copy_to_host_async(&x, &mut host).unwrap();
@@ -105,11 +105,11 @@ fn copy_then_kernel_reads_then_kernel_writes_on_other_streams() {
         let mut x = DeviceBuffer::<u32>::zeroed(&f.device, N).unwrap();
         let mut y1 = DeviceBuffer::<u32>::zeroed(&f.device, N).unwrap();
         let mut y2 = DeviceBuffer::<u32>::zeroed(&f.device, N).unwrap();
-        a.copy_to_device_async(&src, &mut x).unwrap();
+        a.copy_from_host_async(&src, &mut x).unwrap();
         consume(&f, &x, &mut y1, &b); // reads x after A's copy
         consume(&f, &x, &mut y2, &c); // a second reader
         produce(&f, &mut x, &a); // a writer after both readers
-        x.fill_async(round + 1, &b).unwrap();
+        b.fill_async(&mut x, round + 1).unwrap();
         assert_eq!(x.to_vec().unwrap(), vec![round + 1; N]);
         drop(y1);
         drop(y2); // freed after the kernels that write them
@@ -122,7 +122,7 @@ fn captured_kernels_replayed_then_read_elsewhere() {
     let f = fixture();
     let s = Stream::non_blocking(&f.device).unwrap();
     let other = Stream::non_blocking(&f.device).unwrap();
-    let x = std::sync::Arc::new(DeviceBuffer::from_host(&f.device, &vec![3u32; N]).unwrap());
+    let x = std::sync::Arc::new(DeviceBuffer::from_slice(&f.device, &vec![3u32; N]).unwrap());
     let mut y = DeviceBuffer::<u32>::zeroed(&f.device, N).unwrap();
     let graph = {
         let mut cap = s.begin_capture(hip::CaptureMode::ThreadLocal).unwrap();
@@ -144,7 +144,7 @@ fn captured_kernels_replayed_then_read_elsewhere() {
         exec.launch(&s).unwrap();
         let mut z = DeviceBuffer::<u32>::zeroed(&f.device, N).unwrap();
         other.copy_device_async(&y, &mut z).unwrap();
-        y.fill_async(round, &other).unwrap();
+        other.fill_async(&mut y, round).unwrap();
         assert_eq!(
             z.to_vec().unwrap(),
             vec![if round == 0 { 0 } else { round - 1 }; N]

@@ -34,11 +34,11 @@ fn after(learn: impl Fn(&F, &DeviceBuffer<u32>)) {
     let f = f();
     for round in 0..ROUNDS {
         let (mut x, mut y) = (buf(&f), buf(&f));
-        x.fill_async(round, &f.a).unwrap();
-        y.fill_async(round, &f.a).unwrap();
+        f.a.fill_async(&mut x, round).unwrap();
+        f.a.fill_async(&mut y, round).unwrap();
         learn(&f, &y);
-        x.fill_async(round + 1, &f.a).unwrap();
-        y.fill_async(round + 2, &f.b).unwrap();
+        f.a.fill_async(&mut x, round + 1).unwrap();
+        f.b.fill_async(&mut y, round + 2).unwrap();
         assert_eq!(x.to_vec().unwrap(), vec![round + 1; N]);
         assert_eq!(y.to_vec().unwrap(), vec![round + 2; N]);
     }
@@ -80,12 +80,12 @@ fn synchronized_weights_read_on_two_streams() {
     let f = f();
     for round in 0..ROUNDS {
         let mut w = buf(&f);
-        w.fill_async(round + 5, &f.a).unwrap();
+        f.a.fill_async(&mut w, round + 5).unwrap();
         f.a.synchronize().unwrap();
         let (mut r1, mut r2) = (buf(&f), buf(&f));
         f.a.copy_device_async(&w, &mut r1).unwrap();
         f.b.copy_device_async(&w, &mut r2).unwrap();
-        w.fill_async(0, &f.b).unwrap(); // then a writer after both readers
+        f.b.fill_async(&mut w, 0).unwrap(); // then a writer after both readers
         assert_eq!(r1.to_vec().unwrap(), vec![round + 5; N]);
         assert_eq!(r2.to_vec().unwrap(), vec![round + 5; N]);
     }
@@ -98,10 +98,10 @@ fn marker_covers_the_first_write_only() {
     let f = f();
     for round in 0..ROUNDS {
         let (mut x, mut z, mut y) = (buf(&f), buf(&f), buf(&f));
-        x.fill_async(round + 9, &f.a).unwrap();
-        z.fill_async(round + 10, &f.a).unwrap();
+        f.a.fill_async(&mut x, round + 9).unwrap();
+        f.a.fill_async(&mut z, round + 10).unwrap();
         f.b.copy_device_async(&x, &mut y).unwrap();
-        z.fill_async(round + 11, &f.b).unwrap(); // z: written after A's write, on B
+        f.b.fill_async(&mut z, round + 11).unwrap(); // z: written after A's write, on B
         assert_eq!(y.to_vec().unwrap(), vec![round + 9; N]);
         assert_eq!(z.to_vec().unwrap(), vec![round + 11; N]);
     }
@@ -116,7 +116,7 @@ fn blocking_streams_with_the_null_stream() {
     let e = Stream::new(&f.d).unwrap();
     for round in 0..ROUNDS {
         let (mut x, mut y) = (buf(&f), buf(&f));
-        x.fill_async(round + 1, &c).unwrap();
+        c.fill_async(&mut x, round + 1).unwrap();
         e.copy_device_async(&x, &mut y).unwrap();
         x.memset_bytes(0).unwrap(); // the null stream, after both
         f.a.copy_device_async(&y, &mut x).unwrap();

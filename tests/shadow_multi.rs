@@ -29,12 +29,12 @@ fn peer_copies_between_each_devices_work() {
     for round in 0..ROUNDS {
         let mut x0 = DeviceBuffer::<u32>::zeroed(&d0, N).unwrap();
         let mut y1 = DeviceBuffer::<u32>::zeroed(&d1, N).unwrap();
-        x0.fill_async(round + 1, &s0).unwrap();
+        s0.fill_async(&mut x0, round + 1).unwrap();
         s1.copy_peer_async(&x0, &mut y1).unwrap(); // after d0's write
-        x0.fill_async(0, &s0).unwrap(); // after d1's read
+        s0.fill_async(&mut x0, 0).unwrap(); // after d1's read
         let mut z0 = DeviceBuffer::<u32>::zeroed(&d0, N).unwrap();
         s0.copy_peer_async(&y1, &mut z0).unwrap(); // back, after the first copy
-        y1.fill_async(7, &s1).unwrap(); // after that read
+        s1.fill_async(&mut y1, 7).unwrap(); // after that read
         assert_eq!(z0.to_vec().unwrap(), vec![round + 1; N]);
         assert_eq!(x0.to_vec().unwrap(), vec![0; N]);
         assert_eq!(y1.to_vec().unwrap(), vec![7; N]);
@@ -48,10 +48,10 @@ fn each_devices_null_stream_and_blocking_streams() {
     let b0 = Stream::new(&d0).unwrap();
     let b1 = Stream::new(&d1).unwrap();
     for round in 0..ROUNDS {
-        let mut x0 = DeviceBuffer::from_host(&d0, &vec![round; N]).unwrap();
-        let mut x1 = DeviceBuffer::from_host(&d1, &vec![round + 1; N]).unwrap();
-        x0.fill_async(round + 2, &b0).unwrap();
-        x1.fill_async(round + 3, &b1).unwrap();
+        let mut x0 = DeviceBuffer::from_slice(&d0, &vec![round; N]).unwrap();
+        let mut x1 = DeviceBuffer::from_slice(&d1, &vec![round + 1; N]).unwrap();
+        b0.fill_async(&mut x0, round + 2).unwrap();
+        b1.fill_async(&mut x1, round + 3).unwrap();
         let mut y1 = DeviceBuffer::<u32>::zeroed(&d1, N).unwrap();
         b1.copy_peer_async(&x0, &mut y1).unwrap();
         assert_eq!(y1.to_vec().unwrap(), vec![round + 2; N]);
@@ -68,7 +68,7 @@ fn buffers_of_one_device_dropped_while_the_other_reads_them() {
     let s0 = Stream::non_blocking(&d0).unwrap();
     let mut keep = Vec::new();
     for round in 0..ROUNDS {
-        let x1 = DeviceBuffer::from_host(&d1, &vec![round; N]).unwrap();
+        let x1 = DeviceBuffer::from_slice(&d1, &vec![round; N]).unwrap();
         let mut y0 = DeviceBuffer::<u32>::zeroed(&d0, N).unwrap();
         s0.copy_peer_async(&x1, &mut y0).unwrap();
         drop(x1); // still read by device 0's stream

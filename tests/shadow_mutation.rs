@@ -26,7 +26,7 @@ fn pattern_in_child() {
     let b = Stream::non_blocking(&d).unwrap();
     let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
     let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
-    x.fill_async(77, &a).unwrap();
+    a.fill_async(&mut x, 77).unwrap();
     b.copy_device_async(&x, &mut y).unwrap();
     let wrong = y.to_vec().unwrap().iter().filter(|&&v| v != 77).count();
     println!(

@@ -30,7 +30,7 @@ fn write_on_a_then_read_on_b() {
     for round in 0..ROUNDS {
         let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
         let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
-        x.fill_async(round + 7, &a).unwrap();
+        a.fill_async(&mut x, round + 7).unwrap();
         b.copy_device_async(&x, &mut y).unwrap();
         assert_eq!(y.to_vec().unwrap(), vec![round + 7; N]);
     }
@@ -42,13 +42,13 @@ fn reads_on_two_streams_then_a_write() {
     let d = device();
     let (a, b) = streams(&d);
     for round in 0..ROUNDS {
-        let x = DeviceBuffer::from_host(&d, &vec![round; N]).unwrap();
+        let x = DeviceBuffer::from_slice(&d, &vec![round; N]).unwrap();
         let mut x = x;
         let mut y1 = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
         let mut y2 = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
         a.copy_device_async(&x, &mut y1).unwrap();
         b.copy_device_async(&x, &mut y2).unwrap();
-        x.fill_async(1000 + round, &a).unwrap();
+        a.fill_async(&mut x, 1000 + round).unwrap();
         assert_eq!(y1.to_vec().unwrap(), vec![round; N]);
         assert_eq!(y2.to_vec().unwrap(), vec![round; N]);
         assert_eq!(x.to_vec().unwrap(), vec![1000 + round; N]);
@@ -60,7 +60,7 @@ fn reads_on_two_streams_then_a_write() {
 fn synchronous_copies_and_fills() {
     let d = device();
     let host: Vec<u32> = (0..N as u32).collect();
-    let x = DeviceBuffer::from_host(&d, &host).unwrap();
+    let x = DeviceBuffer::from_slice(&d, &host).unwrap();
     let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
     y.copy_from_device(&x).unwrap();
     assert_eq!(y.to_vec().unwrap(), host);
@@ -74,7 +74,7 @@ fn synchronous_copies_and_fills() {
     assert_eq!(y.to_vec().unwrap(), vec![0; N]);
     let mut h = DeviceBuffer::<u16>::zeroed(&d, N).unwrap();
     let s = Stream::new(&d).unwrap();
-    h.fill_async(0xbeef, &s).unwrap();
+    s.fill_async(&mut h, 0xbeef).unwrap();
     assert_eq!(h.to_vec().unwrap(), vec![0xbeef; N]);
     assert_no_reports();
 }
@@ -87,7 +87,7 @@ fn pinned_buffers_and_their_host_access() {
         let src = PinnedBuffer::from_slice(&d, &vec![round + 1; N]).unwrap();
         let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
         let mut out = PinnedBuffer::<u32>::zeroed(&d, N).unwrap();
-        a.copy_to_device_async(&src, &mut x).unwrap();
+        a.copy_from_host_async(&src, &mut x).unwrap();
         b.copy_to_host_async(&x, &mut out).unwrap();
         let s = out.as_slice().unwrap();
         shadow::host_access(s, false);
@@ -96,7 +96,7 @@ fn pinned_buffers_and_their_host_access() {
         let m = out.as_mut_slice().unwrap();
         shadow::host_access(m, true);
         m.fill(5);
-        a.copy_to_device_async(&out, &mut x).unwrap();
+        a.copy_from_host_async(&out, &mut x).unwrap();
         assert_eq!(x.to_vec().unwrap(), vec![5; N]);
     }
     assert_no_reports();
@@ -109,7 +109,7 @@ fn host_functions_run_in_stream_order() {
     let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     for round in 0..ROUNDS {
-        x.fill_async(round, &s).unwrap();
+        s.fill_async(&mut x, round).unwrap();
         let tx = tx.clone();
         s.launch_host_fn(move || tx.send(round).unwrap()).unwrap();
     }
@@ -125,7 +125,7 @@ fn event_recorded_on_one_thread_waited_on_another() {
     let (a, b) = streams(&d);
     for round in 0..ROUNDS {
         let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
-        x.fill_async(round + 3, &a).unwrap();
+        a.fill_async(&mut x, round + 3).unwrap();
         let e = a.record_event().unwrap();
         let y = std::thread::scope(|t| {
             t.spawn(|| {
@@ -146,13 +146,13 @@ fn event_recorded_on_one_thread_waited_on_another() {
 fn captured_copy_and_fill_replay() {
     let d = device();
     let s = Stream::non_blocking(&d).unwrap();
-    let x = std::sync::Arc::new(DeviceBuffer::from_host(&d, &vec![9u32; N]).unwrap());
+    let x = std::sync::Arc::new(DeviceBuffer::from_slice(&d, &vec![9u32; N]).unwrap());
     let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
     let mut z = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
     let graph = {
         let mut cap = s.begin_capture(hip::CaptureMode::ThreadLocal).unwrap();
         s.copy_device_async(&*x, &mut y).unwrap();
-        z.fill_async(4, &s).unwrap();
+        s.fill_async(&mut z, 4).unwrap();
         cap.keep(x.clone());
         cap.end().unwrap()
     };
@@ -175,13 +175,13 @@ fn pool_buffers_freed_while_used_on_another_stream() {
     let (a, b) = streams(&d);
     for round in 0..ROUNDS {
         let mut x = DeviceBuffer::<u32>::zeroed_async(&a, N).unwrap();
-        x.fill_async(round + 11, &a).unwrap();
+        a.fill_async(&mut x, round + 11).unwrap();
         let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
         b.copy_device_async(&x, &mut y).unwrap();
         drop(x); // freed on A, in stream order after B's read
                  // The pool may hand the same memory out again at once.
         let mut again = DeviceBuffer::<u32>::zeroed_async(&a, N).unwrap();
-        again.fill_async(1, &a).unwrap();
+        a.fill_async(&mut again, 1).unwrap();
         assert_eq!(y.to_vec().unwrap(), vec![round + 11; N]);
         assert_eq!(again.to_vec().unwrap(), vec![1; N]);
     }
@@ -197,10 +197,10 @@ fn futures_to_vec_async_and_completion() {
         .unwrap();
     for round in 0..ROUNDS {
         let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
-        x.fill_async(round + 20, &s).unwrap();
-        let v = rt.block_on(x.to_vec_async(&s)).unwrap();
+        s.fill_async(&mut x, round + 20).unwrap();
+        let v = rt.block_on(x.to_vec_future(&s)).unwrap();
         assert_eq!(v, vec![round + 20; N]);
-        x.fill_async(round + 30, &s).unwrap();
+        s.fill_async(&mut x, round + 30).unwrap();
         rt.block_on(s.completion()).unwrap();
         assert_eq!(x.to_vec().unwrap(), vec![round + 30; N]);
     }
@@ -212,7 +212,7 @@ fn staging_ring_large_pageable_copies() {
     let d = device();
     let n = (40 << 20) / 4; // past the ring's 16 MiB threshold: several 8 MiB chunks
     let host: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761)).collect();
-    let x = DeviceBuffer::from_host(&d, &host).unwrap();
+    let x = DeviceBuffer::from_slice(&d, &host).unwrap();
     assert!(x.to_vec().unwrap() == host);
     let mut y = DeviceBuffer::<u32>::zeroed(&d, n).unwrap();
     y.copy_from_host(&host[..]).unwrap();
@@ -229,13 +229,13 @@ fn buffers_dropped_while_streams_use_them() {
     let mut keep = Vec::new();
     for round in 0..ROUNDS {
         let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
-        x.fill_async(round, &a).unwrap();
+        a.fill_async(&mut x, round).unwrap();
         let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
         b.copy_device_async(&x, &mut y).unwrap();
         drop(x); // still read by B, written by A
         let pinned = PinnedBuffer::from_slice(&d, &vec![round; N]).unwrap();
         let mut z = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
-        a.copy_to_device_async(&pinned, &mut z).unwrap();
+        a.copy_from_host_async(&pinned, &mut z).unwrap();
         drop(pinned); // still read by A
         keep.push((round, y, z));
     }
@@ -252,7 +252,7 @@ fn managed_buffers_on_two_streams_and_the_host() {
     let (a, b) = streams(&d);
     for round in 0..ROUNDS {
         let mut m = ManagedBuffer::<u32>::zeroed(&d, N).unwrap();
-        let src = DeviceBuffer::from_host(&d, &vec![round + 40; N]).unwrap();
+        let src = DeviceBuffer::from_slice(&d, &vec![round + 40; N]).unwrap();
         a.copy_device_async(&src, &mut m).unwrap();
         let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
         b.copy_device_async(&m, &mut y).unwrap();
@@ -274,7 +274,7 @@ fn two_dimensional_copies_between_stream_work() {
     let (w, h, pitch) = (48usize, 32usize, 64usize);
     for round in 0..ROUNDS {
         let mut x = DeviceBuffer::<u32>::zeroed(&d, pitch * h).unwrap();
-        x.fill_async(round, &a).unwrap(); // the padding keeps this value
+        a.fill_async(&mut x, round).unwrap(); // the padding keeps this value
         let host: Vec<u32> = (0..(w * h) as u32).map(|i| i + round).collect();
         x.copy_2d_from_host(pitch, &host, w, w, h).unwrap();
         let mut back = vec![0u32; w * h];

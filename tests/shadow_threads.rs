@@ -29,13 +29,13 @@ fn futures_dropped_before_they_resolve() {
         .unwrap();
     for round in 0..ROUNDS {
         let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
-        x.fill_async(round, &a).unwrap();
-        drop(x.to_vec_async(&a)); // the copy is queued; nobody waits for it
+        a.fill_async(&mut x, round).unwrap();
+        drop(x.to_vec_future(&a)); // the copy is queued; nobody waits for it
         drop(a.completion());
-        x.fill_async(round + 100, &b).unwrap(); // a write after the dropped read, on another stream
-        let v = rt.block_on(x.to_vec_async(&b)).unwrap();
+        b.fill_async(&mut x, round + 100).unwrap(); // a write after the dropped read, on another stream
+        let v = rt.block_on(x.to_vec_future(&b)).unwrap();
         assert_eq!(v, vec![round + 100; N]);
-        drop(x.to_vec_async(&b));
+        drop(x.to_vec_future(&b));
         drop(x); // freed with a dropped read still queued
     }
     assert_no_reports();
@@ -54,15 +54,15 @@ fn pinned_copies_and_event_completions_dropped() {
     let e = Event::new(&d).unwrap();
     for round in 0..ROUNDS {
         let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
-        x.fill_async(round, &a).unwrap();
+        a.fill_async(&mut x, round).unwrap();
         let pinned = PinnedBuffer::<u32>::zeroed(&d, N).unwrap();
-        drop(b.copy_to_pinned_async(&x, pinned)); // frees the pinned buffer under the copy
+        drop(b.copy_to_pinned_future(&x, pinned)); // frees the pinned buffer under the copy
         e.record(&a).unwrap();
         drop(e.completion());
-        x.fill_async(round + 1, &a).unwrap();
+        a.fill_async(&mut x, round + 1).unwrap();
         e.record(&b).unwrap();
         let back = rt
-            .block_on(b.copy_to_pinned_async(&x, PinnedBuffer::zeroed(&d, N).unwrap()))
+            .block_on(b.copy_to_pinned_future(&x, PinnedBuffer::zeroed(&d, N).unwrap()))
             .unwrap();
         let s = back.as_slice().unwrap();
         shadow::host_access(s, false);
@@ -78,7 +78,7 @@ fn buffers_dropped_inside_host_functions() {
     let a = Stream::non_blocking(&d).unwrap();
     let b = Stream::non_blocking(&d).unwrap();
     for round in 0..ROUNDS {
-        let x = DeviceBuffer::from_host(&d, &vec![round; N]).unwrap();
+        let x = DeviceBuffer::from_slice(&d, &vec![round; N]).unwrap();
         let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
         b.copy_device_async(&x, &mut y).unwrap();
         let h = a.launch_host_fn(move || drop(x)).unwrap(); // still read by B
@@ -102,7 +102,7 @@ fn hip_objects_dropped_inside_host_functions_call_no_hip_there() {
         let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
         let graph = {
             let cap = g.begin_capture(hip::CaptureMode::ThreadLocal).unwrap();
-            x.fill_async(round + 1, &g).unwrap();
+            g.fill_async(&mut x, round + 1).unwrap();
             cap.end().unwrap()
         };
         let mut exec = graph.instantiate().unwrap();
@@ -140,7 +140,7 @@ fn staging_ring_from_two_threads() {
             let (d, results) = (&d, results.clone());
             t.spawn(move || {
                 let host: Vec<u32> = (0..n as u32).map(|i| i ^ (k << 30)).collect();
-                let x = DeviceBuffer::from_host(d, &host).unwrap();
+                let x = DeviceBuffer::from_slice(d, &host).unwrap();
                 results.lock().unwrap().push(x.to_vec().unwrap() == host);
             });
         }
@@ -159,7 +159,7 @@ fn graph_launches_and_reads_on_two_threads() {
     let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
     let graph = {
         let cap = a.begin_capture(hip::CaptureMode::ThreadLocal).unwrap();
-        x.fill_async(8, &a).unwrap();
+        a.fill_async(&mut x, 8).unwrap();
         cap.end().unwrap()
     };
     let x = Arc::new(x);
@@ -200,7 +200,7 @@ fn one_stream_two_threads() {
             let (d, s, other, bufs) = (&d, &s, &other, &bufs);
             t.spawn(move || {
                 for round in 0..ROUNDS {
-                    bufs[k].lock().unwrap().fill_async(round, s).unwrap();
+                    s.fill_async(&mut *bufs[k].lock().unwrap(), round).unwrap();
                     let mut y = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
                     other
                         .copy_device_async(&*bufs[1 - k].lock().unwrap(), &mut y)
@@ -224,7 +224,7 @@ fn streams_dropped_with_work_queued() {
         let c = Stream::non_blocking(&d).unwrap();
         let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
         let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
-        x.fill_async(round, &c).unwrap();
+        c.fill_async(&mut x, round).unwrap();
         c.copy_device_async(&x, &mut y).unwrap();
         drop(c);
         let e = Stream::non_blocking(&d).unwrap();

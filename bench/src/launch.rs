@@ -24,9 +24,9 @@ pub struct EightArgs {
 impl EightArgs {
     pub fn new(device: &Device, host: [&[f32]; 3]) -> hip::Result<EightArgs> {
         Ok(EightArgs {
-            a: DeviceBuffer::from_host(device, host[0])?,
-            b: DeviceBuffer::from_host(device, host[1])?,
-            c: DeviceBuffer::from_host(device, host[2])?,
+            a: DeviceBuffer::from_slice(device, host[0])?,
+            b: DeviceBuffer::from_slice(device, host[1])?,
+            c: DeviceBuffer::from_slice(device, host[2])?,
             d: DeviceBuffer::zeroed(device, THREADS as usize)?,
             alpha: 1.5,
             beta: -0.25,

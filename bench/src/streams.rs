@@ -126,7 +126,7 @@ pub fn safe_pipeline(k: &Kernels, p: &mut Pipeline, streams: &[Stream]) -> hip::
         .enumerate()
     {
         let s = &streams[c % streams.len()];
-        s.copy_to_device_async(input, dev)?;
+        s.copy_from_host_async(input, dev)?;
         let mut args = LaunchArgs::new();
         args.arg_mut(dev).arg(&len).arg(&p.iterations);
         // SAFETY: `work(float* x, unsigned n, unsigned iterations)` touches x[i] for i < n = dev.len().

@@ -2,7 +2,7 @@
 //!
 //! The order, first match wins:
 //! 1. the library's own variable (`HIPBLAS_PATH`, ...): a root holding `include/<header>`;
-//! 2. the HIP installation hip-sys found (its `links` metadata, `DEP_AMDHIP64_ROOT`);
+//! 2. the HIP installation hip-sys found (its `links` metadata, `DEP_HIPRS_AMDHIP64_ROOT`);
 //! 3. `ROCM_PATH`, then `HIP_PATH`;
 //! 4. `/opt/rocm`;
 //! 5. `/usr` (Debian's and Ubuntu's `lib*-dev` packages).
@@ -48,7 +48,7 @@ pub fn find(lib: &Library) -> Search {
     let mut tried = Vec::new();
     for (var, shown) in [
         (lib.path_var, lib.path_var),
-        ("DEP_AMDHIP64_ROOT", "hip-sys's HIP root"),
+        ("DEP_HIPRS_AMDHIP64_ROOT", "hip-sys's HIP root"),
         ("ROCM_PATH", "ROCM_PATH"),
         ("HIP_PATH", "HIP_PATH"),
     ] {

@@ -69,13 +69,13 @@ pub fn build(b: &Binding) {
             find::missing_message(&b.library, b.feature, &tried, b.install),
             deployment_note(
                 b,
-                env::var("DEP_AMDHIP64_PLATFORM").as_deref() == Ok("nvidia")
+                env::var("DEP_HIPRS_AMDHIP64_PLATFORM").as_deref() == Ok("nvidia")
             )
         )),
     };
-    let Ok(clang_args) = env::var("DEP_AMDHIP64_CLANG_ARGS") else {
+    let Ok(clang_args) = env::var("DEP_HIPRS_AMDHIP64_CLANG_ARGS") else {
         fail(&format!(
-            "{}: hip-sys gave no HIP headers (DEP_AMDHIP64_CLANG_ARGS): {}'s header needs HIP's. Build \
+            "{}: hip-sys gave no HIP headers (DEP_HIPRS_AMDHIP64_CLANG_ARGS): {}'s header needs HIP's. Build \
              hip-sys from a real ROCm/HIP install, not from its prebuilt bindings.",
             b.crate_name, b.library.name
         ))
@@ -83,7 +83,7 @@ pub fn build(b: &Binding) {
     let mut clang_args: Vec<String> = clang_args.split('\u{1f}').map(String::from).collect();
     clang_args.push(format!("-I{}", found.include.display()));
     clang_args.extend(b.clang_args.iter().map(|a| a.to_string()));
-    if env::var("DEP_AMDHIP64_PLATFORM").as_deref() == Ok("nvidia") {
+    if env::var("DEP_HIPRS_AMDHIP64_PLATFORM").as_deref() == Ok("nvidia") {
         // The math libraries' headers of ROCm 5 test the older spelling (hiprand.h: __HIP_PLATFORM_NVCC__).
         clang_args.push("-D__HIP_PLATFORM_NVCC__".into());
     }

@@ -168,7 +168,7 @@ fn main() {
 
     std::fs::write(out.join("nvidia_dynamic.rs"), cuda_dynamic).expect("write nvidia_dynamic.rs");
 
-    // Metadata for downstream -sys crates, read as DEP_AMDHIP64_<KEY>.
+    // Metadata for downstream -sys crates, read as DEP_HIPRS_AMDHIP64_<KEY>.
     println!("cargo:root={}", hip.root.display());
     println!("cargo:include={}", hip.include.display());
     if let Some(lib) = &hip.lib {

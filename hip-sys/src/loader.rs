@@ -7,7 +7,7 @@
 //! on a machine without HIP, and one binary runs on every runtime that exports what it calls.
 //!
 //! - No library opened: every function returns [`hipRsErrorLibraryNotFound`] (functions returning a pointer
-//!   return null), every time; [`failure`] lists each path tried and why it failed.
+//!   return null), every time; `failure()` lists each path tried and why it failed.
 //! - The library lacks a function (a 7.x call on 6.x): that function returns [`hipRsErrorSymbolNotFound`];
 //!   the others work.
 //!

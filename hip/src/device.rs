@@ -78,7 +78,21 @@ impl Device {
     }
 
     /// Open device `ordinal`: make it current on this thread, make sure its primary context exists, and
-    /// read its launch limits.
+    /// read its launch limits. The first call in a process initialises the HIP runtime (tens to hundreds
+    /// of milliseconds); a `Device` is cheap to clone (an `Arc`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoDevice`] where this machine has no usable GPU (no device, no driver, a driver too old:
+    /// said in words), [`Error::DeviceOutOfRange`] for an ordinal past the last device, and with
+    /// `dynamic-loading` [`Error::LibraryNotFound`] where no HIP runtime could be opened. A program that
+    /// should run either way asks [`Device::first_usable`] instead.
+    ///
+    /// ```no_run
+    /// let device = hip::Device::get(0)?;
+    /// println!("{} ({})", device.properties()?.name, device.arch_name()?);
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn get(ordinal: usize) -> Result<Device> {
         let count = Self::count()?;
         if ordinal >= count {

@@ -9,8 +9,26 @@ use crate::stream::{lock, CaptureLog, Stream};
 use hip_sys as sys;
 use std::sync::{Arc, Mutex, Weak};
 
-/// A HIP event. Created without timing unless asked ([`Event::with_timing`]): timing events cost several
-/// times more to record.
+/// A HIP event: a point in a stream's queue, to wait for, to order another stream after, or to time.
+///
+/// Created without timing unless asked ([`Event::with_timing`]): timing events cost several times more
+/// to record. Ordering buffers between streams needs no event (the memory model does it); events are for
+/// timing, for waiting on the host for part of a queue, and for ordering work this crate cannot see.
+///
+/// ```no_run
+/// use hip::prelude::*;
+///
+/// let device = Device::get(0)?;
+/// let stream = Stream::new(&device)?;
+/// let (start, end) = (Event::with_timing(&device)?, Event::with_timing(&device)?);
+/// let mut x = DeviceBuffer::<u32>::zeroed(&device, 1 << 20)?;
+/// start.record(&stream)?;
+/// stream.fill_async(&mut x, 7)?;
+/// end.record(&stream)?;
+/// end.synchronize()?; // blocks until the fill is done
+/// println!("fill: {:.3} ms", start.elapsed_ms(&end)?);
+/// # Ok::<(), hip::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Event {
     raw: sys::hipEvent_t,
@@ -41,6 +59,10 @@ unsafe impl Sync for Event {}
 
 impl Event {
     /// A new event without timing (`hipEventDisableTiming`): the cheap kind, for ordering and waiting.
+    ///
+    /// # Errors
+    ///
+    /// What HIP returns for `hipEventCreateWithFlags`; [`Error::NoDevice`] where the device is gone.
     pub fn new(device: &Device) -> Result<Event> {
         Self::with_flags(device, sys::hipEventDisableTiming)
     }
@@ -77,7 +99,11 @@ impl Event {
     }
 
     /// Record the event on `stream`: it completes when all work queued there so far does. The stream must
-    /// be on the event's device ([`Error::DeviceMismatch`] otherwise), which is made current for the call.
+    /// be on the event's device, which is made current for the call.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DeviceMismatch`] for a stream of another device, and what HIP returns.
     pub fn record(&self, stream: &Stream) -> Result<()> {
         same_device("Event::record", stream.device(), &self.device)?;
         // Held to the end: the capture state read below is the one the record was made in.
@@ -170,6 +196,10 @@ impl Event {
     }
 
     /// Block until the recorded work is done.
+    ///
+    /// # Errors
+    ///
+    /// What HIP returns for the wait: an error of the work it waited for.
     pub fn synchronize(&self) -> Result<()> {
         let position = self.position();
         // SAFETY: as in `query`.
@@ -181,6 +211,11 @@ impl Event {
     /// Milliseconds from `self` (recorded first) to `end`. Both need timing
     /// ([`Error::TimingDisabled`]), both must have been recorded ([`Error::EventNotRecorded`]) and have
     /// completed (HIP's `hipErrorNotReady` otherwise).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TimingDisabled`] unless both events were created with timing, [`Error::EventNotRecorded`]
+    /// unless both were recorded, and what HIP returns (`hipErrorNotReady` while one has not completed).
     pub fn elapsed_ms(&self, end: &Event) -> Result<f32> {
         if !self.timing || !end.timing {
             return Err(Error::TimingDisabled);

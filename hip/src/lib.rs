@@ -7,22 +7,104 @@
 //!     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
 //!     if (i < n) x[i] *= s;
 //! }"#;
-//! let device = Device::get(0)?;
+//! let device = Device::get(0)?; // Error::NoDevice where there is none (see "Finding a GPU")
 //! let code = ProgramBuilder::new(src).compile()?; // for the current device's architecture
 //! let module = Module::load_data(&device, code.code())?;
-//! let kernel = module.function("scale")?;
+//! let kernel = module.function("scale")?; // Error::UnknownName if the module has no `scale`
 //!
-//! let mut x = DeviceBuffer::from_host(&device, &[1.0f32, 2.0, 3.0])?;
+//! let mut x = DeviceBuffer::from_slice(&device, &[1.0f32, 2.0, 3.0])?;
 //! let n = x.len() as u32;
 //! let stream = Stream::new(&device)?;
 //! let mut args = LaunchArgs::new();
 //! args.arg_mut(&mut x).arg(&2.0f32).arg(&n);
 //! // SAFETY: the arguments match `scale`'s parameters and the kernel stays inside `x`.
 //! unsafe { kernel.launch(&stream, &LaunchConfig::for_num_elems(n), &mut args)? };
-//! stream.synchronize()?;
+//! // No synchronize needed: the read waits for the kernel that wrote `x` (the memory model, below).
 //! assert_eq!(x.to_vec()?, [2.0, 4.0, 6.0]);
 //! # Ok::<(), hip::Error>(())
 //! ```
+//!
+//! # Installing
+//!
+//! The package is `hiprs`; the crate is `hip` (crates.io holds unrelated crates named `hip`, `hip-sys`
+//! and `hip-rs`):
+//!
+//! ```toml
+//! [dependencies]
+//! hiprs = "0.1" # then `use hip::prelude::*;`
+//! # or with features:
+//! # hiprs = { version = "0.1", features = ["blas", "dynamic-loading"] }
+//! ```
+//!
+//! Building needs HIP's headers (`libamdhip64-dev` on Debian and Ubuntu, or a ROCm install found through
+//! `HIP_PATH`, `ROCM_PATH` or `/opt/rocm`) and libclang (`libclang-dev`, for bindgen); running needs HIP's
+//! runtime, and a GPU for anything but compiling and reading code objects.
+//!
+//! | feature | module | needs installed |
+//! | --- | --- | --- |
+//! | `blas` | `blas` | hipBLAS (`libhipblas-dev`) and rocBLAS, or cuBLAS on HIP's NVIDIA platform |
+//! | `rand` | `rand` | hipRAND (`libhiprand-dev`) and rocRAND, or cuRAND |
+//! | `fft` | `fft` | hipFFT (`libhipfft-dev`) and rocFFT, or cuFFT |
+//! | `solver` | `solver` | hipSOLVER (`libhipsolver-dev`) and rocSOLVER, or cuSOLVER |
+//! | `sparse` | `sparse` | hipSPARSE (`libhipsparse-dev`) and rocSPARSE, or cuSPARSE |
+//! | `blaslt` | `blaslt` | hipBLASLt (`libhipblaslt-dev`); AMD only (no NVIDIA backend) |
+//! | `rccl` | `rccl` | RCCL (`librccl-dev`), or NCCL on HIP's NVIDIA platform; always linked |
+//! | `dynamic-loading` | - | nothing at build time beyond headers; each library opened on first use (below) |
+//!
+//! With `dynamic-loading` the math libraries' committed bindings are used where their headers are
+//! missing, so every feature but `rccl` builds without them. The minimum supported Rust version is
+//! **1.85** (checked in CI). Licensed under either of MIT or Apache-2.0, at your option.
+//!
+//! # The memory model: program order on any number of streams
+//!
+//! Safe code that uses one buffer from several streams sees the order it wrote, as if every operation
+//! ran in program order, while work that does not conflict still overlaps. Every allocation remembers the
+//! last stream that wrote it and the streams that read it since; every safe operation first makes its
+//! stream wait on the GPU (`hipStreamWaitEvent`, never the host) for the conflicting work of other
+//! streams: a read waits for the last writer, a write for the last writer and every reader. Kernels say
+//! what they do through their arguments ([`LaunchArgs::arg`] reads, [`LaunchArgs::arg_mut`] writes); host
+//! accesses ([`PinnedBuffer::as_slice`], [`DeviceMemory::to_vec`]) wait only for the writers they conflict
+//! with; nothing is freed while a stream may still use it. While a buffer stays on one stream a use costs
+//! one atomic load and one compare-and-swap, and nothing is recorded.
+//!
+//! ```no_run
+//! use hip::prelude::*;
+//! # fn kernels(m: &Module) -> hip::Result<(Function, Function)> { Ok((m.function("produce")?, m.function("consume")?)) }
+//! # fn run(device: &Device, module: &Module) -> hip::Result<()> {
+//! let (produce, consume) = kernels(module)?; // `produce(float* x, unsigned n)`, `consume(const float* x, float* y, unsigned n)`
+//! let (a, b) = (Stream::new(device)?, Stream::new(device)?);
+//! let n = 1u32 << 20;
+//! let cfg = LaunchConfig::for_num_elems(n);
+//! let mut x = DeviceBuffer::<f32>::zeroed(device, n as usize)?;
+//! let mut y = DeviceBuffer::<f32>::zeroed(device, n as usize)?;
+//! let mut z = DeviceBuffer::<f32>::zeroed(device, n as usize)?;
+//! {
+//!     let mut args = LaunchArgs::new();
+//!     args.arg_mut(&mut x).arg(&n);
+//!     // SAFETY: `produce` takes (float*, unsigned) and writes x[..n] only.
+//!     unsafe { produce.launch(&a, &cfg, &mut args)? };
+//! }
+//! {
+//!     // On stream `b`, reading `x`: `b` waits (on the GPU) for `produce` on `a`. No event, no sync.
+//!     let mut args = LaunchArgs::new();
+//!     args.arg(&x).arg_mut(&mut y).arg(&n);
+//!     // SAFETY: `consume` takes (const float*, float*, unsigned), reads x[..n] and writes y[..n].
+//!     unsafe { consume.launch(&b, &cfg, &mut args)? };
+//! }
+//! {
+//!     // On stream `a` again, writing `z`: nothing orders it after `consume`, so the two overlap.
+//!     let mut args = LaunchArgs::new();
+//!     args.arg_mut(&mut z).arg(&n);
+//!     // SAFETY: as for the first launch.
+//!     unsafe { produce.launch(&a, &cfg, &mut args)? };
+//! }
+//! // The host read waits for `consume` (the writer of `y`), not for the second `produce`.
+//! let y = y.to_vec()?;
+//! # let _ = y; Ok(()) }
+//! ```
+//!
+//! What each operation waits for and records, captures and graphs, and the escape hatch (untracked
+//! uses, `unsafe`): the [`memory`] module.
 //!
 //! # Layers
 //!
@@ -37,9 +119,10 @@
 //!
 //! # Finding a GPU
 //!
-//! [`Device::first_usable`] is the one way to ask whether this machine has a usable GPU: device 0, or
-//! `None` after telling why not ([`Error::NoDevice`]: no device, no driver, a driver too old). A program's
-//! `main` may return [`Report`], which prints a failure in words with its [`Status`]:
+//! [`Device::get`] opens a device by ordinal and fails with [`Error::NoDevice`] where this machine has no
+//! usable GPU (no device, no driver, a driver too old: said in words). A program that must run either
+//! way asks [`Device::first_usable`]: device 0, or `None` after telling why not. A program's `main` may
+//! return [`Report`], which prints a failure in words with its [`Status`]:
 //!
 //! ```no_run
 //! fn main() -> Result<(), hip::Report> {
@@ -83,7 +166,7 @@
 //! With the `dynamic-loading` feature nothing of HIP, CUDA or the math libraries is linked (RCCL / NCCL
 //! still is): each library is opened on first use, from `HIP_RS_AMDHIP64`, `HIP_RS_HIPRTC`,
 //! `HIP_RS_CUDART`, `HIP_RS_CUDA_DRIVER`, `HIP_RS_NVRTC`, `HIP_RS_HIPBLAS`, `HIP_RS_HIPRAND`,
-//! `HIP_RS_HIPFFT`, `HIP_RS_HIPBLASLT` (a file) or the usual places, and a missing one is [`Error::LibraryNotFound`] (status
+//! `HIP_RS_HIPFFT`, `HIP_RS_HIPSOLVER`, `HIP_RS_HIPSPARSE`, `HIP_RS_HIPBLASLT` (a file) or the usual places, and a missing one is [`Error::LibraryNotFound`] (status
 //! `backend_not_available`) from every call, listing each path tried: the program starts and can say
 //! what to install. A library that opened but has no usable driver behind it is [`Error::NoDevice`].
 //!
@@ -91,13 +174,16 @@
 //!
 //! Every failure is an [`Error`] that keeps the raw `hipError_t` / `hiprtcResult` (unknown values
 //! included) and answers [`Error::status`] with a DTL-style [`Status`]; see [`error`] for the table.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 #[cfg(feature = "blas")]
+#[cfg_attr(docsrs, doc(cfg(feature = "blas")))]
 pub mod blas;
 #[cfg(feature = "blaslt")]
+#[cfg_attr(docsrs, doc(cfg(feature = "blaslt")))]
 pub mod blaslt;
 pub mod code_object;
 mod dense_shape;
@@ -107,6 +193,7 @@ pub mod elementwise;
 pub mod error;
 pub mod event;
 #[cfg(feature = "fft")]
+#[cfg_attr(docsrs, doc(cfg(feature = "fft")))]
 pub mod fft;
 pub mod future;
 pub mod graph;
@@ -126,15 +213,19 @@ pub mod module;
 mod occupancy;
 mod queue;
 #[cfg(feature = "rand")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rand")))]
 pub mod rand;
 #[cfg(feature = "rccl")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rccl")))]
 pub mod rccl;
 mod release;
 pub mod result;
 pub mod rtc;
 #[cfg(feature = "solver")]
+#[cfg_attr(docsrs, doc(cfg(feature = "solver")))]
 pub mod solver;
 #[cfg(feature = "sparse")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sparse")))]
 pub mod sparse;
 pub mod stream;
 #[cfg(all(test, any(feature = "blas", feature = "fft")))]

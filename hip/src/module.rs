@@ -69,6 +69,24 @@ impl Module {
     /// it does not. The kernels' signatures are parsed before HIP sees the image too, and an ELF or bundle
     /// whose metadata cannot be parsed is refused: nothing that can fail is left until after the module
     /// is loaded, so a failure never leaks a loaded module.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidCodeObject`] for an image that is truncated, malformed, of another kind, or (on
+    /// AMD) without code for this device; [`Error::Hip`] with what `hipModuleLoadData` returns (an
+    /// image for another architecture: `hipErrorNoBinaryForGpu`).
+    ///
+    /// ```no_run
+    /// use hip::prelude::*;
+    ///
+    /// let device = Device::get(0)?;
+    /// let code = ProgramBuilder::new(r#"extern "C" __global__ void k(float* x) { x[threadIdx.x] = 1.0f; }"#)
+    ///     .compile()?;
+    /// let module = Module::load_data(&device, code.code())?;
+    /// let k = module.function("k")?; // Error::UnknownName for a name the module lacks
+    /// # let _ = k;
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn load_data(device: &Device, image: &[u8]) -> Result<Module> {
         let (image, code) = checked_image(image, || device.arch_name())?;
         device.bind()?;
@@ -91,6 +109,11 @@ impl Module {
     /// the mapped file's code object from its own headers, as in memory). On NVIDIA the driver reads the file
     /// (`hipModuleLoad`), and the path's bytes go to it as they are: a non-UTF-8 name is not altered into
     /// another file's name.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ModuleFile`] naming the path, around the cause: a file that cannot be read, or any
+    /// failure of [`Module::load_data`].
     pub fn load_file(device: &Device, path: impl AsRef<Path>) -> Result<Module> {
         let path = path.as_ref();
         let named = |source: Error| Error::ModuleFile {
@@ -145,6 +168,11 @@ impl Module {
 
     /// The kernel `name` (its symbol name: `extern "C"` or lowered). An unknown name is
     /// [`Error::UnknownName`] naming it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownName`] for a name the module lacks (naming it, with HIP's code);
+    /// [`Error::InteriorNul`] for a NUL byte in `name`; otherwise what `hipModuleGetFunction` returns.
     pub fn function(&self, name: &str) -> Result<Function> {
         let c = cstring("kernel name", name)?;
         self.0.device.bind()?;

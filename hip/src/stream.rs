@@ -268,10 +268,35 @@ impl Drop for StreamHandle {
     }
 }
 
-/// A HIP stream on one device.
+/// A HIP stream on one device: a queue of GPU work that runs in order.
 ///
-/// Created streams are destroyed on drop; the default stream and streams wrapped with
-/// [`Stream::from_raw`] are not owned and are left alone.
+/// Work queued on one stream runs in the order it was queued; work on different streams may overlap.
+/// Every operation of this crate that takes a stream returns once the work is queued; the `_async` names
+/// say so. The stream is the receiver or the first argument (`rccl`'s collectives alone keep NCCL's
+/// order, the stream last). Safe code still sees program order across
+/// streams: each operation first makes its stream wait, on the GPU, for the work of other streams that
+/// conflicts with it on the same memory (the memory model, in the crate root and [`crate::memory`]).
+/// So two streams may share a buffer with no event or synchronize of your own, and work that touches
+/// different memory overlaps.
+///
+/// Created streams are destroyed on drop, after the work queued on them is done (the drop does not block
+/// the thread: a releasing thread waits); the default stream and streams wrapped with
+/// [`Stream::from_raw`] are not owned and are left alone. `Send + Sync`.
+///
+/// ```no_run
+/// use hip::prelude::*;
+///
+/// let device = Device::get(0)?;
+/// let (a, b) = (Stream::new(&device)?, Stream::non_blocking(&device)?);
+/// let host = PinnedBuffer::from_slice(&device, &[1u32, 2, 3, 4])?;
+/// let mut x = DeviceBuffer::<u32>::zeroed(&device, 4)?;
+/// let mut y = DeviceBuffer::<u32>::zeroed(&device, 4)?;
+/// a.copy_from_host_async(&host, &mut x)?; // queued on `a`
+/// b.copy_device_async(&x, &mut y)?; // `b` waits for the copy on `a` (it reads x): no event needed
+/// b.synchronize()?;
+/// assert_eq!(y.to_vec()?, [1, 2, 3, 4]);
+/// # Ok::<(), hip::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Stream {
     raw: sys::hipStream_t,
@@ -296,7 +321,19 @@ unsafe impl Send for Stream {}
 unsafe impl Sync for Stream {}
 
 impl Stream {
-    /// A new blocking stream (synchronises with the default stream) of default priority.
+    /// A new blocking stream (synchronises with the default stream) of default priority
+    /// (`hipStreamCreateWithPriority`).
+    ///
+    /// # Errors
+    ///
+    /// What HIP returns for the creation (out of resources); [`Error::NoDevice`] where the device is gone.
+    ///
+    /// ```no_run
+    /// let device = hip::Device::get(0)?;
+    /// let stream = hip::Stream::new(&device)?;
+    /// stream.synchronize()?; // nothing queued yet: returns at once
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn new(device: &Device) -> Result<Stream> {
         Self::create(device, sys::hipStreamDefault, 0)
     }
@@ -391,8 +428,23 @@ impl Stream {
         self.raw.is_null()
     }
 
-    /// Block until all work queued on this stream is done. While a [`Capture`](crate::graph::Capture) records
-    /// the stream this is [`Error::InvalidArgument`] (HIP would invalidate the capture).
+    /// Block the calling thread until all work queued on this stream is done (`hipStreamSynchronize`).
+    /// Rarely needed for correctness: reads of this crate already wait for the writers they read (the
+    /// memory model). In async code, await [`Stream::completion`] instead of blocking a thread.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] while a [`Capture`](crate::graph::Capture) records the stream (HIP
+    /// would invalidate the capture); otherwise an error of the queued work (a kernel that faulted is
+    /// reported here, as HIP reports it: the device is then unusable).
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, x: &mut DeviceBuffer<u32>) -> hip::Result<()> {
+    /// stream.fill_async(x, 1)?;
+    /// stream.synchronize()?; // the fill is done
+    /// # Ok(()) }
+    /// ```
     pub fn synchronize(&self) -> Result<()> {
         self.refuse_while_capturing("synchronize")?;
         let queued = self.handle.queue.queued();

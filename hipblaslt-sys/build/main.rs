@@ -9,7 +9,7 @@ use std::path::Path;
 
 fn main() {
     println!("cargo:rerun-if-env-changed=DOCS_RS");
-    if std::env::var("DEP_AMDHIP64_PLATFORM").as_deref() == Ok("nvidia")
+    if std::env::var("DEP_HIPRS_AMDHIP64_PLATFORM").as_deref() == Ok("nvidia")
         && std::env::var_os("DOCS_RS").is_none()
     {
         eprintln!(

@@ -2,7 +2,7 @@
 //! holds HIPRTC.
 //!
 //! HIP itself is not searched for again: hip-sys found it and hands over what it found through its `links`
-//! metadata (`DEP_AMDHIP64_*`), so both crates always bind the same installation.
+//! metadata (`DEP_HIPRS_AMDHIP64_*`), so both crates always bind the same installation.
 
 mod comgr;
 // The same rewrite as hip-sys's (a link to its file, as wrapper.h is).
@@ -22,7 +22,7 @@ fn main() {
     println!("cargo:rerun-if-changed={PREBUILT}");
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
 
-    let dep = |key: &str| env::var(format!("DEP_AMDHIP64_{key}")).ok();
+    let dep = |key: &str| env::var(format!("DEP_HIPRS_AMDHIP64_{key}")).ok();
     let nvidia = dep("PLATFORM").as_deref() == Some("nvidia");
     println!("cargo::rustc-check-cfg=cfg(hip_platform, values(\"amd\", \"nvidia\"))");
     println!(
@@ -44,11 +44,12 @@ fn main() {
     }
 
     let clang_args: Vec<String> = dep("CLANG_ARGS")
-        .expect("hip-sys exports DEP_AMDHIP64_CLANG_ARGS")
+        .expect("hip-sys exports DEP_HIPRS_AMDHIP64_CLANG_ARGS")
         .split('\u{1f}')
         .map(str::to_string)
         .collect();
-    let include = PathBuf::from(dep("INCLUDE").expect("hip-sys exports DEP_AMDHIP64_INCLUDE"));
+    let include =
+        PathBuf::from(dep("INCLUDE").expect("hip-sys exports DEP_HIPRS_AMDHIP64_INCLUDE"));
     if !include.join("hip/hiprtc.h").is_file() {
         fail(&format!(
             "hiprtc-sys: the HIP installation at {} has no hip/hiprtc.h.\n\
@@ -103,9 +104,10 @@ fn main() {
     write_bindings(&out, code, nvidia);
 
     if nvidia {
-        let cuda_include =
-            PathBuf::from(dep("CUDA_INCLUDE").expect("hip-sys exports DEP_AMDHIP64_CUDA_INCLUDE"));
-        let cuda_lib = dep("CUDA_LIB").expect("hip-sys exports DEP_AMDHIP64_CUDA_LIB");
+        let cuda_include = PathBuf::from(
+            dep("CUDA_INCLUDE").expect("hip-sys exports DEP_HIPRS_AMDHIP64_CUDA_INCLUDE"),
+        );
+        let cuda_lib = dep("CUDA_LIB").expect("hip-sys exports DEP_HIPRS_AMDHIP64_CUDA_LIB");
         cc::Build::new()
             .file(wrappers.with_extension("c"))
             .include(&include)

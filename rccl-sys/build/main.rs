@@ -1,7 +1,7 @@
 //! Build script of rccl-sys: find `rccl/rccl.h` (AMD) or `nccl.h` (HIP's NVIDIA platform), generate the
 //! bindings with bindgen into OUT_DIR, link librccl or libnccl.
 //!
-//! The HIP installation and platform come from hip-sys's `links` metadata (`DEP_AMDHIP64_*`), so RCCL is
+//! The HIP installation and platform come from hip-sys's `links` metadata (`DEP_HIPRS_AMDHIP64_*`), so RCCL is
 //! bound against the same HIP headers as the runtime.
 
 use std::env;
@@ -31,13 +31,13 @@ fn main() {
     }
     println!("cargo:rerun-if-changed=build");
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let dep = |key: &str| env::var(format!("DEP_AMDHIP64_{key}")).ok();
+    let dep = |key: &str| env::var(format!("DEP_HIPRS_AMDHIP64_{key}")).ok();
     let platform = dep("PLATFORM").unwrap_or_else(|| "amd".into());
     let mut clang_args: Vec<String> = dep("CLANG_ARGS")
         .map(|a| a.split('\u{1f}').map(String::from).collect())
         .unwrap_or_default();
     if dep("CLANG_ARGS").is_none() {
-        fail("rccl-sys: hip-sys gave no HIP headers (DEP_AMDHIP64_CLANG_ARGS): RCCL needs a HIP installation \
+        fail("rccl-sys: hip-sys gave no HIP headers (DEP_HIPRS_AMDHIP64_CLANG_ARGS): RCCL needs a HIP installation \
               with headers. Build hip-sys from a real ROCm/HIP install, not from its prebuilt bindings.");
     }
     let nvidia = platform == "nvidia";

@@ -367,7 +367,7 @@ fn run(baseline: &str) -> Result<(), String> {
         v: &[T],
     ) -> Result<DeviceBuffer<T>, String> {
         if !pool {
-            return DeviceBuffer::from_host(device, v).map_err(e);
+            return DeviceBuffer::from_slice(device, v).map_err(e);
         }
         let mut b = DeviceBuffer::zeroed_async(stream, v.len()).map_err(e)?;
         b.copy_from_host(v).map_err(e)?;

@@ -83,9 +83,9 @@ fn run_size<T: Bench>(
             .map(|i| T::from((((i * 7919 + seed) % 251) as f32 - 125.0) / 1024.0))
             .collect()
     };
-    let a = DeviceBuffer::from_host(device, &values(1, n * n)).map_err(e)?;
-    let b = DeviceBuffer::from_host(device, &values(2, n * n)).map_err(e)?;
-    let bias = DeviceBuffer::from_host(device, &values(3, n)).map_err(e)?;
+    let a = DeviceBuffer::from_slice(device, &values(1, n * n)).map_err(e)?;
+    let b = DeviceBuffer::from_slice(device, &values(2, n * n)).map_err(e)?;
+    let bias = DeviceBuffer::from_slice(device, &values(3, n)).map_err(e)?;
     let mut d = DeviceBuffer::<T>::zeroed(device, n * n).map_err(e)?;
     let mut lt = Lt::new(stream).map_err(e)?;
     let blas = Blas::new(stream).map_err(e)?;

@@ -64,7 +64,7 @@ fn run(baseline: &str) -> Result<(), String> {
             return Err("fft_raw_plan failed".into());
         }
         let reals = DeviceBuffer::<f32>::zeroed(&device, n * batch).map_err(e)?;
-        let input = DeviceBuffer::from_host(&device, &vec![Complex32::new(0.5, -0.25); n * batch])
+        let input = DeviceBuffer::from_slice(&device, &vec![Complex32::new(0.5, -0.25); n * batch])
             .map_err(e)?;
         let mut out = DeviceBuffer::<Complex32>::zeroed(&device, plan.output_len()).map_err(e)?;
         let in_ptr = if real {

@@ -204,7 +204,7 @@ fn run(baseline: &str) -> Result<(), String> {
         let mut host = vec![0.0f64; n * n];
         // SAFETY: `host` holds one n x n matrix.
         unsafe { spd_fill(n as c_int, 1, host.as_mut_ptr()) };
-        let a0 = DeviceBuffer::from_host(&device, &host).map_err(e)?;
+        let a0 = DeviceBuffer::from_slice(&device, &host).map_err(e)?;
         let mut a = DeviceBuffer::<f64>::zeroed(&device, n * n).map_err(e)?;
         let mut ipiv = DeviceBuffer::<i32>::zeroed(&device, n).map_err(e)?;
         let reps = if n >= 4096 { 3 } else { 10 };
@@ -274,7 +274,7 @@ fn run(baseline: &str) -> Result<(), String> {
     let mut host = vec![0.0f64; n * n * batch];
     // SAFETY: `host` holds `batch` n x n matrices.
     unsafe { spd_fill(n as c_int, batch as c_int, host.as_mut_ptr()) };
-    let a0 = DeviceBuffer::from_host(&device, &host).map_err(e)?;
+    let a0 = DeviceBuffer::from_slice(&device, &host).map_err(e)?;
     let mut a = DeviceBuffer::<f64>::zeroed(&device, host.len()).map_err(e)?;
     let call: Batched = raw.get("hiprs_solver_baseline_potrf_batched");
     let (pa0, pa) = (a0.device_ptr(), a.device_ptr());
@@ -345,7 +345,7 @@ fn run(baseline: &str) -> Result<(), String> {
             &values,
         )
         .map_err(e)?;
-        let x = DeviceBuffer::from_host(&device, &vec![1.0f64; cols as usize]).map_err(e)?;
+        let x = DeviceBuffer::from_slice(&device, &vec![1.0f64; cols as usize]).map_err(e)?;
         let mut y = DeviceBuffer::<f64>::zeroed(&device, rows as usize).map_err(e)?;
         let (px, py) = (x.device_ptr(), y.device_ptr());
         let ptrs = (
@@ -367,7 +367,7 @@ fn run(baseline: &str) -> Result<(), String> {
         )?;
         row("SpMV", "f64", label, result);
         let k = 8;
-        let b = DeviceBuffer::from_host(&device, &vec![1.0f64; cols as usize * k]).map_err(e)?;
+        let b = DeviceBuffer::from_slice(&device, &vec![1.0f64; cols as usize * k]).map_err(e)?;
         let mut c = DeviceBuffer::<f64>::zeroed(&device, rows as usize * k).map_err(e)?;
         let (pb, pc) = (b.device_ptr(), c.device_ptr());
         let result = paired(

@@ -10,8 +10,8 @@
 //! let stream = Stream::new(&device)?;
 //! let blas = Handle::new(&stream)?;
 //! // Row-major 2x3 times 3x2, as NumPy stores them.
-//! let a = DeviceBuffer::from_host(&device, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
-//! let b = DeviceBuffer::from_host(&device, &[1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0])?;
+//! let a = DeviceBuffer::from_slice(&device, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+//! let b = DeviceBuffer::from_slice(&device, &[1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0])?;
 //! let mut c = DeviceBuffer::<f32>::zeroed(&device, 4)?;
 //! blas.gemm(&Gemm::row_major(2, 2, 3), 1.0, &a, &b, 0.0, &mut c)?;
 //! assert_eq!(c.to_vec()?, [4.0, 5.0, 10.0, 11.0]);
@@ -195,6 +195,23 @@ unsafe impl Send for Handle {}
 
 impl Handle {
     /// A handle on `stream`'s device, queueing on `stream` (`hipblasCreate`, `hipblasSetStream`).
+    ///
+    /// Creating a handle is slow next to a call (the library sets itself up on the device): make one per
+    /// stream and keep it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Blas`] with hipBLAS's status where the library cannot start on the
+    /// device; what HIP returns for the device; with `dynamic-loading`,
+    /// [`Error::LibraryNotFound`] where hipBLAS could not be opened.
+    ///
+    /// ```no_run
+    /// let device = hip::Device::get(0)?;
+    /// let stream = hip::Stream::new(&device)?;
+    /// let handle = hip::blas::Handle::new(&stream)?;
+    /// # let _ = handle;
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn new(stream: &Stream) -> Result<Handle> {
         let device = stream.device().clone();
         device.bind()?;

@@ -12,9 +12,9 @@
 //! let stream = Stream::new(&device)?;
 //! let mut lt = Handle::new(&stream)?;
 //! // Row-major 2x3 times 3x2 plus a bias per output column, then ReLU: one kernel.
-//! let a = DeviceBuffer::from_host(&device, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
-//! let b = DeviceBuffer::from_host(&device, &[1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0])?;
-//! let bias = DeviceBuffer::from_host(&device, &[-10.0f32, 0.0])?;
+//! let a = DeviceBuffer::from_slice(&device, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+//! let b = DeviceBuffer::from_slice(&device, &[1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0])?;
+//! let bias = DeviceBuffer::from_slice(&device, &[-10.0f32, 0.0])?;
 //! let mut d = DeviceBuffer::<f32>::zeroed(&device, 4)?;
 //! let desc = Matmul::row_major(2, 2, 3);
 //! lt.matmul(&desc, 1.0, &a, &b, 0.0, &mut d, Epilogue::relu_bias(&bias))?;
@@ -138,6 +138,23 @@ unsafe impl Send for Handle {}
 
 impl Handle {
     /// A handle on `stream`'s device, queueing on `stream` (`hipblasLtCreate`).
+    ///
+    /// Creating a handle is slow next to a call (the library sets itself up on the device): make one per
+    /// stream and keep it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Blas`] with hipBLASLt's status where the library cannot start on the
+    /// device; what HIP returns for the device; with `dynamic-loading`,
+    /// [`Error::LibraryNotFound`] where hipBLASLt could not be opened.
+    ///
+    /// ```no_run
+    /// let device = hip::Device::get(0)?;
+    /// let stream = hip::Stream::new(&device)?;
+    /// let handle = hip::blaslt::Handle::new(&stream)?;
+    /// # let _ = handle;
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn new(stream: &Stream) -> Result<Handle> {
         let device = stream.device().clone();
         device.bind()?;

@@ -9,14 +9,14 @@
 //!
 //! let device = Device::get(0)?;
 //! let stream = Stream::new(&device)?;
-//! let x = DeviceBuffer::from_host(&device, &[1.5f32, -2.0, 65504.0, 1e-8])?;
+//! let x = DeviceBuffer::from_slice(&device, &[1.5f32, -2.0, 65504.0, 1e-8])?;
 //! let mut h = DeviceBuffer::<f16>::zeroed(&device, 4)?;
 //! elementwise::convert(&stream, &x, &mut h)?;
 //! assert_eq!(h.to_vec()?[0], f16::from_f32(1.5));
 //!
 //! // A 2 x 3 column-major matrix: add a bias per row, then ReLU.
-//! let mut c = DeviceBuffer::from_host(&device, &[1.0f32, -1.0, 2.0, -2.0, 3.0, -3.0])?;
-//! let bias = DeviceBuffer::from_host(&device, &[0.5f32, 0.5])?;
+//! let mut c = DeviceBuffer::from_slice(&device, &[1.0f32, -1.0, 2.0, -2.0, 3.0, -3.0])?;
+//! let bias = DeviceBuffer::from_slice(&device, &[0.5f32, 0.5])?;
 //! elementwise::bias_activation(&stream, &ColumnMajor::new(2, 3), &bias, Activation::Relu, &mut c)?;
 //! assert_eq!(c.to_vec()?, [1.5, 0.0, 2.5, 0.0, 3.5, 0.0]);
 //! # Ok::<(), hip::Error>(())

@@ -188,8 +188,25 @@ unsafe impl<T: FftFloat> Send for Plan<T> {}
 
 impl<T: FftFloat> Plan<T> {
     /// A plan of `transform` over `shape` on `stream`'s device, queueing on `stream` (`hipfftCreate`,
-    /// `hipfftMakePlanMany`, `hipfftSetStream`). A shape hipFFT refuses is [`Error::Fft`], and its handle
-    /// is destroyed.
+    /// `hipfftMakePlanMany`, `hipfftSetStream`). Planning is slow next to an execution (the library may
+    /// allocate work space and build kernels): make a plan once per shape and keep it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Fft`] with hipFFT's result for a shape hipFFT refuses (its handle is then destroyed);
+    /// [`Error::InvalidArgument`] for a shape or layout this crate refuses before hipFFT sees it; with
+    /// `dynamic-loading`, [`Error::LibraryNotFound`] where hipFFT could not be opened.
+    ///
+    /// ```no_run
+    /// use hip::prelude::*;
+    /// use hip::fft::{Plan, Shape, Transform};
+    ///
+    /// let device = Device::get(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let plan = Plan::<f32>::new(&stream, Transform::C2C, &Shape::new(&[1024]).batch(8))?;
+    /// # let _ = plan;
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn new(stream: &Stream, transform: Transform, shape: &Shape) -> Result<Plan<T>> {
         let checked = layout::check(transform, shape)?;
         let device = stream.device().clone();

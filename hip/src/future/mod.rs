@@ -5,9 +5,9 @@
 //!
 //! - [`Stream::completion`]: everything queued on the stream so far;
 //! - [`Event::completion`]: the work the event's last record covers;
-//! - [`DeviceBuffer::to_vec_async`](crate::DeviceBuffer::to_vec_async) (and on views): the contents, as a
+//! - [`DeviceBuffer::to_vec_future`](crate::DeviceBuffer::to_vec_future) (and on views): the contents, as a
 //!   `Vec`, once the copy that reads them is done;
-//! - [`Stream::copy_to_pinned_async`]: a [`PinnedBuffer`](crate::PinnedBuffer) handed back once the copy
+//! - [`Stream::copy_to_pinned_future`]: a [`PinnedBuffer`](crate::PinnedBuffer) handed back once the copy
 //!   into it is done (reusable staging, no allocation per read).
 //!
 //! # How a future wakes
@@ -190,7 +190,7 @@ impl Stream {
     /// # use hip::prelude::*;
     /// # async fn f(device: &Device, host: &PinnedBuffer<f32>, dev: &mut DeviceBuffer<f32>) -> hip::Result<()> {
     /// let stream = Stream::new(device)?;
-    /// stream.copy_to_device_async(host, dev)?;
+    /// stream.copy_from_host_async(host, dev)?;
     /// stream.completion().await?; // the host may change `host` now, without waiting
     /// # Ok(()) }
     /// ```

@@ -1,11 +1,11 @@
-//! Reads that hand the data over when it is there: [`DeviceBuffer::to_vec_async`] (and on views) and
-//! [`Stream::copy_to_pinned_async`].
+//! Reads that hand the data over when it is there: [`DeviceBuffer::to_vec_future`] (and on views) and
+//! [`Stream::copy_to_pinned_future`].
 //!
 //! Both queue a device-to-host copy into pinned memory, ordered by the memory model like
 //! [`Stream::copy_to_host_async`] (the stream waits for the source's writers on other streams), then the
 //! completion event (see [`super::waiter`]). The pinned memory is not visible to the host before the future resolves:
-//! `to_vec_async` keeps its staging buffer inside the future, and `copy_to_pinned_async` takes the
-//! destination by value and hands it back. `to_vec_async` takes its staging buffer from a small
+//! `to_vec_future` keeps its staging buffer inside the future, and `copy_to_pinned_future` takes the
+//! destination by value and hands it back. `to_vec_future` takes its staging buffer from a small
 //! process-wide cache of pinned buffers (allocating pinned memory costs far more than a small copy, and
 //! freeing it may synchronize the device on some platforms), and puts it back when done.
 
@@ -54,7 +54,7 @@ impl<H: Send + 'static> super::signal::Settle for Read<H> {
     }
 }
 
-/// The future of [`DeviceBuffer::to_vec_async`]: the contents as a `Vec`, once the copy is done.
+/// The future of [`DeviceBuffer::to_vec_future`]: the contents as a `Vec`, once the copy is done.
 #[must_use = "a future does nothing unless awaited (the copy itself is queued already)"]
 pub struct ReadFuture<T: DeviceCopy> {
     state: State<Read<PinnedBuffer<u8>>>,
@@ -108,7 +108,7 @@ impl<T: DeviceCopy> Future for ReadFuture<T> {
     }
 }
 
-/// The future of [`Stream::copy_to_pinned_async`]: the pinned buffer, once the copy into it is done.
+/// The future of [`Stream::copy_to_pinned_future`]: the pinned buffer, once the copy into it is done.
 #[must_use = "a future does nothing unless awaited (the copy itself is queued already)"]
 pub struct PinnedCopy<T: DeviceCopy> {
     state: State<Read<PinnedBuffer<T>>>,
@@ -195,7 +195,7 @@ fn start<H: HostMemoryMut<D> + Send + 'static, D: DeviceCopy>(
     queue_on(op, read)
 }
 
-/// The read behind every `to_vec_async`.
+/// The read behind every `to_vec_future`.
 fn read_async<T: DeviceCopy, M: DeviceMemory<T>>(src: &M, stream: &Stream) -> ReadFuture<T> {
     let (len, bytes) = (src.len(), src.byte_len());
     let mut future = ReadFuture {
@@ -213,14 +213,14 @@ fn read_async<T: DeviceCopy, M: DeviceMemory<T>>(src: &M, stream: &Stream) -> Re
         // Refused before the staging memory is allocated: `hipHostMalloc` is one of the calls a capture
         // may refuse (and be invalidated by). `start` checks again under the stream's gate.
         future.state = State::Failed(Some(refuse_in_capture(
-            "to_vec_async",
+            "to_vec_future",
             format!("stream {}", stream.id()),
         )));
         return future;
     }
     let started = take_staging(src.device(), bytes).and_then(|staging| {
         start(
-            "to_vec_async",
+            "to_vec_future",
             stream,
             (src.allocation(), src.device_ptr(), src.device()),
             staging,
@@ -250,10 +250,19 @@ macro_rules! to_vec_async {
             /// ```no_run
             /// # use hip::prelude::*;
             /// # async fn f(stream: &Stream, buffer: &DeviceBuffer<f32>) -> hip::Result<()> {
-            /// let values: Vec<f32> = buffer.to_vec_async(stream).await?;
-            /// let head: Vec<f32> = buffer.slice(..16)?.to_vec_async(stream).await?;
+            /// let values: Vec<f32> = buffer.to_vec_future(stream).await?;
+            /// let head: Vec<f32> = buffer.slice(..16)?.to_vec_future(stream).await?;
             /// # Ok(()) }
             /// ```
+            pub fn to_vec_future(&self, stream: &Stream) -> ReadFuture<T> {
+                read_async(self, stream)
+            }
+
+            /// The old name of [`to_vec_future`](Self::to_vec_future).
+            #[deprecated(
+                since = "0.1.0",
+                note = "renamed `to_vec_future`: `_async` names queue on a stream and return `Result`, `_future` names return a future"
+            )]
             pub fn to_vec_async(&self, stream: &Stream) -> ReadFuture<T> {
                 read_async(self, stream)
             }
@@ -269,7 +278,7 @@ impl Stream {
     /// Queue a copy of `src` into the pinned buffer `dst` (same length, same device) and return a future
     /// that hands `dst` back once the copy is done: its [`as_slice`](PinnedBuffer::as_slice) then returns
     /// without waiting. Reusing the pinned buffer avoids allocating one per read (as
-    /// [`DeviceBuffer::to_vec_async`] does through its cache). A length or device mismatch, or a stream
+    /// [`DeviceBuffer::to_vec_future`] does through its cache). A length or device mismatch, or a stream
     /// being captured, is the future's error (and `dst` is dropped). See [`crate::future`].
     ///
     /// ```no_run
@@ -277,19 +286,40 @@ impl Stream {
     /// # async fn f(device: &Device, stream: &Stream, buffer: &DeviceBuffer<f32>) -> hip::Result<()> {
     /// let mut pinned = PinnedBuffer::<f32>::zeroed(device, buffer.len())?;
     /// for _ in 0..3 {
-    ///     pinned = stream.copy_to_pinned_async(buffer, pinned).await?;
+    ///     pinned = stream.copy_to_pinned_future(buffer, pinned).await?;
     ///     println!("{}", pinned.as_slice()?[0]);
     /// }
     /// # Ok(()) }
     /// ```
+    pub fn copy_to_pinned_future<T: DeviceCopy>(
+        &self,
+        src: &impl DeviceMemory<T>,
+        dst: PinnedBuffer<T>,
+    ) -> PinnedCopy<T> {
+        self.copy_to_pinned_inner(src, dst)
+    }
+
+    /// The old name of [`copy_to_pinned_future`](Self::copy_to_pinned_future).
+    #[deprecated(
+        since = "0.1.0",
+        note = "renamed `copy_to_pinned_future`: `_async` names queue on a stream and return `Result`, `_future` names return a future"
+    )]
     pub fn copy_to_pinned_async<T: DeviceCopy>(
         &self,
         src: &impl DeviceMemory<T>,
         dst: PinnedBuffer<T>,
     ) -> PinnedCopy<T> {
-        let started = check_len("copy_to_pinned_async", dst.len(), src.len()).and_then(|()| {
+        self.copy_to_pinned_inner(src, dst)
+    }
+
+    fn copy_to_pinned_inner<T: DeviceCopy>(
+        &self,
+        src: &impl DeviceMemory<T>,
+        dst: PinnedBuffer<T>,
+    ) -> PinnedCopy<T> {
+        let started = check_len("copy_to_pinned_future", dst.len(), src.len()).and_then(|()| {
             start(
-                "copy_to_pinned_async",
+                "copy_to_pinned_future",
                 self,
                 (src.allocation(), src.device_ptr(), src.device()),
                 dst,
@@ -306,7 +336,7 @@ impl Stream {
     }
 }
 
-/// Pinned staging buffers kept for `to_vec_async`, at most [`SPARE_BUFFERS`] of at most
+/// Pinned staging buffers kept for `to_vec_future`, at most [`SPARE_BUFFERS`] of at most
 /// [`SPARE_MAX_BYTES`] each.
 static SPARE: Mutex<Vec<PinnedBuffer<u8>>> = Mutex::new(Vec::new());
 const SPARE_BUFFERS: usize = 64;

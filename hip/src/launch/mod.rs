@@ -126,12 +126,13 @@ impl LaunchConfig {
 /// A value that can be passed as a kernel argument.
 ///
 /// # Safety
-/// [`as_kernel_param`](KernelArg::as_kernel_param) returns a pointer to the bytes the kernel receives for
-/// this parameter, valid for reading [`kernel_param_size`](KernelArg::kernel_param_size) bytes as long as
-/// `self` is borrowed. Where an implementation overrides them,
-/// [`is_device_pointer`](KernelArg::is_device_pointer) and `allocation` tell the truth: the launch's
-/// device check and the memory model rely on them (a wrapper of this crate's memory forwards the inner
-/// buffer's).
+///
+/// - [`as_kernel_param`](KernelArg::as_kernel_param) returns a pointer to the bytes the kernel receives
+///   for this parameter, valid for reading [`kernel_param_size`](KernelArg::kernel_param_size) bytes as
+///   long as `self` is borrowed;
+/// - where an implementation overrides them, [`is_device_pointer`](KernelArg::is_device_pointer) and
+///   `allocation` tell the truth: the launch's device check and the memory model rely on them (a wrapper
+///   of this crate's memory forwards the inner buffer's).
 pub unsafe trait KernelArg {
     /// Pointer to the argument's bytes.
     fn as_kernel_param(&self) -> *mut c_void;
@@ -393,23 +394,47 @@ impl Function {
     /// memory pools). Peer access enabled only by raw calls is not known to the crate: pass such memory
     /// with [`LaunchArgs::arg_untracked`].
     ///
+    /// # Errors
+    ///
+    /// Nothing is sent when the launch is refused: [`Error::InvalidLaunch`] for a configuration the device
+    /// cannot run or a stream of another device, [`Error::ArgumentMismatch`] for arguments that do not
+    /// match the signature, [`Error::DeviceMismatch`] for memory the device cannot reach,
+    /// [`Error::TooManyArguments`], and what `hipModuleLaunchKernel` returns.
+    ///
     /// # Safety
+    ///
     /// The signature check cannot see types of equal size (`f32` for `u32`), a missing signature (a cubin)
-    /// skips it, and no code object says what memory a pointer may reach. The caller guarantees that `args`
-    /// matches the kernel's parameters in number, order and type, that the kernel stays inside the memory it
-    /// is given, and that it **writes only memory passed with [`LaunchArgs::arg_mut`]**: memory passed with
-    /// [`LaunchArgs::arg`] is only read. The memory model orders the launch by exactly that (a read after
-    /// other streams' writes, a write after their reads and writes) and keeps the
-    /// host and later work away until it is done; memory the kernel reaches any other way (a pointer inside a
-    /// struct, a module global, [`LaunchArgs::arg_untracked`]) is the caller's to order: it is not read or
-    /// written by the host or other work until the kernel completes. Devices: the kernel reaches only memory
-    /// the stream's device can access (the crate's buffers in `args` are checked, as above; memory passed any
-    /// other way is the caller's to check), and peer access the check relies on is not disabled behind the
-    /// crate's back (a raw `hipDeviceDisablePeerAccess` or `hipDeviceReset`) while work that uses it may
-    /// still run. On a stream being captured the launch is recorded, not run: these conditions then hold for
-    /// every launch of every [`GraphExec`](crate::GraphExec) made from the capture, as
-    /// [`Capture::launch`](crate::Capture::launch) states (the capture keeps this function, and the crate's
-    /// buffers in `args`, alive itself).
+    /// skips it, and no code object says what memory a pointer may reach. The caller guarantees:
+    ///
+    /// - `args` matches the kernel's parameters in number, order and type;
+    /// - the kernel stays inside the memory it is given;
+    /// - it **writes only memory passed with [`LaunchArgs::arg_mut`]**; memory passed with
+    ///   [`LaunchArgs::arg`] is only read (the memory model orders the launch by exactly that);
+    /// - memory it reaches any other way (a pointer inside a struct, a module global,
+    ///   [`LaunchArgs::arg_untracked`]) is ordered by the caller: not read or written by the host or other
+    ///   work until the kernel completes, and reachable from the stream's device;
+    /// - peer access the device check relies on is not disabled behind the crate's back (a raw
+    ///   `hipDeviceDisablePeerAccess` or `hipDeviceReset`) while work that uses it may still run;
+    /// - on a stream being captured (the launch is recorded, not run), all of the above holds for every
+    ///   launch of every [`GraphExec`](crate::GraphExec) made from the capture, as
+    ///   [`Capture::launch`](crate::Capture::launch) states (the capture keeps this function and the
+    ///   crate's buffers in `args` alive itself).
+    ///
+    /// ```no_run
+    /// use hip::prelude::*;
+    ///
+    /// # fn f(device: &Device, module: &Module) -> hip::Result<()> {
+    /// let kernel = module.function("scale")?; // extern "C" __global__ void scale(float* x, float s, unsigned n)
+    /// let stream = Stream::new(device)?;
+    /// let mut x = DeviceBuffer::from_slice(device, &[1.0f32, 2.0, 3.0])?;
+    /// let n = x.len() as u32;
+    /// let mut args = LaunchArgs::new();
+    /// args.arg_mut(&mut x).arg(&2.0f32).arg(&n);
+    /// // SAFETY: the arguments match `scale`'s parameters; it writes x[..n] only, passed with arg_mut.
+    /// unsafe { kernel.launch(&stream, &LaunchConfig::for_num_elems(n), &mut args)? };
+    /// assert_eq!(x.to_vec()?, [2.0, 4.0, 6.0]); // waits for the kernel, which wrote x
+    /// # Ok(()) }
+    /// ```
     pub unsafe fn launch(
         &self,
         stream: &Stream,

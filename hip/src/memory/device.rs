@@ -18,11 +18,22 @@ use std::sync::Arc;
 ///   `copy_to_host`, `slice`, `track_use`;
 /// - [`DeviceMemoryMut`]: `copy_from_host`, `copy_from_device`, `memset_bytes`, `zero`, `slice_mut`.
 ///
-/// Asynchronous copies and memsets are methods of [`Stream`](crate::Stream) (`copy_to_device_async`,
-/// `copy_to_host_async`, `copy_device_async`, `memset_async`); fills are [`DeviceBuffer::fill_async`].
+/// Queued copies, memsets and fills are methods of [`Stream`](crate::Stream) (`copy_from_host_async`,
+/// `copy_to_host_async`, `copy_device_async`, `memset_async`, `fill_async`): the stream first.
 ///
 /// `ptr` is the first field a kernel argument points at: passing `&buffer` to a launch passes the device
 /// address.
+///
+/// ```no_run
+/// use hip::prelude::*;
+///
+/// let device = Device::get(0)?;
+/// let mut x = DeviceBuffer::from_slice(&device, &[1u32, 2, 3, 4])?; // allocates, copies, blocks
+/// let zeros = DeviceBuffer::<u32>::zeroed(&device, 4)?;
+/// x.slice_mut(2..)?.copy_from_device(&zeros.slice(..2)?)?;
+/// assert_eq!(x.to_vec()?, [1, 2, 0, 0]);
+/// # Ok::<(), hip::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct DeviceBuffer<T: DeviceCopy> {
     pub(super) ptr: DevicePtr,
@@ -40,7 +51,14 @@ unsafe impl<T: DeviceCopy> Send for DeviceBuffer<T> {}
 unsafe impl<T: DeviceCopy> Sync for DeviceBuffer<T> {}
 
 impl<T: DeviceCopy> DeviceBuffer<T> {
-    /// `len` zeroed elements (every `DeviceCopy` type is valid as zero bits).
+    /// `len` zeroed elements (every `DeviceCopy` type is valid as zero bits): `hipMalloc`, then a memset
+    /// on the device's null stream. Blocks until allocated; the memset is ordered before every later use.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AllocationTooLarge`](crate::Error::AllocationTooLarge) when the byte size overflows, and
+    /// [`Error::Hip`](crate::Error::Hip) with what HIP returns (`hipErrorOutOfMemory`, status
+    /// `out_of_memory`, when there is no room).
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
         // SAFETY: `uninit` asks that the contents be written before they are read: `zero()` below writes
         // every byte (through the null stream, recorded as the writer, so every later use is ordered after
@@ -65,13 +83,42 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         Ok(Self::from_parts(ptr, len, device, Release::Free))
     }
 
-    /// A new buffer holding a copy of `src`.
-    pub fn from_host(device: &Device, src: &[T]) -> Result<Self> {
+    /// A new buffer on `device` holding a copy of `src` (the constructor every buffer type names
+    /// `from_slice`, as [`PinnedBuffer::from_slice`](crate::PinnedBuffer::from_slice)).
+    ///
+    /// Blocking, like [`copy_from_host`](crate::DeviceMemoryMut::copy_from_host): it allocates
+    /// (`hipMalloc`), queues the copy on the device's null stream and returns once `src` may be changed or
+    /// freed. A large pageable copy goes through the staging ring, whose first use allocates pinned
+    /// staging buffers and starts its copy threads.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hip`](crate::Error::Hip) with `hipErrorOutOfMemory` (status `out_of_memory`) when the
+    /// device has no room, [`Error::AllocationTooLarge`](crate::Error::AllocationTooLarge) when the byte
+    /// size overflows, and any error HIP returns for the copy.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// let device = Device::get(0)?;
+    /// let x = DeviceBuffer::from_slice(&device, &[1.0f32, 2.0, 3.0])?;
+    /// assert_eq!(x.to_vec()?, [1.0, 2.0, 3.0]);
+    /// # Ok::<(), hip::Error>(())
+    /// ```
+    pub fn from_slice(device: &Device, src: &[T]) -> Result<Self> {
         // SAFETY: as in `zeroed`: `copy_from_host` writes all len() elements (recorded as a write, so
         // later uses are ordered after it), and on failure the buffer is dropped unread.
         let mut b = unsafe { Self::uninit(device, src.len())? };
         b.copy_from_host(src)?;
         Ok(b)
+    }
+
+    /// A new buffer holding a copy of `src`: the old name of [`from_slice`](Self::from_slice).
+    #[deprecated(
+        since = "0.1.0",
+        note = "renamed `DeviceBuffer::from_slice`, the name every buffer type uses"
+    )]
+    pub fn from_host(device: &Device, src: &[T]) -> Result<Self> {
+        Self::from_slice(device, src)
     }
 
     /// A buffer over memory allocated elsewhere in this module, released as `release` says.

@@ -6,13 +6,13 @@
 //! last stream that wrote it and the streams that read it since. Every safe operation that touches memory
 //! on a stream first orders that stream after the conflicting work of other streams (read after write,
 //! write after read, write after write), so safe code sees program order on any number of streams. While
-//! memory stays on one stream this costs two atomic loads and nothing is recorded.
+//! memory stays on one stream this costs one atomic load and one compare-and-swap, and nothing is recorded.
 //!
 //! - Synchronous operations (`copy_from_host`, `copy_from_device`, `memset_bytes`, `zero`,
-//!   `copy_to_host`, `to_vec`, and so `zeroed` and `from_host`) are queued on the device's null stream,
+//!   `copy_to_host`, `to_vec`, and so `zeroed` and `from_slice`) are queued on the device's null stream,
 //!   ordered like any other stream's work, and wait for nothing else: see each one's rustdoc for what it
 //!   guarantees on return.
-//! - Asynchronous copies ([`Stream::copy_to_device_async`](crate::Stream::copy_to_device_async) and
+//! - Asynchronous copies ([`Stream::copy_from_host_async`](crate::Stream::copy_from_host_async) and
 //!   friends) take host memory only as a [`PinnedBuffer`], tracked the same way: the host sees or changes
 //!   its contents ([`PinnedBuffer::as_slice`], [`PinnedBuffer::as_mut_slice`]) only after the copies that
 //!   conflict and were queued before the call have completed, and neither dropping nor `mem::forget`-ing
@@ -123,13 +123,14 @@ pub type DevicePtr = *mut c_void;
 /// Plain data that may be copied to and from a device byte for byte.
 ///
 /// # Safety
-/// The type is `Copy`, holds no references or host pointers that a kernel could not use, **has no padding
-/// bytes** (every byte of a value is initialised, so the crate may read a value as plain bytes: a fill
-/// value, a kernel argument), and **every bit pattern is a valid value**: a kernel can write any bits,
-/// and copying them back must never produce an invalid value. This is why every `DeviceCopy` type is also
-/// valid as all-zero bits, and why zero-filled allocation is offered for all of them. `bool`, `char` and
-/// most enums are therefore not `DeviceCopy`; a `#[repr(C)]` struct is only if its fields leave no gap
-/// (`#[repr(C)] struct { a: u8, b: u16 }` has one padding byte and must not implement it).
+///
+/// - the type is `Copy` and holds no references or host pointers that a kernel could not use;
+/// - it **has no padding bytes**: every byte of a value is initialised, so the crate may read a value as
+///   plain bytes (a fill value, a kernel argument); `#[repr(C)] struct { a: u8, b: u16 }` has one and
+///   must not implement it;
+/// - **every bit pattern is a valid value**: a kernel can write any bits, and copying them back must
+///   never produce an invalid value (so `bool`, `char` and most enums are not `DeviceCopy`; every
+///   `DeviceCopy` type is valid as all-zero bits, which is why zero-filled allocation is offered for all).
 pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {}
 
 macro_rules! device_copy {
@@ -208,12 +209,30 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
     /// Copy everything into `dst`, whose length must match. Synchronous: queued on the device's null
     /// stream after the work of other streams that writes this memory, and returns once `dst` holds the
     /// data. It does not wait for unrelated work.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthMismatch`] for lengths that differ, and what HIP returns for the copy.
     fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
         check_len("copy_to_host", self.len(), dst.len())?;
         read_to_host(self, dst.as_mut_ptr().cast())
     }
 
-    /// Copy everything into a new `Vec`. Synchronous, like [`copy_to_host`](Self::copy_to_host).
+    /// Copy everything into a new `Vec`. Blocking, like [`copy_to_host`](Self::copy_to_host): it waits
+    /// for the work of any stream that writes this memory, and for nothing else. In async code,
+    /// `to_vec_future` does the same without blocking a thread.
+    ///
+    /// # Errors
+    ///
+    /// What HIP returns for the copy, or an error of the work it waited for.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// let device = Device::get(0)?;
+    /// let x = DeviceBuffer::<u32>::zeroed(&device, 4)?;
+    /// assert_eq!(x.to_vec()?, [0; 4]);
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     fn to_vec(&self) -> Result<Vec<T>> {
         let mut v = Vec::<T>::with_capacity(self.len());
         read_to_host(self, v.as_mut_ptr().cast())?;
@@ -306,6 +325,24 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
     /// Copy `src`, whose length must match, into this memory. On return `src` may be changed or freed;
     /// the data may still be landing (from pageable memory HIP returns once it is staged), but every later
     /// operation of this crate on this memory, on any stream or the host, sees it.
+    ///
+    /// Blocking. A large copy from pageable memory goes through the staging ring: its first use
+    /// allocates pinned staging buffers and starts a pool of copy threads, which stay for the process.
+    /// The queued form is [`Stream::copy_from_host_async`](crate::Stream::copy_from_host_async), from a
+    /// [`PinnedBuffer`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthMismatch`] for lengths that differ, and what HIP returns for the copy.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// let device = Device::get(0)?;
+    /// let mut x = DeviceBuffer::<u32>::zeroed(&device, 3)?;
+    /// x.copy_from_host(&[7, 8, 9])?;
+    /// assert_eq!(x.to_vec()?, [7, 8, 9]);
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
         check_len("copy_from_host", self.len(), src.len())?;
         let n = self.byte_len();
@@ -334,6 +371,10 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
     /// Copy device memory of the same length (on this device or a peer) into this memory. It blocks the
     /// host no more than raw `hipMemcpy` does (device to device: not at all on most platforms): the result
     /// can only be observed through later operations, which are ordered after it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthMismatch`] for lengths that differ, and what HIP returns for the copy.
     fn copy_from_device(&mut self, src: &impl DeviceMemory<T>) -> Result<()>
     where
         Self: Sized,

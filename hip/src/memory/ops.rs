@@ -68,11 +68,65 @@ pub(crate) fn fill_bits<T: DeviceCopy>(value: &T) -> Option<u32> {
     }
 }
 
+impl Stream {
+    /// Queue a fill of every element of `dst` with `value` (`hipMemsetAsync`, `hipMemsetD16Async` or
+    /// `hipMemsetD32Async` by the size of `T`), ordered after the other streams' work on the buffer.
+    /// Returns once queued.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DeviceMismatch`] when `dst` is on another device than the stream,
+    /// [`Error::InvalidArgument`] for a `T` of another size than 1, 2 or 4 bytes, and what HIP returns.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// let device = Device::get(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let mut x = DeviceBuffer::<u32>::zeroed(&device, 1024)?;
+    /// stream.fill_async(&mut x, 7)?;
+    /// assert!(x.to_vec()?.iter().all(|&v| v == 7)); // the read waits for the fill
+    /// # Ok::<(), hip::Error>(())
+    /// ```
+    pub fn fill_async<T: DeviceCopy>(&self, dst: &mut DeviceBuffer<T>, value: T) -> Result<()> {
+        dst.fill_on(value, self)
+    }
+
+    /// Queue a migration of the whole of `buffer` to `to` (a device, or `None` for the host)
+    /// (`hipMemPrefetchAsync`).
+    ///
+    /// A prefetch to a device is queued on a stream of that device, where the work that reads the
+    /// migrated pages runs: a stream of another device is [`Error::InvalidArgument`] naming both, checked
+    /// before anything else. A prefetch to the host may use a stream of any device. The buffer's device
+    /// and the stream's device must both access managed memory concurrently with the host (CUDA's rule
+    /// for the destination and the stream): [`Error::NotSupported`] otherwise.
+    ///
+    /// Ordered like a read: after the work of other streams that writes the buffer, before later writes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a stream of another device than `to`, [`Error::NotSupported`] where
+    /// a device does not access managed memory concurrently with the host, and what HIP returns.
+    pub fn prefetch_async<T: DeviceCopy>(
+        &self,
+        buffer: &ManagedBuffer<T>,
+        to: Option<&Device>,
+    ) -> Result<()> {
+        buffer.prefetch_on(to, self)
+    }
+}
+
 impl<T: DeviceCopy> DeviceBuffer<T> {
-    /// Queue a fill of every element with `value` on `stream` (`hipMemsetAsync`, `hipMemsetD16Async` or
-    /// `hipMemsetD32Async` by the size of `T`), ordered after the other streams' work on the buffer. `T` of
-    /// another size than 1, 2 or 4 bytes is [`Error::InvalidArgument`].
+    /// Queue a fill of every element with `value` on `stream`: the old form of
+    /// [`Stream::fill_async`], which takes the stream first as every queued operation does.
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `stream.fill_async(&mut buffer, value)`: the stream comes first"
+    )]
     pub fn fill_async(&mut self, value: T, stream: &Stream) -> Result<()> {
+        self.fill_on(value, stream)
+    }
+
+    fn fill_on(&mut self, value: T, stream: &Stream) -> Result<()> {
         if stream.device().ordinal() != self.device().ordinal() {
             return Err(Error::DeviceMismatch {
                 what: "fill_async",
@@ -264,16 +318,17 @@ fn managed_supported(device: &Device) -> Result<()> {
 
 impl<T: DeviceCopy> ManagedBuffer<T> {
     /// Queue a migration of the whole buffer to `to` (a device, or `None` for the host) on `stream`
-    /// (`hipMemPrefetchAsync`).
-    ///
-    /// A prefetch to a device is queued on a stream of that device, where the work that reads the
-    /// migrated pages runs: a stream of another device is [`Error::InvalidArgument`] naming both, checked
-    /// before anything else. A prefetch to the host may use a stream of any device. The buffer's device
-    /// and the stream's device must both access managed memory concurrently with the host (CUDA's rule
-    /// for the destination and the stream): [`Error::NotSupported`] otherwise.
-    ///
-    /// Ordered like a read: after the work of other streams that writes the buffer, before later writes.
+    /// (`hipMemPrefetchAsync`): the old form of [`Stream::prefetch_async`], which takes the stream first
+    /// as every queued operation does.
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `stream.prefetch_async(&buffer, to)`: the stream comes first"
+    )]
     pub fn prefetch_async(&self, to: Option<&Device>, stream: &Stream) -> Result<()> {
+        self.prefetch_on(to, stream)
+    }
+
+    fn prefetch_on(&self, to: Option<&Device>, stream: &Stream) -> Result<()> {
         prefetch_stream(to, stream)?;
         managed_supported(self.device())?;
         if stream.device().ordinal() != self.device().ordinal() {
@@ -301,7 +356,7 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
     }
 
     /// Advise the runtime how the buffer will be used (`hipMemAdvise`); `at` is the location the advice
-    /// names (a device, or `None` for the host). Not supported as for [`ManagedBuffer::prefetch_async`].
+    /// names (a device, or `None` for the host). Not supported as for [`Stream::prefetch_async`].
     pub fn advise(&self, advice: MemAdvice, at: Option<&Device>) -> Result<()> {
         managed_supported(self.device())?;
         if self.is_empty() {
@@ -388,7 +443,7 @@ mod tests {
         let m = ManagedBuffer::<u32>::zeroed(&d0, 0).unwrap();
         // SAFETY: a null (default) stream wrapper of a unit-test device; no HIP call is made through it.
         let s1 = unsafe { Stream::from_raw(&d1, std::ptr::null_mut()) };
-        match m.prefetch_async(Some(&d0), &s1).unwrap_err() {
+        match s1.prefetch_async(&m, Some(&d0)).unwrap_err() {
             Error::InvalidArgument {
                 what,
                 value,

@@ -21,6 +21,22 @@ use std::sync::Arc;
 ///
 /// Streams are told apart by a process-unique id, never by handle address (HIP gives a new stream the
 /// address of a destroyed one), and a copy's stream is recorded before the copy is queued.
+///
+/// Allocating pinned memory is slow (it locks pages: keep and reuse pinned buffers), and
+/// [`as_slice`](Self::as_slice) / [`as_mut_slice`](Self::as_mut_slice) may block the thread until the
+/// copies they conflict with are done; both return `Result`.
+///
+/// ```no_run
+/// use hip::prelude::*;
+///
+/// let device = Device::get(0)?;
+/// let stream = Stream::new(&device)?;
+/// let x = DeviceBuffer::from_slice(&device, &[1.0f32, 2.0, 3.0])?;
+/// let mut host = PinnedBuffer::<f32>::zeroed(&device, 3)?;
+/// stream.copy_to_host_async(&x, &mut host)?; // queued: returns at once
+/// assert_eq!(host.as_slice()?, [1.0, 2.0, 3.0]); // blocks until the copy is done
+/// # Ok::<(), hip::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct PinnedBuffer<T: DeviceCopy> {
     ptr: *mut T,
@@ -36,7 +52,14 @@ unsafe impl<T: DeviceCopy> Send for PinnedBuffer<T> {}
 unsafe impl<T: DeviceCopy> Sync for PinnedBuffer<T> {}
 
 impl<T: DeviceCopy> PinnedBuffer<T> {
-    /// `len` zeroed elements.
+    /// `len` zeroed elements (`hipHostMalloc`, then zeroed by the host). Slow next to a device
+    /// allocation: the pages are locked; keep and reuse pinned buffers.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AllocationTooLarge`](crate::Error::AllocationTooLarge) when the byte size overflows, and
+    /// [`Error::Hip`](crate::Error::Hip) with what HIP returns (`hipErrorOutOfMemory`, status
+    /// `out_of_memory`, when there is no room).
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
         Self::zeroed_with_flags(device, len, PinnedFlags::DEFAULT)
     }
@@ -66,7 +89,14 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
         })
     }
 
-    /// A new pinned buffer holding a copy of `src`.
+    /// A new pinned buffer holding a copy of `src` (allocated as by [`zeroed`](Self::zeroed), then
+    /// copied by the host).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AllocationTooLarge`](crate::Error::AllocationTooLarge) when the byte size overflows, and
+    /// [`Error::Hip`](crate::Error::Hip) with what HIP returns (`hipErrorOutOfMemory`, status
+    /// `out_of_memory`, when there is no room).
     pub fn from_slice(device: &Device, src: &[T]) -> Result<Self> {
         let mut b = Self::zeroed(device, src.len())?;
         b.as_mut_slice()?.copy_from_slice(src);
@@ -90,6 +120,10 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
 
     /// The contents, once every asynchronous copy writing the buffer has completed (copies that only
     /// read it may still run).
+    ///
+    /// # Errors
+    ///
+    /// An error of the copy it waited for (what HIP returns for the wait).
     pub fn as_slice(&self) -> Result<&[T]> {
         self.alloc.host_wait(Access::Read)?;
         // SAFETY: `ptr` is aligned and valid for `len` initialised T (zeroed at allocation), or dangling
@@ -176,16 +210,56 @@ impl std::ops::BitOr for PinnedFlags {
 /// Asynchronous copies. Each returns once the copy is queued on the stream.
 impl Stream {
     /// Queue a copy of `src` (pinned host memory: a [`PinnedBuffer`] or a view of one) into device memory
-    /// of the same length. The stream, the pinned memory and the device memory must be on one device
-    /// ([`Error::DeviceMismatch`](crate::Error::DeviceMismatch)).
+    /// of the same length: the queued form of
+    /// [`copy_from_host`](crate::DeviceMemoryMut::copy_from_host). Returns once queued; the host sees
+    /// `src` change again ([`PinnedBuffer::as_mut_slice`]) only after the copy read it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) for lengths that differ,
+    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch) unless the stream, the pinned memory and
+    /// the device memory are on one device, [`Error::InvalidArgument`](crate::Error::InvalidArgument) on a
+    /// capturing stream (pinned memory is refused in graphs), and what HIP returns.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// let device = Device::get(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let host = PinnedBuffer::from_slice(&device, &[1u32, 2, 3])?;
+    /// let mut x = DeviceBuffer::<u32>::zeroed(&device, 3)?;
+    /// stream.copy_from_host_async(&host, &mut x)?;
+    /// assert_eq!(x.to_vec()?, [1, 2, 3]); // ordered after the copy
+    /// # Ok::<(), hip::Error>(())
+    /// ```
+    pub fn copy_from_host_async<T: DeviceCopy>(
+        &self,
+        src: &impl HostMemory<T>,
+        dst: &mut impl DeviceMemoryMut<T>,
+    ) -> Result<()> {
+        self.copy_to_device_inner(src, dst)
+    }
+
+    /// The old name of [`copy_from_host_async`](Self::copy_from_host_async).
+    #[deprecated(
+        since = "0.1.0",
+        note = "renamed `copy_from_host_async`: blocking `copy_from_host` / `copy_to_host`, queued `copy_from_host_async` / `copy_to_host_async`"
+    )]
     pub fn copy_to_device_async<T: DeviceCopy>(
         &self,
         src: &impl HostMemory<T>,
         dst: &mut impl DeviceMemoryMut<T>,
     ) -> Result<()> {
-        check_len("copy_to_device_async", dst.len(), src.len())?;
-        same_device("copy_to_device_async", self.device(), dst.device())?;
-        same_device("copy_to_device_async", self.device(), src.device())?;
+        self.copy_to_device_inner(src, dst)
+    }
+
+    fn copy_to_device_inner<T: DeviceCopy>(
+        &self,
+        src: &impl HostMemory<T>,
+        dst: &mut impl DeviceMemoryMut<T>,
+    ) -> Result<()> {
+        check_len("copy_from_host_async", dst.len(), src.len())?;
+        same_device("copy_from_host_async", self.device(), dst.device())?;
+        same_device("copy_from_host_async", self.device(), src.device())?;
         if dst.byte_len() == 0 {
             return Ok(());
         }
@@ -217,6 +291,12 @@ impl Stream {
     /// of one) of the same length, all three on one device
     /// ([`Error::DeviceMismatch`](crate::Error::DeviceMismatch) otherwise). Read the result with
     /// `as_slice`, which waits for the copy.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthMismatch`](crate::Error::LengthMismatch), [`Error::DeviceMismatch`](crate::Error::DeviceMismatch)
+    /// unless the stream and both buffers are on one device, [`Error::InvalidArgument`](crate::Error::InvalidArgument)
+    /// on a capturing stream, and what HIP returns.
     pub fn copy_to_host_async<T: DeviceCopy>(
         &self,
         src: &impl DeviceMemory<T>,
@@ -235,7 +315,7 @@ impl Stream {
             (dst.allocation(), Access::Write),
         )?;
         self.device().bind()?;
-        // SAFETY: as in copy_to_device_async, the other way: `dst` is pinned memory of byte_len() bytes,
+        // SAFETY: as in copy_from_host_async, the other way: `dst` is pinned memory of byte_len() bytes,
         // which the host reads (`as_slice`) or writes only after this copy, recorded as its writer, is
         // done.
         unsafe {
@@ -252,6 +332,12 @@ impl Stream {
     /// Queue a device-to-device copy between memories of the same length. `dst` is on the stream's device;
     /// `src` may be on another one (a peer copy). Both are ordered by the memory model, across devices
     /// too.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) for lengths that differ,
+    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch) for memory the stream's device cannot reach, and what HIP
+    /// returns.
     pub fn copy_device_async<T: DeviceCopy>(
         &self,
         src: &impl DeviceMemory<T>,

@@ -205,6 +205,24 @@ rand_float!(
 impl Generator {
     /// A generator of `kind` on `stream`'s device, queueing on `stream` (`hiprandCreateGenerator`,
     /// `hiprandSetStream`). Quasi-random generators start with one dimension.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Rand`] with hipRAND's status (a kind the library does not have, no
+    /// memory for its state); with `dynamic-loading`,
+    /// [`Error::LibraryNotFound`] where hipRAND could not be opened.
+    ///
+    /// ```no_run
+    /// use hip::prelude::*;
+    /// use hip::rand::{Generator, RngType};
+    ///
+    /// let device = Device::get(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let mut rng = Generator::new(&stream, RngType::Philox4x32_10)?;
+    /// let mut x = DeviceBuffer::<f32>::zeroed(&device, 1 << 20)?;
+    /// rng.uniform(&mut x)?; // queued on `stream`
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn new(stream: &Stream, kind: RngType) -> Result<Generator> {
         let device = stream.device().clone();
         device.bind()?;

@@ -18,7 +18,7 @@
 //! let mut bufs = Vec::new();
 //! let mut streams = Vec::new();
 //! for d in &devices {
-//!     bufs.push(DeviceBuffer::from_host(d, &[1.0f32; 1024])?);
+//!     bufs.push(DeviceBuffer::from_slice(d, &[1.0f32; 1024])?);
 //!     streams.push(Stream::new(d)?);
 //! }
 //! // One process driving several devices: the calls of one collective go in one group.
@@ -147,7 +147,20 @@ fn rank_i32(what: &'static str, v: usize) -> Result<i32> {
 
 impl Comm {
     /// One communicator per device, for one process driving all of them (`ncclCommInitAll`). Rank `i` is
-    /// `devices[i]`. Refuses an empty list and a device given twice.
+    /// `devices[i]`. Blocks while RCCL / NCCL sets up the clique (it may start threads and open
+    /// connections between the devices).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for an empty list or a device given twice; [`Error::Nccl`] with the
+    /// library's result.
+    ///
+    /// ```no_run
+    /// let devices = [hip::Device::get(0)?, hip::Device::get(1)?];
+    /// let comms = hip::rccl::Comm::init_all(&devices)?;
+    /// assert_eq!(comms.len(), 2);
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn init_all(devices: &[Device]) -> Result<Vec<Comm>> {
         if devices.is_empty() {
             return Err(Error::InvalidArgument {

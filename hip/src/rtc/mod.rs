@@ -256,7 +256,30 @@ impl ProgramBuilder {
         Ok(options)
     }
 
-    /// Compile. A compile error is [`Error::Rtc`] with `HIPRTC_ERROR_COMPILATION` and the full log.
+    /// Compile to a code object for the target architecture (set with [`arch`](Self::arch), else the
+    /// current device's).
+    ///
+    /// Blocks the calling thread for the whole compile: 0.2 to 0.6 s for a small kernel on a 2-core
+    /// machine, longer for large sources. On AMD, compiles are serialised process-wide (HIPRTC is not
+    /// thread-safe there). A hit in the persistent compile cache (on unless `HIP_RS_CACHE_DISABLE` is set; see
+    /// [`CompileCache`]) returns in well under a millisecond instead.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Rtc`] with `HIPRTC_ERROR_COMPILATION` and the full log for a compile error;
+    /// [`Error::InteriorNul`] for a NUL byte in any string of the builder; [`Error::InvalidOption`] or
+    /// [`Error::UnknownArch`] for a bad option or architecture; without an architecture and without a
+    /// usable GPU, [`Error::ArchRequired`].
+    ///
+    /// ```no_run
+    /// use hip::rtc::ProgramBuilder;
+    ///
+    /// let code = ProgramBuilder::new(r#"extern "C" __global__ void k(float* x) { x[threadIdx.x] = 1.0f; }"#)
+    ///     .arch("gfx90a") // no GPU needed with an explicit architecture
+    ///     .compile()?;
+    /// assert!(!code.code().is_empty());
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn compile(&self) -> Result<CompiledProgram> {
         let options = self.resolved_options()?;
         // SAFETY: `compile_with` calls this only with its live program, once hiprtcCompileProgram

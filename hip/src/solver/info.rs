@@ -26,7 +26,7 @@ pub(super) enum Meaning {
 /// `hipMemcpy` on the null stream, that copy also waits for the work queued so far on every *blocking*
 /// stream of the device (streams made by [`Stream::new`](crate::Stream::new)); streams made by
 /// [`Stream::non_blocking`](crate::Stream::non_blocking) are not waited for. To wait for the writer
-/// only, read [`buffer`](Info::buffer) with `to_vec_async` on a non-blocking stream.
+/// only, read [`buffer`](Info::buffer) with `to_vec_future` on a non-blocking stream.
 #[must_use = "a factorization's outcome (positive definite, singular, converged) is known only by checking its Info"]
 pub struct Info {
     call: &'static str,
@@ -77,7 +77,7 @@ impl Info {
     }
 
     /// The device buffer the call writes, for reading it in a kernel or asynchronously
-    /// (`to_vec_async`).
+    /// (`to_vec_future`).
     pub fn buffer(&self) -> &DeviceBuffer<i32> {
         &self.values
     }

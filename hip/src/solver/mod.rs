@@ -10,8 +10,8 @@
 //! let stream = Stream::new(&device)?;
 //! let mut solver = Handle::new(&stream)?;
 //! // A symmetric positive definite 2x2 matrix (column-major) and a right-hand side.
-//! let mut a = DeviceBuffer::from_host(&device, &[4.0f64, 2.0, 2.0, 3.0])?;
-//! let mut b = DeviceBuffer::from_host(&device, &[2.0f64, 1.0])?;
+//! let mut a = DeviceBuffer::from_slice(&device, &[4.0f64, 2.0, 2.0, 3.0])?;
+//! let mut b = DeviceBuffer::from_slice(&device, &[2.0f64, 1.0])?;
 //! solver.potrf(Uplo::Lower, 2, &mut a, 2)?.check()?; // Cholesky: A = L L^T
 //! solver.potrs(Uplo::Lower, 2, 1, &a, 2, &mut b, 2)?.check()?; // solves A x = b into b
 //! assert_eq!(b.to_vec()?, [0.5, 0.0]);
@@ -182,6 +182,23 @@ use crate::dense_shape::Operand;
 
 impl Handle {
     /// A handle on `stream`'s device, queueing on `stream` (`hipsolverCreate`, `hipsolverSetStream`).
+    ///
+    /// Creating a handle is slow next to a call (the library sets itself up on the device): make one per
+    /// stream and keep it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Solver`] with hipSOLVER's status where the library cannot start on the
+    /// device; what HIP returns for the device; with `dynamic-loading`,
+    /// [`Error::LibraryNotFound`] where hipSOLVER could not be opened.
+    ///
+    /// ```no_run
+    /// let device = hip::Device::get(0)?;
+    /// let stream = hip::Stream::new(&device)?;
+    /// let handle = hip::solver::Handle::new(&stream)?;
+    /// # let _ = handle;
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn new(stream: &Stream) -> Result<Handle> {
         let device = stream.device().clone();
         device.bind()?;

@@ -27,7 +27,7 @@ pub struct Names {
     pub potrs_batched: &'static str,
 }
 
-/// An element type of hipSOLVER's calls: `f32`, `f64`, [`Complex32`] and [`Complex64`]
+/// An element type of hipSOLVER's calls: `f32`, `f64`, [`Complex32`](super::Complex32) and [`Complex64`](super::Complex64)
 /// (`hipFloatComplex` / `hipDoubleComplex`: two floats, real part first).
 ///
 /// Sealed: the functions below take raw pointers and are called only by this module, after its checks.
@@ -41,8 +41,8 @@ pub struct Names {
 /// rocSOLVER, after what hipSOLVER carves off its front; elements on cuSOLVER), `info` as many `int`s as
 /// the backend writes (`sizes::info_len`); `lwork` out-pointers
 /// are valid host pointers.
-#[allow(clippy::too_many_arguments, missing_docs)]
-#[doc(hidden)]
+// Every function's safety contract is the one "# Safety (of every function)" above.
+#[allow(clippy::too_many_arguments, clippy::missing_safety_doc, missing_docs)]
 pub trait SolverScalar: DeviceCopy + sealed::Sealed {
     /// The real type of the same precision (eigenvalues, singular values).
     type Real: DeviceCopy + Default;

@@ -190,9 +190,9 @@ impl<T: SparseScalar> Csr<T> {
         Ok(Csr {
             rows,
             cols,
-            offsets: DeviceBuffer::from_host(device, offsets)?,
-            indices: DeviceBuffer::from_host(device, indices)?,
-            values: DeviceBuffer::from_host(device, values)?,
+            offsets: DeviceBuffer::from_slice(device, offsets)?,
+            indices: DeviceBuffer::from_slice(device, indices)?,
+            values: DeviceBuffer::from_slice(device, values)?,
         })
     }
 
@@ -346,9 +346,9 @@ impl<T: SparseScalar> Coo<T> {
         Ok(Coo {
             rows,
             cols,
-            row_indices: DeviceBuffer::from_host(device, row_indices)?,
-            col_indices: DeviceBuffer::from_host(device, col_indices)?,
-            values: DeviceBuffer::from_host(device, values)?,
+            row_indices: DeviceBuffer::from_slice(device, row_indices)?,
+            col_indices: DeviceBuffer::from_slice(device, col_indices)?,
+            values: DeviceBuffer::from_slice(device, values)?,
         })
     }
 

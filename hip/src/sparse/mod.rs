@@ -11,7 +11,7 @@
 //! let mut sparse = Handle::new(&stream)?;
 //! // [[2, 0, 1], [0, 3, 0]] in CSR form.
 //! let a = Csr::from_host(&device, 2, 3, &[0, 2, 3], &[0, 2, 1], &[2.0f32, 1.0, 3.0])?;
-//! let x = DeviceBuffer::from_host(&device, &[1.0f32, 1.0, 1.0])?;
+//! let x = DeviceBuffer::from_slice(&device, &[1.0f32, 1.0, 1.0])?;
 //! let mut y = DeviceBuffer::<f32>::zeroed(&device, 2)?;
 //! sparse.spmv(Op::N, 1.0, &a, &x, 0.0, &mut y)?; // y = A x
 //! assert_eq!(y.to_vec()?, [3.0, 3.0]);
@@ -158,6 +158,23 @@ use crate::dense_shape::Operand;
 
 impl Handle {
     /// A handle on `stream`'s device, queueing on `stream` (`hipsparseCreate`, `hipsparseSetStream`).
+    ///
+    /// Creating a handle is slow next to a call (the library sets itself up on the device): make one per
+    /// stream and keep it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Sparse`] with hipSPARSE's status where the library cannot start on the
+    /// device; what HIP returns for the device; with `dynamic-loading`,
+    /// [`Error::LibraryNotFound`] where hipSPARSE could not be opened.
+    ///
+    /// ```no_run
+    /// let device = hip::Device::get(0)?;
+    /// let stream = hip::Stream::new(&device)?;
+    /// let handle = hip::sparse::Handle::new(&stream)?;
+    /// # let _ = handle;
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn new(stream: &Stream) -> Result<Handle> {
         let device = stream.device().clone();
         device.bind()?;
