@@ -410,3 +410,44 @@ fn a_graph_launch_cannot_rewrite_a_checked_matrix() {
     replay.synchronize().unwrap();
     assert_eq!(a.to_host().unwrap().0, offsets);
 }
+
+/// Issue 55: a graph that captured an SpMV keeps the hipSPARSE handle alive (it did not: only BLAS and
+/// BLASLt handles were kept), and its replays and the handle's live calls on another stream are ordered
+/// by the handle's use record: a replay after the handle was dropped gives the captured product, and a
+/// live call queued while a replay runs sees the replay's output.
+#[test]
+fn a_graph_keeps_the_sparse_handle_and_orders_with_its_live_calls() {
+    let (d, _s, mut sparse) = setup();
+    let capture_on = Stream::new(&d).unwrap();
+    let n = 100_000;
+    // The shift matrix: (A x)[i] = x[i + 1].
+    let offsets: Vec<i32> = (0..=n as i32).map(|i| i.min(n as i32 - 1)).collect();
+    let indices: Vec<i32> = (1..n as i32).collect();
+    let a = Csr::from_host(&d, n, n, &offsets, &indices, &vec![1.0f64; n - 1]).unwrap();
+    let x: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let dx = DeviceBuffer::from_slice(&d, &x).unwrap();
+    let mut y = DeviceBuffer::<f64>::zeroed(&d, n).unwrap();
+    let mut z = DeviceBuffer::<f64>::zeroed(&d, n).unwrap();
+    // Warm the handle's scratch buffer outside the capture (a capture refuses allocations).
+    sparse.spmv(Op::N, 1.0, &a, &dx, 0.0, &mut y).unwrap();
+    sparse.set_stream(&capture_on).unwrap();
+    let capture = capture_on.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    sparse.spmv(Op::N, 1.0, &a, &dx, 0.0, &mut y).unwrap();
+    let mut exec = capture.end().unwrap().instantiate().unwrap();
+    let live = Stream::new(&d).unwrap();
+    sparse.set_stream(&live).unwrap();
+    y.copy_from_host(&vec![-1.0; n]).unwrap();
+    exec.launch(&capture_on).unwrap();
+    // Live on another stream while the replay may still run: y is ordered by the memory model, the
+    // handle's scratch buffer and state by the use record.
+    sparse.spmv(Op::N, 1.0, &a, &y, 0.0, &mut z).unwrap();
+    let z_host = z.to_vec().unwrap();
+    assert!((0..n - 2).all(|i| z_host[i] == (i + 2) as f64));
+    drop(sparse);
+    y.copy_from_host(&vec![-1.0; n]).unwrap();
+    for _ in 0..3 {
+        exec.launch(&capture_on).unwrap();
+    }
+    let y_host = y.to_vec().unwrap();
+    assert!((0..n - 1).all(|i| y_host[i] == (i + 1) as f64));
+}
