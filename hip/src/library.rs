@@ -16,7 +16,8 @@
 use crate::device::Device;
 use crate::memory::tracking::{Access, Allocation, Release};
 use crate::release::{now_or_later, RawHandle};
-use crate::stream::StreamOp;
+use crate::error::Result;
+use crate::stream::{StreamHandle, StreamOp};
 use std::sync::Arc;
 
 /// A library's raw handle and how to destroy it, destroyed when the last owner goes (the safe handle,
@@ -85,6 +86,14 @@ impl HandleUse {
             device,
             Release::Nothing,
         ))
+    }
+
+    /// The handle moves to `stream` (`set_stream`): from now on `stream` runs after the handle's last
+    /// call (on whichever stream it was), and nothing else queued there. Recorded as a use, so calls on
+    /// the old stream after a later move back wait for this stream's calls the same way.
+    pub(crate) fn move_to(&self, stream: &Arc<StreamHandle>) -> Result<()> {
+        let op = stream.begin_op();
+        self.0.use_on(&op, Access::Write)
     }
 
     /// The pseudo-allocation, to order with a call's operands (in address order, as every operation

@@ -245,6 +245,9 @@ impl Handle {
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
         same_device("blas set_stream", &self.device, stream.device())?;
         self.device.bind()?;
+        // The handle's own device state was last used by its last call: the new stream waits for that
+        // call, and nothing else queued on the old stream.
+        self.uses.move_to(stream.handle())?;
         // SAFETY: live handle; the stream is live and on the handle's device (checked), and kept alive below
         // for as long as the handle uses it.
         check("hipblasSetStream", unsafe {

@@ -182,6 +182,9 @@ impl Handle {
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
         same_device("blaslt set_stream", &self.device, stream.device())?;
         self.device.bind()?;
+        // The handle's own device state was last used by its last call: the new stream waits for that
+        // call, and nothing else queued on the old stream.
+        self.uses.move_to(stream.handle())?;
         self.stream = Arc::clone(stream.handle());
         self.stream_raw = stream.raw();
         Ok(())

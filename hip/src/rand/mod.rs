@@ -258,6 +258,9 @@ impl Generator {
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
         same_device("rand set_stream", &self.device, stream.device())?;
         self.device.bind()?;
+        // The handle's own device state was last used by its last call: the new stream waits for that
+        // call, and nothing else queued on the old stream.
+        self.uses.move_to(stream.handle())?;
         // SAFETY: live generator; the stream is live and on its device, kept alive below while used.
         check("hiprandSetStream", unsafe {
             sys::hiprandSetStream(self.raw, stream.raw())
