@@ -13,6 +13,7 @@ mod graph;
 mod kernels;
 mod memory;
 mod memory_api;
+mod nccl;
 mod shadow;
 mod stream_api;
 mod streams;
