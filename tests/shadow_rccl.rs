@@ -327,6 +327,36 @@ fn two_ranks_broadcast_reduce_gather_scatter_and_send_recv() {
 }
 
 #[test]
+fn two_ranks_made_by_comm_new_inside_a_group() {
+    // One thread creating both ranks of a clique: inside a group (NCCL >= 2.14; the shadow says 2.27).
+    let (d, _, s) = two();
+    let id = hip::rccl::UniqueId::new().unwrap();
+    let id = hip::rccl::UniqueId::from_bytes(&id.as_bytes()).unwrap();
+    let comms = group(|| {
+        (0..2)
+            .map(|r| Comm::new(&d[r], &id, r, 2))
+            .collect::<hip::Result<Vec<_>>>()
+    })
+    .unwrap();
+    assert_eq!((comms[1].rank(), comms[1].size()), (1, 2));
+    let mut x: Vec<DeviceBuffer<i32>> = (0..2)
+        .map(|r| DeviceBuffer::from_host(&d[r], &vec![r as i32 + 1; N]))
+        .collect::<hip::Result<_>>()
+        .unwrap();
+    group(|| {
+        for r in 0..2 {
+            comms[r].all_reduce_in_place(&mut x[r], ReduceOp::Prod, &s[r])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    for b in &x {
+        assert_eq!(b.to_vec().unwrap(), vec![2; N]);
+    }
+    assert_no_reports();
+}
+
+#[test]
 fn buffers_dropped_right_after_a_collective() {
     let (d, comms, s) = two();
     let mut out: Vec<DeviceBuffer<f32>> = (0..2)
