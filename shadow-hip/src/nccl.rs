@@ -1078,3 +1078,34 @@ pub unsafe extern "C" fn ncclRecv(
         stream,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes<T: Elem>(v: &[T]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for x in v {
+            x.put(&mut out);
+        }
+        out
+    }
+
+    /// The reductions the collectives compute, per type and operator (ncclSum 0, Prod 1, Max 2, Min 3,
+    /// Avg 4; ncclInt32 2, ncclUint32 3, ncclFloat32 7).
+    #[test]
+    fn reductions() {
+        let (a, b) = (bytes(&[1i32, -5, 7]), bytes(&[2i32, 3, -9]));
+        assert_eq!(reduce(&[&a, &b], 2, 0), bytes(&[3i32, -2, -2]));
+        assert_eq!(reduce(&[&a, &b], 2, 1), bytes(&[2i32, -15, -63]));
+        assert_eq!(reduce(&[&a, &b], 2, 2), bytes(&[2i32, 3, 7]));
+        assert_eq!(reduce(&[&a, &b], 2, 3), bytes(&[1i32, -5, -9]));
+        let (x, y) = (bytes(&[u32::MAX, 4]), bytes(&[2u32, 8]));
+        assert_eq!(reduce(&[&x, &y], 3, 0), bytes(&[1u32, 12]), "wrapping sum");
+        assert_eq!(reduce(&[&x, &y], 3, 4), bytes(&[0u32, 6]), "average");
+        let (f, g) = (bytes(&[1.5f32, -2.0]), bytes(&[0.25f32, 4.0]));
+        assert_eq!(reduce(&[&f, &g], 7, 0), bytes(&[1.75f32, 2.0]));
+        assert_eq!(reduce(&[&f, &g], 7, 4), bytes(&[0.875f32, 1.0]));
+        assert_eq!(reduce(&[&f], 7, 0), f, "one rank: a copy");
+    }
+}
