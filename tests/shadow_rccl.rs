@@ -357,6 +357,37 @@ fn two_ranks_made_by_comm_new_inside_a_group() {
 }
 
 #[test]
+fn two_ranks_on_their_own_threads_outside_groups() {
+    // One thread per rank, each making its communicator and calling collectives outside any group: a
+    // rank's part waits on its stream for the other thread's.
+    let (d, _, _) = two();
+    let id = hip::rccl::UniqueId::new().unwrap().as_bytes();
+    let ranks: Vec<_> = (0..2)
+        .map(|r| {
+            let device = d[r].clone();
+            std::thread::spawn(move || {
+                let id = hip::rccl::UniqueId::from_bytes(&id).unwrap();
+                let comm = Comm::new(&device, &id, r, 2).unwrap();
+                let s = Stream::non_blocking(&device).unwrap();
+                let mut x = DeviceBuffer::<f32>::zeroed(&device, N).unwrap();
+                let mut y = DeviceBuffer::<f32>::zeroed(&device, 2 * N).unwrap();
+                for round in 0..ROUNDS {
+                    x.fill_async((r + 1) as f32 * round as f32, &s).unwrap();
+                    comm.all_reduce_in_place(&mut x, ReduceOp::Sum, &s).unwrap();
+                    comm.all_gather(&x, &mut y, &s).unwrap();
+                    assert_eq!(x.to_vec().unwrap(), vec![3.0 * round as f32; N]);
+                    assert_eq!(y.to_vec().unwrap(), vec![3.0 * round as f32; 2 * N]);
+                }
+            })
+        })
+        .collect();
+    for t in ranks {
+        t.join().unwrap();
+    }
+    assert_no_reports();
+}
+
+#[test]
 fn buffers_dropped_right_after_a_collective() {
     let (d, comms, s) = two();
     let mut out: Vec<DeviceBuffer<f32>> = (0..2)

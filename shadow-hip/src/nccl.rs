@@ -2,9 +2,9 @@
 //! shadow's devices. A collective is one operation per rank, queued on that rank's stream; it reads the
 //! send buffer and writes the receive buffer (ranges from count and element size). A rank's part blocks
 //! its stream until every rank's part runs (a cross-stream rendezvous); then the result is computed on
-//! the host-backed memory, and the parts complete together: each part's accesses are logged with the
-//! join of every part's clock (plus the part's own completion), and what its stream queues after it is
-//! ordered after that join. Calls made inside ncclGroupStart/ncclGroupEnd are queued only at the
+//! the host-backed memory, and the parts complete together: each part's accesses (of its own rank's
+//! buffers) are logged with its clock plus its own completion, and what its stream queues after it is
+//! ordered after that and after the join of every part's clock (every part started). Calls made inside ncclGroupStart/ncclGroupEnd are queued only at the
 //! outermost ncclGroupEnd, as NCCL does; the send/recv calls of one group on one communicator and stream
 //! are one operation, paired with their peers' within the group.
 #![allow(non_camel_case_types)]
@@ -188,8 +188,8 @@ struct Part {
 struct RvState {
     parts: Vec<Option<Part>>,
     registered: usize,
-    /// Per part: its clock and description when its stream ran it.
-    arrived: Vec<Option<(Clock, Arc<str>)>>,
+    /// Per part, once its stream ran it: its description.
+    arrived: Vec<Option<Arc<str>>>,
     n_arrived: usize,
     done: bool,
 }
@@ -219,9 +219,9 @@ impl Rendezvous {
 const PATIENCE: Duration = Duration::from_secs(20);
 
 /// A part's stream runs it: wait for every part, then (the last to come) compute and log.
-fn arrive(rv: &Rendezvous, idx: usize, c: &Clock, w: &Arc<str>) {
+fn arrive(rv: &Rendezvous, idx: usize, w: &Arc<str>) {
     let mut st = rv.st.lock().unwrap_or_else(|p| p.into_inner());
-    st.arrived[idx] = Some((c.clone(), w.clone()));
+    st.arrived[idx] = Some(w.clone());
     st.n_arrived += 1;
     if st.n_arrived == rv.expected {
         complete(&st);
@@ -347,18 +347,17 @@ fn reduce(inputs: &[&[u8]], dtype: c_int, op: c_int) -> Vec<u8> {
     }
 }
 
-/// Every part ran: log each part's accesses with the join of all parts' clocks plus its own completion,
-/// then compute.
+/// Every part ran: log each part's accesses (a part touches its own rank's buffers only) with its clock
+/// when queued plus its completion, then compute. What its stream queues after it knows both (and,
+/// through [`push_part`], every part's start); the other ranks' streams do not know its completion.
+/// Not the clock it ran with: [`push_part`] may have joined another collective's start into it after
+/// events recorded later on its stream took their clocks, which would then not cover it.
 fn complete(st: &RvState) {
-    let mut joined = Clock::default();
-    for (c, _) in st.arrived.iter().flatten() {
-        joined.join(c);
-    }
     let parts: Vec<&Part> = st.parts.iter().flatten().collect();
     for (i, p) in parts.iter().enumerate() {
-        let mut c = joined.clone();
+        let what = st.arrived[i].as_ref().unwrap();
+        let mut c = p.queued.clone();
         c.set(p.pid, 1);
-        let what = &st.arrived[i].as_ref().unwrap().1;
         for call in &p.calls {
             for (a, n, k) in call.ranges() {
                 memory::log(a, n, k, &c, what);
@@ -572,7 +571,7 @@ fn push_part(rt: &mut Rt, rv: &Arc<Rendezvous>, idx: usize, calls: Vec<Call>, na
     let stream = calls[0].stream;
     let pid = new_pid();
     let r = rv.clone();
-    let act: Action = Arc::new(move |c: &Clock, w: &Arc<str>| arrive(&r, idx, c, w));
+    let act: Action = Arc::new(move |_: &Clock, w: &Arc<str>| arrive(&r, idx, w));
     let (seq, queued) = streams::push(rt, stream, name, Vec::new(), &Clock::default(), act);
     rt.streams.get_mut(&stream).unwrap().clock.set(pid, 1);
     let mut st = rv.st.lock().unwrap_or_else(|p| p.into_inner());
