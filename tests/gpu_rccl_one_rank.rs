@@ -4,7 +4,8 @@
 //! with the outermost, and a group left by a panic is ended (the thread is not left inside NCCL's group).
 //! NCCL / RCCL run a one-rank call at once rather than at `ncclGroupEnd` (NCCL 2.21.5 here), so the
 //! deferral itself, and what the crate keeps for it, is exercised by the two-device tests
-//! (tests/gpu_rccl_group.rs); the panic test asks NCCL directly whether a group is still open.
+//! (tests/gpu_rccl_group.rs) and, without a GPU, under the shadow runtime, which defers as NCCL does
+//! (tests/shadow_rccl.rs); the panic test asks NCCL directly whether a group is still open.
 //! Compiled with `--features gpu,rccl`.
 #![cfg(all(feature = "rccl", feature = "gpu"))]
 

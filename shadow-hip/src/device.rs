@@ -64,7 +64,10 @@ fn copy_str(dst: &mut [c_char], s: &str) {
     }
 }
 
-#[no_mangle]
+/// Built from ROCm >= 6 headers (`cfg(hip6)`) `hipDeviceProp_t` has the 6.x layout: exported under
+/// the name such headers call, `hipGetDevicePropertiesR0600`.
+#[cfg_attr(not(hip6), no_mangle)]
+#[cfg_attr(hip6, export_name = "hipGetDevicePropertiesR0600")]
 pub unsafe extern "C" fn hipGetDeviceProperties(p: *mut sys::hipDeviceProp_t, d: c_int) -> Status {
     if p.is_null() || !(0..count()).contains(&d) {
         return INVALID_VALUE;
@@ -93,7 +96,10 @@ pub unsafe extern "C" fn hipGetDeviceProperties(p: *mut sys::hipDeviceProp_t, d:
     q.pciBusID = 3 + d;
     q.maxSharedMemoryPerMultiProcessor = 64 << 10;
     q.canMapHostMemory = 1;
-    q.gcnArch = 910;
+    #[cfg(not(hip6))]
+    {
+        q.gcnArch = 910;
+    }
     q.managedMemory = 1;
     q.concurrentManagedAccess = 1;
     q.isLargeBar = 1;

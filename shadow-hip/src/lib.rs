@@ -1,8 +1,8 @@
 //! A test-only stand-in for libamdhip64 (loaded by the `hip` crate's `dynamic-loading` feature through
 //! `HIP_RS_AMDHIP64`): one or two fake devices backed by host memory, streams as host queues worked by
 //! threads after seeded random delays, HIP's event, wait, capture and graph semantics, and a
-//! happens-before race detector over every byte range an operation touches. See docs/RELIABILITY.md,
-//! "The shadow runtime".
+//! happens-before race detector over every byte range an operation touches. It also exports RCCL's
+//! NCCL API (`nccl`), standing in for `librccl.so.1` too. See docs/RELIABILITY.md, "The shadow runtime".
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 mod clock;
@@ -13,6 +13,7 @@ mod graph;
 mod kernels;
 mod memory;
 mod memory_api;
+mod nccl;
 mod shadow;
 mod state;
 mod stream_api;

@@ -52,6 +52,14 @@ pub fn find(p: usize) -> Option<(usize, usize, MemKind, u32)> {
     })
 }
 
+/// The live block containing `p`: (base, len).
+pub fn live_block(p: usize) -> Option<(usize, usize)> {
+    heap(|h| {
+        let (&base, b) = h.blocks.range(..=p).next_back()?;
+        (b.live && p < base + b.len.max(1)).then_some((base, b.len))
+    })
+}
+
 /// Whether `p` is device (or managed) memory; pinned and pageable memory is host memory.
 pub fn is_device(p: usize) -> bool {
     matches!(find(p), Some((_, _, MemKind::Device | MemKind::Managed, _)))

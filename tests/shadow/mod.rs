@@ -105,3 +105,12 @@ pub fn redundant_waits() -> usize {
             .unwrap()()
     }
 }
+
+/// The address of `name` in the shadow runtime (the library `HIP_RS_AMDHIP64` names), if it exports it.
+pub fn symbol_address(name: &str) -> Option<usize> {
+    let c = std::ffi::CString::new(name).unwrap();
+    // SAFETY: only the symbol's address is taken; nothing is called.
+    unsafe { lib().get::<unsafe extern "C" fn()>(c.as_bytes_with_nul()) }
+        .ok()
+        .map(|s| *s as usize)
+}
