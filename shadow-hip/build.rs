@@ -4,7 +4,7 @@
 //! built in the experimental chroot, HIP 7.2.4).
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(hip6)");
-    let version = std::env::var("DEP_AMDHIP64_VERSION").unwrap_or_default();
+    let version = std::env::var("DEP_HIPRS_AMDHIP64_VERSION").unwrap_or_default();
     let major: u32 = version
         .split('.')
         .next()

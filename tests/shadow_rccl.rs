@@ -74,13 +74,13 @@ fn other_uses_inside_a_group_are_refused_and_the_result_is_right_after() {
     let other = Stream::non_blocking(&device).unwrap();
     for round in 0..ROUNDS {
         let v = round as f32 + 4.0;
-        let send = DeviceBuffer::from_host(&device, &vec![v; N]).unwrap();
-        let mut recv = DeviceBuffer::from_host(&device, &vec![-7.0f32; N]).unwrap();
+        let send = DeviceBuffer::from_slice(&device, &vec![v; N]).unwrap();
+        let mut recv = DeviceBuffer::from_slice(&device, &vec![-7.0f32; N]).unwrap();
         let (mut host_read, mut fill) = (None, None);
         group(|| {
             comm.all_reduce(&send, &mut recv, ReduceOp::Sum, &stream)?;
             host_read = Some(recv.to_vec());
-            fill = Some(recv.fill_async(1.0, &other));
+            fill = Some(other.fill_async(&mut recv, 1.0));
             Ok(())
         })
         .unwrap();
@@ -92,7 +92,7 @@ fn other_uses_inside_a_group_are_refused_and_the_result_is_right_after() {
             assert!(refused_in_group(&e), "{what}: {e}");
         }
         assert_eq!(recv.to_vec().unwrap(), vec![v; N]);
-        recv.fill_async(1.0, &other).unwrap();
+        other.fill_async(&mut recv, 1.0).unwrap();
         assert_eq!(recv.to_vec().unwrap(), vec![1.0; N]);
     }
     assert_no_reports();
@@ -107,7 +107,7 @@ fn memory_and_a_communicator_dropped_inside_a_group_outlive_its_call() {
             .unwrap()
             .pop()
             .unwrap();
-        let input = DeviceBuffer::from_host(&device, &vec![round as f32 + 0.5; N]).unwrap();
+        let input = DeviceBuffer::from_slice(&device, &vec![round as f32 + 0.5; N]).unwrap();
         let mut out = DeviceBuffer::<f32>::zeroed(&device, N).unwrap();
         group(|| {
             // A stream-ordered buffer and a hipMalloc one, dropped inside the group right after the
@@ -135,7 +135,7 @@ fn memory_and_a_communicator_dropped_inside_a_group_outlive_its_call() {
 #[test]
 fn nested_groups_are_queued_with_the_outermost() {
     let (device, comm, stream) = one();
-    let a = DeviceBuffer::from_host(&device, &vec![2u32; N]).unwrap();
+    let a = DeviceBuffer::from_slice(&device, &vec![2u32; N]).unwrap();
     let mut b = DeviceBuffer::<u32>::zeroed(&device, N).unwrap();
     let mut c = DeviceBuffer::<u32>::zeroed(&device, N).unwrap();
     let mut inner_read = None;
@@ -158,7 +158,7 @@ fn nested_groups_are_queued_with_the_outermost() {
 #[test]
 fn a_group_left_by_a_panic_is_ended_and_the_next_one_works() {
     let (device, comm, stream) = one();
-    let a = DeviceBuffer::from_host(&device, &vec![3.0f32; N]).unwrap();
+    let a = DeviceBuffer::from_slice(&device, &vec![3.0f32; N]).unwrap();
     let mut b = DeviceBuffer::<f32>::zeroed(&device, N).unwrap();
     let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         group(|| -> hip::Result<()> {
@@ -188,14 +188,14 @@ fn a_write_on_the_same_stream_after_a_send_in_the_group_is_refused() {
     // the group's end, and the receiver gets 9s (the shadow shows it: the ignored self-check below).
     let (device, comm, stream) = one();
     for round in 0..ROUNDS {
-        let mut x = DeviceBuffer::from_host(&device, &vec![3.0f32; N]).unwrap();
-        x.fill_async(5.0 + round as f32, &stream).unwrap(); // x's sole user: `stream`
-        let mut y = DeviceBuffer::from_host(&device, &vec![-1.0f32; N]).unwrap();
+        let mut x = DeviceBuffer::from_slice(&device, &vec![3.0f32; N]).unwrap();
+        stream.fill_async(&mut x, 5.0 + round as f32).unwrap(); // x's sole user: `stream`
+        let mut y = DeviceBuffer::from_slice(&device, &vec![-1.0f32; N]).unwrap();
         let mut fill = None;
         group(|| {
             comm.send(&x, 0, &stream)?;
             comm.recv(&mut y, 0, &stream)?;
-            fill = Some(x.fill_async(9.0, &stream));
+            fill = Some(stream.fill_async(&mut x, 9.0));
             Ok(())
         })
         .unwrap();
@@ -204,7 +204,7 @@ fn a_write_on_the_same_stream_after_a_send_in_the_group_is_refused() {
             .expect_err("a fill of x after send(&x) inside the group");
         assert!(refused_in_group(&e), "{e}");
         assert_eq!(y.to_vec().unwrap(), vec![5.0 + round as f32; N]);
-        x.fill_async(9.0, &stream).unwrap();
+        stream.fill_async(&mut x, 9.0).unwrap();
         assert_eq!(x.to_vec().unwrap(), vec![9.0; N]);
     }
     assert_no_reports();
@@ -215,11 +215,11 @@ fn two_ranks_all_reduce_in_a_group() {
     let (d, comms, s) = two();
     for round in 0..ROUNDS {
         let mut f: Vec<DeviceBuffer<f32>> = (0..2)
-            .map(|r| DeviceBuffer::from_host(&d[r], &vec![(r + 1) as f32 * 0.5 + round as f32; N]))
+            .map(|r| DeviceBuffer::from_slice(&d[r], &vec![(r + 1) as f32 * 0.5 + round as f32; N]))
             .collect::<hip::Result<_>>()
             .unwrap();
         let i: Vec<DeviceBuffer<i32>> = (0..2)
-            .map(|r| DeviceBuffer::from_host(&d[r], &vec![r as i32 * 10 - 7 - round as i32; N]))
+            .map(|r| DeviceBuffer::from_slice(&d[r], &vec![r as i32 * 10 - 7 - round as i32; N]))
             .collect::<hip::Result<_>>()
             .unwrap();
         let mut io: Vec<DeviceBuffer<i32>> = (0..2)
@@ -227,7 +227,7 @@ fn two_ranks_all_reduce_in_a_group() {
             .collect::<hip::Result<_>>()
             .unwrap();
         let mut u: Vec<DeviceBuffer<u32>> = (0..2)
-            .map(|r| DeviceBuffer::from_host(&d[r], &vec![(r as u32 + 2) * (round + 1); N]))
+            .map(|r| DeviceBuffer::from_slice(&d[r], &vec![(r as u32 + 2) * (round + 1); N]))
             .collect::<hip::Result<_>>()
             .unwrap();
         group(|| {
@@ -268,12 +268,12 @@ fn two_ranks_broadcast_reduce_gather_scatter_and_send_recv() {
         let src: Vec<DeviceBuffer<u32>> = (0..2)
             .map(|r| {
                 let v: Vec<u32> = (0..N as u32).map(|k| base + k + r as u32 * 1000).collect();
-                DeviceBuffer::from_host(&d[r], &v)
+                DeviceBuffer::from_slice(&d[r], &v)
             })
             .collect::<hip::Result<_>>()
             .unwrap();
         let mut bc: Vec<DeviceBuffer<u32>> = (0..2)
-            .map(|r| DeviceBuffer::from_host(&d[r], &vec![r as u32 + 50; N]))
+            .map(|r| DeviceBuffer::from_slice(&d[r], &vec![r as u32 + 50; N]))
             .collect::<hip::Result<_>>()
             .unwrap();
         let zeros = |n| -> Vec<DeviceBuffer<u32>> {
@@ -340,7 +340,7 @@ fn two_ranks_made_by_comm_new_inside_a_group() {
     .unwrap();
     assert_eq!((comms[1].rank(), comms[1].size()), (1, 2));
     let mut x: Vec<DeviceBuffer<i32>> = (0..2)
-        .map(|r| DeviceBuffer::from_host(&d[r], &vec![r as i32 + 1; N]))
+        .map(|r| DeviceBuffer::from_slice(&d[r], &vec![r as i32 + 1; N]))
         .collect::<hip::Result<_>>()
         .unwrap();
     group(|| {
@@ -372,7 +372,7 @@ fn two_ranks_on_their_own_threads_outside_groups() {
                 let mut x = DeviceBuffer::<f32>::zeroed(&device, N).unwrap();
                 let mut y = DeviceBuffer::<f32>::zeroed(&device, 2 * N).unwrap();
                 for round in 0..ROUNDS {
-                    x.fill_async((r + 1) as f32 * round as f32, &s).unwrap();
+                    s.fill_async(&mut x, (r + 1) as f32 * round as f32).unwrap();
                     comm.all_reduce_in_place(&mut x, ReduceOp::Sum, &s).unwrap();
                     comm.all_gather(&x, &mut y, &s).unwrap();
                     assert_eq!(x.to_vec().unwrap(), vec![3.0 * round as f32; N]);
@@ -401,10 +401,10 @@ fn buffers_dropped_right_after_a_collective() {
             .map(|r| {
                 if r == 0 {
                     let mut b = DeviceBuffer::zeroed_async(&s[0], N)?;
-                    b.fill_async(round as f32, &s[0])?;
+                    s[0].fill_async(&mut b, round as f32)?;
                     Ok(b)
                 } else {
-                    DeviceBuffer::from_host(&d[1], &vec![1.0; N])
+                    DeviceBuffer::from_slice(&d[1], &vec![1.0; N])
                 }
             })
             .collect::<hip::Result<_>>()
@@ -430,7 +430,7 @@ fn buffers_dropped_right_after_a_collective() {
             .collect::<hip::Result<_>>()
             .unwrap();
         for r in 0..2 {
-            reuse[r].fill_async(-3.0, &s[r]).unwrap();
+            s[r].fill_async(&mut reuse[r], -3.0).unwrap();
             assert_eq!(out[r].to_vec().unwrap(), vec![round as f32 + 1.0; N]);
         }
     }
@@ -446,7 +446,7 @@ fn a_collectives_output_read_on_other_streams() {
     ];
     for round in 0..ROUNDS {
         let mut x: Vec<DeviceBuffer<i32>> = (0..2)
-            .map(|r| DeviceBuffer::from_host(&d[r], &vec![round as i32 + r as i32; N]))
+            .map(|r| DeviceBuffer::from_slice(&d[r], &vec![round as i32 + r as i32; N]))
             .collect::<hip::Result<_>>()
             .unwrap();
         group(|| {
@@ -463,7 +463,7 @@ fn a_collectives_output_read_on_other_streams() {
         let mut z1 = DeviceBuffer::<i32>::zeroed(&d[1], N).unwrap();
         o[1].copy_device_async(&x[0], &mut z1).unwrap();
         // Then written again on its own stream, after both reads.
-        x[0].fill_async(-1, &s[0]).unwrap();
+        s[0].fill_async(&mut x[0], -1).unwrap();
         assert_eq!(z0.to_vec().unwrap(), want);
         assert_eq!(z1.to_vec().unwrap(), want);
         assert_eq!(x[0].to_vec().unwrap(), vec![-1; N]);
@@ -481,15 +481,15 @@ fn a_collectives_output_read_on_other_streams() {
 #[ignore = "makes reports: scripts/shadow.sh runs it alone"]
 fn the_shadow_sees_what_the_refusals_prevent() {
     let (device, comm, stream) = one();
-    let mut x = DeviceBuffer::from_host(&device, &vec![3.0f32; N]).unwrap();
-    x.fill_async(5.0, &stream).unwrap();
-    let mut y = DeviceBuffer::from_host(&device, &vec![-1.0f32; N]).unwrap();
+    let mut x = DeviceBuffer::from_slice(&device, &vec![3.0f32; N]).unwrap();
+    stream.fill_async(&mut x, 5.0).unwrap();
+    let mut y = DeviceBuffer::from_slice(&device, &vec![-1.0f32; N]).unwrap();
     // SAFETY: every use of x below is on `stream` (ordered) or after its synchronization.
     unsafe { x.set_untracked(true) };
     group(|| {
         comm.send(&x, 0, &stream)?;
         comm.recv(&mut y, 0, &stream)?;
-        x.fill_async(9.0, &stream) // not refused: x is untracked
+        stream.fill_async(&mut x, 9.0) // not refused: x is untracked
     })
     .unwrap();
     assert_eq!(
@@ -501,7 +501,7 @@ fn the_shadow_sees_what_the_refusals_prevent() {
     assert_no_reports(); // same-stream order: wrong values, no race
 
     let other = Stream::non_blocking(&device).unwrap();
-    let a = DeviceBuffer::from_host(&device, &vec![1.0f32; N]).unwrap();
+    let a = DeviceBuffer::from_slice(&device, &vec![1.0f32; N]).unwrap();
     let mut b = DeviceBuffer::<f32>::zeroed(&device, N).unwrap();
     device.synchronize().unwrap();
     // SAFETY: the test orders nothing on b on purpose; the shadow's memory is never unmapped.
@@ -528,7 +528,7 @@ fn the_shadow_sees_what_the_refusals_prevent() {
     // Recorded before the all-reduce is queued: waiting for it does not wait for the all-reduce.
     event.record(&stream).unwrap();
     other.wait_event(&event).unwrap();
-    b.fill_async(2.0, &other).unwrap();
+    other.fill_async(&mut b, 2.0).unwrap();
     // SAFETY: ends the group opened above.
     assert_eq!(
         unsafe { rccl_sys::ncclGroupEnd() },

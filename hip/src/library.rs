@@ -14,9 +14,9 @@
 //!   are, and nothing else is waited for.
 
 use crate::device::Device;
+use crate::error::Result;
 use crate::memory::tracking::{Access, Allocation, Release};
 use crate::release::{now_or_later, RawHandle};
-use crate::error::Result;
 use crate::stream::{StreamHandle, StreamOp};
 use std::sync::Arc;
 

@@ -751,7 +751,7 @@ pub unsafe extern "C" fn ncclCommInitAll(
     };
     if devices
         .iter()
-        .any(|d| !(0..crate::device::count()).contains(d))
+        .any(|d| !(0..crate::state::count()).contains(d))
     {
         return INVALID_ARGUMENT;
     }
@@ -777,7 +777,7 @@ pub unsafe extern "C" fn ncclCommInitRank(
     }
     let (n, r) = (nranks as usize, rank as usize);
     let key: Vec<u8> = id.internal.iter().map(|&c| c as u8).collect();
-    let device = crate::device::current();
+    let device = crate::state::current();
     state(|s| {
         let (q, joined) = match s.by_id.get(&key) {
             Some((q, joined)) => (*q, joined.clone()),
