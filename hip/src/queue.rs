@@ -231,7 +231,9 @@ impl Queue {
     /// operation may be a long synchronous copy). Only reachable when another thread is between an
     /// operation's record and its HIP call; such an operation never waits for this thread.
     pub(crate) fn wait_queued(&self, pos: u64) {
-        self.queueing.wait_until(|| !self.in_flight(pos));
+        // A SeqCst look, paired with `mark_queued`'s SeqCst store (see `Parking::wake_all`).
+        self.queueing
+            .wait_until(|| pos == OPEN || self.queued.load(Ordering::SeqCst) >= pos);
     }
 
     /// Whether markers are recorded after operations: with two or more streams alive.

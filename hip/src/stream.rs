@@ -208,10 +208,12 @@ impl StreamHandle {
     #[cold]
     fn close_gate_contended(&self, me: u64) -> bool {
         let mut taken = false;
+        // SeqCst both ways: with the sleeper count's SeqCst increment and `open_gate`'s SeqCst store and
+        // load, either this look sees the gate open or the opener sees the sleeper (no lost wake).
         self.gate_waiters.wait_until(|| {
             taken = self
                 .gate
-                .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
+                .compare_exchange(0, me, Ordering::SeqCst, Ordering::SeqCst)
                 .is_ok();
             taken
         });
