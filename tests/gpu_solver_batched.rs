@@ -5,45 +5,11 @@
 #![cfg(all(feature = "gpu", feature = "solver"))]
 mod common;
 
+use common::dense::{matvec, max_diff, spd, spd_shifted};
 use common::device;
 use hip::prelude::*;
 use hip::solver::{Handle, Uplo};
 use hip::{Error, SolverFailure};
-
-/// A column-major `n x n` symmetric positive definite matrix with leading dimension `ld` (padding
-/// filled with a marker): `n + 1 + shift` on the diagonal, small symmetric values off it (diagonally
-/// dominant).
-fn spd_shifted(n: usize, ld: usize, shift: f64) -> Vec<f64> {
-    let mut a = vec![-777.0; ld * n];
-    for j in 0..n {
-        for i in 0..n {
-            a[i + j * ld] = if i == j {
-                n as f64 + 1.0 + shift
-            } else {
-                (((i + j) * 7 % 11) as f64 - 5.0) / 10.0
-            };
-        }
-    }
-    a
-}
-
-fn spd(n: usize, ld: usize) -> Vec<f64> {
-    spd_shifted(n, ld, 0.0)
-}
-
-/// `y = A x` for a column-major `rows x cols` matrix with leading dimension `ld`.
-fn matvec(a: &[f64], rows: usize, cols: usize, ld: usize, x: &[f64]) -> Vec<f64> {
-    (0..rows)
-        .map(|i| (0..cols).map(|j| a[i + j * ld] * x[j]).sum())
-        .collect()
-}
-
-fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max)
-}
 
 fn setup() -> (Device, Stream, Handle) {
     let d = device();

@@ -5,6 +5,7 @@
 #![cfg(all(feature = "gpu", feature = "sparse"))]
 mod common;
 
+use common::dense::max_diff;
 use common::device;
 use hip::prelude::*;
 use hip::sparse::{Complex32, Coo, Csr, Handle, Op};
@@ -58,11 +59,14 @@ fn host_mv(a: &[f64], rows: usize, cols: usize, transpose: bool, x: &[f64]) -> V
     }
 }
 
-fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max)
+/// The `n x n` shift matrix, `(A x)[i] = x[i + 1]`, and the ramp `x[i] = i` on the device: after `k`
+/// products, element `i` holds `i + k` (for `i < n - k`), so an unordered product shows.
+fn shift_and_ramp(d: &Device, n: usize) -> (Csr<f64>, DeviceBuffer<f64>) {
+    let offsets: Vec<i32> = (0..=n as i32).map(|i| i.min(n as i32 - 1)).collect();
+    let indices: Vec<i32> = (1..n as i32).collect();
+    let a = Csr::from_host(d, n, n, &offsets, &indices, &vec![1.0f64; n - 1]).unwrap();
+    let x: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    (a, DeviceBuffer::from_slice(d, &x).unwrap())
 }
 
 fn setup() -> (Device, Stream, Handle) {
@@ -264,12 +268,7 @@ fn one_handle_on_two_streams_keeps_program_order() {
     let (d, _s1, mut sparse) = setup();
     let s2 = Stream::new(&d).unwrap();
     let n = 100_000;
-    // The shift matrix: (A x)[i] = x[i + 1].
-    let offsets: Vec<i32> = (0..=n as i32).map(|i| i.min(n as i32 - 1)).collect();
-    let indices: Vec<i32> = (1..n as i32).collect();
-    let a = Csr::from_host(&d, n, n, &offsets, &indices, &vec![1.0f64; n - 1]).unwrap();
-    let x: Vec<f64> = (0..n).map(|i| i as f64).collect();
-    let dx = DeviceBuffer::from_slice(&d, &x).unwrap();
+    let (a, dx) = shift_and_ramp(&d, n);
     let mut y = DeviceBuffer::<f64>::zeroed(&d, n).unwrap();
     let mut z = DeviceBuffer::<f64>::zeroed(&d, n).unwrap();
     sparse.spmv(Op::N, 1.0, &a, &dx, 0.0, &mut y).unwrap();
@@ -420,12 +419,7 @@ fn a_graph_keeps_the_sparse_handle_and_orders_with_its_live_calls() {
     let (d, _s, mut sparse) = setup();
     let capture_on = Stream::new(&d).unwrap();
     let n = 100_000;
-    // The shift matrix: (A x)[i] = x[i + 1].
-    let offsets: Vec<i32> = (0..=n as i32).map(|i| i.min(n as i32 - 1)).collect();
-    let indices: Vec<i32> = (1..n as i32).collect();
-    let a = Csr::from_host(&d, n, n, &offsets, &indices, &vec![1.0f64; n - 1]).unwrap();
-    let x: Vec<f64> = (0..n).map(|i| i as f64).collect();
-    let dx = DeviceBuffer::from_slice(&d, &x).unwrap();
+    let (a, dx) = shift_and_ramp(&d, n);
     let mut y = DeviceBuffer::<f64>::zeroed(&d, n).unwrap();
     let mut z = DeviceBuffer::<f64>::zeroed(&d, n).unwrap();
     // Warm the handle's scratch buffer outside the capture (a capture refuses allocations).
