@@ -35,7 +35,7 @@ struct Read<H> {
     position: Position,
     _source: Arc<Allocation>,
     dst: Option<H>,
-    /// Where `dst` goes if the read is dropped with it: `to_vec_async`'s staging buffer back to the cache
+    /// Where `dst` goes if the read is dropped with it: `to_vec_future`'s staging buffer back to the cache
     /// (freeing pinned memory may synchronize the device), a caller's buffer nowhere (dropped).
     recycle: Option<fn(H)>,
 }
