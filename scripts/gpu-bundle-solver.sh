@@ -4,7 +4,11 @@
 # solver|sparse, rocm-5.2.3 sources) over CUDA 11.8's cuSOLVER 11.4, cuBLAS 11.11 and cuSPARSE 11.7, and
 # pack them with every library they need at run time for the GPU machine.
 #
-#   scripts/gpu-bundle-solver.sh HIPSOLVER_SRC HIPSPARSE_SRC   -> .solver-lib-a/ ... and .solver-bundle/
+#   scripts/gpu-bundle-solver.sh HIPSOLVER_SRC HIPSPARSE_SRC [HIPBLAS_SRC]   -> .solver-lib-a/ ... and .solver-bundle/
+#
+# With HIPBLAS_SRC (rocm-5.2.3), hipBLAS's NVIDIA backend is built too (cuBLAS already travels for
+# cuSOLVER): the library-handle tests (gpu_library_handles, gpu_blas_handle) join the bundle, and
+# bench-solver's host-cost rows include a GEMM.
 #
 # The CUDA libraries are pruned to sm_90 (scripts/prune-fatbin.py), xz-compressed, put in one tar and cut
 # into as few equal pieces as let no call carry more than HIP_RS_CALL_MIB (default 55) MiB with the
@@ -20,7 +24,7 @@
 # The script prints the folders, their sizes and the calls.
 set -euo pipefail
 [ $# -ge 2 ] || { sed -n '7p' "$0" | sed 's/^# //' >&2; exit 2; }
-solver_src=$1 sparse_src=$2
+solver_src=$1 sparse_src=$2 blas_src=${3:-}
 cd "$(dirname "$0")/.."
 
 # What the bundle carries: "KIND NAME" with KIND test / example (the root package) or bench (a bin of
@@ -35,12 +39,19 @@ targets=(
     "example sparse"
     "bench solver"
 )
+[ -n "$blas_src" ] && targets+=("test gpu_library_handles" "test gpu_blas_handle")
 
 scripts/build-math-nvidia.sh solver "$solver_src" target/hipsolver-nvidia
 scripts/build-math-nvidia.sh sparse "$sparse_src" target/hipsparse-nvidia
 cuda=$PWD/target/cuda11
 export HIP_PLATFORM=nvidia HIP_SYS_CUDA_INCLUDE=$cuda/include HIP_SYS_CUDA_LIB=$cuda/lib
 export HIPSOLVER_PATH=$PWD/target/hipsolver-nvidia HIPSPARSE_PATH=$PWD/target/hipsparse-nvidia
+extra_features=
+if [ -n "$blas_src" ]; then
+    scripts/build-math-nvidia.sh blas "$blas_src" target/hipblas-nvidia
+    export HIPBLAS_PATH=$PWD/target/hipblas-nvidia
+    extra_features=,blas
+fi
 export CARGO_TARGET_DIR=target/nvidia CARGO_PROFILE_DEV_DEBUG=0
 out=.solver-bundle
 rm -rf "$out" .solver-lib-* && mkdir -p "$out/bin" "$out/lib"
@@ -87,7 +98,7 @@ for entry in "${targets[@]}"; do
     case $kind in
         test) exe=$(cargo test -q --features "$features" --test "$name" --no-run --message-format=json | artifact) ;;
         example) exe=$(cargo build -q --features "$features" --example "$name" --message-format=json | artifact) ;;
-        bench) exe=$(cargo build -q --release -p hip-rs-bench --features "$features" --bin "$name" --message-format=json | artifact) ;;
+        bench) exe=$(cargo build -q --release -p hip-rs-bench --features "$features$extra_features" --bin "$name" --message-format=json | artifact) ;;
     esac
     [ -n "$exe" ] || { echo "gpu-bundle-solver: building $kind '$name' gave no executable" >&2; exit 1; }
     cp "$exe" "$out/bin/$kind-$name"
@@ -108,6 +119,7 @@ strip "$out"/bin/* "$out/lib/libhiprs_solver_baseline.so"
 needed=$(for f in "$out"/bin/* "$out/lib/libhiprs_solver_baseline.so"; do readelf -d "$f"; done | grep -o 'NEEDED.*' | sort -u)
 for b in "$out"/bin/*; do xz -T1 -6 "$b"; done
 cp -L "$cuda/lib/libcudart.so.11.0" "$HIPSOLVER_PATH/lib/libhipsolver.so.0" "$HIPSPARSE_PATH/lib/libhipsparse.so.0" "$out/lib/"
+[ -n "$blas_src" ] && cp -L "$HIPBLAS_PATH/lib/libhipblas.so.0" "$out/lib/"
 
 # The big libraries, pruned and compressed once per content (target/solver-libs/, reused while unchanged):
 # libcusolver needs libcublas and libcublasLt (its NEEDED entries), hipSPARSE libcusparse.

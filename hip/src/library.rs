@@ -12,6 +12,7 @@
 //!   same address order as its operands: calls of one handle on two streams (after `set_stream`, or a
 //!   graph that captured one replayed beside live calls) are ordered exactly as writes of one buffer
 //!   are, and nothing else is waited for.
+//! - [`HostScalar`]: a scalar the library reads from host memory during the call (`alpha`, `beta`).
 
 use crate::device::Device;
 use crate::error::Result;
@@ -101,5 +102,18 @@ impl HandleUse {
     #[inline]
     pub(crate) fn operand(&self) -> (&Arc<Allocation>, Access) {
         (&self.0, Access::Write)
+    }
+}
+
+/// A host scalar passed by address (`alpha`, `beta`), at 16-byte alignment: the libraries may read
+/// complex values as `float2` / `double2` (8- or 16-byte loads).
+#[repr(C, align(16))]
+pub(crate) struct HostScalar<T>(pub(crate) T);
+
+impl<T> HostScalar<T> {
+    /// The scalar's address, for the library call (valid while `self` is).
+    #[inline]
+    pub(crate) fn ptr(&self) -> *const std::ffi::c_void {
+        (&self.0 as *const T).cast()
     }
 }

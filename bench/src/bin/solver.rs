@@ -4,19 +4,21 @@
 //! raw through the sys crate.
 //!
 //! ```text
-//! solver --baseline libhiprs_solver_baseline.so [--quick]
+//! solver --baseline libhiprs_solver_baseline.so [--quick] [--host-only]
 //! ```
 //! Each dense repetition restores the input (a device copy, on both sides) and factors it; each row is the
 //! median of five rounds (sides alternating), ms per repetition, and `safe/raw` is the median of the
 //! per-round throughput ratios (raw ms / safe ms: above 1 the safe side is faster). `--quick`: the small
-//! sizes only.
+//! sizes only; `--host-only`: the host-cost rows only (bench/src/math_host.rs; with the `blas` feature
+//! they include a GEMM).
 use hip::prelude::*;
 use hip::solver::{Eigen, Handle as Solver, Uplo};
 use hip::sparse::{Csr, Handle as Sparse, Op};
 #[path = "../baseline_arg.rs"]
 mod baseline_arg;
+#[path = "../math_host.rs"]
+mod math_host;
 use std::ffi::{c_char, c_int, c_void, CStr};
-use std::time::Instant;
 
 type Dense = unsafe extern "C" fn(
     *mut c_void,
@@ -191,6 +193,9 @@ fn run(baseline: &str) -> Result<(), String> {
         hip::solver::HEADER_VERSION,
         hip::sparse::HEADER_VERSION
     );
+    if std::env::args().any(|a| a == "--host-only") {
+        return host_costs(&stream, &mut solver, &mut sparse);
+    }
     println!();
     println!("| call | type | size | raw C++ ms | safe ms | safe/raw |");
     println!("| --- | --- | --- | --- | --- | --- |");
@@ -395,59 +400,16 @@ fn run(baseline: &str) -> Result<(), String> {
         )?;
         row("SpMM (8 columns)", "f64", label, result);
     }
-    host_cost(&stream, &mut solver)
+    host_costs(&stream, &mut solver, &mut sparse)
 }
 
-/// Host time of a small `potrf` (8 x 8), safe against the same hipSOLVER function called raw (a workspace
-/// and `info` allocated once): the mean over 2000 calls queued without waiting, in rounds.
-fn host_cost(stream: &Stream, solver: &mut Solver) -> Result<(), String> {
-    use hip::solver::hipsolver_sys as sys;
-    let e = |x: hip::Error| x.to_string();
-    let n = 8;
-    let device = stream.device();
-    let mut a = DeviceBuffer::<f64>::zeroed(device, n * n).map_err(e)?;
-    let mut info = DeviceBuffer::<i32>::zeroed(device, 1).map_err(e)?;
-    let mut work = DeviceBuffer::<f64>::zeroed(device, 1 << 16).map_err(e)?;
-    let raw_handle = solver.raw();
-    let pa = a.device_ptr();
-    let calls = 2000;
-    let (mut raw_us, mut safe_us) = (vec![], vec![]);
-    for _ in 0..5 {
-        stream.synchronize().map_err(e)?;
-        let t = Instant::now();
-        for _ in 0..calls {
-            // SAFETY: the handle is live and on `stream`; a, work and info are live device buffers of the
-            // sizes given, kept until the synchronize below. The zero matrix fails at order 1: info says so.
-            let s = unsafe {
-                sys::hipsolverDpotrf(
-                    raw_handle,
-                    122 as _,
-                    n as c_int,
-                    pa.cast(),
-                    n as c_int,
-                    work.device_ptr().cast(),
-                    1 << 16,
-                    info.device_ptr().cast(),
-                )
-            };
-            if s.0 != 0 {
-                return Err(format!("raw hipsolverDpotrf: {}", s.0));
-            }
-        }
-        raw_us.push(t.elapsed().as_secs_f64() * 1e6 / calls as f64);
-        stream.synchronize().map_err(e)?;
-        let t = Instant::now();
-        for _ in 0..calls {
-            drop(solver.potrf(Uplo::Lower, n, &mut a, n).map_err(e)?);
-        }
-        safe_us.push(t.elapsed().as_secs_f64() * 1e6 / calls as f64);
+/// The host-cost rows (`math_host`); an error when one misses its target, after all are printed.
+fn host_costs(stream: &Stream, solver: &mut Solver, sparse: &mut Sparse) -> Result<(), String> {
+    if math_host::run(stream, solver, sparse)? {
+        Ok(())
+    } else {
+        Err("a host-cost row missed its target (above)".into())
     }
-    stream.synchronize().map_err(e)?;
-    let _ = (&mut work, &mut info);
-    let (r, s) = (median(raw_us), median(safe_us));
-    println!();
-    println!("host time of one 8x8 potrf (f64), median of 5 rounds of {calls}: raw {r:.2} us, safe {s:.2} us (+{:.2} us: the workspace query, an info buffer allocated in stream order, the memory model)", s - r);
-    Ok(())
 }
 
 fn main() {

@@ -151,7 +151,7 @@ pub use num_complex::{Complex32, Complex64};
 use crate::device::Device;
 use crate::error::{BlasErrorCode, Error, Result};
 use crate::event::same_device;
-use crate::library::{HandleUse, Owner};
+use crate::library::{HandleUse, HostScalar, Owner};
 use crate::memory::{Access, Allocation, DeviceBuffer, DeviceCopy, DeviceMemory, DevicePtr};
 use crate::stream::{Stream, StreamHandle, StreamOp};
 use hipblas_sys as sys;
@@ -457,13 +457,8 @@ impl Handle {
 /// [`Scalar::device`].
 pub struct Scalar<'a, T: DeviceCopy>(ScalarKind<'a, T>);
 
-/// Host scalars at 16-byte alignment: hipBLAS's complex types (`float2`-based on ROCm 7) may be read
-/// with 8- or 16-byte alignment.
-#[repr(C, align(16))]
-struct Aligned<T>(T);
-
 enum ScalarKind<'a, T: DeviceCopy> {
-    Host(Aligned<T>),
+    Host(HostScalar<T>),
     Device {
         ptr: DevicePtr,
         device: &'a Device,
@@ -473,7 +468,7 @@ enum ScalarKind<'a, T: DeviceCopy> {
 
 impl<T: DeviceCopy> From<T> for Scalar<'_, T> {
     fn from(v: T) -> Self {
-        Scalar(ScalarKind::Host(Aligned(v)))
+        Scalar(ScalarKind::Host(HostScalar(v)))
     }
 }
 

@@ -44,9 +44,11 @@ impl Handle {
         let pa = self.pointer_table(&[a.iter().map(|m| m.device_ptr()).collect()])?;
         let (u, n) = (raw_uplo(uplo), n as c_int);
         // SAFETY: a live handle; the query reads no memory.
-        let answer = self.query(name, |lw| unsafe {
-            T::potrf_batched_bs(self.raw, u, n, pa, ld, lw, count)
-        })?;
+        let answer = self.query(
+            name,
+            [u as i64, n as i64, ld as i64, count as i64],
+            |h, lw| unsafe { T::potrf_batched_bs(h, u, n, pa, ld, lw, count) },
+        )?;
         let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
         let mut ops: Vec<Operand<'_>> = a.iter().map(|m| write(&**m)).collect();
         ops.extend([read(self.table()?), write(&info)]);
@@ -57,7 +59,7 @@ impl Handle {
         check(name, unsafe {
             T::potrf_batched(self.raw, u, n, pa, ld, w, lw, info.device_ptr(), count)
         })?;
-        Ok(Info::new(name, Meaning::NotPositiveDefinite, true, info))
+        Ok(self.outcome(name, Meaning::NotPositiveDefinite, true, info))
     }
 
     /// [`potrf_batched`](Self::potrf_batched) of `count` `n x n` matrices stored in one buffer, `stride`
@@ -97,14 +99,27 @@ impl Handle {
         }
         let info = self.info(InfoCall::PotrfBatched, count)?;
         let base = a.device_ptr().cast::<T>();
-        let pa = self.pointer_table(&[(0..count)
-            .map(|i| base.wrapping_add(i * stride).cast())
-            .collect()])?;
+        let strided = (base as usize, stride * std::mem::size_of::<T>(), count);
+        let pa = match &self.table {
+            // The same matrices as the last call: no table to build on the host, nothing to upload.
+            Some(t) if t.strided == Some(strided) => t.device.device_ptr(),
+            _ => {
+                let pa = self.pointer_table(&[(0..count)
+                    .map(|i| base.wrapping_add(i * stride).cast())
+                    .collect()])?;
+                if let Some(t) = &mut self.table {
+                    t.strided = Some(strided);
+                }
+                pa
+            }
+        };
         let (u, n) = (raw_uplo(uplo), n as c_int);
         // SAFETY: a live handle; the query reads no memory.
-        let answer = self.query(name, |lw| unsafe {
-            T::potrf_batched_bs(self.raw, u, n, pa, ld, lw, count_int)
-        })?;
+        let answer = self.query(
+            name,
+            [u as i64, n as i64, ld as i64, count_int as i64],
+            |h, lw| unsafe { T::potrf_batched_bs(h, u, n, pa, ld, lw, count_int) },
+        )?;
         let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
         let _op = self.begin(name, &[write(&*a), read(self.table()?), write(&info)])?;
         // SAFETY: the table holds `count` pointers into `a`, `stride` apart; each matrix spans at most
@@ -113,7 +128,7 @@ impl Handle {
         check(name, unsafe {
             T::potrf_batched(self.raw, u, n, pa, ld, w, lw, info.device_ptr(), count_int)
         })?;
-        Ok(Info::new(name, Meaning::NotPositiveDefinite, true, info))
+        Ok(self.outcome(name, Meaning::NotPositiveDefinite, true, info))
     }
 
     /// Solve `A_i X_i = B_i` for each pair of buffers, with each `a[i]` a factor from
@@ -168,9 +183,18 @@ impl Handle {
         let pb = pa.cast::<usize>().wrapping_add(a.len()).cast();
         let (u, n, nrhs) = (raw_uplo(uplo), n as c_int, nrhs as c_int);
         // SAFETY: a live handle; the query reads no memory.
-        let answer = self.query(name, |lw| unsafe {
-            T::potrs_batched_bs(self.raw, u, n, nrhs, pa, la, pb, lb, lw, count)
-        })?;
+        let answer = self.query(
+            name,
+            [
+                u as i64,
+                n as i64,
+                nrhs as i64,
+                la as i64,
+                lb as i64,
+                count as i64,
+            ],
+            |h, lw| unsafe { T::potrs_batched_bs(h, u, n, nrhs, pa, la, pb, lb, lw, count) },
+        )?;
         let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
         let mut ops: Vec<Operand<'_>> = a.iter().map(|m| read(*m)).collect();
         ops.extend(b.iter().map(|m| write(&**m)));
@@ -194,7 +218,7 @@ impl Handle {
                 count,
             )
         })?;
-        Ok(Info::new(name, Meaning::ArgumentsOnly, false, info))
+        Ok(self.outcome(name, Meaning::ArgumentsOnly, false, info))
     }
 
     /// A device table of the pointer arrays, one after the other ([`Handle::table`] then lends it): the
@@ -231,6 +255,7 @@ impl Handle {
         self.table = Some(PointerTable {
             host,
             device: table,
+            strided: None,
         });
         Ok(ptr)
     }
@@ -252,4 +277,7 @@ impl Handle {
 pub(super) struct PointerTable {
     host: Vec<usize>,
     device: DeviceBuffer<usize>,
+    /// `(base address, stride in bytes, count)` when the table holds one strided batch's addresses:
+    /// a strided call of the same batch reuses the table without building its addresses again.
+    strided: Option<(usize, usize, usize)>,
 }

@@ -71,8 +71,8 @@ impl Handle {
         let n = n as c_int;
         let (u, pa) = (raw_uplo(uplo), a.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
-        let answer = self.query(name, |lw| unsafe {
-            T::potrf_bs(self.raw, u, n, pa, lda, lw)
+        let answer = self.query(name, [u as i64, n as i64, lda as i64], |h, lw| unsafe {
+            T::potrf_bs(h, u, n, pa, lda, lw)
         })?;
         let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
         let info = self.info(InfoCall::Computed, 1)?;
@@ -84,7 +84,7 @@ impl Handle {
         check(name, unsafe {
             T::potrf(self.raw, u, n, pa, lda, w, lw, info.device_ptr())
         })?;
-        Ok(Info::new(name, Meaning::NotPositiveDefinite, false, info))
+        Ok(self.outcome(name, Meaning::NotPositiveDefinite, false, info))
     }
 
     /// Solve `A X = B` for the `n x nrhs` matrix `b` (overwritten with `X`), with `a` the Cholesky
@@ -109,9 +109,11 @@ impl Handle {
         let (n, nrhs, u) = (n as c_int, nrhs as c_int, raw_uplo(uplo));
         let (pa, pb) = (a.device_ptr(), b.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
-        let answer = self.query(name, |lw| unsafe {
-            T::potrs_bs(self.raw, u, n, nrhs, pa, lda, pb, ldb, lw)
-        })?;
+        let answer = self.query(
+            name,
+            [u as i64, n as i64, nrhs as i64, lda as i64, ldb as i64],
+            |h, lw| unsafe { T::potrs_bs(h, u, n, nrhs, pa, lda, pb, ldb, lw) },
+        )?;
         let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
         let info = self.info(InfoCall::ArgumentsOnly, 1)?;
         let _op = self.begin(name, &[read(a), write(&*b), write(&info)])?;
@@ -132,7 +134,7 @@ impl Handle {
                 info.device_ptr(),
             )
         })?;
-        Ok(Info::new(name, Meaning::ArgumentsOnly, false, info))
+        Ok(self.outcome(name, Meaning::ArgumentsOnly, false, info))
     }
 
     /// LU factorization with partial pivoting of the `m x n` matrix `a` (`?getrf`): `A = P L U`, `L`
@@ -155,8 +157,8 @@ impl Handle {
         }
         let (m, n, pa) = (m as c_int, n as c_int, a.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
-        let answer = self.query(name, |lw| unsafe {
-            T::getrf_bs(self.raw, m, n, pa, lda, lw)
+        let answer = self.query(name, [m as i64, n as i64, lda as i64], |h, lw| unsafe {
+            T::getrf_bs(h, m, n, pa, lda, lw)
         })?;
         let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
         let info = self.info(InfoCall::Computed, 1)?;
@@ -175,7 +177,7 @@ impl Handle {
                 info.device_ptr(),
             )
         })?;
-        Ok(Info::new(name, Meaning::Singular, false, info))
+        Ok(self.outcome(name, Meaning::Singular, false, info))
     }
 
     /// Solve `op(A) X = B` for the `n x nrhs` matrix `b` (overwritten with `X`), with `a` and `ipiv`
@@ -202,9 +204,11 @@ impl Handle {
         let (n, nrhs, t) = (n as c_int, nrhs as c_int, raw_op(op));
         let (pa, pi, pb) = (a.device_ptr(), ipiv.device_ptr(), b.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
-        let answer = self.query(name, |lw| unsafe {
-            T::getrs_bs(self.raw, t, n, nrhs, pa, lda, pi, pb, ldb, lw)
-        })?;
+        let answer = self.query(
+            name,
+            [t as i64, n as i64, nrhs as i64, lda as i64, ldb as i64],
+            |h, lw| unsafe { T::getrs_bs(h, t, n, nrhs, pa, lda, pi, pb, ldb, lw) },
+        )?;
         let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
         let info = self.info(InfoCall::ArgumentsOnly, 1)?;
         let _op = self.begin(name, &[read(a), read(ipiv), write(&*b), write(&info)])?;
@@ -225,7 +229,7 @@ impl Handle {
                 info.device_ptr(),
             )
         })?;
-        Ok(Info::new(name, Meaning::ArgumentsOnly, false, info))
+        Ok(self.outcome(name, Meaning::ArgumentsOnly, false, info))
     }
 
     /// QR factorization of the `m x n` matrix `a` (`?geqrf`): `R` overwrites the upper triangle, the
@@ -247,8 +251,8 @@ impl Handle {
         }
         let (m, n, pa) = (m as c_int, n as c_int, a.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
-        let answer = self.query(name, |lw| unsafe {
-            T::geqrf_bs(self.raw, m, n, pa, lda, lw)
+        let answer = self.query(name, [m as i64, n as i64, lda as i64], |h, lw| unsafe {
+            T::geqrf_bs(h, m, n, pa, lda, lw)
         })?;
         let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
         let info = self.info(InfoCall::ArgumentsOnly, 1)?;
@@ -267,7 +271,7 @@ impl Handle {
                 info.device_ptr(),
             )
         })?;
-        Ok(Info::new(name, Meaning::ArgumentsOnly, false, info))
+        Ok(self.outcome(name, Meaning::ArgumentsOnly, false, info))
     }
 
     /// Multiply the `m x n` matrix `c` by `op(Q)` from `side` (`?ormqr`, `?unmqr` for complex types),
@@ -319,9 +323,13 @@ impl Handle {
         let (m, n, k) = (m as c_int, n as c_int, k as c_int);
         let (pa, pt, pc) = (a.device_ptr(), tau.device_ptr(), c.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
-        let answer = self.query(name, |lw| unsafe {
-            T::ormqr_bs(self.raw, s, t, m, n, k, pa, lda, pt, pc, ldc, lw)
-        })?;
+        let answer = self.query(
+            name,
+            [
+                s as i64, t as i64, m as i64, n as i64, k as i64, lda as i64, ldc as i64,
+            ],
+            |h, lw| unsafe { T::ormqr_bs(h, s, t, m, n, k, pa, lda, pt, pc, ldc, lw) },
+        )?;
         let (w, lw, _) = self.work::<T>(name, answer, 0, 0)?;
         let info = self.info(InfoCall::ArgumentsOnly, 1)?;
         let _op = self.begin(name, &[read(a), read(tau), write(&*c), write(&info)])?;
@@ -344,7 +352,7 @@ impl Handle {
                 info.device_ptr(),
             )
         })?;
-        Ok(Info::new(name, Meaning::ArgumentsOnly, false, info))
+        Ok(self.outcome(name, Meaning::ArgumentsOnly, false, info))
     }
 
     /// Eigenvalues (ascending, into `w`: at least `n` real elements) and optionally eigenvectors (into
@@ -375,9 +383,11 @@ impl Handle {
         let carved = bytes_of::<T::Real>(name, n)?;
         let (u, n, pa, pw) = (raw_uplo(uplo), n as c_int, a.device_ptr(), w.device_ptr());
         // SAFETY: a live handle; the query reads no memory.
-        let answer = self.query(name, |lw| unsafe {
-            T::syevd_bs(self.raw, j, u, n, pa, lda, pw, lw)
-        })?;
+        let answer = self.query(
+            name,
+            [j as i64, u as i64, n as i64, lda as i64],
+            |h, lw| unsafe { T::syevd_bs(h, j, u, n, pa, lda, pw, lw) },
+        )?;
         let (work, lw, _) = self.work::<T>(name, answer, carved, 0)?;
         let info = self.info(InfoCall::Computed, 1)?;
         let _op = self.begin(name, &[write(&*a), write(&*w), write(&info)])?;
@@ -385,7 +395,7 @@ impl Handle {
         check(name, unsafe {
             T::syevd(self.raw, j, u, n, pa, lda, pw, work, lw, info.device_ptr())
         })?;
-        Ok(Info::new(name, Meaning::NotConverged, false, info))
+        Ok(self.outcome(name, Meaning::NotConverged, false, info))
     }
 
     /// Singular value decomposition `A = U S V^H` of the `m x n` matrix `a` (`?gesvd`; `a` is
@@ -433,9 +443,11 @@ impl Handle {
         }
         let (m, n) = (m as c_int, n as c_int);
         // SAFETY: a live handle; the query reads no memory.
-        let answer = self.query(name, |lw| unsafe {
-            T::gesvd_bs(self.raw, ju, jv, m, n, lw)
-        })?;
+        let answer = self.query(
+            name,
+            [ju as i64, jv as i64, m as i64, n as i64],
+            |h, lw| unsafe { T::gesvd_bs(h, ju, jv, m, n, lw) },
+        )?;
         // `rwork`: the superdiagonal of the bidiagonal form, `min(m, n) - 1` reals, after the workspace.
         let rwork_bytes = bytes_of::<T::Real>(name, k)?;
         let (w, lw, offset) = self.work::<T>(name, answer, 0, rwork_bytes)?;
@@ -474,7 +486,7 @@ impl Handle {
                 info.device_ptr(),
             )
         })?;
-        Ok(Info::new(name, Meaning::NotConverged, false, info))
+        Ok(self.outcome(name, Meaning::NotConverged, false, info))
     }
 }
 

@@ -1,7 +1,10 @@
 //! A call's `info` result, kept on the device until the caller asks for it.
 
+use super::reuse::InfoPool;
 use crate::error::{Error, Result, SolverFailure};
 use crate::memory::{DeviceBuffer, DeviceMemory};
+use std::mem::ManuallyDrop;
+use std::sync::Weak;
 
 /// What a positive `info` means for the call that wrote it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,7 +35,10 @@ pub struct Info {
     call: &'static str,
     meaning: Meaning,
     batched: bool,
-    values: DeviceBuffer<i32>,
+    /// Taken out only in `drop`.
+    values: ManuallyDrop<DeviceBuffer<i32>>,
+    /// The handle's pool, where `values` goes back on drop while the handle lives.
+    home: Weak<InfoPool>,
 }
 
 impl Info {
@@ -41,12 +47,14 @@ impl Info {
         meaning: Meaning,
         batched: bool,
         values: DeviceBuffer<i32>,
+        home: Weak<InfoPool>,
     ) -> Info {
         Info {
             call,
             meaning,
             batched,
-            values,
+            values: ManuallyDrop::new(values),
+            home,
         }
     }
 
@@ -85,6 +93,19 @@ impl Info {
     /// The hipSOLVER function that writes it.
     pub fn call(&self) -> &'static str {
         self.call
+    }
+}
+
+impl Drop for Info {
+    /// The buffer goes back to the handle's pool for a later call (no HIP call: safe inside a host
+    /// function), or is freed in stream order when the handle is gone.
+    fn drop(&mut self) {
+        // SAFETY: `values` is taken once, here, and never used again.
+        let values = unsafe { ManuallyDrop::take(&mut self.values) };
+        match self.home.upgrade() {
+            Some(pool) => pool.put(values),
+            None => drop(values),
+        }
     }
 }
 

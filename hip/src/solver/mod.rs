@@ -81,6 +81,7 @@ mod batched;
 mod calls;
 mod impls;
 mod info;
+mod reuse;
 mod sizes;
 mod types;
 
@@ -162,8 +163,9 @@ pub enum SvdVectors {
 /// grow), and hipSOLVER handles are not for concurrent use.
 pub struct Handle {
     raw: sys::hipsolverHandle_t,
-    /// Owns `raw` (destroyed on drop, on the releasing thread inside a host function).
-    owner: Arc<Owner<sys::hipsolverHandle_t>>,
+    /// Owns `raw`: held, never read (no solver call is captured, so no graph shares it); dropping it
+    /// destroys the handle, on the releasing thread inside a host function.
+    _owner: Arc<Owner<sys::hipsolverHandle_t>>,
     /// Written by every call: orders the calls of this handle across streams.
     uses: HandleUse,
     device: Device,
@@ -172,6 +174,10 @@ pub struct Handle {
     workspace: Option<DeviceBuffer<u8>>,
     /// The last batched call's table of matrix addresses, reused while the addresses are the same.
     table: Option<batched::PointerTable>,
+    /// The `_bufferSize` answers of recent calls, per call and shape.
+    queries: reuse::Queries,
+    /// `info` buffers of dropped [`Info`]s, for later calls.
+    infos: Arc<reuse::InfoPool>,
 }
 
 // SAFETY: a hipSOLVER handle may be used from any thread, one at a time: every use takes `&mut self` or
@@ -208,12 +214,14 @@ impl Handle {
         let handle = Handle {
             raw,
             // SAFETY: the live handle just made, owned by no one else; hipsolverDestroy frees it.
-            owner: unsafe { Owner::new(raw, &device, destroy) },
+            _owner: unsafe { Owner::new(raw, &device, destroy) },
             uses: HandleUse::new(&device),
             device,
             stream: Arc::clone(stream.handle()),
             workspace: None,
             table: None,
+            queries: reuse::Queries::default(),
+            infos: Arc::default(),
         };
         // SAFETY: `raw` is the live handle just made; the stream is live (kept by `handle.stream`) and on
         // the handle's device.
@@ -277,21 +285,50 @@ impl Handle {
             .map_or(std::ptr::null_mut(), |w| w.device_ptr()))
     }
 
-    /// The `info` buffer of `call` on `batch_count` problems (1 for an unbatched call), allocated in the
-    /// stream's order: as many ints as the backend that writes the most writes ([`sizes::info_len`]:
-    /// `potrsBatched` on rocSOLVER zeroes `batch_count`, where cuSOLVER writes one), and zeroed first
-    /// where some backend or version leaves some of them unwritten ([`sizes::info_zeroed`]); otherwise
-    /// not zeroed (no memset on the device per call).
+    /// The `info` buffer of `call` on `batch_count` problems (1 for an unbatched call): as many ints as
+    /// the backend that writes the most writes ([`sizes::info_len`]: `potrsBatched` on rocSOLVER zeroes
+    /// `batch_count`, where cuSOLVER writes one), zeroed first in the stream's order where some backend
+    /// or version leaves some of them unwritten ([`sizes::info_zeroed`]); otherwise not zeroed (no
+    /// memset on the device per call). A buffer of a dropped [`Info`] of the same length is reused (its
+    /// record orders this call after its last reader); else one is allocated in the stream's order.
     fn info(&self, call: sizes::InfoCall, batch_count: usize) -> Result<DeviceBuffer<i32>> {
         let len = sizes::info_len(call, batch_count);
-        if sizes::info_zeroed(call, batch_count) {
-            return DeviceBuffer::zeroed_async_on(&self.stream, len);
+        let zeroed = sizes::info_zeroed(call, batch_count);
+        // While capturing, no buffer is taken from the pool: a stream-ordered allocation refuses the
+        // capture, as every solver call does (`begin`).
+        match self.infos.take(len) {
+            Some(mut kept) if !self.stream.is_capturing() => {
+                if zeroed {
+                    let stream = Stream::from_handle(&self.stream);
+                    stream.fill_async(&mut kept, 0)?;
+                }
+                Ok(kept)
+            }
+            kept => {
+                if let Some(kept) = kept {
+                    self.infos.put(kept);
+                }
+                if zeroed {
+                    return DeviceBuffer::zeroed_async_on(&self.stream, len);
+                }
+                // SAFETY: read only through `Info`, after the call, which writes every element: for the
+                // calls `info_zeroed` leaves out, every backend writes `info_len` ints whenever the
+                // problem is not empty, and empty problems never reach the library (`answered`); a call
+                // that fails to queue drops it unread.
+                unsafe { DeviceBuffer::alloc_async_on(&self.stream, len) }
+            }
         }
-        // SAFETY: read only through `Info`, after the call, which writes every element: for the calls
-        // `info_zeroed` leaves out, every backend writes `info_len` ints whenever the problem is not
-        // empty, and empty problems never reach the library (`answered`); a call that fails to queue
-        // drops it unread.
-        unsafe { DeviceBuffer::alloc_async_on(&self.stream, len) }
+    }
+
+    /// The [`Info`] of a call queued with `values`, which go back to the handle's pool when it drops.
+    fn outcome(
+        &self,
+        call: &'static str,
+        meaning: info::Meaning,
+        batched: bool,
+        values: DeviceBuffer<i32>,
+    ) -> Info {
+        Info::new(call, meaning, batched, values, Arc::downgrade(&self.infos))
     }
 
     /// The [`Info`] of an empty problem, answered without calling the library (which may return early
@@ -304,7 +341,7 @@ impl Handle {
         count: usize,
     ) -> Result<Info> {
         let values = DeviceBuffer::zeroed_async_on(&self.stream, count)?;
-        Ok(Info::new(call, meaning, batched, values))
+        Ok(self.outcome(call, meaning, batched, values))
     }
 
     /// Start a call: every operand on the handle's device, the stream ordered after their conflicting
@@ -323,9 +360,16 @@ impl Handle {
         crate::memory::tracking::by_address(&mut uses);
         let op = self.stream.begin_op();
         if op.is_capturing() {
-            // (No solver call is captured today: each allocates its `info` in stream order, which a
-            // capture refuses. Were one, its graph would keep the handle alive.)
-            self.owner.keep_in_capture(&op);
+            // Every call's `info` is allocated in stream order, which a capture refuses; a capture that
+            // began since (from another thread) is refused the same way here, before anything is
+            // recorded.
+            return Err(Error::InvalidArgument {
+                what: "stream of a hipSOLVER call",
+                value: format!("stream {}", self.stream.id),
+                reason: "it is being captured: hipSOLVER calls allocate their info in stream \
+                         order, which a capture refuses; call them before the capture begins"
+                    .into(),
+            });
         }
         for (allocation, access) in uses {
             allocation.use_on(&op, access)?;
@@ -335,15 +379,22 @@ impl Handle {
     }
 
     /// Ask a `_bufferSize` function: its raw answer, bytes on rocSOLVER and elements on cuSOLVER
-    /// ([`sizes::workspace`] turns it into what to allocate).
-    fn query(
-        &self,
+    /// ([`sizes::workspace`] turns it into what to allocate). The answer for `call` with the sizes and
+    /// modes `shape` is kept: the same call on the same shape asks the library once.
+    fn query<const N: usize>(
+        &mut self,
         call: &'static str,
-        f: impl FnOnce(*mut i32) -> sys::hipsolverStatus_t,
+        shape: [i64; N],
+        f: impl FnOnce(sys::hipsolverHandle_t, *mut i32) -> sys::hipsolverStatus_t,
     ) -> Result<c_int> {
+        let key = reuse::QueryKey::new(call, shape);
+        if let Some(answer) = self.queries.get(&key) {
+            return Ok(answer);
+        }
         self.device.bind()?;
         let mut lwork = 0i32;
-        check(call, f(&mut lwork))?;
+        check(call, f(self.raw, &mut lwork))?;
+        self.queries.put(key, lwork);
         Ok(lwork)
     }
 }

@@ -2,21 +2,13 @@
 //! grown, the call queued.
 
 use super::descr::{csr_descr, DnMat, DnVec, SparseMatrix};
+use super::plan::{SpmvKey, SpmvPlan};
 use super::{check, raw_op, sys, Csr, Handle, Op, SparseScalar};
 use crate::dense_shape::{matrix, read, vector, write};
 use crate::error::{Error, Result};
+use crate::library::HostScalar;
 use crate::memory::{DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut};
 use std::ffi::c_void;
-
-/// A host scalar at 16-byte alignment (complex values may be read as `double2`).
-#[repr(C, align(16))]
-struct Aligned<T>(T);
-
-impl<T> Aligned<T> {
-    fn ptr(&self) -> *const c_void {
-        (&self.0 as *const T).cast()
-    }
-}
 
 impl Handle {
     /// `y = alpha op(A) x + beta y` (`hipsparseSpMV`, the library's default algorithm): `x` holds at
@@ -40,55 +32,87 @@ impl Handle {
         if yn == 0 {
             return Ok(());
         }
-        let (alpha, beta) = (Aligned(alpha), Aligned(beta));
-        let (ma, vx, vy) = (
-            a.descr()?,
-            DnVec::new::<T>(x.device_ptr(), xn)?,
-            DnVec::new::<T>(y.device_ptr(), yn)?,
-        );
+        let (alpha, beta) = (HostScalar(alpha), HostScalar(beta));
         let (o, ty, alg) = (
             raw_op(op),
             T::DATA_TYPE as _,
             sys::HIPSPARSE_SPMV_ALG_DEFAULT,
         );
-        self.device.bind()?;
-        let mut bytes = 0usize;
-        // SAFETY: a live handle and live descriptors; host scalars; the query reads no device memory.
-        check("hipsparseSpMV_bufferSize", unsafe {
-            sys::hipsparseSpMV_bufferSize(
-                self.raw,
-                o,
-                alpha.ptr(),
-                ma.0 as _,
-                vx.0 as _,
-                beta.ptr(),
-                vy.0 as _,
-                ty,
-                alg,
-                &mut bytes,
-            )
-        })?;
+        let key = SpmvKey {
+            matrix: a.id(),
+            op: o as i64,
+            data_type: T::DATA_TYPE as i64,
+            x_len: xn,
+            y_len: yn,
+        };
+        let (px, py) = (x.device_ptr(), y.device_ptr());
+        let plan = match self.spmv.take() {
+            Some(mut plan) if plan.key == key => {
+                plan.point_at(px, py)?;
+                plan
+            }
+            _ => {
+                let (matrix, vx, vy) = (
+                    a.descr()?,
+                    DnVec::new::<T>(px, xn)?,
+                    DnVec::new::<T>(py, yn)?,
+                );
+                self.device.bind()?;
+                let mut bytes = 0usize;
+                // SAFETY: a live handle and live descriptors; host scalars; the query reads no device
+                // memory.
+                check("hipsparseSpMV_bufferSize", unsafe {
+                    sys::hipsparseSpMV_bufferSize(
+                        self.raw,
+                        o,
+                        alpha.ptr(),
+                        matrix.0 as _,
+                        vx.0 as _,
+                        beta.ptr(),
+                        vy.0 as _,
+                        ty,
+                        alg,
+                        &mut bytes,
+                    )
+                })?;
+                SpmvPlan {
+                    key,
+                    matrix,
+                    x: vx,
+                    y: vy,
+                    at: (px, py),
+                    bytes,
+                }
+            }
+        };
+        let (ma, vx, vy) = (plan.matrix.0, plan.x.0, plan.y.0);
+        let bytes = plan.bytes;
+        // Kept only once the call is queued below: a failed call makes the next one start afresh.
         let buffer = self.scratch(bytes)?;
         let mut ops = a.reads().to_vec();
         ops.extend([read(x), write(&*y)]);
-        let _op = self.begin("hipsparseSpMV", &ops)?;
+        let op = self.begin("hipsparseSpMV", &ops)?;
         // SAFETY: the matrix is valid by construction (indices in range), `x` and `y` hold what `op(A)`
-        // reaches (checked), the scratch buffer `bytes`; all on the handle's device, ordered and kept alive
-        // by the memory model (recorded above). Host scalars are read during the call.
+        // reaches (checked) and the descriptors point at them (`point_at` or made for them), the scratch
+        // buffer `bytes`; all on the handle's device, ordered and kept alive by the memory model
+        // (recorded above). Host scalars are read during the call.
         check("hipsparseSpMV", unsafe {
             sys::hipsparseSpMV(
                 self.raw,
                 o,
                 alpha.ptr(),
-                ma.0 as _,
-                vx.0 as _,
+                ma as _,
+                vx as _,
                 beta.ptr(),
-                vy.0 as _,
+                vy as _,
                 ty,
                 alg,
                 buffer,
             )
-        })
+        })?;
+        drop(op);
+        self.spmv = Some(plan);
+        Ok(())
     }
 
     /// `C = alpha op(A) B + beta C` (`hipsparseSpMM`, the library's default algorithm) for dense
@@ -113,7 +137,7 @@ impl Handle {
         if m == 0 || n == 0 {
             return Ok(());
         }
-        let (alpha, beta) = (Aligned(alpha), Aligned(beta));
+        let (alpha, beta) = (HostScalar(alpha), HostScalar(beta));
         let ma = a.descr()?;
         let mb = DnMat::new::<T>(b.device_ptr(), k, n, ldb)?;
         let mc = DnMat::new::<T>(c.device_ptr(), m, n, ldc)?;
@@ -172,7 +196,7 @@ impl Handle {
             });
         }
         let (m, n) = (a.rows, b.cols);
-        let (alpha, beta) = (Aligned(T::ONE), Aligned(T::ZERO));
+        let (alpha, beta) = (HostScalar(T::ONE), HostScalar(T::ZERO));
         // SAFETY: every element is written by the library's copy stage before C is handed out.
         let offsets = unsafe { DeviceBuffer::<i32>::alloc_async_on(&self.stream, m + 1)? };
         let (ma, mb) = (a.descr()?, b.descr()?);
@@ -279,6 +303,7 @@ impl Handle {
         })?;
         drop(_op);
         Ok(Csr {
+            id: super::matrix::next_id(),
             rows: m,
             cols: n,
             offsets,

@@ -30,6 +30,7 @@ impl<T: SparseScalar> Csr<T> {
             })?;
         }
         Ok(Coo {
+            id: super::matrix::next_id(),
             rows: self.rows,
             cols: self.cols,
             row_indices: rows,
@@ -129,6 +130,7 @@ impl<T: SparseScalar> Csr<T> {
         })?;
         drop(_op);
         Ok(Csr {
+            id: super::matrix::next_id(),
             rows,
             cols,
             offsets,
@@ -169,6 +171,7 @@ impl<T: SparseScalar> Coo<T> {
             offsets
         };
         Ok(Csr {
+            id: super::matrix::next_id(),
             rows: self.rows,
             cols: self.cols,
             offsets,

@@ -4,6 +4,7 @@ use super::{check, sys, Coo, Csr, Operand, SparseScalar};
 use crate::dense_shape::read;
 use crate::error::Result;
 use crate::memory::{DeviceMemory, DevicePtr};
+use crate::release::{now_or_later, RawHandle};
 
 /// A sparse matrix descriptor (`hipsparseSpMatDescr_t`).
 #[doc(hidden)]
@@ -11,8 +12,14 @@ pub struct SpMat(pub(super) sys::hipsparseSpMatDescr_t);
 
 impl Drop for SpMat {
     fn drop(&mut self) {
-        // SAFETY: a live descriptor made by this type, destroyed once; it holds no device memory.
-        unsafe { sys::hipsparseDestroySpMat(self.0 as _) };
+        let d = RawHandle(self.0);
+        // A handle keeps descriptors (`plan`), and may drop inside a host function: rocSPARSE frees a
+        // descriptor's analysis with HIP calls, so it goes on the releasing thread there.
+        now_or_later(move || {
+            // SAFETY: a live descriptor made by this type, destroyed once, after the calls that use it
+            // were queued (the libraries keep no pointer to it in queued work).
+            unsafe { sys::hipsparseDestroySpMat(d.get() as _) };
+        });
     }
 }
 
@@ -30,12 +37,24 @@ impl DnVec {
         })?;
         Ok(DnVec(d))
     }
+
+    /// Point the descriptor at `ptr` (same length and type).
+    pub(super) fn set_values(&mut self, ptr: DevicePtr) -> Result<()> {
+        // SAFETY: a live descriptor; it only records the pointer, as in `new`.
+        check("hipsparseDnVecSetValues", unsafe {
+            sys::hipsparseDnVecSetValues(self.0 as _, ptr as _)
+        })
+    }
 }
 
 impl Drop for DnVec {
     fn drop(&mut self) {
-        // SAFETY: a live descriptor made by this type, destroyed once.
-        unsafe { sys::hipsparseDestroyDnVec(self.0 as _) };
+        let d = RawHandle(self.0);
+        // As SpMat's.
+        now_or_later(move || {
+            // SAFETY: a live descriptor made by this type, destroyed once.
+            unsafe { sys::hipsparseDestroyDnVec(d.get() as _) };
+        });
     }
 }
 
@@ -88,6 +107,8 @@ pub trait SparseMatrix<T: SparseScalar>: sealed::Sealed {
     /// Columns.
     fn cols(&self) -> usize;
     #[doc(hidden)]
+    fn id(&self) -> u64;
+    #[doc(hidden)]
     fn descr(&self) -> Result<SpMat>;
     #[doc(hidden)]
     fn reads(&self) -> [Operand<'_>; 3];
@@ -100,6 +121,9 @@ impl<T: SparseScalar> SparseMatrix<T> for Csr<T> {
     }
     fn cols(&self) -> usize {
         self.cols
+    }
+    fn id(&self) -> u64 {
+        self.id
     }
     fn descr(&self) -> Result<SpMat> {
         csr_descr::<T>(
@@ -125,6 +149,9 @@ impl<T: SparseScalar> SparseMatrix<T> for Coo<T> {
     }
     fn cols(&self) -> usize {
         self.cols
+    }
+    fn id(&self) -> u64 {
+        self.id
     }
     fn descr(&self) -> Result<SpMat> {
         let mut d: sys::hipsparseSpMatDescr_t = std::ptr::null_mut();

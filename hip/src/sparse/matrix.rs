@@ -17,6 +17,8 @@ use crate::memory::{DeviceBuffer, DeviceMemory, DeviceMemoryMut};
 /// buffers are never handed out mutably, so the matrix stays valid; its values may change freely
 /// ([`Csr::values_mut`]).
 pub struct Csr<T: SparseScalar> {
+    /// This matrix among all made in the process ([`next_id`]): what a handle's cached plans are for.
+    pub(super) id: u64,
     pub(super) rows: usize,
     pub(super) cols: usize,
     pub(super) offsets: DeviceBuffer<i32>,
@@ -31,11 +33,21 @@ pub struct Csr<T: SparseScalar> {
 /// every column below `cols`, and the rows in non-decreasing order (what the libraries' COO calls and
 /// the conversion to CSR take).
 pub struct Coo<T: SparseScalar> {
+    /// As [`Csr`]'s.
+    pub(super) id: u64,
     pub(super) rows: usize,
     pub(super) cols: usize,
     pub(super) row_indices: DeviceBuffer<i32>,
     pub(super) col_indices: DeviceBuffer<i32>,
     pub(super) values: DeviceBuffer<T>,
+}
+
+/// A number no other matrix of the process has: a matrix's index arrays never change after it is
+/// made (checked once), so a handle may keep what it derived from them (descriptors, a library's
+/// analysis) for as long as it sees the same number.
+pub(super) fn next_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 fn invalid(what: &'static str, value: String, reason: String) -> Error {
@@ -188,6 +200,7 @@ impl<T: SparseScalar> Csr<T> {
     ) -> Result<Self> {
         check_csr(rows, cols, offsets, indices, values.len())?;
         Ok(Csr {
+            id: next_id(),
             rows,
             cols,
             offsets: DeviceBuffer::from_slice(device, offsets)?,
@@ -239,6 +252,7 @@ impl<T: SparseScalar> Csr<T> {
             values.len(),
         )?;
         Ok(Csr {
+            id: next_id(),
             rows,
             cols,
             offsets,
@@ -278,6 +292,7 @@ impl<T: SparseScalar> Csr<T> {
             ));
         }
         Ok(Csr {
+            id: next_id(),
             rows,
             cols,
             offsets,
@@ -344,6 +359,7 @@ impl<T: SparseScalar> Coo<T> {
     ) -> Result<Self> {
         check_coo(rows, cols, row_indices, col_indices, values.len())?;
         Ok(Coo {
+            id: next_id(),
             rows,
             cols,
             row_indices: DeviceBuffer::from_slice(device, row_indices)?,
@@ -380,6 +396,7 @@ impl<T: SparseScalar> Coo<T> {
             values.len(),
         )?;
         Ok(Coo {
+            id: next_id(),
             rows,
             cols,
             row_indices,

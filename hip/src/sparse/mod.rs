@@ -61,6 +61,7 @@ mod calls;
 mod convert;
 mod descr;
 mod matrix;
+mod plan;
 
 pub use self::descr::SparseMatrix;
 pub use self::matrix::{Coo, Csr};
@@ -148,6 +149,9 @@ pub struct Handle {
     device: Device,
     stream: Arc<StreamHandle>,
     buffer: Option<DeviceBuffer<u8>>,
+    /// The last [`spmv`](Handle::spmv) problem's descriptors and scratch size, reused while the
+    /// problem is the same.
+    spmv: Option<plan::SpmvPlan>,
 }
 
 // SAFETY: a hipSPARSE handle may be used from any thread, one at a time: every use takes `&mut self` or
@@ -189,6 +193,7 @@ impl Handle {
             device,
             stream: Arc::clone(stream.handle()),
             buffer: None,
+            spmv: None,
         };
         // SAFETY: `raw` is the live handle just made; the stream is live (kept by `handle.stream`) and on
         // the handle's device.
