@@ -12,6 +12,9 @@
 //!   same address order as its operands: calls of one handle on two streams (after `set_stream`, or a
 //!   graph that captured one replayed beside live calls) are ordered exactly as writes of one buffer
 //!   are, and nothing else is waited for.
+//! - [`Workspace`]: device scratch a handle passes to its calls, grown in the stream's order.
+//! - [`begin_call`]: the start of a call: operands on the handle's device, the stream ordered after
+//!   their conflicting users (and the workspace's and the handle's), what a capture needs.
 //! - [`HostScalar`]: a scalar the library reads from host memory during the call (`alpha`, `beta`).
 
 use crate::device::Device;
@@ -105,15 +108,92 @@ impl HandleUse {
     }
 }
 
+#[cfg(any(feature = "blas", feature = "sparse"))]
 /// A host scalar passed by address (`alpha`, `beta`), at 16-byte alignment: the libraries may read
 /// complex values as `float2` / `double2` (8- or 16-byte loads).
 #[repr(C, align(16))]
 pub(crate) struct HostScalar<T>(pub(crate) T);
 
+#[cfg(any(feature = "blas", feature = "sparse"))]
 impl<T> HostScalar<T> {
     /// The scalar's address, for the library call (valid while `self` is).
     #[inline]
     pub(crate) fn ptr(&self) -> *const std::ffi::c_void {
         (&self.0 as *const T).cast()
     }
+}
+
+/// Device scratch a handle passes to its calls (hipSOLVER's `work`, hipSPARSE's and hipBLASLt's
+/// buffers), grown on demand in the stream's order: a larger one replaces it, and the old one is freed
+/// after the calls that used it. Every call given it records a write of it.
+#[cfg(any(feature = "solver", feature = "sparse"))]
+#[derive(Default)]
+pub(crate) struct Workspace(Option<crate::memory::DeviceBuffer<u8>>);
+
+#[cfg(any(feature = "solver", feature = "sparse"))]
+impl Workspace {
+    /// Bytes held now (0 before the first call that needed some).
+    pub(crate) fn bytes(&self) -> usize {
+        self.0.as_ref().map_or(0, |w| w.len())
+    }
+
+    /// At least `bytes` of scratch (null for 0), 256-byte aligned (a fresh allocation always is),
+    /// allocated in `stream`'s order when what is held is smaller.
+    pub(crate) fn at_least(
+        &mut self,
+        stream: &Arc<StreamHandle>,
+        bytes: usize,
+    ) -> Result<crate::memory::DevicePtr> {
+        use crate::memory::{DeviceBuffer, DeviceMemory};
+        if bytes == 0 {
+            return Ok(std::ptr::null_mut());
+        }
+        if self.bytes() < bytes {
+            // Dropping the old one first lets the pool reuse its memory; its free is ordered after
+            // every call that used it.
+            self.0 = None;
+            // SAFETY: scratch the library writes before it reads; nothing of this crate reads it.
+            self.0 = Some(unsafe { DeviceBuffer::alloc_async_on(stream, bytes)? });
+        }
+        Ok(self.0.as_ref().map_or(std::ptr::null_mut(), |w| w.device_ptr()))
+    }
+
+    /// The scratch as a call's operand (a write), if any is held.
+    pub(crate) fn operand(&self) -> Option<(&Arc<Allocation>, Access)> {
+        use crate::memory::DeviceMemory;
+        self.0.as_ref().map(|w| (w.allocation(), Access::Write))
+    }
+}
+
+/// Start a call of a handle of `device` on `stream`: every operand on the handle's device, the stream
+/// ordered after their conflicting users and recorded as their user, with the handle's own `state`
+/// (its [`HandleUse`], its [`Workspace`]) recorded as written, all in address order; then the device
+/// made current. On a capturing stream `on_capture` runs first: it keeps the handle alive for the graph
+/// ([`Owner::keep_in_capture`]) or refuses the call. The returned guard keeps captures from starting or
+/// ending until the call is queued.
+#[cfg(any(feature = "solver", feature = "sparse"))]
+pub(crate) fn begin_call<'s>(
+    what: &'static str,
+    device: &Device,
+    stream: &'s Arc<StreamHandle>,
+    operands: &[crate::dense_shape::Operand<'_>],
+    state: [Option<(&Arc<Allocation>, Access)>; 2],
+    on_capture: impl FnOnce(&StreamOp<'_>) -> Result<()>,
+) -> Result<StreamOp<'s>> {
+    for &(d, _, _) in operands {
+        crate::event::same_device(what, device, d)?;
+    }
+    let mut uses: Vec<(&Arc<Allocation>, Access)> = Vec::with_capacity(operands.len() + 2);
+    uses.extend(operands.iter().map(|&(_, a, x)| (a, x)));
+    uses.extend(state.into_iter().flatten());
+    crate::memory::tracking::by_address(&mut uses);
+    let op = stream.begin_op();
+    if op.is_capturing() {
+        on_capture(&op)?;
+    }
+    for (allocation, access) in uses {
+        allocation.use_on(&op, access)?;
+    }
+    device.bind()?;
+    Ok(op)
 }

@@ -97,8 +97,8 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 pub use crate::error::{SolverErrorCode, SolverFailure};
 use crate::event::same_device;
-use crate::library::{HandleUse, Owner};
-use crate::memory::{Access, Allocation, DeviceBuffer, DeviceMemory, DevicePtr};
+use crate::library::{begin_call, HandleUse, Owner, Workspace};
+use crate::memory::{DeviceBuffer, DevicePtr};
 use crate::stream::{Stream, StreamHandle, StreamOp};
 use hipsolver_sys as sys;
 use std::os::raw::c_int;
@@ -171,7 +171,7 @@ pub struct Handle {
     device: Device,
     stream: Arc<StreamHandle>,
     /// The workspace every call is given, grown on demand; ordered as written by every call.
-    workspace: Option<DeviceBuffer<u8>>,
+    workspace: Workspace,
     /// The last batched call's table of matrix addresses, reused while the addresses are the same.
     table: Option<batched::PointerTable>,
     /// The `_bufferSize` answers of recent calls, per call and shape.
@@ -218,7 +218,7 @@ impl Handle {
             uses: HandleUse::new(&device),
             device,
             stream: Arc::clone(stream.handle()),
-            workspace: None,
+            workspace: Workspace::default(),
             table: None,
             queries: reuse::Queries::default(),
             infos: Arc::default(),
@@ -255,34 +255,19 @@ impl Handle {
     }
 
     /// The raw handle, for hipSOLVER calls this crate does not wrap. Order them on the handle's stream
-    /// with [`DeviceMemory::track_use`]; the handle stays owned by `self`.
+    /// with [`DeviceMemory::track_use`](crate::memory::DeviceMemory::track_use); the handle stays owned by `self`.
     pub fn raw(&self) -> sys::hipsolverHandle_t {
         self.raw
     }
 
     /// The bytes of workspace the handle holds now (0 before the first call that needs one).
     pub fn workspace_bytes(&self) -> usize {
-        self.workspace.as_ref().map_or(0, |w| w.len())
+        self.workspace.bytes()
     }
 
-    /// A workspace of at least `bytes`, 256-byte aligned (a fresh allocation always is), grown in the
-    /// stream's order: the old one is freed after the calls that used it. Null for 0 bytes.
+    /// A workspace of at least `bytes` (null for 0), grown in the stream's order.
     fn workspace(&mut self, bytes: usize) -> Result<DevicePtr> {
-        if bytes == 0 {
-            return Ok(std::ptr::null_mut());
-        }
-        if self.workspace_bytes() < bytes {
-            // Dropping the old workspace first lets the pool reuse its memory; its free is ordered after
-            // every call that used it.
-            self.workspace = None;
-            // SAFETY: the library only writes the workspace before reading it (it is scratch memory);
-            // nothing of this crate reads it.
-            self.workspace = Some(unsafe { DeviceBuffer::alloc_async_on(&self.stream, bytes)? });
-        }
-        Ok(self
-            .workspace
-            .as_ref()
-            .map_or(std::ptr::null_mut(), |w| w.device_ptr()))
+        self.workspace.at_least(&self.stream, bytes)
     }
 
     /// The `info` buffer of `call` on `batch_count` problems (1 for an unbatched call): as many ints as
@@ -348,34 +333,19 @@ impl Handle {
     /// users and recorded as their user (and as the workspace's writer), the device current. The guard
     /// keeps captures from starting or ending until the call is queued.
     fn begin(&self, what: &'static str, operands: &[Operand<'_>]) -> Result<StreamOp<'_>> {
-        for &(device, _, _) in operands {
-            same_device(what, &self.device, device)?;
-        }
-        let mut uses: Vec<(&Arc<Allocation>, Access)> =
-            operands.iter().map(|&(_, a, x)| (a, x)).collect();
-        if let Some(w) = &self.workspace {
-            uses.push((w.allocation(), Access::Write));
-        }
-        uses.push(self.uses.operand());
-        crate::memory::tracking::by_address(&mut uses);
-        let op = self.stream.begin_op();
-        if op.is_capturing() {
+        let state = [self.workspace.operand(), Some(self.uses.operand())];
+        begin_call(what, &self.device, &self.stream, operands, state, |_| {
             // Every call's `info` is allocated in stream order, which a capture refuses; a capture that
             // began since (from another thread) is refused the same way here, before anything is
             // recorded.
-            return Err(Error::InvalidArgument {
+            Err(Error::InvalidArgument {
                 what: "stream of a hipSOLVER call",
                 value: format!("stream {}", self.stream.id),
                 reason: "it is being captured: hipSOLVER calls allocate their info in stream \
                          order, which a capture refuses; call them before the capture begins"
                     .into(),
-            });
-        }
-        for (allocation, access) in uses {
-            allocation.use_on(&op, access)?;
-        }
-        self.device.bind()?;
-        Ok(op)
+            })
+        })
     }
 
     /// Ask a `_bufferSize` function: its raw answer, bytes on rocSOLVER and elements on cuSOLVER

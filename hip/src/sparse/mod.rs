@@ -74,8 +74,8 @@ pub use num_complex::{Complex32, Complex64};
 use crate::device::Device;
 use crate::error::{Error, Result, SparseErrorCode};
 use crate::event::same_device;
-use crate::library::{HandleUse, Owner};
-use crate::memory::{Access, Allocation, DeviceBuffer, DeviceCopy, DeviceMemory, DevicePtr};
+use crate::library::{begin_call, HandleUse, Owner, Workspace};
+use crate::memory::{DeviceCopy, DevicePtr};
 use crate::stream::{Stream, StreamHandle, StreamOp};
 use hipsparse_sys as sys;
 use std::sync::Arc;
@@ -148,7 +148,7 @@ pub struct Handle {
     uses: HandleUse,
     device: Device,
     stream: Arc<StreamHandle>,
-    buffer: Option<DeviceBuffer<u8>>,
+    buffer: Workspace,
     /// The last [`spmv`](Handle::spmv) problem's descriptors and scratch size, reused while the
     /// problem is the same.
     spmv: Option<plan::SpmvPlan>,
@@ -192,7 +192,7 @@ impl Handle {
             uses: HandleUse::new(&device),
             device,
             stream: Arc::clone(stream.handle()),
-            buffer: None,
+            buffer: Workspace::default(),
             spmv: None,
         };
         // SAFETY: `raw` is the live handle just made; the stream is live (kept by `handle.stream`) and on
@@ -225,50 +225,27 @@ impl Handle {
     }
 
     /// The raw handle, for hipSPARSE calls this crate does not wrap. Order them on the handle's stream
-    /// with [`DeviceMemory::track_use`]; the handle stays owned by `self`.
+    /// with [`DeviceMemory::track_use`](crate::memory::DeviceMemory::track_use); the handle stays owned by `self`.
     pub fn raw(&self) -> sys::hipsparseHandle_t {
         self.raw
     }
 
     /// A scratch buffer of at least `bytes` (null for 0), grown in the stream's order.
     fn scratch(&mut self, bytes: usize) -> Result<DevicePtr> {
-        if bytes == 0 {
-            return Ok(std::ptr::null_mut());
-        }
-        if self.buffer.as_ref().map_or(0, |b| b.len()) < bytes {
-            self.buffer = None;
-            // SAFETY: scratch memory the library writes before it reads; nothing of this crate reads it.
-            self.buffer = Some(unsafe { DeviceBuffer::alloc_async_on(&self.stream, bytes)? });
-        }
-        Ok(self
-            .buffer
-            .as_ref()
-            .map_or(std::ptr::null_mut(), |b| b.device_ptr()))
+        self.buffer.at_least(&self.stream, bytes)
     }
 
     /// Start a call: every operand on the handle's device, the stream ordered after their conflicting
-    /// users and recorded as their user (and as the scratch buffer's writer), the device current.
+    /// users and recorded as their user (and as the scratch buffer's and the handle's writer), the
+    /// device current. A capture keeps the handle alive for its graph. The guard keeps captures from
+    /// starting or ending until the call is queued.
     fn begin(&self, what: &'static str, operands: &[Operand<'_>]) -> Result<StreamOp<'_>> {
-        for &(device, _, _) in operands {
-            same_device(what, &self.device, device)?;
-        }
-        let mut uses: Vec<(&Arc<Allocation>, Access)> =
-            operands.iter().map(|&(_, a, x)| (a, x)).collect();
-        if let Some(b) = &self.buffer {
-            uses.push((b.allocation(), Access::Write));
-        }
-        uses.push(self.uses.operand());
-        crate::memory::tracking::by_address(&mut uses);
-        let op = self.stream.begin_op();
-        if op.is_capturing() {
+        let state = [self.buffer.operand(), Some(self.uses.operand())];
+        begin_call(what, &self.device, &self.stream, operands, state, |op| {
             // A graph replaying the call after the handle was dropped would use a destroyed handle.
-            self.owner.keep_in_capture(&op);
-        }
-        for (allocation, access) in uses {
-            allocation.use_on(&op, access)?;
-        }
-        self.device.bind()?;
-        Ok(op)
+            self.owner.keep_in_capture(op);
+            Ok(())
+        })
     }
 }
 
