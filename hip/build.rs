@@ -6,6 +6,9 @@
 //!   `cfg(hipblas_workspace)` where it has `hipblasSetWorkspace` (hipBLAS 3.x, ROCm 7), and
 //!   `cfg(hipblas_math_mode)` where it has `hipblasSetMathMode` (hipBLAS 2.x and 3.x, ROCm 6 and 7),
 //! - with the `rand` feature, `cfg(hiprand_ordering)` where hipRAND has `hiprandSetGeneratorOrdering` (ROCm 6),
+//! - with the `blaslt` feature, `cfg(hipblaslt_aux_data_type)` where hipBLASLt's matmul descriptor has
+//!   `HIPBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE` (not at ROCm 6.2; hipBLASLt 1.1 / ROCm 7.1 has it) and
+//!   `cfg(hipblaslt_amax_d)` where it has `HIPBLASLT_MATMUL_DESC_AMAX_D_POINTER` (ROCm >= 6.2),
 //! - the name tables of every `hipError_t` and `hiprtcResult` value the installed headers list.
 use std::env;
 use std::fmt::Write;
@@ -38,6 +41,17 @@ fn main() {
         && read("DEP_HIPRS_HIPRAND_BINDINGS").contains("fn hiprandSetGeneratorOrdering(")
     {
         println!("cargo:rustc-cfg=hiprand_ordering");
+    }
+    println!("cargo::rustc-check-cfg=cfg(hipblaslt_aux_data_type)");
+    println!("cargo::rustc-check-cfg=cfg(hipblaslt_amax_d)");
+    if env::var_os("CARGO_FEATURE_BLASLT").is_some() {
+        let lt = read("DEP_HIPRS_HIPBLASLT_BINDINGS");
+        if lt.contains("const HIPBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE:") {
+            println!("cargo:rustc-cfg=hipblaslt_aux_data_type");
+        }
+        if lt.contains("const HIPBLASLT_MATMUL_DESC_AMAX_D_POINTER:") {
+            println!("cargo:rustc-cfg=hipblaslt_amax_d");
+        }
     }
     if env::var_os("CARGO_FEATURE_BLAS").is_some() {
         let blas = read("DEP_HIPRS_HIPBLAS_BINDINGS");

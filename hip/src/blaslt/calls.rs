@@ -1,6 +1,6 @@
 //! The calls: [`Handle::algorithms`] (the heuristic) and [`Handle::matmul`] / [`Handle::matmul_into`].
 
-use super::descr::{Descriptors, Preference};
+use super::descr::{Aux, Descriptors, Preference};
 use super::epilogue::Mem;
 use super::shape::{holds, Call};
 use super::{check, sys, Epilogue, EpilogueKind, Handle, LtElement, Matmul, Operand, CACHE_LIMIT};
@@ -73,7 +73,7 @@ impl Handle {
     ) -> Result<Vec<Algo>> {
         let call = desc.resolve()?;
         let key = self.key::<T>(call, epilogue);
-        let d = Descriptors::new(&call, T::DATA_TYPE, epilogue)?;
+        let d = Descriptors::new(&key)?;
         self.heuristic(&d, key, max)
     }
 
@@ -188,7 +188,11 @@ impl Handle {
                 let (need, stride) = call.aux_need(ld)?;
                 holds("matmul epilogue aux", aux.len, need)?;
                 operands.push((aux.device, aux.allocation, Access::Write));
-                Some((aux.ptr, ld as i64, stride as i64))
+                Some(Aux {
+                    ptr: aux.ptr,
+                    ld: ld as i64,
+                    stride: stride as i64,
+                })
             }
             None => None,
         };
@@ -205,35 +209,20 @@ impl Handle {
                 ),
             });
         }
-        let descs = Descriptors::new(&call, T::DATA_TYPE, kind)?;
-        if let Some(bias) = epilogue.bias {
-            descs.desc.set(
-                sys::HIPBLASLT_MATMUL_DESC_BIAS_POINTER,
-                &bias.ptr.cast_const(),
-            )?;
-        }
-        if let Some((ptr, ld, stride)) = aux {
-            descs
-                .desc
-                .set(sys::HIPBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &ptr)?;
-            descs
-                .desc
-                .set(sys::HIPBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld)?;
-            descs.desc.set(
-                sys::HIPBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE,
-                &stride,
-            )?;
-        }
+        let descs = Descriptors::new(&key)?;
+        descs.set_buffers(epilogue.bias.map(|b| b.ptr), aux)?;
         let (workspace, workspace_len) = self.workspace(algo.workspace)?;
         let c_ptr = c.map_or(d.ptr, |c| c.ptr);
         let _op = self.begin(&operands)?;
-        // SAFETY: live handle and descriptors; A, B, C, D, the bias and the auxiliary output hold every
-        // element the layouts and the epilogue reach (checked above, with the leading dimensions and
-        // strides the descriptors carry), are on the handle's device and ordered on its stream by the
-        // memory model (`begin`), as is the workspace of `workspace_len` bytes (at least the algorithm's
-        // need). `alpha` and `beta` are host f32 values (the description's scale type, pointer mode host)
-        // read before the call returns. `algo` was found for this problem (its key was checked by
-        // `choose`). The stream is live (kept by `self.stream`).
+        // SAFETY: live handle and descriptors (made for `key`, this call's problem, with this call's
+        // bias and auxiliary pointers, leading dimension and stride just set); A, B, C, D, the bias and
+        // the auxiliary output hold every element the layouts and the epilogue reach (checked above, with
+        // the leading dimensions, strides and element types the descriptors carry: see
+        // `Descriptors::new` for every attribute set, scaling off), are on the handle's device and
+        // ordered on its stream by the memory model (`begin`), as is the workspace of `workspace_len`
+        // bytes (at least the algorithm's need). `alpha` and `beta` are host f32 values (the
+        // description's scale type, pointer mode host) read before the call returns. `algo` was found for
+        // this problem (its key was checked by `choose`). The stream is live (kept by `self.stream`).
         check("hipblasLtMatmul", unsafe {
             sys::hipblasLtMatmul(
                 self.raw,
@@ -283,7 +272,7 @@ impl Handle {
         if let Some(algo) = self.cache.get(&key) {
             return Ok(*algo);
         }
-        let d = Descriptors::new(&key.call, key.data_type, key.epilogue)?;
+        let d = Descriptors::new(&key)?;
         let algo = self.heuristic(&d, key, 1)?[0];
         if self.cache.len() >= CACHE_LIMIT {
             self.cache.clear();

@@ -2,33 +2,94 @@
 //! matrix layouts (`hipblasLtMatrixLayout_t`) and the heuristic's preference
 //! (`hipblasLtMatmulPreference_t`), built from a checked [`Call`].
 
-use super::shape::{Call, Layout, Op};
+use super::calls::Key;
+use super::shape::{Layout, Op};
 use super::{check, sys, EpilogueKind};
 use crate::error::Result;
+use crate::memory::DevicePtr;
 use std::ffi::c_void;
 
-/// The four layouts and the description of one call, destroyed on drop.
+/// The description attributes that scale an operand (A, B, C, D, the auxiliary output), all set to null:
+/// hipBLASLt's header, every version, says "If not specified, or set to NULL, the scaling factor is assumed
+/// to be 1", and its sources (ROCm 6.2 to 7.x) pass no scale to the kernel while the A and B (and C and D)
+/// pointers are null.
+pub(super) const SCALE_POINTERS: [sys::hipblasLtMatmulDescAttributes_t; 5] = [
+    sys::HIPBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+    sys::HIPBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+    sys::HIPBLASLT_MATMUL_DESC_C_SCALE_POINTER,
+    sys::HIPBLASLT_MATMUL_DESC_D_SCALE_POINTER,
+    sys::HIPBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_POINTER,
+];
+
+/// The auxiliary output of one call: its address, leading dimension and batch stride (elements).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Aux {
+    pub ptr: DevicePtr,
+    pub ld: i64,
+    pub stride: i64,
+}
+
+/// The four layouts and the description of one problem (a [`Key`]), destroyed on drop.
+///
+/// Every attribute that decides what a call reads or writes, or how, is set here rather than left to
+/// hipBLASLt's defaults, so a library whose default differs cannot make a call reach past what
+/// [`Call`] checked: the operations, the epilogue, the host pointer mode of `alpha` / `beta`, no scaling
+/// (every scale pointer null, and the amax output null where the header has it), the bias and auxiliary
+/// output in the element type (`EPILOGUE_AUX_DATA_TYPE` where the header has it: before it existed,
+/// hipBLASLt wrote the auxiliary output in D's type), null epilogue pointers the kind does not use, and
+/// column-major layouts. The pointers of the epilogue's buffers are the call's: [`set_buffers`].
+///
+/// [`set_buffers`]: Descriptors::set_buffers
 pub(super) struct Descriptors {
     pub desc: MatmulDesc,
     pub a: MatrixLayout,
     pub b: MatrixLayout,
     pub c: MatrixLayout,
     pub d: MatrixLayout,
+    epilogue: EpilogueKind,
 }
 
 impl Descriptors {
-    /// The descriptors of `call` with elements of `data_type`, computing in f32 with f32 scalars, and
-    /// `epilogue` (its pointers are set by the caller, which has the buffers).
-    pub fn new(call: &Call, data_type: u32, epilogue: EpilogueKind) -> Result<Descriptors> {
+    /// The descriptors of `key`'s call with elements of its type, computing in f32 with f32 scalars, and
+    /// its epilogue (the buffers' pointers are set by [`set_buffers`](Self::set_buffers)).
+    pub fn new(key: &Key) -> Result<Descriptors> {
+        let (call, data_type, epilogue) = (&key.call, key.data_type, key.epilogue);
+        let null: *const c_void = std::ptr::null();
         let desc = MatmulDesc::new()?;
         desc.set(sys::HIPBLASLT_MATMUL_DESC_TRANSA, &raw_op(call.ops[0]))?;
         desc.set(sys::HIPBLASLT_MATMUL_DESC_TRANSB, &raw_op(call.ops[1]))?;
         desc.set(sys::HIPBLASLT_MATMUL_DESC_EPILOGUE, &epilogue.raw())?;
+        // `alpha` and `beta` are read from host memory, as f32 (the description's scale type).
+        desc.set(
+            sys::HIPBLASLT_MATMUL_DESC_POINTER_MODE,
+            &(sys::HIPBLASLT_POINTER_MODE_HOST as i32),
+        )?;
+        for attr in SCALE_POINTERS {
+            desc.set(attr, &null)?;
+        }
+        // A non-null amax pointer would make the call write a float there. ROCm 6.1's header has no such
+        // attribute (nor does its library write one).
+        #[cfg(hipblaslt_amax_d)]
+        desc.set(sys::HIPBLASLT_MATMUL_DESC_AMAX_D_POINTER, &null)?;
         if epilogue.has_bias() {
             desc.set(
                 sys::HIPBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
                 &(data_type as i32),
             )?;
+        } else {
+            desc.set(sys::HIPBLASLT_MATMUL_DESC_BIAS_POINTER, &null)?;
+        }
+        if epilogue.has_aux() {
+            // The auxiliary output is checked as elements of D's type. Without this attribute (ROCm 6.2's
+            // header and older lack it; hipBLASLt 1.1, ROCm 7.1, has it) the library writes it in D's type
+            // (ROCm 6.2's rocblaslt, tensile_host.cpp: `setE(d_type, ...)`).
+            #[cfg(hipblaslt_aux_data_type)]
+            desc.set(
+                sys::HIPBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE,
+                &(data_type as i32),
+            )?;
+        } else {
+            desc.set(sys::HIPBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &null)?;
         }
         let layout = |l: &Layout| MatrixLayout::new(data_type, l, call.count);
         Ok(Descriptors {
@@ -37,7 +98,29 @@ impl Descriptors {
             b: layout(&call.second)?,
             c: layout(&call.c)?,
             d: layout(&call.c)?,
+            epilogue,
         })
+    }
+
+    /// Set the call's epilogue buffers: the bias's address, and the auxiliary output's address, leading
+    /// dimension and batch stride. Exactly those the epilogue kind uses (checked in debug builds).
+    pub fn set_buffers(&self, bias: Option<DevicePtr>, aux: Option<Aux>) -> Result<()> {
+        debug_assert_eq!(bias.is_some(), self.epilogue.has_bias());
+        debug_assert_eq!(aux.is_some(), self.epilogue.has_aux());
+        if let Some(bias) = bias {
+            self.desc
+                .set(sys::HIPBLASLT_MATMUL_DESC_BIAS_POINTER, &bias.cast_const())?;
+        }
+        if let Some(aux) = aux {
+            let d = &self.desc;
+            d.set(sys::HIPBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux.ptr)?;
+            d.set(sys::HIPBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &aux.ld)?;
+            d.set(
+                sys::HIPBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE,
+                &aux.stride,
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -101,6 +184,11 @@ impl MatrixLayout {
             )
         })?;
         let layout = MatrixLayout(raw);
+        // Column-major, as every size was checked (hipBLASLt's default, set so no other default applies).
+        layout.set(
+            sys::HIPBLASLT_MATRIX_LAYOUT_ORDER,
+            &(sys::HIPBLASLT_ORDER_COL as i32),
+        )?;
         if count > 1 {
             layout.set(sys::HIPBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &(count as i32))?;
             layout.set(

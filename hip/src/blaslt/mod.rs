@@ -45,7 +45,11 @@
 //! element per row of D) and the auxiliary output must hold every element the product reaches, and the
 //! products of a batch never write the same elements. A shape that fails is an [`Error::InvalidArgument`]
 //! naming the operand (`"matmul operand b"`, `"matmul epilogue bias"`), and nothing is queued or written.
-//! Every buffer must be on the handle's device ([`Error::DeviceMismatch`]). A `hipblasStatus_t` other than
+//! Every buffer must be on the handle's device ([`Error::DeviceMismatch`]). The sizes checked are the ones
+//! hipBLASLt uses because every descriptor attribute that decides them is set, none left to a library
+//! default: the operations, column-major layouts, the epilogue, host `alpha` / `beta`, the bias's and the
+//! auxiliary output's element type (D's), the auxiliary output's pointer, leading dimension and batch
+//! stride, and no scaling (the A, B, C, D and auxiliary scale pointers null, and the amax output). A `hipblasStatus_t` other than
 //! success is an [`Error::Blas`] keeping the raw status and the hipBLASLt function's name
 //! ([`BlasErrorCode::status`](crate::BlasErrorCode::status) gives its DTL status: hipBLASLt returns
 //! hipBLAS's status type); with `dynamic-loading`, a missing libhipblaslt is [`Error::LibraryNotFound`].
