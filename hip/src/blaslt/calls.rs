@@ -74,6 +74,7 @@ impl Handle {
         let call = desc.resolve()?;
         let key = self.key::<T>(call, epilogue);
         let d = Descriptors::new(&key)?;
+        d.set_placeholders(&call)?;
         self.heuristic(&d, key, max)
     }
 
@@ -198,7 +199,10 @@ impl Handle {
         };
         self.same_devices(&operands)?;
         let key = self.key::<T>(call, kind);
-        let algo = self.choose(desc, key)?;
+        // The problem's descriptors with this call's buffers, set before the heuristic, which checks them.
+        let descs = Descriptors::new(&key)?;
+        descs.set_buffers(epilogue.bias.map(|b| b.ptr), aux)?;
+        let algo = self.choose(desc, key, &descs)?;
         if algo.workspace > self.workspace_limit {
             return Err(Error::InvalidArgument {
                 what: "matmul algo",
@@ -209,8 +213,6 @@ impl Handle {
                 ),
             });
         }
-        let descs = Descriptors::new(&key)?;
-        descs.set_buffers(epilogue.bias.map(|b| b.ptr), aux)?;
         let (workspace, workspace_len) = self.workspace(algo.workspace)?;
         let c_ptr = c.map_or(d.ptr, |c| c.ptr);
         let _op = self.begin(&operands)?;
@@ -245,9 +247,9 @@ impl Handle {
         })
     }
 
-    /// The description's algorithm (checked to be for `key`), or the heuristic's first answer for `key`,
-    /// remembered.
-    fn choose(&mut self, desc: &Matmul, key: Key) -> Result<Algo> {
+    /// The description's algorithm (checked to be for `key`), or the heuristic's first answer for `key`
+    /// (asked with `descs`, this call's), remembered.
+    fn choose(&mut self, desc: &Matmul, key: Key, descs: &Descriptors) -> Result<Algo> {
         if let Some(algo) = &desc.algo {
             if algo.key != key {
                 return Err(Error::InvalidArgument {
@@ -272,8 +274,7 @@ impl Handle {
         if let Some(algo) = self.cache.get(&key) {
             return Ok(*algo);
         }
-        let d = Descriptors::new(&key)?;
-        let algo = self.heuristic(&d, key, 1)?[0];
+        let algo = self.heuristic(descs, key, 1)?[0];
         if self.cache.len() >= CACHE_LIMIT {
             self.cache.clear();
         }

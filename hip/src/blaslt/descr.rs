@@ -3,7 +3,7 @@
 //! (`hipblasLtMatmulPreference_t`), built from a checked [`Call`].
 
 use super::calls::Key;
-use super::shape::{Layout, Op};
+use super::shape::{Call, Layout, Op};
 use super::{check, sys, EpilogueKind};
 use crate::error::Result;
 use crate::memory::DevicePtr;
@@ -11,8 +11,8 @@ use std::ffi::c_void;
 
 /// The description attributes that scale an operand (A, B, C, D, the auxiliary output), all set to null:
 /// hipBLASLt's header, every version, says "If not specified, or set to NULL, the scaling factor is assumed
-/// to be 1", and its sources (ROCm 6.2 to 7.x) pass no scale to the kernel while the A and B (and C and D)
-/// pointers are null.
+/// to be 1", and rocblaslt's sources (its October 2024 tree and today's) pass no scale to the kernel
+/// while the A and B (and C and D) pointers are null.
 pub(super) const SCALE_POINTERS: [sys::hipblasLtMatmulDescAttributes_t; 5] = [
     sys::HIPBLASLT_MATMUL_DESC_A_SCALE_POINTER,
     sys::HIPBLASLT_MATMUL_DESC_B_SCALE_POINTER,
@@ -103,7 +103,9 @@ impl Descriptors {
     }
 
     /// Set the call's epilogue buffers: the bias's address, and the auxiliary output's address, leading
-    /// dimension and batch stride. Exactly those the epilogue kind uses (checked in debug builds).
+    /// dimension and batch stride. Exactly those the epilogue kind uses (checked in debug builds); set
+    /// for every call, and before the heuristic runs, so no call and no heuristic sees another call's
+    /// values.
     pub fn set_buffers(&self, bias: Option<DevicePtr>, aux: Option<Aux>) -> Result<()> {
         debug_assert_eq!(bias.is_some(), self.epilogue.has_bias());
         debug_assert_eq!(aux.is_some(), self.epilogue.has_aux());
@@ -122,7 +124,34 @@ impl Descriptors {
         }
         Ok(())
     }
+
+    /// For the heuristic without buffers ([`Handle::algorithms`](super::Handle::algorithms)): a
+    /// placeholder address for the bias and the auxiliary output the kind uses, and the tight leading
+    /// dimension and stride of `call`. hipBLASLt's heuristic checks these pointers are not null and never
+    /// reads through them (it passes placeholder addresses of its own for A, B, C and D); with a null
+    /// auxiliary pointer or leading dimension its argument check fails and the heuristic looks at an
+    /// empty problem instead (rocblaslt's `construct_rocblaslt_problem`, ROCm 6.0 to today's sources).
+    pub fn set_placeholders(&self, call: &Call) -> Result<()> {
+        let ptr = std::ptr::addr_of!(PLACEHOLDER).cast_mut().cast::<c_void>();
+        let bias = self.epilogue.has_bias().then_some(ptr);
+        let aux = if self.epilogue.has_aux() {
+            let (_, stride) = call.aux_need(call.m)?;
+            Some(Aux {
+                ptr,
+                ld: call.m as i64,
+                stride: stride as i64,
+            })
+        } else {
+            None
+        };
+        self.set_buffers(bias, aux)
+    }
 }
+
+/// What [`Descriptors::set_placeholders`] points at: host memory, aligned as any device buffer, never read.
+#[repr(C, align(256))]
+struct Placeholder([u8; 256]);
+static PLACEHOLDER: Placeholder = Placeholder([0; 256]);
 
 /// `hipblasLtMatmulDesc_t`.
 pub(super) struct MatmulDesc(pub sys::hipblasLtMatmulDesc_t);
