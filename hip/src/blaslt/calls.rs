@@ -199,8 +199,12 @@ impl Handle {
         };
         self.same_devices(&operands)?;
         let key = self.key::<T>(call, kind);
-        // The problem's descriptors with this call's buffers, set before the heuristic, which checks them.
-        let descs = Descriptors::new(&key)?;
+        // The problem's descriptors, kept from an earlier call or made now, with this call's buffers:
+        // set before the heuristic, which checks them. A call that fails from here drops them.
+        let descs = match self.descriptors.take(&key) {
+            Some(descs) => descs,
+            None => Descriptors::new(&key)?,
+        };
         descs.set_buffers(epilogue.bias.map(|b| b.ptr), aux)?;
         let algo = self.choose(desc, key, &descs)?;
         if algo.workspace > self.workspace_limit {
@@ -215,7 +219,7 @@ impl Handle {
         }
         let (workspace, workspace_len) = self.workspace(algo.workspace)?;
         let c_ptr = c.map_or(d.ptr, |c| c.ptr);
-        let _op = self.begin(&operands)?;
+        let op = self.begin(&operands)?;
         // SAFETY: live handle and descriptors (made for `key`, this call's problem, with this call's
         // bias and auxiliary pointers, leading dimension and stride just set); A, B, C, D, the bias and
         // the auxiliary output hold every element the layouts and the epilogue reach (checked above, with
@@ -244,7 +248,11 @@ impl Handle {
                 workspace_len,
                 self.stream_raw,
             )
-        })
+        })?;
+        drop(op);
+        // Queued: hipBLASLt copied what the kernels need; the descriptors are kept for the next call.
+        self.descriptors.put(key, descs);
+        Ok(())
     }
 
     /// The description's algorithm (checked to be for `key`), or the heuristic's first answer for `key`

@@ -1,6 +1,7 @@
 //! hipBLASLt's descriptors, each destroyed on drop: the matmul description (`hipblasLtMatmulDesc_t`),
 //! matrix layouts (`hipblasLtMatrixLayout_t`) and the heuristic's preference
-//! (`hipblasLtMatmulPreference_t`), built from a checked [`Call`].
+//! (`hipblasLtMatmulPreference_t`), built from a checked [`Call`]; and the handle's cache of them
+//! ([`DescriptorCache`]).
 
 use super::calls::Key;
 use super::shape::{Call, Layout, Op};
@@ -8,6 +9,9 @@ use super::{check, sys, EpilogueKind};
 use crate::error::Result;
 use crate::memory::DevicePtr;
 use std::ffi::c_void;
+
+/// How many problems' descriptors a handle keeps (the most recently used).
+pub(super) const DESCRIPTOR_CACHE_LIMIT: usize = 16;
 
 /// The description attributes that scale an operand (A, B, C, D, the auxiliary output), all set to null:
 /// hipBLASLt's header, every version, says "If not specified, or set to NULL, the scaling factor is assumed
@@ -38,6 +42,10 @@ pub(super) struct Aux {
 /// output in the element type (`EPILOGUE_AUX_DATA_TYPE` where the header has it: before it existed,
 /// hipBLASLt wrote the auxiliary output in D's type), null epilogue pointers the kind does not use, and
 /// column-major layouts. The pointers of the epilogue's buffers are the call's: [`set_buffers`].
+///
+/// They hold values only (sizes, types, and the call's addresses as plain numbers; hipBLASLt's own host
+/// state for the problem), never device memory of their own: the handle keeps them per problem
+/// ([`DescriptorCache`]) and sets the buffers' pointers again for each call.
 ///
 /// [`set_buffers`]: Descriptors::set_buffers
 pub(super) struct Descriptors {
@@ -152,6 +160,60 @@ impl Descriptors {
 #[repr(C, align(256))]
 struct Placeholder([u8; 256]);
 static PLACEHOLDER: Placeholder = Placeholder([0; 256]);
+
+/// The descriptors of the problems a handle ran, most recent first, at most
+/// [`DESCRIPTOR_CACHE_LIMIT`]: a call of a problem it holds reuses them (hipBLASLt's descriptors are made
+/// for reuse: each keeps the library's host state for its problem, and `hipblasLtMatmul` builds the
+/// kernels' arguments again from the description's values at every call), setting only the buffers'
+/// pointers.
+///
+/// Dropped with the handle, inside a host function too: then the descriptors are destroyed on the
+/// crate's releasing thread ([`crate::release`]), as every library object is.
+pub(super) struct DescriptorCache(Vec<(Key, Descriptors)>);
+
+/// The cache's descriptors on their way to the releasing thread.
+struct Held(Vec<(Key, Descriptors)>);
+
+// SAFETY: hipBLASLt's descriptors are host objects of the library, not tied to a thread; `Held` moves
+// the only references to them, once, to the thread that destroys them.
+unsafe impl Send for Held {}
+
+impl Held {
+    /// The descriptors. A method, not the field, in the releasing closure: a closure that named `.0`
+    /// would capture the bare vector (edition 2021 captures fields), which is not `Send`.
+    fn into_inner(self) -> Vec<(Key, Descriptors)> {
+        self.0
+    }
+}
+
+impl Drop for DescriptorCache {
+    fn drop(&mut self) {
+        if !self.0.is_empty() {
+            let held = Held(std::mem::take(&mut self.0));
+            crate::release::now_or_later(move || drop(held.into_inner()));
+        }
+    }
+}
+
+impl DescriptorCache {
+    pub fn new() -> DescriptorCache {
+        DescriptorCache(Vec::new())
+    }
+
+    /// The descriptors of `key`, taken out of the cache (a call puts them back with [`put`](Self::put)
+    /// once it is queued; a call that fails drops them).
+    pub fn take(&mut self, key: &Key) -> Option<Descriptors> {
+        let i = self.0.iter().position(|(k, _)| k == key)?;
+        Some(self.0.remove(i).1)
+    }
+
+    /// Keep `descs` for `key` as the most recent; the least recent goes when the cache is full.
+    pub fn put(&mut self, key: Key, descs: Descriptors) {
+        self.0.retain(|(k, _)| *k != key);
+        self.0.insert(0, (key, descs));
+        self.0.truncate(DESCRIPTOR_CACHE_LIMIT);
+    }
+}
 
 /// `hipblasLtMatmulDesc_t`.
 pub(super) struct MatmulDesc(pub sys::hipblasLtMatmulDesc_t);

@@ -63,6 +63,9 @@
 //! hipBLASLt picks a kernel per problem from a heuristic ([`Handle::algorithms`]). Without an algorithm in
 //! the description ([`Matmul::algo`]) a call takes the heuristic's first answer, remembered by the handle
 //! per problem (dimensions, layouts, element type, epilogue kind), so the heuristic runs once per shape.
+//! The handle also keeps the descriptors (`hipblasLtMatmulDesc_t` and four `hipblasLtMatrixLayout_t`) of
+//! the 16 problems it ran last and reuses them for a call of the same problem, setting only that call's
+//! bias and auxiliary pointers (and the auxiliary leading dimension and stride) again.
 //! The handle owns the workspace the kernels use, a `DeviceBuffer<u8>` grown in the stream's order to what
 //! the chosen algorithm needs, never past [`Handle::workspace_limit`] (32 MiB unless
 //! [`Handle::set_workspace_limit`] says otherwise); every call is ordered as a writer of it. An
@@ -134,10 +137,14 @@ pub struct Handle {
     workspace_limit: usize,
     /// The heuristic's first answer per problem.
     cache: HashMap<calls::Key, Algo>,
+    /// The descriptors of the problems run last (a description and four layouts per problem).
+    descriptors: descr::DescriptorCache,
 }
 
 // SAFETY: a hipBLASLt handle may be used from any thread, one at a time: `Handle` is not `Sync` (the raw
 // pointer), its calls take `&mut self` or `&self`, and each call makes the handle's device current first.
+// The cached descriptors are host objects (plain C++ heap objects of the library) used only through
+// `&mut self`, by one thread at a time.
 unsafe impl Send for Handle {}
 
 impl Handle {
@@ -176,6 +183,7 @@ impl Handle {
             workspace: None,
             workspace_limit: DEFAULT_WORKSPACE_LIMIT,
             cache: HashMap::new(),
+            descriptors: descr::DescriptorCache::new(),
         })
     }
 
