@@ -213,6 +213,12 @@ impl DescriptorCache {
         self.0.insert(0, (key, descs));
         self.0.truncate(DESCRIPTOR_CACHE_LIMIT);
     }
+
+    /// The keys held, most recent first.
+    #[cfg(test)]
+    pub fn keys(&self) -> Vec<Key> {
+        self.0.iter().map(|(k, _)| *k).collect()
+    }
 }
 
 /// `hipblasLtMatmulDesc_t`.

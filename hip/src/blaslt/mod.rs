@@ -314,3 +314,5 @@ const LIBRARY: crate::error::MathLibrary = crate::error::math_library!(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_descr;
