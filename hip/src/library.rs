@@ -155,7 +155,10 @@ impl Workspace {
             // SAFETY: scratch the library writes before it reads; nothing of this crate reads it.
             self.0 = Some(unsafe { DeviceBuffer::alloc_async_on(stream, bytes)? });
         }
-        Ok(self.0.as_ref().map_or(std::ptr::null_mut(), |w| w.device_ptr()))
+        Ok(self
+            .0
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |w| w.device_ptr()))
     }
 
     /// The scratch as a call's operand (a write), if any is held.
