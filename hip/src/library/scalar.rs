@@ -65,16 +65,19 @@ pub(crate) use declare_calls;
 
 /// One element type's implementation of a table's rows: `forward_calls!(sys [f, g, ...] rows)` makes
 /// row `i` call `sys::` the `i`-th function of the list with its arguments, pointers re-typed ([`Arg`]).
+/// A row's parameters are the header function's, in its order: the types are checked against the
+/// header, the order of two of one type is not.
 macro_rules! forward_calls {
     ($lib:ident [$($f:ident),* $(,)?]
      $($(#[$m:meta])* $name:ident($($p:ident: $t:ty),* $(,)?) -> $ret:ty;)*) => {$(
         #[inline]
         unsafe fn $name($($p: $t),*) -> $ret {
-            // SAFETY: the caller keeps the trait's contract (its `# Safety`: a live handle whose device
-            // is current, every pointer spanning what the sizes reach, ordered and kept alive until the
-            // queued call is done), which is this function's: the row and the library function take
-            // the same arguments in the same order, the pointers re-typed to the header's element type
-            // of the same layout (f32 / f64, or two of them, real part first, for `#[repr(C)]` Complex).
+            // SAFETY: the library function's contract is the trait's `# Safety`, which the caller
+            // keeps (a live handle whose device is current; every pointer spanning what the sizes
+            // reach on the handle's device, ordered and kept alive until the queued call is done):
+            // the row takes the header's parameters in the header's order, and passes each pointer
+            // re-typed to the header's element type, which has the layout of the type it stands for
+            // (f32 / f64; `#[repr(C)]` Complex: two of them, real part first).
             unsafe { $lib::$f($($crate::library::scalar::Arg::arg($p)),*) }
         }
     )*};
