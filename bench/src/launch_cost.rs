@@ -10,7 +10,7 @@
 //! instructions and cycles of this thread), which do not depend on timer noise, where the machine has a
 //! PMU (the GPU machines' VMs have none: the section then says so).
 use crate::baseline::{checked, Baseline};
-use crate::stats::mean_ci;
+use crate::stats::{mean_ci, median};
 use crate::{e, Kernels};
 use hip::prelude::*;
 use hip::sys;
@@ -117,11 +117,6 @@ impl Sides<'_> {
     }
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// Host time and CPU counters per launch, safe vs raw C++, with the verdict on the <= 50 ns target.
 pub fn section(
     out: &mut String,
@@ -205,7 +200,7 @@ pub fn section(
         writeln!(
             out,
             "| {batch} | {rounds} | {:.0} | {} |",
-            median(&mut raw_ns),
+            median(&raw_ns),
             cells.join(" | ")
         )
         .unwrap();

@@ -13,10 +13,7 @@ use hip::sparse::{Csr, Handle as Sparse, Op};
 use std::ffi::c_int;
 use std::time::Instant;
 
-#[path = "stats.rs"]
-#[allow(dead_code)]
-mod stats;
-use stats::Samples;
+use crate::stats::Samples;
 
 /// Calls per timed batch.
 const CALLS: usize = 64;

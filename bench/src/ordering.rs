@@ -4,7 +4,7 @@
 //! `launch_cost.rs`: one batch per contender per round, order rotating, only the launch calls timed, a
 //! synchronise after each batch (not timed); per-round differences averaged with 95% intervals.
 use crate::baseline::{checked, Baseline};
-use crate::stats::mean_ci;
+use crate::stats::{mean, mean_ci};
 use crate::{e, Kernels};
 use hip::prelude::*;
 use std::ffi::c_void;
@@ -196,17 +196,16 @@ pub fn section(
     .unwrap();
     writeln!(out, "| contender | ns per launch over raw C++ |").unwrap();
     writeln!(out, "|---|---:|").unwrap();
-    let mean_of = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     writeln!(
         out,
         "| raw C++, one stream (absolute) | {:.0} |",
-        mean_of(&raw_ns[0])
+        mean(&raw_ns[0])
     )
     .unwrap();
     writeln!(
         out,
         "| raw C++, alternating (absolute) | {:.0} |",
-        mean_of(&raw_ns[1])
+        mean(&raw_ns[1])
     )
     .unwrap();
     for (w, &c) in who.iter().enumerate() {

@@ -96,11 +96,19 @@ impl Rng {
     }
 }
 
+/// The median of unsorted values (the mean of the middle two for an even count).
+pub fn median(v: &[f64]) -> f64 {
+    Samples::new(v.to_vec()).median()
+}
+
+pub fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
 /// Mean, and half the 95% confidence interval of the mean (normal approximation; the paired-round
-/// sections have thousands of samples).
+/// sections have thousands of samples). One value: an interval of 0.
 pub fn mean_ci(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let (n, mean) = (v.len() as f64, mean(v));
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
     (mean, 1.96 * (var / n).sqrt())
 }

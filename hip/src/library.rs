@@ -17,6 +17,9 @@
 //!   their conflicting users (and the workspace's and the handle's), what a capture needs.
 //! - [`HostScalar`]: a scalar the library reads from host memory during the call (`alpha`, `beta`).
 
+#[cfg(any(feature = "blas", feature = "solver"))]
+pub(crate) mod scalar;
+
 use crate::device::Device;
 use crate::error::Result;
 use crate::memory::tracking::{Access, Allocation, Release};

@@ -23,6 +23,7 @@ mod baseline_arg;
 #[path = "../stats.rs"]
 #[allow(dead_code)]
 mod stats;
+use stats::median;
 use std::ffi::{c_int, c_void};
 
 type RawBiasGelu = unsafe extern "C" fn(
@@ -132,7 +133,6 @@ fn run_size<T: Bench>(
         safe.push(s);
         unfused.push(u);
     }
-    let median = |v: &[f64]| stats::Samples::new(v.to_vec()).median();
     let (s, u) = (median(&safe), median(&unfused));
     let tflops = |ms: f64| 2.0 * (n as f64).powi(3) / (ms * 1e-3) / 1e12;
     println!(

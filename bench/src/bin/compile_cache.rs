@@ -3,7 +3,11 @@
 //!
 //! `cargo run --release -p hip-rs-bench --bin compile_cache [-- ARCH]`: ARCH defaults to `gfx90a` on AMD (no GPU needed) and
 //! `compute_90` on NVIDIA. The cache lives in fresh directories under the system's temporary directory.
+#[path = "../stats.rs"]
+#[allow(dead_code)]
+mod stats;
 use hip::rtc::{CacheOutcome, CompileCache, ProgramBuilder};
+use stats::Samples;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -37,17 +41,12 @@ fn main() -> ExitCode {
     for (name, source) in [("vector_add", VECTOR_ADD), ("large.hip", LARGE)] {
         match measure(source, &arch) {
             Ok((cold, warm)) => {
-                let (c, w) = (median(&cold), median(&warm));
                 println!(
-                    "| {name} | {} | {:.1} ({:.1}-{:.1}) | {:.3} ({:.3}-{:.3}) | {:.0}x |",
+                    "| {name} | {} | {} | {} | {:.0}x |",
                     source.lines().count(),
-                    ms(c),
-                    ms(cold[0]),
-                    ms(*cold.last().unwrap()),
-                    ms(w),
-                    ms(warm[0]),
-                    ms(*warm.last().unwrap()),
-                    c.as_secs_f64() / w.as_secs_f64()
+                    cold.show(1),
+                    warm.show(3),
+                    cold.median() / warm.median()
                 );
             }
             Err(e) => {
@@ -59,8 +58,8 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Sorted cold and warm times.
-fn measure(source: &str, arch: &str) -> Result<(Vec<Duration>, Vec<Duration>), String> {
+/// Cold and warm times, ms.
+fn measure(source: &str, arch: &str) -> Result<(Samples, Samples), String> {
     let root = std::env::temp_dir().join(format!("hip-rs-bench-cache-{}", std::process::id()));
     let dir = |i: usize| -> PathBuf { root.join(i.to_string()) };
     let builder = |i: usize| {
@@ -79,7 +78,7 @@ fn measure(source: &str, arch: &str) -> Result<(Vec<Duration>, Vec<Duration>), S
     for i in 0..COLD_RUNS {
         let t = Instant::now();
         let out = builder(i).compile().map_err(|e| e.to_string())?;
-        cold.push(t.elapsed());
+        cold.push(ms(t.elapsed()));
         if out.cache_outcome() != &CacheOutcome::Stored {
             return Err(format!("cold compile {i}: {:?}", out.cache_outcome()));
         }
@@ -90,19 +89,13 @@ fn measure(source: &str, arch: &str) -> Result<(Vec<Duration>, Vec<Duration>), S
     for _ in 0..WARM_RUNS {
         let t = Instant::now();
         let out = builder(0).compile().map_err(|e| e.to_string())?;
-        warm.push(t.elapsed());
+        warm.push(ms(t.elapsed()));
         if out.cache_outcome() != &CacheOutcome::Hit || out.code() != reference.code() {
             return Err(format!("warm compile: {:?}", out.cache_outcome()));
         }
     }
     let _ = std::fs::remove_dir_all(&root);
-    cold.sort();
-    warm.sort();
-    Ok((cold, warm))
-}
-
-fn median(sorted: &[Duration]) -> Duration {
-    sorted[sorted.len() / 2]
+    Ok((Samples::new(cold), Samples::new(warm)))
 }
 
 fn ms(d: Duration) -> f64 {

@@ -9,6 +9,9 @@
 //! does not depend on what the callee does. It is then set against the per-call cost of a kernel launch and
 //! of an event record + query measured on an H200 (docs/BENCHMARKS.md).
 #![cfg_attr(not(feature = "dynamic-loading"), allow(unused))]
+#[path = "../stats.rs"]
+#[allow(dead_code)]
+mod stats;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -32,11 +35,6 @@ fn per_call(f: impl Fn()) -> f64 {
         f();
     }
     t.elapsed().as_nanos() as f64 / CALLS as f64
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn main() {
@@ -78,7 +76,7 @@ fn main() {
             table[i].push(ns);
         }
     }
-    let [a, b, c, d] = table.map(median);
+    let [a, b, c, d] = table.map(|v| stats::median(&v));
     println!("| call | linked, ns | dynamic-loading, ns | difference, ns | of a launch ({LAUNCH_NS} ns) | of event record+query ({EVENT_NS} ns) |");
     println!("|---|---:|---:|---:|---:|---:|");
     for (name, linked, dynamic) in [("hipGetErrorName", a, b), ("hipGetErrorString", c, d)] {

@@ -16,6 +16,9 @@
 //! as a separate process and prints its times, unpaired, for comparison with earlier runs. `--explain`
 //! adds, up to 1 MiB, two more pairings with raw NCCL: raw calls inside `hip::rccl::group` (the group's
 //! own cost) and the safe calls on untracked buffers (everything but the memory model).
+#[path = "../stats.rs"]
+#[allow(dead_code)]
+mod stats;
 use hip::prelude::*;
 use hip::rccl::rccl_sys as nccl;
 use hip::rccl::{group, Comm, NcclType, ReduceOp};
@@ -42,12 +45,6 @@ struct Pairs {
 }
 
 impl Pairs {
-    fn median(v: &[f64]) -> f64 {
-        let mut v = v.to_vec();
-        v.sort_by(|a, b| a.total_cmp(b));
-        v[v.len() / 2]
-    }
-
     /// Mean and 95% half-interval of raw / safe per round.
     fn ratio(&self) -> (f64, f64) {
         let r: Vec<f64> = self
@@ -56,10 +53,7 @@ impl Pairs {
             .zip(&self.safe)
             .map(|(r, s)| r / s)
             .collect();
-        let n = r.len() as f64;
-        let mean = r.iter().sum::<f64>() / n;
-        let var = r.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-        (mean, 1.96 * (var / n).sqrt())
+        stats::mean_ci(&r)
     }
 }
 
@@ -336,7 +330,7 @@ fn table(title: &str, pairs: &BTreeMap<usize, Pairs>, c: Option<&BTreeMap<usize,
     );
     println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (&bytes, p) in pairs {
-        let (s, r) = (Pairs::median(&p.safe), Pairs::median(&p.raw));
+        let (s, r) = (stats::median(&p.safe), stats::median(&p.raw));
         let (mean, half) = p.ratio();
         let c = c
             .and_then(|c| c.get(&bytes))

@@ -14,6 +14,9 @@
 //! two-GPU benchmark times), the same on an untracked buffer (everything but the memory model), raw calls
 //! inside `hip::rccl::group` (the group's own cost), and the safe call outside any group (which binds
 //! the communicator's device).
+#[path = "../stats.rs"]
+#[allow(dead_code)]
+mod stats;
 use hip::prelude::*;
 use hip::rccl::rccl_sys as nccl;
 use hip::rccl::{group, Comm, NcclType, ReduceOp};
@@ -156,18 +159,14 @@ fn run(rounds: usize, iters: usize) -> Result<(), String> {
         }
         // SAFETY: as above.
         unsafe { buf.set_untracked(false) };
-        let n = deltas.len() as f64;
-        let mean = deltas.iter().sum::<f64>() / n;
-        let var = deltas.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-        mine.sort_by(f64::total_cmp);
-        raws.sort_by(f64::total_cmp);
+        let (mean, half) = stats::mean_ci(&deltas);
         println!(
             "| {} | {:.1} | {:.1} | {:+.1} ± {:.1} |",
             v.name(),
-            mine[mine.len() / 2],
-            raws[raws.len() / 2],
+            stats::median(&mine),
+            stats::median(&raws),
             mean,
-            1.96 * (var / n).sqrt()
+            half
         );
     }
     comm.async_error().map_err(err)?;

@@ -5,7 +5,11 @@
 //! `cargo run --release -p hip-rs-bench --bin rust_kernel_vs_hiprtc [-- ELEMENTS]` (default 2^26: three
 //! buffers of 256 MiB). Both kernels' results are checked before timing. Rounds alternate which kernel goes
 //! first; each round times a batch of launches between two events.
+#[path = "../stats.rs"]
+#[allow(dead_code)]
+mod stats;
 use hip::prelude::*;
+use stats::Samples;
 use std::process::ExitCode;
 
 const HIP_SOURCE: &str = include_str!("../../kernels/vector_add.hip");
@@ -100,7 +104,7 @@ fn run(n: u32) -> hip::Result<()> {
             t_rust.push(time(&rust, &mut d_c)?);
         }
     }
-    let (r, h) = (summary(&mut t_rust), summary(&mut t_rtc));
+    let (r, h) = (Samples::new(t_rust), Samples::new(t_rtc));
     let bytes = 3.0 * 4.0 * n as f64;
     println!(
         "vector_add over {n} f32 ({:.0} MiB moved per launch) on {} ({}), platform {}",
@@ -112,24 +116,19 @@ fn run(n: u32) -> hip::Result<()> {
     println!("both kernels' results checked: correct");
     println!("| kernel | us per launch, median (min-max of {ROUNDS} rounds x {LAUNCHES_PER_ROUND}) | GB/s at median |");
     println!("|---|---:|---:|");
-    for (name, s) in [("Rust-built (kernels/)", r), ("HIPRTC-built (HIP C++)", h)] {
+    for (name, s) in [
+        ("Rust-built (kernels/)", &r),
+        ("HIPRTC-built (HIP C++)", &h),
+    ] {
         println!(
-            "| {name} | {:.1} ({:.1}-{:.1}) | {:.0} |",
-            s.0,
-            s.1,
-            s.2,
-            bytes / (s.0 * 1e-6) / 1e9
+            "| {name} | {} | {:.0} |",
+            s.show(1),
+            bytes / (s.median() * 1e-6) / 1e9
         );
     }
     println!(
         "ratio Rust / HIPRTC (median time per launch): {:.3}",
-        r.0 / h.0
+        r.median() / h.median()
     );
     Ok(())
-}
-
-/// Median, min, max.
-fn summary(v: &mut [f64]) -> (f64, f64, f64) {
-    v.sort_by(f64::total_cmp);
-    (v[v.len() / 2], v[0], v[v.len() - 1])
 }

@@ -18,6 +18,10 @@ use hip::sparse::{Csr, Handle as Sparse, Op};
 mod baseline_arg;
 #[path = "../math_host.rs"]
 mod math_host;
+#[path = "../stats.rs"]
+#[allow(dead_code)]
+mod stats;
+use stats::median;
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 type Dense = unsafe extern "C" fn(
@@ -127,12 +131,6 @@ impl Raw {
     }
 }
 
-/// Median of the rounds' values.
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
-
 /// Rounds of (raw, safe) ms per repetition, alternating which goes first: medians and the median ratio.
 fn paired(
     rounds: usize,
@@ -151,7 +149,7 @@ fn paired(
         s.push(b);
         ratio.push(a / b);
     }
-    Ok((median(r), median(s), median(ratio)))
+    Ok((median(&r), median(&s), median(&ratio)))
 }
 
 /// ms per repetition of `body` on `stream`, after one untimed repetition.

@@ -1,5 +1,6 @@
 //! The element types of the typed calls, and which hipBLAS function each call is for each type.
 
+use crate::library::scalar::{declare_calls, forward_calls};
 use crate::memory::{DeviceCopy, DevicePtr};
 use hipblas_sys as sys;
 use num_complex::{Complex32, Complex64};
@@ -23,184 +24,55 @@ pub struct Names {
     pub gemm_batched: &'static str,
 }
 
+/// Every function of [`BlasScalar`], once, handed to `$then!` after its own arguments (the trait's
+/// declarations; each type's impl below).
+macro_rules! blas_calls {
+    ($then:ident!($($args:tt)*)) => {
+        $then!($($args)*
+            axpy(h: H, n: i32, alpha: *const Self, x: DevicePtr, incx: i32, y: DevicePtr,
+                incy: i32) -> S;
+            dot(h: H, n: i32, x: DevicePtr, incx: i32, y: DevicePtr, incy: i32, r: *mut Self) -> S;
+            dotc(h: H, n: i32, x: DevicePtr, incx: i32, y: DevicePtr, incy: i32, r: *mut Self) -> S;
+            nrm2(h: H, n: i32, x: DevicePtr, incx: i32, r: *mut Self::Real) -> S;
+            scal(h: H, n: i32, alpha: *const Self, x: DevicePtr, incx: i32) -> S;
+            gemv(h: H, op: O, m: i32, n: i32, alpha: *const Self, a: DevicePtr, lda: i32,
+                x: DevicePtr, incx: i32, beta: *const Self, y: DevicePtr, incy: i32) -> S;
+            gemm(h: H, oa: O, ob: O, m: i32, n: i32, k: i32, alpha: *const Self, a: DevicePtr,
+                lda: i32, b: DevicePtr, ldb: i32, beta: *const Self, c: DevicePtr, ldc: i32) -> S;
+            gemm_strided_batched(h: H, oa: O, ob: O, m: i32, n: i32, k: i32, alpha: *const Self,
+                a: DevicePtr, lda: i32, sa: i64, b: DevicePtr, ldb: i32, sb: i64,
+                beta: *const Self, c: DevicePtr, ldc: i32, sc: i64, count: i32) -> S;
+            /// `a`, `b`, `c` are device arrays of `count` device pointers.
+            gemm_batched(h: H, oa: O, ob: O, m: i32, n: i32, k: i32, alpha: *const Self,
+                a: DevicePtr, lda: i32, b: DevicePtr, ldb: i32, beta: *const Self, c: DevicePtr,
+                ldc: i32, count: i32) -> S;
+        );
+    };
+}
+
 /// An element type of hipBLAS's typed calls: `f32`, `f64`, [`Complex32`] and [`Complex64`]
 /// (`hipblasComplex` / `hipblasDoubleComplex`: two floats, real part first).
 ///
 /// Sealed: the functions below take raw pointers and are only called by this module, after its checks.
-#[allow(clippy::too_many_arguments, missing_docs)]
+// Safety (of every function, all hidden from the docs): `h` is a live hipBLAS handle whose device is
+// current and whose pointer mode matches where the scalar pointers point (host values read during the
+// call, or device memory); every device pointer spans what the sizes, increments, leading dimensions,
+// strides and batch count reach, on the handle's device, ordered and kept alive by the caller until the
+// queued call is done; a host result pointer is valid for writing one value.
+#[allow(clippy::too_many_arguments, clippy::missing_safety_doc, missing_docs)]
 pub trait BlasScalar: DeviceCopy + sealed::Sealed + super::types23::Level23 {
     /// The real type of the same precision (what `nrm2` returns).
     type Real: DeviceCopy + Default;
     #[doc(hidden)]
     const NAMES: Names;
-    /// # Safety
-    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
-    /// scalar pointers point (host values read during the call, or device memory); every device pointer
-    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
-    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
-    /// result pointer is valid for writing one value.
-    #[doc(hidden)]
-    unsafe fn axpy(
-        h: H,
-        n: i32,
-        alpha: *const Self,
-        x: DevicePtr,
-        incx: i32,
-        y: DevicePtr,
-        incy: i32,
-    ) -> S;
-    /// # Safety
-    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
-    /// scalar pointers point (host values read during the call, or device memory); every device pointer
-    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
-    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
-    /// result pointer is valid for writing one value.
-    #[doc(hidden)]
-    unsafe fn dot(
-        h: H,
-        n: i32,
-        x: DevicePtr,
-        incx: i32,
-        y: DevicePtr,
-        incy: i32,
-        r: *mut Self,
-    ) -> S;
-    /// # Safety
-    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
-    /// scalar pointers point (host values read during the call, or device memory); every device pointer
-    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
-    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
-    /// result pointer is valid for writing one value.
-    #[doc(hidden)]
-    unsafe fn dotc(
-        h: H,
-        n: i32,
-        x: DevicePtr,
-        incx: i32,
-        y: DevicePtr,
-        incy: i32,
-        r: *mut Self,
-    ) -> S;
-    /// # Safety
-    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
-    /// scalar pointers point (host values read during the call, or device memory); every device pointer
-    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
-    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
-    /// result pointer is valid for writing one value.
-    #[doc(hidden)]
-    unsafe fn nrm2(h: H, n: i32, x: DevicePtr, incx: i32, r: *mut Self::Real) -> S;
-    /// # Safety
-    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
-    /// scalar pointers point (host values read during the call, or device memory); every device pointer
-    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
-    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
-    /// result pointer is valid for writing one value.
-    #[doc(hidden)]
-    unsafe fn scal(h: H, n: i32, alpha: *const Self, x: DevicePtr, incx: i32) -> S;
-    /// # Safety
-    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
-    /// scalar pointers point (host values read during the call, or device memory); every device pointer
-    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
-    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
-    /// result pointer is valid for writing one value.
-    #[doc(hidden)]
-    unsafe fn gemv(
-        h: H,
-        op: O,
-        m: i32,
-        n: i32,
-        alpha: *const Self,
-        a: DevicePtr,
-        lda: i32,
-        x: DevicePtr,
-        incx: i32,
-        beta: *const Self,
-        y: DevicePtr,
-        incy: i32,
-    ) -> S;
-    /// # Safety
-    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
-    /// scalar pointers point (host values read during the call, or device memory); every device pointer
-    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
-    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
-    /// result pointer is valid for writing one value.
-    #[doc(hidden)]
-    unsafe fn gemm(
-        h: H,
-        oa: O,
-        ob: O,
-        m: i32,
-        n: i32,
-        k: i32,
-        alpha: *const Self,
-        a: DevicePtr,
-        lda: i32,
-        b: DevicePtr,
-        ldb: i32,
-        beta: *const Self,
-        c: DevicePtr,
-        ldc: i32,
-    ) -> S;
-    /// # Safety
-    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
-    /// scalar pointers point (host values read during the call, or device memory); every device pointer
-    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
-    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
-    /// result pointer is valid for writing one value.
-    #[doc(hidden)]
-    unsafe fn gemm_strided_batched(
-        h: H,
-        oa: O,
-        ob: O,
-        m: i32,
-        n: i32,
-        k: i32,
-        alpha: *const Self,
-        a: DevicePtr,
-        lda: i32,
-        sa: i64,
-        b: DevicePtr,
-        ldb: i32,
-        sb: i64,
-        beta: *const Self,
-        c: DevicePtr,
-        ldc: i32,
-        sc: i64,
-        count: i32,
-    ) -> S;
-    /// # Safety
-    /// `h` is a live hipBLAS handle whose device is current and whose pointer mode matches where the
-    /// scalar pointers point (host values read during the call, or device memory); every device pointer
-    /// spans what the sizes, increments, leading dimensions, strides and batch count reach, on the
-    /// handle's device, ordered and kept alive by the caller until the queued call is done; a host
-    /// result pointer is valid for writing one value.
-    #[doc(hidden)]
-    unsafe fn gemm_batched(
-        h: H,
-        oa: O,
-        ob: O,
-        m: i32,
-        n: i32,
-        k: i32,
-        alpha: *const Self,
-        a: DevicePtr,
-        lda: i32,
-        b: DevicePtr,
-        ldb: i32,
-        beta: *const Self,
-        c: DevicePtr,
-        ldc: i32,
-        count: i32,
-    ) -> S;
+    blas_calls!(declare_calls!(#[doc(hidden)]));
 }
 
+/// One element type: its real type and its hipBLAS functions in the order of `blas_calls!`.
 macro_rules! blas_scalar {
     ($t:ty, real $real:ty, $axpy:ident, $dot:ident, $dotc:ident, $nrm2:ident, $scal:ident, $gemv:ident,
      $gemm:ident, $sb:ident, $batched:ident) => {
         impl sealed::Sealed for $t {}
-        // Each function forwards to the hipBLAS function of this element type (inlined: the call then calls
-        // hipBLAS directly); the pointer casts only name the header's element type (`float`,
-        // `hipblasComplex`, ...), which has this type's layout.
         impl BlasScalar for $t {
             type Real = $real;
             const NAMES: Names = Names {
@@ -214,211 +86,8 @@ macro_rules! blas_scalar {
                 gemm_strided_batched: stringify!($sb),
                 gemm_batched: stringify!($batched),
             };
-            #[inline]
-            unsafe fn axpy(
-                h: H,
-                n: i32,
-                alpha: *const Self,
-                x: DevicePtr,
-                incx: i32,
-                y: DevicePtr,
-                incy: i32,
-            ) -> S {
-                // SAFETY: the caller's contract (the trait's `# Safety`: a live handle on the current
-                // device, pointers spanning what the arguments say); the casts name the header's element
-                // type of this type's layout (f32 / f64, or `#[repr(C)]` Complex: two of them, real first).
-                unsafe { sys::$axpy(h, n, alpha.cast(), x.cast(), incx, y.cast(), incy) }
-            }
-            #[inline]
-            unsafe fn dot(
-                h: H,
-                n: i32,
-                x: DevicePtr,
-                incx: i32,
-                y: DevicePtr,
-                incy: i32,
-                r: *mut Self,
-            ) -> S {
-                // SAFETY: as in axpy.
-                unsafe { sys::$dot(h, n, x.cast(), incx, y.cast(), incy, r.cast()) }
-            }
-            #[inline]
-            unsafe fn dotc(
-                h: H,
-                n: i32,
-                x: DevicePtr,
-                incx: i32,
-                y: DevicePtr,
-                incy: i32,
-                r: *mut Self,
-            ) -> S {
-                // SAFETY: as in axpy.
-                unsafe { sys::$dotc(h, n, x.cast(), incx, y.cast(), incy, r.cast()) }
-            }
-            #[inline]
-            unsafe fn nrm2(h: H, n: i32, x: DevicePtr, incx: i32, r: *mut Self::Real) -> S {
-                // SAFETY: as in axpy.
-                unsafe { sys::$nrm2(h, n, x.cast(), incx, r.cast()) }
-            }
-            #[inline]
-            unsafe fn scal(h: H, n: i32, alpha: *const Self, x: DevicePtr, incx: i32) -> S {
-                // SAFETY: as in axpy.
-                unsafe { sys::$scal(h, n, alpha.cast(), x.cast(), incx) }
-            }
-            #[inline]
-            unsafe fn gemv(
-                h: H,
-                op: O,
-                m: i32,
-                n: i32,
-                alpha: *const Self,
-                a: DevicePtr,
-                lda: i32,
-                x: DevicePtr,
-                incx: i32,
-                beta: *const Self,
-                y: DevicePtr,
-                incy: i32,
-            ) -> S {
-                // SAFETY: as in axpy.
-                unsafe {
-                    sys::$gemv(
-                        h,
-                        op,
-                        m,
-                        n,
-                        alpha.cast(),
-                        a.cast(),
-                        lda,
-                        x.cast(),
-                        incx,
-                        beta.cast(),
-                        y.cast(),
-                        incy,
-                    )
-                }
-            }
-            #[inline]
-            unsafe fn gemm(
-                h: H,
-                oa: O,
-                ob: O,
-                m: i32,
-                n: i32,
-                k: i32,
-                alpha: *const Self,
-                a: DevicePtr,
-                lda: i32,
-                b: DevicePtr,
-                ldb: i32,
-                beta: *const Self,
-                c: DevicePtr,
-                ldc: i32,
-            ) -> S {
-                // SAFETY: as in axpy.
-                unsafe {
-                    sys::$gemm(
-                        h,
-                        oa,
-                        ob,
-                        m,
-                        n,
-                        k,
-                        alpha.cast(),
-                        a.cast(),
-                        lda,
-                        b.cast(),
-                        ldb,
-                        beta.cast(),
-                        c.cast(),
-                        ldc,
-                    )
-                }
-            }
-            #[inline]
-            unsafe fn gemm_strided_batched(
-                h: H,
-                oa: O,
-                ob: O,
-                m: i32,
-                n: i32,
-                k: i32,
-                alpha: *const Self,
-                a: DevicePtr,
-                lda: i32,
-                sa: i64,
-                b: DevicePtr,
-                ldb: i32,
-                sb: i64,
-                beta: *const Self,
-                c: DevicePtr,
-                ldc: i32,
-                sc: i64,
-                count: i32,
-            ) -> S {
-                // SAFETY: as in axpy.
-                unsafe {
-                    sys::$sb(
-                        h,
-                        oa,
-                        ob,
-                        m,
-                        n,
-                        k,
-                        alpha.cast(),
-                        a.cast(),
-                        lda,
-                        sa,
-                        b.cast(),
-                        ldb,
-                        sb,
-                        beta.cast(),
-                        c.cast(),
-                        ldc,
-                        sc,
-                        count,
-                    )
-                }
-            }
-            #[inline]
-            unsafe fn gemm_batched(
-                h: H,
-                oa: O,
-                ob: O,
-                m: i32,
-                n: i32,
-                k: i32,
-                alpha: *const Self,
-                a: DevicePtr,
-                lda: i32,
-                b: DevicePtr,
-                ldb: i32,
-                beta: *const Self,
-                c: DevicePtr,
-                ldc: i32,
-                count: i32,
-            ) -> S {
-                // SAFETY: as in axpy; `a`, `b`, `c` are device arrays of `count` device pointers.
-                unsafe {
-                    sys::$batched(
-                        h,
-                        oa,
-                        ob,
-                        m,
-                        n,
-                        k,
-                        alpha.cast(),
-                        a.cast(),
-                        lda,
-                        b.cast(),
-                        ldb,
-                        beta.cast(),
-                        c.cast(),
-                        ldc,
-                        count,
-                    )
-                }
-            }
+            blas_calls!(forward_calls!(sys [$axpy, $dot, $dotc, $nrm2, $scal, $gemv, $gemm, $sb,
+                $batched]));
         }
     };
 }

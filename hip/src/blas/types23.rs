@@ -2,6 +2,7 @@
 //! element type, and `herk` for the complex ones: a supertrait of [`BlasScalar`](super::BlasScalar), sealed
 //! like it (public but unnameable outside the crate).
 
+use crate::library::scalar::{declare_calls, forward_calls};
 use crate::memory::{DeviceCopy, DevicePtr};
 use hipblas_sys as sys;
 use num_complex::{Complex32, Complex64};
@@ -22,6 +23,26 @@ pub struct Names23 {
     pub syrk: &'static str,
 }
 
+/// The functions of [`Level23`] but `ger` (which picks one of two by `conj`), once, handed to `$then!`
+/// after its own arguments (the trait's declarations; each type's impl below).
+macro_rules! level23_calls {
+    ($then:ident!($($args:tt)*)) => {
+        $then!($($args)*
+            /// `r` points at one `BlasScalar::Real` (the real type of the same precision).
+            asum(h: H, n: i32, x: DevicePtr, incx: i32, r: *mut c_void) -> S;
+            iamax(h: H, n: i32, x: DevicePtr, incx: i32, r: *mut i32) -> S;
+            iamin(h: H, n: i32, x: DevicePtr, incx: i32, r: *mut i32) -> S;
+            geam(h: H, oa: O, ob: O, m: i32, n: i32, alpha: *const Self, a: DevicePtr, lda: i32,
+                beta: *const Self, b: DevicePtr, ldb: i32, c: DevicePtr, ldc: i32) -> S;
+            /// `a` is `float*` in hipBLAS 0.x, `const float*` later; not written.
+            trsm(h: H, side: Sd, uplo: F, op: O, diag: D, m: i32, n: i32, alpha: *const Self,
+                a: DevicePtr, lda: i32, b: DevicePtr, ldb: i32) -> S;
+            syrk(h: H, uplo: F, op: O, n: i32, k: i32, alpha: *const Self, a: DevicePtr, lda: i32,
+                beta: *const Self, c: DevicePtr, ldc: i32) -> S;
+        );
+    };
+}
+
 /// The level 1 to 3 calls beyond the first set (the supertrait of `BlasScalar`).
 ///
 /// Every function has the contract of [`BlasScalar`](super::BlasScalar)'s: `h` is a live hipBLAS handle
@@ -35,10 +56,8 @@ pub trait Level23: DeviceCopy {
     const NAMES23: Names23;
     /// Complex: `syrk` takes `Op::T` only, besides `Op::N`.
     const BLAS_COMPLEX: bool;
-    /// `r` points at one `BlasScalar::Real` (the real type of the same precision).
-    unsafe fn asum(h: H, n: i32, x: DevicePtr, incx: i32, r: *mut c_void) -> S;
-    unsafe fn iamax(h: H, n: i32, x: DevicePtr, incx: i32, r: *mut i32) -> S;
-    unsafe fn iamin(h: H, n: i32, x: DevicePtr, incx: i32, r: *mut i32) -> S;
+    level23_calls!(declare_calls!());
+    /// `hipblas?ger` (`?geru` for complex types), or `?gerc` when `conj`.
     unsafe fn ger(
         h: H,
         conj: bool,
@@ -52,52 +71,22 @@ pub trait Level23: DeviceCopy {
         a: DevicePtr,
         lda: i32,
     ) -> S;
-    unsafe fn geam(
-        h: H,
-        oa: O,
-        ob: O,
-        m: i32,
-        n: i32,
-        alpha: *const Self,
-        a: DevicePtr,
-        lda: i32,
-        beta: *const Self,
-        b: DevicePtr,
-        ldb: i32,
-        c: DevicePtr,
-        ldc: i32,
-    ) -> S;
-    unsafe fn trsm(
-        h: H,
-        side: Sd,
-        uplo: F,
-        op: O,
-        diag: D,
-        m: i32,
-        n: i32,
-        alpha: *const Self,
-        a: DevicePtr,
-        lda: i32,
-        b: DevicePtr,
-        ldb: i32,
-    ) -> S;
-    unsafe fn syrk(
-        h: H,
-        uplo: F,
-        op: O,
-        n: i32,
-        k: i32,
-        alpha: *const Self,
-        a: DevicePtr,
-        lda: i32,
-        beta: *const Self,
-        c: DevicePtr,
-        ldc: i32,
-    ) -> S;
 }
 
 mod sealed {
     pub trait Sealed {}
+}
+
+/// `herk`, once, handed to `$then!` after its own arguments (the trait's declaration; each type's impl).
+macro_rules! complex_calls {
+    ($then:ident!($($args:tt)*)) => {
+        $then!($($args)*
+            /// # Safety
+            /// As [`Level23`]'s functions; `alpha` and `beta` are real values of the same precision.
+            herk(h: H, uplo: F, op: O, n: i32, k: i32, alpha: *const Self::Real, a: DevicePtr,
+                lda: i32, beta: *const Self::Real, c: DevicePtr, ldc: i32) -> S;
+        );
+    };
 }
 
 /// The complex element types, [`Complex32`] and [`Complex64`]: those with a Hermitian rank-k update
@@ -107,27 +96,11 @@ pub trait BlasComplex: super::BlasScalar + sealed::Sealed {
     /// `hipblasCherk` / `hipblasZherk`.
     #[doc(hidden)]
     const HERK: &'static str;
-    /// # Safety
-    /// As [`Level23`]'s functions; `alpha` and `beta` are real values of the same precision.
-    #[doc(hidden)]
-    unsafe fn herk(
-        h: H,
-        uplo: F,
-        op: O,
-        n: i32,
-        k: i32,
-        alpha: *const Self::Real,
-        a: DevicePtr,
-        lda: i32,
-        beta: *const Self::Real,
-        c: DevicePtr,
-        ldc: i32,
-    ) -> S;
+    complex_calls!(declare_calls!(#[doc(hidden)]));
 }
 
-// Each function forwards to the hipBLAS function of this element type; the pointer casts only name the
-// header's element type (`float`, `hipblasComplex`, ...), which has this type's layout. SAFETY (every
-// `unsafe` block below): the caller's contract, the trait's.
+/// One element type: whether it is complex, and its hipBLAS functions: those of `level23_calls!` in its
+/// order, with `ger` and `gerc` (the same function for real types) after `iamin`.
 macro_rules! level23 {
     ($t:ty, complex $complex:expr, $asum:ident, $iamax:ident, $iamin:ident, $ger:ident,
      $gerc:ident, $geam:ident, $trsm:ident, $syrk:ident) => {
@@ -143,21 +116,7 @@ macro_rules! level23 {
                 syrk: stringify!($syrk),
             };
             const BLAS_COMPLEX: bool = $complex;
-            #[inline]
-            unsafe fn asum(h: H, n: i32, x: DevicePtr, incx: i32, r: *mut c_void) -> S {
-                // SAFETY: see above.
-                unsafe { sys::$asum(h, n, x.cast(), incx, r.cast()) }
-            }
-            #[inline]
-            unsafe fn iamax(h: H, n: i32, x: DevicePtr, incx: i32, r: *mut i32) -> S {
-                // SAFETY: see above.
-                unsafe { sys::$iamax(h, n, x.cast(), incx, r) }
-            }
-            #[inline]
-            unsafe fn iamin(h: H, n: i32, x: DevicePtr, incx: i32, r: *mut i32) -> S {
-                // SAFETY: see above.
-                unsafe { sys::$iamin(h, n, x.cast(), incx, r) }
-            }
+            level23_calls!(forward_calls!(sys [$asum, $iamax, $iamin, $geam, $trsm, $syrk]));
             #[inline]
             unsafe fn ger(
                 h: H,
@@ -173,7 +132,8 @@ macro_rules! level23 {
                 lda: i32,
             ) -> S {
                 let f = if conj { sys::$gerc } else { sys::$ger };
-                // SAFETY: see above.
+                // SAFETY: the caller's contract (the trait's); the casts name the header's element type,
+                // which has this type's layout (`forward_calls!`).
                 unsafe {
                     f(
                         h,
@@ -186,105 +146,6 @@ macro_rules! level23 {
                         incy,
                         a.cast(),
                         lda,
-                    )
-                }
-            }
-            #[inline]
-            unsafe fn geam(
-                h: H,
-                oa: O,
-                ob: O,
-                m: i32,
-                n: i32,
-                alpha: *const Self,
-                a: DevicePtr,
-                lda: i32,
-                beta: *const Self,
-                b: DevicePtr,
-                ldb: i32,
-                c: DevicePtr,
-                ldc: i32,
-            ) -> S {
-                // SAFETY: see above.
-                unsafe {
-                    sys::$geam(
-                        h,
-                        oa,
-                        ob,
-                        m,
-                        n,
-                        alpha.cast(),
-                        a.cast(),
-                        lda,
-                        beta.cast(),
-                        b.cast(),
-                        ldb,
-                        c.cast(),
-                        ldc,
-                    )
-                }
-            }
-            #[inline]
-            unsafe fn trsm(
-                h: H,
-                side: Sd,
-                uplo: F,
-                op: O,
-                diag: D,
-                m: i32,
-                n: i32,
-                alpha: *const Self,
-                a: DevicePtr,
-                lda: i32,
-                b: DevicePtr,
-                ldb: i32,
-            ) -> S {
-                // SAFETY: see above (A is `float*` in hipBLAS 0.x, `const float*` later; not written).
-                unsafe {
-                    sys::$trsm(
-                        h,
-                        side,
-                        uplo,
-                        op,
-                        diag,
-                        m,
-                        n,
-                        alpha.cast(),
-                        a.cast(),
-                        lda,
-                        b.cast(),
-                        ldb,
-                    )
-                }
-            }
-            #[inline]
-            unsafe fn syrk(
-                h: H,
-                uplo: F,
-                op: O,
-                n: i32,
-                k: i32,
-                alpha: *const Self,
-                a: DevicePtr,
-                lda: i32,
-                beta: *const Self,
-                c: DevicePtr,
-                ldc: i32,
-            ) -> S {
-                // SAFETY: see above.
-                unsafe {
-                    sys::$syrk(
-                        h,
-                        uplo,
-                        op,
-                        n,
-                        k,
-                        alpha.cast(),
-                        a.cast(),
-                        lda,
-                        beta.cast(),
-                        c.cast(),
-                        ldc,
                     )
                 }
             }
@@ -301,42 +162,13 @@ level23!(Complex32, complex true, hipblasScasum, hipblasIcamax, hipblasIcamin, h
 level23!(Complex64, complex true, hipblasDzasum, hipblasIzamax, hipblasIzamin, hipblasZgeru,
     hipblasZgerc, hipblasZgeam, hipblasZtrsm, hipblasZsyrk);
 
+/// One complex element type's `herk`.
 macro_rules! complex {
     ($t:ty, $herk:ident) => {
         impl sealed::Sealed for $t {}
         impl BlasComplex for $t {
             const HERK: &'static str = stringify!($herk);
-            #[inline]
-            unsafe fn herk(
-                h: H,
-                uplo: F,
-                op: O,
-                n: i32,
-                k: i32,
-                alpha: *const Self::Real,
-                a: DevicePtr,
-                lda: i32,
-                beta: *const Self::Real,
-                c: DevicePtr,
-                ldc: i32,
-            ) -> S {
-                // SAFETY: see above.
-                unsafe {
-                    sys::$herk(
-                        h,
-                        uplo,
-                        op,
-                        n,
-                        k,
-                        alpha.cast(),
-                        a.cast(),
-                        lda,
-                        beta.cast(),
-                        c.cast(),
-                        ldc,
-                    )
-                }
-            }
+            complex_calls!(forward_calls!(sys[$herk]));
         }
     };
 }

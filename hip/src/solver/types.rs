@@ -1,5 +1,6 @@
 //! The element types of the solver calls, and which hipSOLVER function each call is for each type.
 
+use crate::library::scalar::declare_calls;
 use crate::memory::{DeviceCopy, DevicePtr};
 use hipsolver_sys as sys;
 use std::os::raw::c_int;
@@ -27,6 +28,55 @@ pub struct Names {
     pub potrs_batched: &'static str,
 }
 
+/// Every function of [`SolverScalar`], once: each call's `_bufferSize` query (`*_bs`), then the call,
+/// handed to `$then!` after its own arguments (the trait's declarations; each type's impl, impls.rs).
+macro_rules! solver_calls {
+    ($then:ident!($($args:tt)*)) => {
+        $then!($($args)*
+            potrf_bs(h: H, u: Fill, n: c_int, a: DevicePtr, lda: c_int, lw: *mut c_int) -> S;
+            potrf(h: H, u: Fill, n: c_int, a: DevicePtr, lda: c_int, w: DevicePtr, lw: c_int,
+                info: DevicePtr) -> S;
+            potrs_bs(h: H, u: Fill, n: c_int, nrhs: c_int, a: DevicePtr, lda: c_int, b: DevicePtr,
+                ldb: c_int, lw: *mut c_int) -> S;
+            potrs(h: H, u: Fill, n: c_int, nrhs: c_int, a: DevicePtr, lda: c_int, b: DevicePtr,
+                ldb: c_int, w: DevicePtr, lw: c_int, info: DevicePtr) -> S;
+            getrf_bs(h: H, m: c_int, n: c_int, a: DevicePtr, lda: c_int, lw: *mut c_int) -> S;
+            getrf(h: H, m: c_int, n: c_int, a: DevicePtr, lda: c_int, w: DevicePtr, lw: c_int,
+                ipiv: DevicePtr, info: DevicePtr) -> S;
+            getrs_bs(h: H, t: O, n: c_int, nrhs: c_int, a: DevicePtr, lda: c_int, ipiv: DevicePtr,
+                b: DevicePtr, ldb: c_int, lw: *mut c_int) -> S;
+            getrs(h: H, t: O, n: c_int, nrhs: c_int, a: DevicePtr, lda: c_int, ipiv: DevicePtr,
+                b: DevicePtr, ldb: c_int, w: DevicePtr, lw: c_int, info: DevicePtr) -> S;
+            geqrf_bs(h: H, m: c_int, n: c_int, a: DevicePtr, lda: c_int, lw: *mut c_int) -> S;
+            geqrf(h: H, m: c_int, n: c_int, a: DevicePtr, lda: c_int, tau: DevicePtr, w: DevicePtr,
+                lw: c_int, info: DevicePtr) -> S;
+            ormqr_bs(h: H, s: Side, t: O, m: c_int, n: c_int, k: c_int, a: DevicePtr, lda: c_int,
+                tau: DevicePtr, c: DevicePtr, ldc: c_int, lw: *mut c_int) -> S;
+            ormqr(h: H, s: Side, t: O, m: c_int, n: c_int, k: c_int, a: DevicePtr, lda: c_int,
+                tau: DevicePtr, c: DevicePtr, ldc: c_int, w: DevicePtr, lw: c_int,
+                info: DevicePtr) -> S;
+            syevd_bs(h: H, j: Eig, u: Fill, n: c_int, a: DevicePtr, lda: c_int, d: DevicePtr,
+                lw: *mut c_int) -> S;
+            syevd(h: H, j: Eig, u: Fill, n: c_int, a: DevicePtr, lda: c_int, d: DevicePtr,
+                w: DevicePtr, lw: c_int, info: DevicePtr) -> S;
+            gesvd_bs(h: H, ju: i8, jv: i8, m: c_int, n: c_int, lw: *mut c_int) -> S;
+            gesvd(h: H, ju: i8, jv: i8, m: c_int, n: c_int, a: DevicePtr, lda: c_int, s: DevicePtr,
+                u: DevicePtr, ldu: c_int, v: DevicePtr, ldv: c_int, w: DevicePtr, lw: c_int,
+                rwork: DevicePtr, info: DevicePtr) -> S;
+            potrf_batched_bs(h: H, u: Fill, n: c_int, a: DevicePtr, lda: c_int, lw: *mut c_int,
+                count: c_int) -> S;
+            potrf_batched(h: H, u: Fill, n: c_int, a: DevicePtr, lda: c_int, w: DevicePtr,
+                lw: c_int, info: DevicePtr, count: c_int) -> S;
+            potrs_batched_bs(h: H, u: Fill, n: c_int, nrhs: c_int, a: DevicePtr, lda: c_int,
+                b: DevicePtr, ldb: c_int, lw: *mut c_int, count: c_int) -> S;
+            potrs_batched(h: H, u: Fill, n: c_int, nrhs: c_int, a: DevicePtr, lda: c_int,
+                b: DevicePtr, ldb: c_int, w: DevicePtr, lw: c_int, info: DevicePtr,
+                count: c_int) -> S;
+        );
+    };
+}
+pub(super) use solver_calls;
+
 /// An element type of hipSOLVER's calls: `f32`, `f64`, [`Complex32`](super::Complex32) and [`Complex64`](super::Complex64)
 /// (`hipFloatComplex` / `hipDoubleComplex`: two floats, real part first).
 ///
@@ -50,206 +100,5 @@ pub trait SolverScalar: DeviceCopy + sealed::Sealed {
     const COMPLEX: bool;
     #[doc(hidden)]
     const NAMES: Names;
-    unsafe fn potrf_bs(h: H, u: Fill, n: c_int, a: DevicePtr, lda: c_int, lw: *mut c_int) -> S;
-    unsafe fn potrf(
-        h: H,
-        u: Fill,
-        n: c_int,
-        a: DevicePtr,
-        lda: c_int,
-        w: DevicePtr,
-        lw: c_int,
-        info: DevicePtr,
-    ) -> S;
-    unsafe fn potrs_bs(
-        h: H,
-        u: Fill,
-        n: c_int,
-        nrhs: c_int,
-        a: DevicePtr,
-        lda: c_int,
-        b: DevicePtr,
-        ldb: c_int,
-        lw: *mut c_int,
-    ) -> S;
-    unsafe fn potrs(
-        h: H,
-        u: Fill,
-        n: c_int,
-        nrhs: c_int,
-        a: DevicePtr,
-        lda: c_int,
-        b: DevicePtr,
-        ldb: c_int,
-        w: DevicePtr,
-        lw: c_int,
-        info: DevicePtr,
-    ) -> S;
-    unsafe fn getrf_bs(h: H, m: c_int, n: c_int, a: DevicePtr, lda: c_int, lw: *mut c_int) -> S;
-    unsafe fn getrf(
-        h: H,
-        m: c_int,
-        n: c_int,
-        a: DevicePtr,
-        lda: c_int,
-        w: DevicePtr,
-        lw: c_int,
-        ipiv: DevicePtr,
-        info: DevicePtr,
-    ) -> S;
-    unsafe fn getrs_bs(
-        h: H,
-        t: O,
-        n: c_int,
-        nrhs: c_int,
-        a: DevicePtr,
-        lda: c_int,
-        ipiv: DevicePtr,
-        b: DevicePtr,
-        ldb: c_int,
-        lw: *mut c_int,
-    ) -> S;
-    unsafe fn getrs(
-        h: H,
-        t: O,
-        n: c_int,
-        nrhs: c_int,
-        a: DevicePtr,
-        lda: c_int,
-        ipiv: DevicePtr,
-        b: DevicePtr,
-        ldb: c_int,
-        w: DevicePtr,
-        lw: c_int,
-        info: DevicePtr,
-    ) -> S;
-    unsafe fn geqrf_bs(h: H, m: c_int, n: c_int, a: DevicePtr, lda: c_int, lw: *mut c_int) -> S;
-    unsafe fn geqrf(
-        h: H,
-        m: c_int,
-        n: c_int,
-        a: DevicePtr,
-        lda: c_int,
-        tau: DevicePtr,
-        w: DevicePtr,
-        lw: c_int,
-        info: DevicePtr,
-    ) -> S;
-    unsafe fn ormqr_bs(
-        h: H,
-        s: Side,
-        t: O,
-        m: c_int,
-        n: c_int,
-        k: c_int,
-        a: DevicePtr,
-        lda: c_int,
-        tau: DevicePtr,
-        c: DevicePtr,
-        ldc: c_int,
-        lw: *mut c_int,
-    ) -> S;
-    unsafe fn ormqr(
-        h: H,
-        s: Side,
-        t: O,
-        m: c_int,
-        n: c_int,
-        k: c_int,
-        a: DevicePtr,
-        lda: c_int,
-        tau: DevicePtr,
-        c: DevicePtr,
-        ldc: c_int,
-        w: DevicePtr,
-        lw: c_int,
-        info: DevicePtr,
-    ) -> S;
-    unsafe fn syevd_bs(
-        h: H,
-        j: Eig,
-        u: Fill,
-        n: c_int,
-        a: DevicePtr,
-        lda: c_int,
-        d: DevicePtr,
-        lw: *mut c_int,
-    ) -> S;
-    unsafe fn syevd(
-        h: H,
-        j: Eig,
-        u: Fill,
-        n: c_int,
-        a: DevicePtr,
-        lda: c_int,
-        d: DevicePtr,
-        w: DevicePtr,
-        lw: c_int,
-        info: DevicePtr,
-    ) -> S;
-    unsafe fn gesvd_bs(h: H, ju: i8, jv: i8, m: c_int, n: c_int, lw: *mut c_int) -> S;
-    unsafe fn gesvd(
-        h: H,
-        ju: i8,
-        jv: i8,
-        m: c_int,
-        n: c_int,
-        a: DevicePtr,
-        lda: c_int,
-        s: DevicePtr,
-        u: DevicePtr,
-        ldu: c_int,
-        v: DevicePtr,
-        ldv: c_int,
-        w: DevicePtr,
-        lw: c_int,
-        rwork: DevicePtr,
-        info: DevicePtr,
-    ) -> S;
-    unsafe fn potrf_batched_bs(
-        h: H,
-        u: Fill,
-        n: c_int,
-        a: DevicePtr,
-        lda: c_int,
-        lw: *mut c_int,
-        count: c_int,
-    ) -> S;
-    unsafe fn potrf_batched(
-        h: H,
-        u: Fill,
-        n: c_int,
-        a: DevicePtr,
-        lda: c_int,
-        w: DevicePtr,
-        lw: c_int,
-        info: DevicePtr,
-        count: c_int,
-    ) -> S;
-    unsafe fn potrs_batched_bs(
-        h: H,
-        u: Fill,
-        n: c_int,
-        nrhs: c_int,
-        a: DevicePtr,
-        lda: c_int,
-        b: DevicePtr,
-        ldb: c_int,
-        lw: *mut c_int,
-        count: c_int,
-    ) -> S;
-    unsafe fn potrs_batched(
-        h: H,
-        u: Fill,
-        n: c_int,
-        nrhs: c_int,
-        a: DevicePtr,
-        lda: c_int,
-        b: DevicePtr,
-        ldb: c_int,
-        w: DevicePtr,
-        lw: c_int,
-        info: DevicePtr,
-        count: c_int,
-    ) -> S;
+    solver_calls!(declare_calls!());
 }

@@ -100,7 +100,15 @@ pub trait SparseScalar: DeviceCopy + sealed::Sealed {
     const ZERO: Self;
 }
 
+/// One element type and its `hipDataType` value; its 1 and 0 are `1.0` and `0.0`, complex for a complex
+/// type.
 macro_rules! scalar {
+    (real $t:ty, $v:expr) => {
+        scalar!($t, $v, 1.0, 0.0);
+    };
+    (complex $t:ty, $v:expr) => {
+        scalar!($t, $v, <$t>::new(1.0, 0.0), <$t>::new(0.0, 0.0));
+    };
     ($t:ty, $v:expr, $one:expr, $zero:expr) => {
         impl sealed::Sealed for $t {}
         impl SparseScalar for $t {
@@ -110,20 +118,10 @@ macro_rules! scalar {
         }
     };
 }
-scalar!(f32, 0, 1.0, 0.0);
-scalar!(f64, 1, 1.0, 0.0);
-scalar!(
-    Complex32,
-    4,
-    Complex32::new(1.0, 0.0),
-    Complex32::new(0.0, 0.0)
-);
-scalar!(
-    Complex64,
-    5,
-    Complex64::new(1.0, 0.0),
-    Complex64::new(0.0, 0.0)
-);
+scalar!(real f32, 0);
+scalar!(real f64, 1);
+scalar!(complex Complex32, 4);
+scalar!(complex Complex64, 5);
 
 /// An operation on the sparse operand: as is, transposed, or conjugate-transposed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
