@@ -129,11 +129,11 @@ impl<T> HostScalar<T> {
 /// Device scratch a handle passes to its calls (hipSOLVER's `work`, hipSPARSE's and hipBLASLt's
 /// buffers), grown on demand in the stream's order: a larger one replaces it, and the old one is freed
 /// after the calls that used it. Every call given it records a write of it.
-#[cfg(any(feature = "solver", feature = "sparse"))]
+#[cfg(any(feature = "solver", feature = "sparse", feature = "blaslt"))]
 #[derive(Default)]
 pub(crate) struct Workspace(Option<crate::memory::DeviceBuffer<u8>>);
 
-#[cfg(any(feature = "solver", feature = "sparse"))]
+#[cfg(any(feature = "solver", feature = "sparse", feature = "blaslt"))]
 impl Workspace {
     /// Bytes held now (0 before the first call that needed some).
     pub(crate) fn bytes(&self) -> usize {
@@ -164,6 +164,12 @@ impl Workspace {
             .map_or(std::ptr::null_mut(), |w| w.device_ptr()))
     }
 
+    /// Let what is held go (freed in the stream's order, after the calls that used it).
+    #[cfg(feature = "blaslt")]
+    pub(crate) fn release(&mut self) {
+        self.0 = None;
+    }
+
     /// The scratch as a call's operand (a write), if any is held.
     pub(crate) fn operand(&self) -> Option<(&Arc<Allocation>, Access)> {
         use crate::memory::DeviceMemory;
@@ -177,12 +183,12 @@ impl Workspace {
 /// made current. On a capturing stream `on_capture` runs first: it keeps the handle alive for the graph
 /// ([`Owner::keep_in_capture`]) or refuses the call. The returned guard keeps captures from starting or
 /// ending until the call is queued.
-#[cfg(any(feature = "solver", feature = "sparse"))]
+#[cfg(any(feature = "solver", feature = "sparse", feature = "blaslt"))]
 pub(crate) fn begin_call<'s>(
     what: &'static str,
     device: &Device,
     stream: &'s Arc<StreamHandle>,
-    operands: &[crate::dense_shape::Operand<'_>],
+    operands: &[(&Device, &Arc<Allocation>, Access)],
     state: [Option<(&Arc<Allocation>, Access)>; 2],
     on_capture: impl FnOnce(&StreamOp<'_>) -> Result<()>,
 ) -> Result<StreamOp<'s>> {

@@ -101,8 +101,8 @@ pub use hipblaslt_sys;
 use crate::device::Device;
 use crate::error::{BlasErrorCode, Error, Result};
 use crate::event::same_device;
-use crate::library::{HandleUse, Owner};
-use crate::memory::{Access, Allocation, DeviceBuffer, DeviceMemory};
+use crate::library::{begin_call, HandleUse, Owner, Workspace};
+use crate::memory::{Access, Allocation};
 use crate::stream::{Stream, StreamHandle, StreamOp};
 use hipblaslt_sys as sys;
 use std::collections::HashMap;
@@ -133,7 +133,7 @@ pub struct Handle {
     device: Device,
     stream: Arc<StreamHandle>,
     stream_raw: sys::hipStream_t,
-    workspace: Option<DeviceBuffer<u8>>,
+    workspace: Workspace,
     workspace_limit: usize,
     /// The heuristic's first answer per problem.
     cache: HashMap<calls::Key, Algo>,
@@ -180,7 +180,7 @@ impl Handle {
             device,
             stream: Arc::clone(stream.handle()),
             stream_raw: stream.raw(),
-            workspace: None,
+            workspace: Workspace::default(),
             workspace_limit: DEFAULT_WORKSPACE_LIMIT,
             cache: HashMap::new(),
             descriptors: descr::DescriptorCache::new(),
@@ -208,7 +208,7 @@ impl Handle {
     }
 
     /// The raw handle, for hipBLASLt calls this crate does not wrap. Order them on the handle's stream
-    /// with [`DeviceMemory::track_use`]; the handle stays owned by `self`.
+    /// with [`DeviceMemory::track_use`](crate::memory::DeviceMemory::track_use); the handle stays owned by `self`.
     pub fn raw(&self) -> sys::hipblasLtHandle_t {
         self.raw
     }
@@ -225,31 +225,28 @@ impl Handle {
     pub fn set_workspace_limit(&mut self, bytes: usize) {
         self.workspace_limit = bytes;
         self.cache.clear();
-        if self.workspace.as_ref().is_some_and(|w| w.len() > bytes) {
-            self.workspace = None;
+        if self.workspace.bytes() > bytes {
+            self.workspace.release();
         }
     }
 
     /// Bytes of workspace the handle holds now (0 before a call needed any).
     pub fn workspace_size(&self) -> usize {
-        self.workspace.as_ref().map_or(0, |w| w.len())
+        self.workspace.bytes()
     }
 
     /// The workspace grown to at least `bytes` (≤ the limit, checked by the caller), in the stream's
     /// order: `(pointer, its size)`; null and 0 for none.
     fn workspace(&mut self, bytes: usize) -> Result<(crate::memory::DevicePtr, usize)> {
-        if bytes == 0 {
-            return Ok((std::ptr::null_mut(), 0));
-        }
-        if self.workspace_size() < bytes {
-            self.workspace = None;
-            // SAFETY: scratch memory hipBLASLt writes before it reads; nothing of this crate reads it.
-            self.workspace = Some(unsafe { DeviceBuffer::alloc_async_on(&self.stream, bytes)? });
-        }
-        Ok(self
-            .workspace
-            .as_ref()
-            .map_or((std::ptr::null_mut(), 0), |w| (w.device_ptr(), w.len())))
+        let ptr = self.workspace.at_least(&self.stream, bytes)?;
+        Ok((
+            ptr,
+            if bytes == 0 {
+                0
+            } else {
+                self.workspace.bytes()
+            },
+        ))
     }
 
     /// Every operand on the handle's device; checked before anything is allocated or queued.
@@ -264,23 +261,19 @@ impl Handle {
     /// (and as the workspace's writer), the device current. The guard keeps captures from starting or
     /// ending until the call is queued.
     fn begin(&self, operands: &[Operand<'_>]) -> Result<StreamOp<'_>> {
-        self.same_devices(operands)?;
-        let mut uses: Vec<(&Arc<Allocation>, Access)> =
-            operands.iter().map(|&(_, a, x)| (a, x)).collect();
-        if let Some(w) = &self.workspace {
-            uses.push((w.allocation(), Access::Write));
-        }
-        uses.push(self.uses.operand());
-        crate::memory::tracking::by_address(&mut uses);
-        let op = self.stream.begin_op();
-        if op.is_capturing() {
-            self.owner.keep_in_capture(&op);
-        }
-        for (allocation, access) in uses {
-            allocation.use_on(&op, access)?;
-        }
-        self.device.bind()?;
-        Ok(op)
+        let state = [self.workspace.operand(), Some(self.uses.operand())];
+        begin_call(
+            "blaslt matmul",
+            &self.device,
+            &self.stream,
+            operands,
+            state,
+            |op| {
+                // A graph replaying the matmul needs the handle alive.
+                self.owner.keep_in_capture(op);
+                Ok(())
+            },
+        )
     }
 }
 
