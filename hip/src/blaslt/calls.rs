@@ -1,21 +1,12 @@
 //! The calls: [`Handle::algorithms`] (the heuristic) and [`Handle::matmul`] / [`Handle::matmul_into`].
 
-use super::descr::{Aux, Descriptors, Preference};
+use super::descr::{Aux, Descriptors, Key, Preference};
 use super::epilogue::Mem;
 use super::shape::{holds, Call};
 use super::{check, sys, Epilogue, EpilogueKind, Handle, LtElement, Matmul, Operand, CACHE_LIMIT};
 use crate::error::{Error, Result};
 use crate::memory::{Access, DeviceMemory, DeviceMemoryMut};
 use std::ffi::c_void;
-
-/// The problem an algorithm is found for: the checked call, element type, epilogue kind and device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) struct Key {
-    pub call: Call,
-    pub data_type: u32,
-    pub epilogue: EpilogueKind,
-    pub device: usize,
-}
 
 /// An algorithm hipBLASLt's heuristic chose for one problem (`hipblasLtMatmulAlgo_t`), with the workspace
 /// it needs. Plain data: clone it, keep it, send it to other threads, and give it to

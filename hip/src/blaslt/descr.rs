@@ -3,7 +3,6 @@
 //! (`hipblasLtMatmulPreference_t`), built from a checked [`Call`]; and the handle's cache of them
 //! ([`DescriptorCache`]).
 
-use super::calls::Key;
 use super::shape::{Call, Layout, Op};
 use super::{check, sys, EpilogueKind};
 use crate::error::Result;
@@ -31,6 +30,15 @@ pub(super) struct Aux {
     pub ptr: DevicePtr,
     pub ld: i64,
     pub stride: i64,
+}
+
+/// The problem an algorithm (and a set of descriptors) is found for: the checked call, element type, epilogue kind and device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) struct Key {
+    pub call: Call,
+    pub data_type: u32,
+    pub epilogue: EpilogueKind,
+    pub device: usize,
 }
 
 /// The four layouts and the description of one problem (a [`Key`]), destroyed on drop.

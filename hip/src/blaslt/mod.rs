@@ -136,7 +136,7 @@ pub struct Handle {
     workspace: Workspace,
     workspace_limit: usize,
     /// The heuristic's first answer per problem.
-    cache: HashMap<calls::Key, Algo>,
+    cache: HashMap<descr::Key, Algo>,
     /// The descriptors of the problems run last (a description and four layouts per problem).
     descriptors: descr::DescriptorCache,
 }

@@ -18,7 +18,7 @@
 //! bindings) creating a descriptor is [`Error::LibraryNotFound`]: the tests check that, say so on
 //! stderr, and check nothing else; CI runs them in the sid and experimental chroots, where the library is.
 
-use super::calls::Key;
+use super::descr::Key;
 use super::descr::{Aux, DescriptorCache, Descriptors, DESCRIPTOR_CACHE_LIMIT, SCALE_POINTERS};
 use super::shape::Call;
 use super::*;
