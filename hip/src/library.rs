@@ -81,6 +81,44 @@ impl<H: Copy + 'static> Drop for Owner<H> {
     }
 }
 
+/// A library handle just made and bound to a stream ([`create_bound`]): what every handle holds.
+pub(crate) struct Bound<H: Copy + 'static> {
+    pub(crate) raw: H,
+    pub(crate) owner: Arc<Owner<H>>,
+    pub(crate) uses: HandleUse,
+    pub(crate) device: Device,
+    pub(crate) stream: Arc<StreamHandle>,
+}
+
+/// Make a library handle on `stream`'s device and bind it to `stream`: the device made current,
+/// `create` run (the library's create call), the handle owned (destroyed by `destroy` when its last
+/// owner goes, also right away if binding fails), then `set` run on it and the stream
+/// (`hipblasSetStream`, ...; nothing for a library that takes the stream per call).
+///
+/// # Safety
+/// `create` returns a live handle made on the current device and owned by no one else, and
+/// `destroy` is the library's call that frees it.
+pub(crate) unsafe fn create_bound<H: Copy + 'static>(
+    stream: &crate::Stream,
+    create: impl FnOnce() -> Result<H>,
+    destroy: unsafe fn(H),
+    set: impl FnOnce(H, hip_sys::hipStream_t) -> Result<()>,
+) -> Result<Bound<H>> {
+    let device = stream.device().clone();
+    device.bind()?;
+    let raw = create()?;
+    // SAFETY: the caller's contract: a live handle nobody else owns, freed by `destroy`.
+    let owner = unsafe { Owner::new(raw, &device, destroy) };
+    set(raw, stream.raw())?;
+    Ok(Bound {
+        raw,
+        owner,
+        uses: HandleUse::new(&device),
+        device,
+        stream: Arc::clone(stream.handle()),
+    })
+}
+
 /// The record of a handle's own uses: a pseudo-allocation (no memory) that every call of the handle
 /// writes, so the memory model orders the calls of one handle across streams and graphs.
 pub(crate) struct HandleUse(Arc<Allocation>);
@@ -95,12 +133,30 @@ impl HandleUse {
         ))
     }
 
-    /// The handle moves to `stream` (`set_stream`): from now on `stream` runs after the handle's last
-    /// call (on whichever stream it was), and nothing else queued there. Recorded as a use, so calls on
-    /// the old stream after a later move back wait for this stream's calls the same way.
-    pub(crate) fn move_to(&self, stream: &Arc<StreamHandle>) -> Result<()> {
-        let op = stream.begin_op();
-        self.0.use_on(&op, Access::Write)
+    /// A handle of `device` whose calls queue on `*current` moves to `stream` (its `set_stream`):
+    /// `stream` must be on `device` ([`Error::DeviceMismatch`](crate::Error::DeviceMismatch) naming
+    /// `what`); from now on it runs after the handle's last call (on whichever stream that was), and
+    /// nothing else queued there; then `set` binds the library's handle to it (`hipblasSetStream`, ...;
+    /// nothing for a library that takes the stream per call) and `*current` becomes it. Recorded as a
+    /// use, so calls on the old stream after a later move back wait for this stream's calls the same
+    /// way.
+    pub(crate) fn set_stream(
+        &self,
+        what: &'static str,
+        device: &Device,
+        current: &mut Arc<StreamHandle>,
+        stream: &crate::Stream,
+        set: impl FnOnce(hip_sys::hipStream_t) -> Result<()>,
+    ) -> Result<()> {
+        crate::event::same_device(what, device, stream.device())?;
+        device.bind()?;
+        {
+            let op = stream.handle().begin_op();
+            self.0.use_on(&op, Access::Write)?;
+        }
+        set(stream.raw())?;
+        *current = Arc::clone(stream.handle());
+        Ok(())
     }
 
     /// The pseudo-allocation, to order with a call's operands (in address order, as every operation

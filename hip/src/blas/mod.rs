@@ -151,7 +151,7 @@ pub use num_complex::{Complex32, Complex64};
 use crate::device::Device;
 use crate::error::{BlasErrorCode, Error, Result};
 use crate::event::same_device;
-use crate::library::{HandleUse, HostScalar, Owner};
+use crate::library::{create_bound, HandleUse, HostScalar, Owner};
 use crate::memory::{Access, Allocation, DeviceBuffer, DeviceCopy, DeviceMemory, DevicePtr};
 use crate::stream::{Stream, StreamHandle, StreamOp};
 use hipblas_sys as sys;
@@ -213,29 +213,31 @@ impl Handle {
     /// # Ok::<(), hip::Error>(())
     /// ```
     pub fn new(stream: &Stream) -> Result<Handle> {
-        let device = stream.device().clone();
-        device.bind()?;
-        let mut raw: sys::hipblasHandle_t = std::ptr::null_mut();
-        // SAFETY: `raw` is a valid out-pointer; the device is current, so the handle is made on it.
-        check("hipblasCreate", unsafe { sys::hipblasCreate(&mut raw) })?;
-        let handle = Handle {
-            raw,
-            // SAFETY: the live handle just made, owned by no one else; hipblasDestroy frees it.
-            owner: unsafe { Owner::new(raw, &device, destroy) },
-            uses: HandleUse::new(&device),
-            device,
-            stream: Arc::clone(stream.handle()),
+        let create = || {
+            let mut raw: sys::hipblasHandle_t = std::ptr::null_mut();
+            // SAFETY: a valid out-pointer; the device is current, so the handle is made on it.
+            check("hipblasCreate", unsafe { sys::hipblasCreate(&mut raw) })?;
+            Ok(raw)
+        };
+        let set = |raw, s| {
+            // SAFETY: the live handle just made; the stream is live (kept by the handle) and
+            // on the handle's device.
+            check("hipblasSetStream", unsafe { sys::hipblasSetStream(raw, s) })
+        };
+        // SAFETY: `create` makes a handle on the current device (`hipblasCreate`), owned by no one
+        // else; `destroy` frees it.
+        let bound = unsafe { create_bound(stream, create, destroy, set)? };
+        Ok(Handle {
+            raw: bound.raw,
+            owner: bound.owner,
+            uses: bound.uses,
+            device: bound.device,
+            stream: bound.stream,
             stream_raw: stream.raw(),
             device_scalars: Cell::new(false),
             workspace: None,
             tables: RefCell::new(Cache::default()),
-        };
-        // SAFETY: `raw` is the live handle just made; the stream is live (kept by `handle.stream`) and on
-        // the handle's device.
-        check("hipblasSetStream", unsafe {
-            sys::hipblasSetStream(raw, stream.raw())
-        })?;
-        Ok(handle)
+        })
     }
 
     /// Queue later calls on `stream`, which must be on the handle's device ([`Error::DeviceMismatch`]).
@@ -243,17 +245,18 @@ impl Handle {
     /// buffers, and on the handle's own device state (the first call on `stream` waits for the handle's
     /// last call on the old one, and nothing else queued there).
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
-        same_device("blas set_stream", &self.device, stream.device())?;
-        self.device.bind()?;
-        // The handle's own device state was last used by its last call: the new stream waits for that
-        // call, and nothing else queued on the old stream.
-        self.uses.move_to(stream.handle())?;
-        // SAFETY: live handle; the stream is live and on the handle's device (checked), and kept alive below
-        // for as long as the handle uses it.
-        check("hipblasSetStream", unsafe {
-            sys::hipblasSetStream(self.raw, stream.raw())
-        })?;
-        self.stream = Arc::clone(stream.handle());
+        let raw = self.raw;
+        self.uses.set_stream(
+            "blas set_stream",
+            &self.device,
+            &mut self.stream,
+            stream,
+            |s| {
+                // SAFETY: live handle; the stream is live and on the handle's device (checked), kept
+                // alive by the handle while used.
+                check("hipblasSetStream", unsafe { sys::hipblasSetStream(raw, s) })
+            },
+        )?;
         self.stream_raw = stream.raw();
         // cuBLAS goes back to its own workspace when its stream changes: give it the caller's again.
         if self.workspace.is_some() {

@@ -101,7 +101,7 @@ pub use hipblaslt_sys;
 use crate::device::Device;
 use crate::error::{BlasErrorCode, Error, Result};
 use crate::event::same_device;
-use crate::library::{begin_call, HandleUse, Owner, Workspace};
+use crate::library::{begin_call, create_bound, HandleUse, Owner, Workspace};
 use crate::memory::{Access, Allocation};
 use crate::stream::{Stream, StreamHandle, StreamOp};
 use hipblaslt_sys as sys;
@@ -167,18 +167,22 @@ impl Handle {
     /// # Ok::<(), hip::Error>(())
     /// ```
     pub fn new(stream: &Stream) -> Result<Handle> {
-        let device = stream.device().clone();
-        device.bind()?;
-        let mut raw: sys::hipblasLtHandle_t = std::ptr::null_mut();
-        // SAFETY: `raw` is a valid out-pointer; the device is current, so the handle is made on it.
-        check("hipblasLtCreate", unsafe { sys::hipblasLtCreate(&mut raw) })?;
+        let create = || {
+            let mut raw: sys::hipblasLtHandle_t = std::ptr::null_mut();
+            // SAFETY: a valid out-pointer; the device is current, so the handle is made on it.
+            check("hipblasLtCreate", unsafe { sys::hipblasLtCreate(&mut raw) })?;
+            Ok(raw)
+        };
+        let set = |_, _| Ok(());
+        // SAFETY: `create` makes a handle on the current device (`hipblasLtCreate`), owned by no one
+        // else; `destroy` frees it.
+        let bound = unsafe { create_bound(stream, create, destroy, set)? };
         Ok(Handle {
-            raw,
-            // SAFETY: the live handle just made, owned by no one else; hipblasLtDestroy frees it.
-            owner: unsafe { Owner::new(raw, &device, destroy) },
-            uses: HandleUse::new(&device),
-            device,
-            stream: Arc::clone(stream.handle()),
+            raw: bound.raw,
+            owner: bound.owner,
+            uses: bound.uses,
+            device: bound.device,
+            stream: bound.stream,
             stream_raw: stream.raw(),
             workspace: Workspace::default(),
             workspace_limit: DEFAULT_WORKSPACE_LIMIT,
@@ -192,12 +196,14 @@ impl Handle {
     /// handle's last call there (they may use the workspace), and the memory model orders the two on
     /// shared buffers.
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
-        same_device("blaslt set_stream", &self.device, stream.device())?;
-        self.device.bind()?;
-        // The handle's own device state was last used by its last call: the new stream waits for that
-        // call, and nothing else queued on the old stream.
-        self.uses.move_to(stream.handle())?;
-        self.stream = Arc::clone(stream.handle());
+        // hipBLASLt takes the stream per call: nothing to bind.
+        self.uses.set_stream(
+            "blaslt set_stream",
+            &self.device,
+            &mut self.stream,
+            stream,
+            |_| Ok(()),
+        )?;
         self.stream_raw = stream.raw();
         Ok(())
     }

@@ -300,16 +300,18 @@ impl<T: FftFloat> Plan<T> {
 
     /// Queue later executions on `stream`, of the plan's device ([`Error::DeviceMismatch`] otherwise).
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
-        same_device("fft set_stream", &self.device, stream.device())?;
-        self.device.bind()?;
-        // The handle's own device state was last used by its last call: the new stream waits for that
-        // call, and nothing else queued on the old stream.
-        self.uses.move_to(stream.handle())?;
-        // SAFETY: live plan; the stream is live and on its device, kept alive below while used.
-        check("hipfftSetStream", unsafe {
-            sys::hipfftSetStream(self.raw, stream.raw())
-        })?;
-        self.stream = Arc::clone(stream.handle());
+        let raw = self.raw;
+        self.uses.set_stream(
+            "fft set_stream",
+            &self.device,
+            &mut self.stream,
+            stream,
+            |s| {
+                // SAFETY: live plan; the stream is live and on its device (checked), kept alive by the
+                // plan while used.
+                check("hipfftSetStream", unsafe { sys::hipfftSetStream(raw, s) })
+            },
+        )?;
         Ok(())
     }
 

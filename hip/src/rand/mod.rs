@@ -256,16 +256,18 @@ impl Generator {
 
     /// Queue later fills on `stream`, of the generator's device ([`Error::DeviceMismatch`] otherwise).
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
-        same_device("rand set_stream", &self.device, stream.device())?;
-        self.device.bind()?;
-        // The handle's own device state was last used by its last call: the new stream waits for that
-        // call, and nothing else queued on the old stream.
-        self.uses.move_to(stream.handle())?;
-        // SAFETY: live generator; the stream is live and on its device, kept alive below while used.
-        check("hiprandSetStream", unsafe {
-            sys::hiprandSetStream(self.raw, stream.raw())
-        })?;
-        self.stream = Arc::clone(stream.handle());
+        let raw = self.raw;
+        self.uses.set_stream(
+            "rand set_stream",
+            &self.device,
+            &mut self.stream,
+            stream,
+            |s| {
+                // SAFETY: live generator; the stream is live and on its device (checked), kept alive
+                // by the generator while used.
+                check("hiprandSetStream", unsafe { sys::hiprandSetStream(raw, s) })
+            },
+        )?;
         Ok(())
     }
 

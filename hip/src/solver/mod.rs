@@ -96,8 +96,7 @@ pub use num_complex::{Complex32, Complex64};
 use crate::device::Device;
 use crate::error::{Error, Result};
 pub use crate::error::{SolverErrorCode, SolverFailure};
-use crate::event::same_device;
-use crate::library::{begin_call, HandleUse, Owner, Workspace};
+use crate::library::{begin_call, create_bound, HandleUse, Owner, Workspace};
 use crate::memory::{DeviceBuffer, DevicePtr};
 use crate::stream::{Stream, StreamHandle, StreamOp};
 use hipsolver_sys as sys;
@@ -206,46 +205,53 @@ impl Handle {
     /// # Ok::<(), hip::Error>(())
     /// ```
     pub fn new(stream: &Stream) -> Result<Handle> {
-        let device = stream.device().clone();
-        device.bind()?;
-        let mut raw: sys::hipsolverHandle_t = std::ptr::null_mut();
-        // SAFETY: `raw` is a valid out-pointer; the device is current, so the handle is made on it.
-        check("hipsolverCreate", unsafe { sys::hipsolverCreate(&mut raw) })?;
-        let handle = Handle {
-            raw,
-            // SAFETY: the live handle just made, owned by no one else; hipsolverDestroy frees it.
-            _owner: unsafe { Owner::new(raw, &device, destroy) },
-            uses: HandleUse::new(&device),
-            device,
-            stream: Arc::clone(stream.handle()),
+        let create = || {
+            let mut raw: sys::hipsolverHandle_t = std::ptr::null_mut();
+            // SAFETY: a valid out-pointer; the device is current, so the handle is made on it.
+            check("hipsolverCreate", unsafe { sys::hipsolverCreate(&mut raw) })?;
+            Ok(raw)
+        };
+        let set = |raw, s| {
+            // SAFETY: the live handle just made; the stream is live (kept by the handle) and
+            // on the handle's device.
+            check("hipsolverSetStream", unsafe {
+                sys::hipsolverSetStream(raw, s)
+            })
+        };
+        // SAFETY: `create` makes a handle on the current device (`hipsolverCreate`), owned by no one
+        // else; `destroy` frees it.
+        let bound = unsafe { create_bound(stream, create, destroy, set)? };
+        Ok(Handle {
+            raw: bound.raw,
+            _owner: bound.owner,
+            uses: bound.uses,
+            device: bound.device,
+            stream: bound.stream,
             workspace: Workspace::default(),
             table: None,
             queries: reuse::Queries::default(),
             infos: Arc::default(),
-        };
-        // SAFETY: `raw` is the live handle just made; the stream is live (kept by `handle.stream`) and on
-        // the handle's device.
-        check("hipsolverSetStream", unsafe {
-            sys::hipsolverSetStream(raw, stream.raw())
-        })?;
-        Ok(handle)
+        })
     }
 
     /// Queue later calls on `stream`, which must be on the handle's device ([`Error::DeviceMismatch`]).
     /// Calls already queued stay on the previous stream; the memory model orders the two on shared
     /// buffers, and on the workspace.
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
-        same_device("solver set_stream", &self.device, stream.device())?;
-        self.device.bind()?;
-        // The handle's own device state was last used by its last call: the new stream waits for that
-        // call, and nothing else queued on the old stream.
-        self.uses.move_to(stream.handle())?;
-        // SAFETY: live handle; the stream is live and on the handle's device (checked), and kept alive
-        // below for as long as the handle uses it.
-        check("hipsolverSetStream", unsafe {
-            sys::hipsolverSetStream(self.raw, stream.raw())
-        })?;
-        self.stream = Arc::clone(stream.handle());
+        let raw = self.raw;
+        self.uses.set_stream(
+            "solver set_stream",
+            &self.device,
+            &mut self.stream,
+            stream,
+            |s| {
+                // SAFETY: live handle; the stream is live and on the handle's device (checked), kept
+                // alive by the handle while used.
+                check("hipsolverSetStream", unsafe {
+                    sys::hipsolverSetStream(raw, s)
+                })
+            },
+        )?;
         Ok(())
     }
 

@@ -73,8 +73,7 @@ pub use num_complex::{Complex32, Complex64};
 
 use crate::device::Device;
 use crate::error::{Error, Result, SparseErrorCode};
-use crate::event::same_device;
-use crate::library::{begin_call, HandleUse, Owner, Workspace};
+use crate::library::{begin_call, create_bound, HandleUse, Owner, Workspace};
 use crate::memory::{DeviceCopy, DevicePtr};
 use crate::stream::{Stream, StreamHandle, StreamOp};
 use hipsparse_sys as sys;
@@ -178,42 +177,49 @@ impl Handle {
     /// # Ok::<(), hip::Error>(())
     /// ```
     pub fn new(stream: &Stream) -> Result<Handle> {
-        let device = stream.device().clone();
-        device.bind()?;
-        let mut raw: sys::hipsparseHandle_t = std::ptr::null_mut();
-        // SAFETY: `raw` is a valid out-pointer; the device is current, so the handle is made on it.
-        check("hipsparseCreate", unsafe { sys::hipsparseCreate(&mut raw) })?;
-        let handle = Handle {
-            raw,
-            // SAFETY: the live handle just made, owned by no one else; hipsparseDestroy frees it.
-            owner: unsafe { Owner::new(raw, &device, destroy) },
-            uses: HandleUse::new(&device),
-            device,
-            stream: Arc::clone(stream.handle()),
+        let create = || {
+            let mut raw: sys::hipsparseHandle_t = std::ptr::null_mut();
+            // SAFETY: a valid out-pointer; the device is current, so the handle is made on it.
+            check("hipsparseCreate", unsafe { sys::hipsparseCreate(&mut raw) })?;
+            Ok(raw)
+        };
+        let set = |raw, s| {
+            // SAFETY: the live handle just made; the stream is live (kept by the handle) and
+            // on the handle's device.
+            check("hipsparseSetStream", unsafe {
+                sys::hipsparseSetStream(raw, s)
+            })
+        };
+        // SAFETY: `create` makes a handle on the current device (`hipsparseCreate`), owned by no one
+        // else; `destroy` frees it.
+        let bound = unsafe { create_bound(stream, create, destroy, set)? };
+        Ok(Handle {
+            raw: bound.raw,
+            owner: bound.owner,
+            uses: bound.uses,
+            device: bound.device,
+            stream: bound.stream,
             buffer: Workspace::default(),
             spmv: None,
-        };
-        // SAFETY: `raw` is the live handle just made; the stream is live (kept by `handle.stream`) and on
-        // the handle's device.
-        check("hipsparseSetStream", unsafe {
-            sys::hipsparseSetStream(raw, stream.raw())
-        })?;
-        Ok(handle)
+        })
     }
 
     /// Queue later calls on `stream`, which must be on the handle's device ([`Error::DeviceMismatch`]).
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
-        same_device("sparse set_stream", &self.device, stream.device())?;
-        self.device.bind()?;
-        // The handle's own device state was last used by its last call: the new stream waits for that
-        // call, and nothing else queued on the old stream.
-        self.uses.move_to(stream.handle())?;
-        // SAFETY: live handle; the stream is live and on the handle's device (checked), and kept alive
-        // below for as long as the handle uses it.
-        check("hipsparseSetStream", unsafe {
-            sys::hipsparseSetStream(self.raw, stream.raw())
-        })?;
-        self.stream = Arc::clone(stream.handle());
+        let raw = self.raw;
+        self.uses.set_stream(
+            "sparse set_stream",
+            &self.device,
+            &mut self.stream,
+            stream,
+            |s| {
+                // SAFETY: live handle; the stream is live and on the handle's device (checked), kept
+                // alive by the handle while used.
+                check("hipsparseSetStream", unsafe {
+                    sys::hipsparseSetStream(raw, s)
+                })
+            },
+        )?;
         Ok(())
     }
 
