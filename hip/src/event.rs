@@ -110,7 +110,8 @@ impl Event {
     /// # fn f(device: &hip::Device) -> hip::Result<()> {
     /// use hip::sys;
     /// // A host wait on this event sleeps instead of spinning.
-    /// let event = hip::Event::with_flags(device, sys::hipEventBlockingSync | sys::hipEventDisableTiming)?;
+    /// let flags = sys::hipEventBlockingSync | sys::hipEventDisableTiming;
+    /// let event = hip::Event::with_flags(device, flags)?;
     /// assert!(!event.has_timing());
     /// # Ok(()) }
     /// ```

@@ -87,7 +87,8 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// use hip::memory::PinnedFlags;
     /// # fn f(device: &hip::Device) -> hip::Result<()> {
     /// // Filled by the host, read only by the device: write-combined uploads are faster over PCIe.
-    /// let upload = hip::PinnedBuffer::<f32>::zeroed_with_flags(device, 1 << 20, PinnedFlags::WRITE_COMBINED)?;
+    /// let flags = PinnedFlags::WRITE_COMBINED;
+    /// let upload = hip::PinnedBuffer::<f32>::zeroed_with_flags(device, 1 << 20, flags)?;
     /// # Ok(()) }
     /// ```
     pub fn zeroed_with_flags(device: &Device, len: usize, flags: PinnedFlags) -> Result<Self> {
@@ -187,7 +188,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     ///
     /// ```no_run
     /// # use hip::prelude::*;
-    /// # fn f(stream: &Stream, host: &mut PinnedBuffer<f32>, x: &mut DeviceBuffer<f32>) -> hip::Result<()> {
+    /// # fn f(stream: &Stream, host: &mut PinnedBuffer<f32>, x: &mut DeviceBuffer<f32>) -> Result<()> {
     /// for step in 0..10 {
     ///     host.as_mut_slice()?.fill(step as f32); // waits for the previous upload to read it
     ///     stream.copy_from_host_async(host, x)?;

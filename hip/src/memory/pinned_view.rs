@@ -193,7 +193,7 @@ macro_rules! host_view {
             ///
             /// ```no_run
             /// # use hip::prelude::*;
-            /// # fn f(stream: &Stream, x: &DeviceBuffer<u32>, host: &mut PinnedBuffer<u32>) -> hip::Result<()> {
+            /// # fn f(stream: &Stream, x: &DeviceBuffer<u32>, host: &mut PinnedBuffer<u32>) -> Result<()> {
             /// let mut tail = host.slice_mut(4..)?;
             /// stream.copy_to_host_async(&x.slice(..tail.len())?, &mut tail)?;
             /// println!("{:?}", tail.as_slice()?); // waits for the copy
