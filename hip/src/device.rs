@@ -14,11 +14,32 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Arc;
 
 /// The HIP runtime version (`hipRuntimeGetVersion`), e.g. `50221153` for 5.2.21153 on AMD.
+///
+/// # Errors
+///
+/// [`Error::Hip`] with what `hipRuntimeGetVersion` returns; with `dynamic-loading`,
+/// [`Error::LibraryNotFound`] where no HIP runtime could be opened.
+///
+/// ```no_run
+/// let v = hip::runtime_version()?;
+/// println!("HIP {}.{}", v / 10_000_000, v / 100_000 % 100);
+/// # Ok::<(), hip::Error>(())
+/// ```
 pub fn runtime_version() -> Result<i32> {
     result::runtime_version()
 }
 
 /// The driver version (`hipDriverGetVersion`).
+///
+/// # Errors
+///
+/// [`Error::Hip`] with what `hipDriverGetVersion` returns; with `dynamic-loading`,
+/// [`Error::LibraryNotFound`] where no HIP runtime could be opened.
+///
+/// ```no_run
+/// println!("driver {}, runtime {}", hip::driver_version()?, hip::runtime_version()?);
+/// # Ok::<(), hip::Error>(())
+/// ```
 pub fn driver_version() -> Result<i32> {
     result::driver_version()
 }
@@ -69,6 +90,20 @@ impl Device {
     /// How many HIP devices there are. Without a usable one, [`Error::NoDevice`] (status
     /// `backend_not_available`): no device, no working driver or one too old, said in words with what to
     /// check (see [`Device::first_usable`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoDevice`] where this machine has no usable GPU; with `dynamic-loading`,
+    /// [`Error::LibraryNotFound`] where no HIP runtime could be opened; any other failure of
+    /// `hipGetDeviceCount` as [`Error::Hip`].
+    ///
+    /// ```no_run
+    /// for ordinal in 0..hip::Device::count()? {
+    ///     let device = hip::Device::get(ordinal)?;
+    ///     println!("{ordinal}: {}", device.properties()?.name);
+    /// }
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn count() -> Result<usize> {
         match result::device_count() {
             // A negative count would be a runtime bug; it must not become a huge usize.
@@ -153,6 +188,21 @@ impl Device {
     /// The check relies on a device's context living as long as the process, as primary contexts do: a
     /// context destroyed behind the crate's back (raw `hipDeviceReset`, `hipCtxDestroy`) invalidates every
     /// object of that device anyway.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hip`] with what `hipGetDevice` or `hipSetDevice` returns.
+    ///
+    /// ```no_run
+    /// # fn f(device: &hip::Device) -> hip::Result<()> {
+    /// device.bind()?;
+    /// // Raw hip-sys calls on this thread now go to `device`.
+    /// let mut ordinal = -1;
+    /// // SAFETY: an out-pointer to a live local.
+    /// let code = unsafe { hip::sys::hipGetDevice(&mut ordinal) };
+    /// assert!(code == hip::sys::hipSuccess && ordinal as usize == device.ordinal());
+    /// # Ok(()) }
+    /// ```
     #[inline]
     pub fn bind(&self) -> Result<()> {
         if self.0.alone {
@@ -194,7 +244,19 @@ impl Device {
         Ok(())
     }
 
-    /// The device's properties.
+    /// The device's properties (`hipGetDeviceProperties`), copied out.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hip`] with what `hipGetDeviceProperties` returns (and, on NVIDIA, `hipDeviceGetAttribute`
+    /// for the managed-memory flag).
+    ///
+    /// ```no_run
+    /// let device = hip::Device::get(0)?;
+    /// let p = device.properties()?;
+    /// println!("{}: {} CUs, {} GiB", p.name, p.compute_units, p.total_global_mem >> 30);
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn properties(&self) -> Result<DeviceProperties> {
         #[allow(unused_mut)] // changed on NVIDIA only
         let mut p = DeviceProperties::from_raw(&result::device_properties(self.0.ordinal)?);
@@ -210,11 +272,33 @@ impl Device {
 
     /// The full architecture name HIPRTC targets: `gcnArchName` on AMD (e.g. `gfx90a:sramecc+:xnack-`),
     /// `compute_XY` from the compute capability on NVIDIA.
+    ///
+    /// # Errors
+    ///
+    /// As [`Device::properties`]: [`Error::Hip`] with what HIP returns.
+    ///
+    /// ```no_run
+    /// # fn f(device: &hip::Device) -> hip::Result<()> {
+    /// let arch = device.arch_name()?;
+    /// let base = arch.split(':').next().unwrap_or(&arch); // "gfx90a" of "gfx90a:sramecc+:xnack-"
+    /// # Ok(()) }
+    /// ```
     pub fn arch_name(&self) -> Result<String> {
         Ok(self.properties()?.arch_name)
     }
 
     /// One attribute (`hipDeviceGetAttribute`), e.g. `hip_sys::hipDeviceAttributeWarpSize`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hip`] with what `hipDeviceGetAttribute` returns (`hipErrorInvalidValue` for an attribute
+    /// this runtime does not know).
+    ///
+    /// ```no_run
+    /// # fn f(device: &hip::Device) -> hip::Result<()> {
+    /// let warp = device.attribute(hip::sys::hipDeviceAttributeWarpSize)?; // 64 or 32
+    /// # Ok(()) }
+    /// ```
     pub fn attribute(&self, attr: sys::hipDeviceAttribute_t) -> Result<i32> {
         result::device_attribute(attr, self.0.ordinal)
     }
@@ -231,13 +315,36 @@ impl Device {
         self.0.limits.max_shared_mem_optin
     }
 
-    /// `(free, total)` device memory in bytes.
+    /// `(free, total)` device memory in bytes (`hipMemGetInfo`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hip`] with what HIP returns for making the device current and for `hipMemGetInfo`.
+    ///
+    /// ```no_run
+    /// # fn f(device: &hip::Device) -> hip::Result<()> {
+    /// let (free, total) = device.memory_info()?;
+    /// println!("{} of {} MiB free", free >> 20, total >> 20);
+    /// # Ok(()) }
+    /// ```
     pub fn memory_info(&self) -> Result<(usize, usize)> {
         self.bind()?;
         result::mem_get_info()
     }
 
-    /// Whether this device can map `peer`'s memory.
+    /// Whether this device can map `peer`'s memory (`hipDeviceCanAccessPeer`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hip`] with what `hipDeviceCanAccessPeer` returns.
+    ///
+    /// ```no_run
+    /// let (d0, d1) = (hip::Device::get(0)?, hip::Device::get(1)?);
+    /// if d0.can_access_peer(&d1)? {
+    ///     d0.ensure_peer_access(&d1)?;
+    /// }
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn can_access_peer(&self, peer: &Device) -> Result<bool> {
         result::can_access_peer(self.0.ordinal, peer.0.ordinal)
     }
@@ -246,6 +353,18 @@ impl Device {
     /// ([`ensure_peer_access`](Self::ensure_peer_access) accepts that). A device is not its own peer
     /// ([`Error::InvalidArgument`]), and a pair the hardware cannot map is
     /// [`Error::NotSupported`], both before HIP is asked to enable anything.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for the device itself, [`Error::NotSupported`] for a pair the hardware
+    /// cannot map, and [`Error::Hip`] with what HIP returns (`hipErrorPeerAccessAlreadyEnabled`, status
+    /// `invalid_state`, when it is on already).
+    ///
+    /// ```no_run
+    /// let (d0, d1) = (hip::Device::get(0)?, hip::Device::get(1)?);
+    /// d0.enable_peer_access(&d1)?; // kernels on d0 may now read and write d1's buffers
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn enable_peer_access(&self, peer: &Device) -> Result<()> {
         if peer.0.ordinal == self.0.ordinal {
             return Err(Error::InvalidArgument {
@@ -268,6 +387,24 @@ impl Device {
     }
 
     /// [`enable_peer_access`](Self::enable_peer_access), where access already enabled is success.
+    ///
+    /// # Errors
+    ///
+    /// As [`enable_peer_access`](Self::enable_peer_access), except `hipErrorPeerAccessAlreadyEnabled`:
+    /// [`Error::InvalidArgument`] for the device itself, [`Error::NotSupported`] for a pair the hardware
+    /// cannot map, and [`Error::Hip`] with any other answer of HIP.
+    ///
+    /// ```no_run
+    /// let devices = (0..hip::Device::count()?).map(hip::Device::get).collect::<hip::Result<Vec<_>>>()?;
+    /// for a in &devices {
+    ///     for b in devices.iter().filter(|b| b.ordinal() != a.ordinal()) {
+    ///         if a.can_access_peer(b)? {
+    ///             a.ensure_peer_access(b)?; // twice is fine
+    ///         }
+    ///     }
+    /// }
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn ensure_peer_access(&self, peer: &Device) -> Result<()> {
         match self.enable_peer_access(peer) {
             Err(e) if e.hip_code().map(|c| c.0) == Some(704) => {

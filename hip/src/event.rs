@@ -63,16 +63,58 @@ impl Event {
     /// # Errors
     ///
     /// What HIP returns for `hipEventCreateWithFlags`; [`Error::NoDevice`] where the device is gone.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device, stream: &Stream) -> hip::Result<()> {
+    /// let done = Event::new(device)?;
+    /// done.record(stream)?;
+    /// done.synchronize()?; // what was queued on `stream` before the record is done
+    /// # Ok(()) }
+    /// ```
     pub fn new(device: &Device) -> Result<Event> {
         Self::with_flags(device, sys::hipEventDisableTiming)
     }
 
-    /// A new event that records timestamps, for [`Event::elapsed_ms`].
+    /// A new event that records timestamps, for [`Event::elapsed_ms`] (`hipEventDefault`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Event::new`]: [`Error::Hip`] with what HIP returns for making the device current and for
+    /// `hipEventCreateWithFlags`.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device, stream: &Stream, x: &mut DeviceBuffer<f32>) -> hip::Result<()> {
+    /// let (start, end) = (Event::with_timing(device)?, Event::with_timing(device)?);
+    /// start.record(stream)?;
+    /// stream.fill_async(x, 0.5)?;
+    /// end.record(stream)?;
+    /// end.synchronize()?;
+    /// println!("{:.3} ms", start.elapsed_ms(&end)?);
+    /// # Ok(()) }
+    /// ```
     pub fn with_timing(device: &Device) -> Result<Event> {
         Self::with_flags(device, sys::hipEventDefault)
     }
 
     /// A new event with raw `hipEvent*` flags (`hipEventBlockingSync`, `hipEventDisableTiming`, ...).
+    /// Timing is on unless the flags hold `hipEventDisableTiming`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hip`] with what HIP returns for making the device current and for
+    /// `hipEventCreateWithFlags` (`hipErrorInvalidValue` for flags it does not know).
+    ///
+    /// ```no_run
+    /// # fn f(device: &hip::Device) -> hip::Result<()> {
+    /// use hip::sys;
+    /// // A host wait on this event sleeps instead of spinning.
+    /// let flags = sys::hipEventBlockingSync | sys::hipEventDisableTiming;
+    /// let event = hip::Event::with_flags(device, flags)?;
+    /// assert!(!event.has_timing());
+    /// # Ok(()) }
+    /// ```
     pub fn with_flags(device: &Device, flags: u32) -> Result<Event> {
         device.bind()?;
         let raw = result::event_create(flags)?;
@@ -104,6 +146,14 @@ impl Event {
     /// # Errors
     ///
     /// [`Error::DeviceMismatch`] for a stream of another device, and what HIP returns.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, x: &mut DeviceBuffer<u8>, event: &Event) -> hip::Result<()> {
+    /// stream.fill_async(x, 0)?;
+    /// event.record(stream)?; // completes once the fill does
+    /// # Ok(()) }
+    /// ```
     pub fn record(&self, stream: &Stream) -> Result<()> {
         same_device("Event::record", stream.device(), &self.device)?;
         // Held to the end: the capture state read below is the one the record was made in.
@@ -184,7 +234,21 @@ impl Event {
         }
     }
 
-    /// Whether the recorded work is done, without blocking. An event never recorded counts as done.
+    /// Whether the recorded work is done, without blocking (`hipEventQuery`). An event never recorded
+    /// counts as done.
+    ///
+    /// # Errors
+    ///
+    /// What HIP returns for `hipEventQuery` other than "not ready" (`false`): an error of the work the
+    /// event waits for.
+    ///
+    /// ```no_run
+    /// # fn f(event: &hip::Event) -> hip::Result<()> {
+    /// if !event.query()? {
+    ///     println!("still running");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn query(&self) -> Result<bool> {
         let position = self.position();
         // SAFETY: `self.raw` is live until Drop (created in `with_flags`, destroyed only there).
@@ -200,6 +264,15 @@ impl Event {
     /// # Errors
     ///
     /// What HIP returns for the wait: an error of the work it waited for.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, x: &mut DeviceBuffer<u32>) -> hip::Result<()> {
+    /// stream.fill_async(x, 3)?;
+    /// let filled = stream.record_event()?;
+    /// filled.synchronize()?; // blocks until the fill is done, not the work queued after it
+    /// # Ok(()) }
+    /// ```
     pub fn synchronize(&self) -> Result<()> {
         let position = self.position();
         // SAFETY: as in `query`.
@@ -216,6 +289,18 @@ impl Event {
     ///
     /// [`Error::TimingDisabled`] unless both events were created with timing, [`Error::EventNotRecorded`]
     /// unless both were recorded, and what HIP returns (`hipErrorNotReady` while one has not completed).
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device, stream: &Stream, x: &mut DeviceBuffer<u32>) -> hip::Result<()> {
+    /// let (start, end) = (Event::with_timing(device)?, Event::with_timing(device)?);
+    /// start.record(stream)?;
+    /// stream.fill_async(x, 1)?;
+    /// end.record(stream)?;
+    /// end.synchronize()?; // both complete: the time can be read
+    /// let ms = start.elapsed_ms(&end)?;
+    /// # Ok(()) }
+    /// ```
     pub fn elapsed_ms(&self, end: &Event) -> Result<f32> {
         if !self.timing || !end.timing {
             return Err(Error::TimingDisabled);
@@ -286,6 +371,21 @@ impl Stream {
     /// An event recorded on a stream being captured makes this stream join that capture (HIP's fork
     /// pattern): its later work is recorded into the same graph until the capture ends, and must be joined
     /// back (an event recorded here, waited for by the capturing stream) before [`Capture::end`](crate::Capture::end).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for an event recorded in a capture that has ended, or in another capture
+    /// than the one recording this stream; otherwise [`Error::Hip`] with what HIP returns for making the
+    /// device current and for `hipStreamWaitEvent`.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(a: &Stream, b: &Stream) -> hip::Result<()> {
+    /// // Work this crate cannot see (raw calls, kernels writing through raw pointers) queued on `a`...
+    /// let ready = a.record_event()?;
+    /// b.wait_event(&ready)?; // ...comes before what is queued on `b` from now on
+    /// # Ok(()) }
+    /// ```
     pub fn wait_event(&self, event: &Event) -> Result<()> {
         self.device().bind()?;
         // SAFETY: this live stream (as in `synchronize`) of the current device, and `event`, live while
@@ -311,7 +411,22 @@ impl Stream {
         }
     }
 
-    /// Record a fresh event on this stream: it completes when the work queued so far does.
+    /// Record a fresh event on this stream: it completes when the work queued so far does. The event has
+    /// no timing ([`Event::new`]).
+    ///
+    /// # Errors
+    ///
+    /// What [`Event::new`] and [`Event::record`] return: [`Error::Hip`] with what HIP returns for the
+    /// creation and the record.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, x: &mut DeviceBuffer<u32>) -> hip::Result<()> {
+    /// stream.fill_async(x, 9)?;
+    /// let filled = stream.record_event()?;
+    /// filled.synchronize()?;
+    /// # Ok(()) }
+    /// ```
     pub fn record_event(&self) -> Result<Event> {
         let event = Event::new(self.device())?;
         event.record(self)?;

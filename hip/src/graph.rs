@@ -137,6 +137,15 @@ impl Stream {
     ///
     /// [`Error::InvalidArgument`] for the default (null) stream, which cannot be captured, and for a
     /// stream already capturing; what HIP returns.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, x: &mut DeviceBuffer<f32>) -> hip::Result<()> {
+    /// let capture = stream.begin_capture(CaptureMode::ThreadLocal)?;
+    /// capture.stream().fill_async(x, 0.0)?; // recorded into the graph, not run
+    /// let graph = capture.end()?;
+    /// # Ok(()) }
+    /// ```
     pub fn begin_capture(&self, mode: CaptureMode) -> Result<Capture<'_>> {
         if self.is_default() {
             return Err(Error::InvalidArgument {
@@ -190,6 +199,32 @@ impl<'s> Capture<'s> {
     /// buffers and views in `args` stays valid for every launch of every [`GraphExec`] made from this
     /// capture (move it in with [`Capture::keep`], or make sure it outlives them), and the arguments'
     /// device addresses are what each replay should use (a graph replays the captured values).
+    ///
+    /// # Errors
+    ///
+    /// As [`Function::launch`], nothing recorded when refused: [`Error::InvalidLaunch`] for a
+    /// configuration the device cannot run or a function of another device, [`Error::ArgumentMismatch`]
+    /// for arguments that do not match the kernel's signature, [`Error::DeviceMismatch`] for memory the
+    /// device cannot reach, [`Error::TooManyArguments`], [`Error::InvalidArgument`] for pinned or managed
+    /// memory among the arguments (refused in a capture), and what HIP returns.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, scale: &Function, x: &mut DeviceBuffer<f32>) -> hip::Result<()> {
+    /// let n = x.len() as u32;
+    /// let mut capture = stream.begin_capture(CaptureMode::ThreadLocal)?;
+    /// // SAFETY: `scale(float* x, unsigned n)` writes x[0..n); `x` is kept alive by the graph.
+    /// unsafe {
+    ///     capture.launch(
+    ///         scale,
+    ///         &LaunchConfig::for_num_elems(n),
+    ///         LaunchArgs::new().arg_mut(x).arg(&n),
+    ///     )?;
+    /// }
+    /// let mut exec = capture.end()?.instantiate()?;
+    /// exec.launch(stream)?;
+    /// # Ok(()) }
+    /// ```
     pub unsafe fn launch(
         &mut self,
         function: &Function,
@@ -207,6 +242,16 @@ impl<'s> Capture<'s> {
     ///
     /// What HIP returns, notably `hipErrorStreamCaptureInvalidated` when an operation during the capture
     /// broke it (a synchronous call HIP refuses while capturing, another thread's, in `Global` mode).
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, x: &mut DeviceBuffer<u32>) -> hip::Result<()> {
+    /// let capture = stream.begin_capture(CaptureMode::ThreadLocal)?;
+    /// capture.stream().fill_async(x, 1)?;
+    /// let graph = capture.end()?;
+    /// assert_eq!(graph.node_count()?, 1);
+    /// # Ok(()) }
+    /// ```
     pub fn end(mut self) -> Result<Graph> {
         self.ended = true;
         let raw = finish(self.stream)?;
@@ -334,6 +379,16 @@ impl Graph {
     }
 
     /// The number of nodes (`hipGraphGetNodes`): one per captured kernel, copy, memset, host function, ...
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hip`] with what HIP returns for making the device current and for `hipGraphGetNodes`.
+    ///
+    /// ```no_run
+    /// # fn f(graph: &hip::Graph) -> hip::Result<()> {
+    /// println!("{} nodes, {} kernels", graph.node_count()?, graph.kernel_node_count()?);
+    /// # Ok(()) }
+    /// ```
     pub fn node_count(&self) -> Result<usize> {
         self.device.bind()?;
         let _serialised = lock(&self.calls);
@@ -342,6 +397,17 @@ impl Graph {
     }
 
     /// How many nodes are kernel launches (`hipGraphNodeGetType`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hip`] with what HIP returns for making the device current, for `hipGraphGetNodes` and
+    /// for `hipGraphNodeGetType`.
+    ///
+    /// ```no_run
+    /// # fn f(graph: &hip::Graph) -> hip::Result<()> {
+    /// assert!(graph.kernel_node_count()? <= graph.node_count()?);
+    /// # Ok(()) }
+    /// ```
     pub fn kernel_node_count(&self) -> Result<usize> {
         self.device.bind()?;
         let _serialised = lock(&self.calls);
@@ -364,6 +430,16 @@ impl Graph {
     /// # Errors
     ///
     /// What HIP returns (a graph HIP cannot instantiate, out of memory).
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, graph: &hip::Graph) -> hip::Result<()> {
+    /// let mut exec = graph.instantiate()?; // once
+    /// for _ in 0..100 {
+    ///     exec.launch(stream)?; // many times
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn instantiate(&self) -> Result<GraphExec> {
         self.instantiate_raw(None)
     }
@@ -371,6 +447,19 @@ impl Graph {
     /// [`instantiate`](Self::instantiate) with flags (`hipGraphInstantiateWithFlags`): see
     /// [`GraphInstantiateFlags`]. A flag this HIP (or the CUDA under it) does not know is HIP's own
     /// error.
+    ///
+    /// # Errors
+    ///
+    /// As [`instantiate`](Self::instantiate): [`Error::Hip`] with what HIP returns, `hipErrorInvalidValue`
+    /// for a flag it does not take (such as [`GraphInstantiateFlags::UPLOAD`] before HIP 6.1 on AMD, and
+    /// on NVIDIA).
+    ///
+    /// ```no_run
+    /// use hip::GraphInstantiateFlags;
+    /// # fn f(graph: &hip::Graph) -> hip::Result<()> {
+    /// let exec = graph.instantiate_with_flags(GraphInstantiateFlags::USE_NODE_PRIORITY)?;
+    /// # Ok(()) }
+    /// ```
     pub fn instantiate_with_flags(&self, flags: GraphInstantiateFlags) -> Result<GraphExec> {
         self.instantiate_raw(Some(flags.0))
     }
@@ -459,6 +548,14 @@ impl GraphExec {
     ///
     /// [`Error::DeviceMismatch`] for a stream of another device, [`Error::InvalidArgument`] for a
     /// capturing stream (launching a graph into another capture is not supported), and what HIP returns.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, exec: &mut hip::GraphExec, x: &DeviceBuffer<u32>) -> hip::Result<()> {
+    /// exec.launch(stream)?;
+    /// let out = x.to_vec()?; // waits for the launch if the graph writes `x`
+    /// # Ok(()) }
+    /// ```
     pub fn launch(&mut self, stream: &Stream) -> Result<()> {
         if stream.device().ordinal() != self.device.ordinal() {
             return Err(Error::DeviceMismatch {
@@ -501,9 +598,24 @@ impl GraphExec {
     /// Launches already queued may still use what the old capture kept, so when this graph was launched
     /// since it was made or last updated, the update first waits for its device (as dropping it does):
     /// an update costs a synchronisation then, not an instantiation.
-    /// Errors: [`Error::InvalidArgument`] for a graph of another device; HIP's refusal
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a graph of another device; HIP's refusal
     /// (`hipErrorGraphExecUpdateFailure`) with a message naming the update result (topology, node type,
-    /// function or parameters changed); the executable graph is then unchanged and still usable.
+    /// function or parameters changed); the executable graph is then unchanged and still usable. Also
+    /// what HIP returns for making the device current and for the device synchronisation.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, exec: &mut hip::GraphExec, y: &mut DeviceBuffer<u32>) -> hip::Result<()> {
+    /// // The same work, captured again with another buffer.
+    /// let capture = stream.begin_capture(CaptureMode::ThreadLocal)?;
+    /// capture.stream().fill_async(y, 1)?;
+    /// exec.update(&capture.end()?)?;
+    /// exec.launch(stream)?; // now fills `y`
+    /// # Ok(()) }
+    /// ```
     pub fn update(&mut self, graph: &Graph) -> Result<()> {
         if graph.device.ordinal() != self.device.ordinal() {
             return Err(Error::InvalidArgument {

@@ -166,6 +166,12 @@ impl Stream {
     /// short: it holds the stream. It is freed exactly once, run or not. A panic in `f` is caught, the
     /// stream goes on, and the returned handle reports [`HostFnState::Panicked`].
     ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) on a stream a capture records, and
+    /// [`Error::Hip`](crate::Error::Hip) with what HIP returns for making the device current and for
+    /// `hipStreamAddCallback` (`f` is then dropped, never run).
+    ///
     /// ```no_run
     /// # use hip::prelude::*;
     /// # let device = Device::get(0)?;

@@ -114,6 +114,15 @@ impl Module {
     ///
     /// [`Error::ModuleFile`] naming the path, around the cause: a file that cannot be read, or any
     /// failure of [`Module::load_data`].
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// let device = Device::get(0)?;
+    /// // Built with `hipcc --genco --offload-arch=gfx90a kernels.hip -o kernels.hsaco`.
+    /// let module = Module::load_file(&device, "kernels.hsaco")?;
+    /// let saxpy = module.function("saxpy")?;
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn load_file(device: &Device, path: impl AsRef<Path>) -> Result<Module> {
         let path = path.as_ref();
         let named = |source: Error| Error::ModuleFile {
@@ -173,6 +182,14 @@ impl Module {
     ///
     /// [`Error::UnknownName`] for a name the module lacks (naming it, with HIP's code);
     /// [`Error::InteriorNul`] for a NUL byte in `name`; otherwise what `hipModuleGetFunction` returns.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(module: &Module) -> hip::Result<()> {
+    /// let saxpy = module.function("saxpy")?; // extern "C" __global__ void saxpy(...)
+    /// println!("up to {} threads per block", saxpy.max_threads_per_block());
+    /// # Ok(()) }
+    /// ```
     pub fn function(&self, name: &str) -> Result<Function> {
         let c = cstring("kernel name", name)?;
         self.0.device.bind()?;
@@ -222,7 +239,23 @@ impl Module {
         Some(Arc::new(Signature::new(kernel.clone())))
     }
 
-    /// The module global `name`, holding one `T`. Its size in the module must be `size_of::<T>()`.
+    /// The module global `name` (a `__device__` or `__constant__` variable), holding one `T`. Its size in
+    /// the module must be `size_of::<T>()`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownName`] for a name the module lacks (naming it, with HIP's code);
+    /// [`Error::GlobalSize`] when its size in the module is not `size_of::<T>()`;
+    /// [`Error::InteriorNul`] for a NUL byte in `name`; otherwise what `hipModuleGetGlobal` returns.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(module: &Module) -> hip::Result<()> {
+    /// // __constant__ float coefficients[4];
+    /// let coefficients = module.global::<[f32; 4]>("coefficients")?;
+    /// coefficients.write(&[0.25, 0.5, 0.75, 1.0])?;
+    /// # Ok(()) }
+    /// ```
     pub fn global<T: DeviceCopy>(&self, name: &str) -> Result<Global<T>> {
         let c = cstring("global name", name)?;
         self.0.device.bind()?;
@@ -318,6 +351,17 @@ impl Function {
     }
 
     /// One attribute (`hipFuncGetAttribute`), e.g. `hip_sys::HIP_FUNC_ATTRIBUTE_NUM_REGS`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hip`] with what `hipFuncGetAttribute` returns (`hipErrorInvalidValue` for an attribute
+    /// this runtime does not report).
+    ///
+    /// ```no_run
+    /// # fn f(kernel: &hip::Function) -> hip::Result<()> {
+    /// let spilled = kernel.attribute(hip::sys::HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?;
+    /// # Ok(()) }
+    /// ```
     pub fn attribute(&self, attr: sys::hipFunction_attribute) -> Result<i32> {
         // SAFETY: `self.raw` is live: `self.module` keeps its module loaded.
         unsafe { result::func_get_attribute(attr, self.raw) }
@@ -345,17 +389,57 @@ impl Function {
         self.signature.as_deref()
     }
 
-    /// Registers per thread.
+    /// Registers per thread (`HIP_FUNC_ATTRIBUTE_NUM_REGS`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Function::attribute`]: what `hipFuncGetAttribute` returns.
+    ///
+    /// ```no_run
+    /// # fn f(kernel: &hip::Function) -> hip::Result<()> {
+    /// println!(
+    ///     "{}: {} registers, {} bytes shared, {} bytes scratch per thread",
+    ///     kernel.name(),
+    ///     kernel.num_regs()?,
+    ///     kernel.shared_size_bytes()?,
+    ///     kernel.local_size_bytes()?,
+    /// );
+    /// # Ok(()) }
+    /// ```
     pub fn num_regs(&self) -> Result<i32> {
         self.attribute(sys::HIP_FUNC_ATTRIBUTE_NUM_REGS)
     }
 
-    /// Statically allocated shared memory in bytes.
+    /// Statically allocated shared memory in bytes (`HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`), asked of
+    /// the runtime now (see also [`static_shared_bytes`](Self::static_shared_bytes)).
+    ///
+    /// # Errors
+    ///
+    /// As [`Function::attribute`]: what `hipFuncGetAttribute` returns.
+    ///
+    /// ```no_run
+    /// # fn f(kernel: &hip::Function) -> hip::Result<()> {
+    /// let bytes = kernel.shared_size_bytes()?;
+    /// # Ok(()) }
+    /// ```
     pub fn shared_size_bytes(&self) -> Result<i32> {
         self.attribute(sys::HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
     }
 
-    /// Private (local/scratch) memory per thread in bytes.
+    /// Private (local/scratch) memory per thread in bytes (`HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`): more
+    /// than 0 often means registers spilled.
+    ///
+    /// # Errors
+    ///
+    /// As [`Function::attribute`]: what `hipFuncGetAttribute` returns.
+    ///
+    /// ```no_run
+    /// # fn f(kernel: &hip::Function) -> hip::Result<()> {
+    /// if kernel.local_size_bytes()? > 0 {
+    ///     eprintln!("{} uses scratch memory", kernel.name());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn local_size_bytes(&self) -> Result<i32> {
         self.attribute(sys::HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
     }
@@ -365,6 +449,21 @@ impl Function {
     /// per-block limit less the static amount, 48 KiB at most, until
     /// [`set_max_dynamic_shared_bytes`](Self::set_max_dynamic_shared_bytes) raises it); on AMD, which has
     /// no opt-in, the device's per-block limit less the static amount.
+    ///
+    /// # Errors
+    ///
+    /// On NVIDIA, what `hipFuncGetAttribute` returns; on AMD none (the limit was read when the device was
+    /// opened).
+    ///
+    /// ```no_run
+    /// # fn f(kernel: &hip::Function) -> hip::Result<()> {
+    /// let bytes = kernel.max_dynamic_shared_bytes()?;
+    /// let config = hip::LaunchConfig {
+    ///     shared_mem_bytes: bytes.min(32 << 10) as u32,
+    ///     ..hip::LaunchConfig::for_num_elems(1 << 20)
+    /// };
+    /// # Ok(()) }
+    /// ```
     pub fn max_dynamic_shared_bytes(&self) -> Result<usize> {
         if cfg!(hip_platform = "nvidia") {
             let v = self.attribute(sys::HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?;
@@ -383,6 +482,21 @@ impl Function {
     /// memory may not exceed the device's opt-in maximum (`hipDeviceAttributeSharedMemPerBlockOptin`):
     /// [`Error::InvalidArgument`] with both numbers. On AMD a kernel needs no opt-in: the same bound is
     /// checked (the device's per-block limit) and nothing else is done.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `bytes` plus the static shared memory exceed the device's opt-in
+    /// maximum; on NVIDIA, what HIP returns for making the device current and for the attribute.
+    ///
+    /// ```no_run
+    /// # fn f(kernel: &hip::Function) -> hip::Result<()> {
+    /// kernel.set_max_dynamic_shared_bytes(96 << 10)?; // 96 KiB: past the 48 KiB default on NVIDIA
+    /// let config = hip::LaunchConfig {
+    ///     shared_mem_bytes: 96 << 10,
+    ///     ..hip::LaunchConfig::new(128u32, 256u32)
+    /// };
+    /// # Ok(()) }
+    /// ```
     pub fn set_max_dynamic_shared_bytes(&self, bytes: usize) -> Result<()> {
         let device = self.module.device();
         let optin = device.limits().max_shared_mem_optin;
@@ -411,6 +525,17 @@ impl Function {
     /// kernel, or -1 for the device's default (`PREFERRED_SHARED_MEMORY_CARVEOUT`). A hint the driver may
     /// round. Other values are [`Error::InvalidArgument`]. On AMD (no carveout) the value is checked and
     /// nothing else is done.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a value outside -1..=100; on NVIDIA, what HIP returns for making the
+    /// device current and for the attribute.
+    ///
+    /// ```no_run
+    /// # fn f(kernel: &hip::Function) -> hip::Result<()> {
+    /// kernel.set_preferred_shared_carveout(100)?; // as much shared memory as the driver gives
+    /// # Ok(()) }
+    /// ```
     pub fn set_preferred_shared_carveout(&self, percent: i32) -> Result<()> {
         if !(-1..=100).contains(&percent) {
             return Err(Error::InvalidArgument {
@@ -427,6 +552,17 @@ impl Function {
 
     /// Prefer more L1 cache or more shared memory for this kernel (`cuFuncSetCacheConfig`). A hint; on AMD,
     /// where HIP documents it as having no effect, nothing is done.
+    ///
+    /// # Errors
+    ///
+    /// On NVIDIA, what HIP returns for making the device current and for `cuFuncSetCacheConfig`; on AMD
+    /// none.
+    ///
+    /// ```no_run
+    /// # fn f(kernel: &hip::Function) -> hip::Result<()> {
+    /// kernel.set_cache_config(hip::FuncCache::PreferL1)?;
+    /// # Ok(()) }
+    /// ```
     pub fn set_cache_config(&self, config: FuncCache) -> Result<()> {
         #[cfg(hip_platform = "nvidia")]
         {
@@ -490,6 +626,18 @@ impl<T: DeviceCopy> Global<T> {
     /// Copy the value to the host. Synchronous; it first waits for all work on the module's device:
     /// kernels reach a global by name, not through their arguments, so the memory model cannot know which
     /// work uses it.
+    ///
+    /// # Errors
+    ///
+    /// What HIP returns for the device synchronisation (an error of the work it waited for) and for the
+    /// copy.
+    ///
+    /// ```no_run
+    /// # fn f(module: &hip::Module) -> hip::Result<()> {
+    /// let counter = module.global::<u32>("counter")?; // __device__ unsigned counter;
+    /// println!("kernels counted {}", counter.read()?);
+    /// # Ok(()) }
+    /// ```
     pub fn read(&self) -> Result<T> {
         let mut v = std::mem::MaybeUninit::<T>::uninit();
         self.module.device().synchronize()?;
@@ -513,6 +661,18 @@ impl<T: DeviceCopy> Global<T> {
 
     /// Copy `value` to the device. Synchronous: waits for all work on the module's device first (as
     /// [`Global::read`]), and returns once the value is on the device.
+    ///
+    /// # Errors
+    ///
+    /// What HIP returns for the device synchronisations (an error of the work waited for) and for the
+    /// copy.
+    ///
+    /// ```no_run
+    /// # fn f(module: &hip::Module) -> hip::Result<()> {
+    /// let counter = module.global::<u32>("counter")?;
+    /// counter.write(&0)?; // launches queued after this see 0
+    /// # Ok(()) }
+    /// ```
     pub fn write(&self, value: &T) -> Result<()> {
         self.module.device().synchronize()?;
         // SAFETY: as in `read`, the other way: `value` is a live T of size_of::<T>() bytes, all

@@ -12,6 +12,19 @@ impl Function {
     /// be resident on one multiprocessor at once
     /// (`hipModuleOccupancyMaxActiveBlocksPerMultiprocessor`). A block size of 0 is
     /// [`Error::InvalidArgument`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a block size of 0 or above `i32::MAX`; otherwise [`Error::Hip`] with
+    /// what HIP returns for making the device current and for the occupancy call.
+    ///
+    /// ```no_run
+    /// # fn f(kernel: &hip::Function, device: &hip::Device) -> hip::Result<()> {
+    /// let blocks = kernel.max_active_blocks_per_multiprocessor(256, 0)?;
+    /// let per_sm = device.attribute(hip::sys::hipDeviceAttributeMaxThreadsPerMultiProcessor)?;
+    /// println!("occupancy at 256 threads: {:.0}%", 100.0 * (blocks * 256) as f64 / per_sm as f64);
+    /// # Ok(()) }
+    /// ```
     pub fn max_active_blocks_per_multiprocessor(
         &self,
         block_size: u32,
@@ -34,6 +47,19 @@ impl Function {
     /// The block size that reaches the highest occupancy with `dynamic_shared_bytes` of dynamic shared
     /// memory per block, and the smallest grid that fills the device with it
     /// (`hipModuleOccupancyMaxPotentialBlockSize`). `block_size_limit` 0 means no limit.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a `block_size_limit` above `i32::MAX`; otherwise [`Error::Hip`] with
+    /// what HIP returns for making the device current and for the occupancy call.
+    ///
+    /// ```no_run
+    /// # fn f(kernel: &hip::Function) -> hip::Result<()> {
+    /// let s = kernel.suggested_block_size(0, 0)?;
+    /// let config = s.config_for(1u32 << 20)?; // 2^20 elements at the suggested block size
+    /// println!("{} threads per block, {} blocks fill the device", s.block_size, s.min_grid_size);
+    /// # Ok(()) }
+    /// ```
     pub fn suggested_block_size(
         &self,
         dynamic_shared_bytes: usize,
@@ -62,6 +88,19 @@ impl Function {
     /// kernel's and the device's thread limit (and `block_size_limit`, 0 for none) is tried, largest first,
     /// and the one with the most resident threads per multiprocessor wins. A block size whose shared
     /// memory the device cannot give is skipped; none left is [`Error::InvalidArgument`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when no block size fits; otherwise [`Error::Hip`] with what HIP returns
+    /// for the device attributes and the occupancy calls.
+    ///
+    /// ```no_run
+    /// # fn f(kernel: &hip::Function) -> hip::Result<()> {
+    /// // One f32 of shared memory per thread.
+    /// let s = kernel.suggested_block_size_with(|block| block as usize * 4, 0)?;
+    /// let config = s.config_for(1u32 << 20)?; // its shared_mem_bytes is the suggestion's
+    /// # Ok(()) }
+    /// ```
     pub fn suggested_block_size_with(
         &self,
         shared_bytes_for: impl Fn(u32) -> usize,
@@ -123,6 +162,17 @@ pub struct BlockSizeSuggestion {
 impl BlockSizeSuggestion {
     /// A 1-D launch covering `n` elements with this block size and shared memory (at least one block). A
     /// shared size above `u32::MAX` cannot be launched: [`Error::InvalidArgument`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a block size of 0 (a suggestion made with none) or dynamic shared
+    /// memory above `u32::MAX` bytes.
+    ///
+    /// ```no_run
+    /// # fn f(kernel: &hip::Function, n: usize) -> hip::Result<()> {
+    /// let config = kernel.suggested_block_size(0, 0)?.config_for(n)?;
+    /// # Ok(()) }
+    /// ```
     pub fn config_for(&self, n: impl ElementCount) -> Result<LaunchConfig> {
         let mut c = config_for(n, self.block_size)?;
         c.shared_mem_bytes =
@@ -193,6 +243,19 @@ impl LaunchConfig {
     /// A 1-D launch covering `n` elements with the block size that gives `function` the highest
     /// occupancy on its device ([`Function::suggested_block_size`], no dynamic shared memory, no limit).
     /// The grid covers `n` (at least one block): the kernel still checks its index against `n`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Function::suggested_block_size`]: [`Error::Hip`] with what HIP returns; and
+    /// [`Error::InvalidArgument`] if the runtime suggests no block size.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, saxpy: &Function, y: &mut DeviceBuffer<f32>) -> hip::Result<()> {
+    /// let n = y.len() as u32;
+    /// let config = LaunchConfig::for_occupancy(saxpy, n)?; // instead of for_num_elems(n)
+    /// # Ok(()) }
+    /// ```
     pub fn for_occupancy(function: &Function, n: impl ElementCount) -> Result<LaunchConfig> {
         let s = function.suggested_block_size(0, 0)?;
         config_for(n, s.block_size)

@@ -340,7 +340,20 @@ impl Stream {
         Self::create(device, sys::hipStreamDefault, 0)
     }
 
-    /// A new non-blocking stream: work on it does not wait for the default stream.
+    /// A new non-blocking stream: work on it does not wait for the default stream
+    /// (`hipStreamNonBlocking`), of default priority.
+    ///
+    /// # Errors
+    ///
+    /// As [`Stream::new`]: [`Error::Hip`] with what HIP returns for making the device current and for
+    /// the creation (out of resources).
+    ///
+    /// ```no_run
+    /// let device = hip::Device::get(0)?;
+    /// let stream = hip::Stream::non_blocking(&device)?;
+    /// assert!(!stream.is_default());
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn non_blocking(device: &Device) -> Result<Stream> {
         Self::create(device, sys::hipStreamNonBlocking, 0)
     }
@@ -348,6 +361,18 @@ impl Stream {
     /// A new stream with a priority from [`Stream::priority_range`] (lower numbers are higher priority),
     /// blocking or not. A priority outside the range is [`Error::InvalidArgument`] naming the range (HIP
     /// would clamp it silently).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a priority outside [`Stream::priority_range`]; what HIP returns for
+    /// the range query and the creation.
+    ///
+    /// ```no_run
+    /// let device = hip::Device::get(0)?;
+    /// let (_least, greatest) = hip::Stream::priority_range(&device)?;
+    /// let urgent = hip::Stream::with_priority(&device, greatest, true)?; // non-blocking
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn with_priority(device: &Device, priority: i32, non_blocking: bool) -> Result<Stream> {
         let (least, greatest) = Self::priority_range(device)?;
         if priority < greatest.min(least) || priority > greatest.max(least) {
@@ -368,7 +393,19 @@ impl Stream {
         Self::create(device, flags, priority)
     }
 
-    /// The device's stream priorities as `(least, greatest)`; the greatest priority is the smallest number.
+    /// The device's stream priorities as `(least, greatest)`; the greatest priority is the smallest number
+    /// (`hipDeviceGetStreamPriorityRange`).
+    ///
+    /// # Errors
+    ///
+    /// What HIP returns for making the device current and for the query ([`Error::Hip`]).
+    ///
+    /// ```no_run
+    /// let device = hip::Device::get(0)?;
+    /// let (least, greatest) = hip::Stream::priority_range(&device)?;
+    /// println!("priorities {greatest} (first) to {least}");
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn priority_range(device: &Device) -> Result<(i32, i32)> {
         device.bind()?;
         result::stream_priority_range()
@@ -461,6 +498,22 @@ impl Stream {
 
     /// Whether all work queued so far is done, without blocking. Refused while capturing, like
     /// [`Stream::synchronize`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] while a [`Capture`](crate::graph::Capture) records the stream; otherwise
+    /// what HIP returns for `hipStreamQuery` other than "not ready" (`false`): an error of the queued
+    /// work.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, x: &mut DeviceBuffer<u32>) -> hip::Result<()> {
+    /// stream.fill_async(x, 1)?;
+    /// while !stream.query()? {
+    ///     std::thread::yield_now(); // other host work here
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn query(&self) -> Result<bool> {
         self.refuse_while_capturing("query")?;
         let queued = self.handle.queue.queued();

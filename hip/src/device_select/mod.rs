@@ -14,6 +14,17 @@ impl Device {
     /// Device 0, the one a program with no choice to make uses: [`Device::get`]`(0)`. Where this
     /// machine has no usable GPU the error is [`Error::NoDevice`], whatever the cause (no device, no
     /// working driver, a driver older than the runtime), saying which ([`Error::is_no_device`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Device::get`]: [`Error::NoDevice`] where there is no usable GPU, with `dynamic-loading`
+    /// [`Error::LibraryNotFound`] where no HIP runtime could be opened, and what HIP returns for opening
+    /// the device.
+    ///
+    /// ```no_run
+    /// let device = hip::Device::first()?;
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn first() -> Result<Device> {
         Device::get(0)
     }
@@ -22,6 +33,12 @@ impl Device {
     /// called with the [`Error::NoDevice`] that says why (no device, no driver, an old driver, with what
     /// to check), and the answer is `Ok(None)`. Every other failure (a library that could not be loaded,
     /// a device that fails to open) is `Err`.
+    ///
+    /// # Errors
+    ///
+    /// Every failure of [`Device::first`] but [`Error::NoDevice`]: with `dynamic-loading`
+    /// [`Error::LibraryNotFound`] where no HIP runtime could be opened, and what HIP returns for opening
+    /// device 0.
     ///
     /// ```no_run
     /// # fn main() -> hip::Result<()> {
@@ -50,11 +67,34 @@ impl Device {
     /// HIP 5.2.3's NVIDIA headers copy CUDA's UUID with `strncpy`: bytes after a zero byte come back as
     /// zeros there (about 6% of UUIDs have a zero byte). Such a UUID still shows and selects the same
     /// device every time, but differs from `nvidia-smi`'s.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hip`] with what `hipDeviceGetUuid` returns.
+    ///
+    /// ```no_run
+    /// let device = hip::Device::first()?;
+    /// let uuid = device.uuid()?;
+    /// println!("{uuid}"); // GPU-...; `Device::select` takes it back
+    /// assert_eq!(hip::Device::select(&uuid.to_string())?.ordinal(), device.ordinal());
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn uuid(&self) -> Result<DeviceUuid> {
         result::device::uuid(self.ordinal() as i32).map(DeviceUuid)
     }
 
     /// The device's PCI address (`hipDeviceGetPCIBusId`), e.g. `0000:3b:00.0`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hip`] with what `hipDeviceGetPCIBusId` returns; [`Error::InvalidArgument`] if the
+    /// runtime's answer is not a PCI address.
+    ///
+    /// ```no_run
+    /// let device = hip::Device::first()?;
+    /// println!("device {} is at {}", device.ordinal(), device.pci_bus_id()?);
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn pci_bus_id(&self) -> Result<PciBusId> {
         result::device::pci_bus_id(self.ordinal() as i32)?.parse()
     }
@@ -62,6 +102,18 @@ impl Device {
     /// The ordinal of the device at PCI address `bus_id`, as the runtime finds it
     /// (`hipDeviceGetByPCIBusId`; the spellings it accepts differ by platform:
     /// [`select`](Self::select) accepts every spelling of [`PciBusId`] on both).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InteriorNul`] for a NUL byte in `bus_id`; [`Error::Hip`] with what
+    /// `hipDeviceGetByPCIBusId` returns (no such device, a spelling it does not take);
+    /// [`Error::InvalidArgument`] if the runtime answers a negative ordinal.
+    ///
+    /// ```no_run
+    /// let ordinal = hip::Device::ordinal_by_pci_bus_id("0000:3b:00.0")?;
+    /// let device = hip::Device::get(ordinal)?;
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn ordinal_by_pci_bus_id(bus_id: &str) -> Result<usize> {
         let ordinal = result::device::device_by_pci_bus_id(bus_id)?;
         usize::try_from(ordinal).map_err(|_| Error::InvalidArgument {
@@ -83,6 +135,19 @@ impl Device {
     ///   name, UUID and bus id, so the right string can be copied from the message.
     /// - A UUID two devices share (AMD devices without a unique id report the same one): refused the
     ///   same way, rather than picking one.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a string in none of the forms, [`Error::NoDevice`] where there is
+    /// no usable GPU, [`Error::NoMatchingDevice`] when no device or more than one matches, and what
+    /// [`Device::get`] returns for the one that matches.
+    ///
+    /// ```no_run
+    /// // e.g. `--device 0000:3b:00.0`, `--device GPU-5a4c1a6e-...` or `--device 1`
+    /// let spec = std::env::args().nth(1).unwrap_or_else(|| "0".into());
+    /// let device = hip::Device::select(&spec)?; // the error lists every device present
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn select(spec: &str) -> Result<Device> {
         let selector: DeviceSelector = spec.parse()?;
         let count = Device::count()?;

@@ -299,6 +299,20 @@ impl<T: FftFloat> Plan<T> {
     }
 
     /// Queue later executions on `stream`, of the plan's device ([`Error::DeviceMismatch`] otherwise).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DeviceMismatch`] for a stream of another device; [`Error::Hip`] for making the device
+    /// current and ordering the new stream after the plan's last execution; [`Error::Fft`] with what
+    /// `hipfftSetStream` returns.
+    ///
+    /// ```no_run
+    /// use hip::fft::{Complex32, Direction, Plan};
+    /// # fn f(plan: &mut Plan<f32>, other: &hip::Stream, x: &mut hip::DeviceBuffer<Complex32>) -> hip::Result<()> {
+    /// plan.set_stream(other)?;
+    /// plan.c2c_in_place(Direction::Forward, x)?; // queued on `other`
+    /// # Ok(()) }
+    /// ```
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
         let raw = self.raw;
         self.uses.set_stream(
@@ -316,6 +330,23 @@ impl<T: FftFloat> Plan<T> {
     }
 
     /// A complex-to-complex transform from `input` into `output` (`hipfftExecC2C` / `Z2Z`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a plan made for another transform or a buffer too short for
+    /// the side it is (see [`input_len`](Self::input_len), [`output_len`](Self::output_len));
+    /// [`Error::DeviceMismatch`] for a buffer of another device than the plan's; [`Error::Hip`] for
+    /// making the device current and ordering the stream; [`Error::Fft`] with what hipFFT returns.
+    ///
+    /// ```no_run
+    /// use hip::fft::{Complex32, Direction, Plan, Shape, Transform};
+    /// # fn f(stream: &hip::Stream) -> hip::Result<()> {
+    /// let plan = Plan::<f32>::new(stream, Transform::C2C, &Shape::new(&[256, 256]))?;
+    /// let image = hip::DeviceBuffer::<Complex32>::zeroed(stream.device(), 256 * 256)?;
+    /// let mut spectrum = hip::DeviceBuffer::<Complex32>::zeroed(stream.device(), 256 * 256)?;
+    /// plan.c2c(Direction::Forward, &image, &mut spectrum)?;
+    /// # Ok(()) }
+    /// ```
     pub fn c2c(
         &self,
         dir: Direction,
@@ -326,6 +357,23 @@ impl<T: FftFloat> Plan<T> {
     }
 
     /// A complex-to-complex transform in place (the plan's input and output layouts must be the same).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a plan made for another transform, for a plan whose input and
+    /// output layouts differ, or a buffer too short for the side it is (see
+    /// [`input_len`](Self::input_len), [`output_len`](Self::output_len)); [`Error::DeviceMismatch`]
+    /// for a buffer of another device than the plan's; [`Error::Hip`] for making the device current
+    /// and ordering the stream; [`Error::Fft`] with what hipFFT returns.
+    ///
+    /// ```no_run
+    /// use hip::fft::{Complex32, Direction, Plan, Shape, Transform};
+    /// # fn f(stream: &hip::Stream, x: &mut hip::DeviceBuffer<Complex32>) -> hip::Result<()> {
+    /// let plan = Plan::<f32>::new(stream, Transform::C2C, &Shape::new(&[4096]))?;
+    /// plan.c2c_in_place(Direction::Forward, x)?;
+    /// plan.c2c_in_place(Direction::Inverse, x)?; // x is now 4096 times what it was: unnormalised
+    /// # Ok(()) }
+    /// ```
     pub fn c2c_in_place(
         &self,
         dir: Direction,
@@ -367,6 +415,24 @@ impl<T: FftFloat> Plan<T> {
     }
 
     /// A real-to-complex (forward) transform (`hipfftExecR2C` / `D2Z`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a plan made for another transform or a buffer too short for
+    /// the side it is (see [`input_len`](Self::input_len), [`output_len`](Self::output_len));
+    /// [`Error::DeviceMismatch`] for a buffer of another device than the plan's; [`Error::Hip`] for
+    /// making the device current and ordering the stream; [`Error::Fft`] with what hipFFT returns.
+    ///
+    /// ```no_run
+    /// use hip::fft::{Complex32, Plan, Shape, Transform};
+    /// use hip::prelude::*;
+    /// # fn f(stream: &Stream, signal: &DeviceBuffer<f32>) -> hip::Result<()> {
+    /// let n = 1024;
+    /// let plan = Plan::<f32>::new(stream, Transform::R2C, &Shape::new(&[n]))?;
+    /// let mut spectrum = hip::DeviceBuffer::<Complex32>::zeroed(stream.device(), n / 2 + 1)?;
+    /// plan.r2c(&signal.slice(..n)?, &mut spectrum)?;
+    /// # Ok(()) }
+    /// ```
     pub fn r2c(
         &self,
         input: &impl DeviceMemory<T>,
@@ -385,6 +451,25 @@ impl<T: FftFloat> Plan<T> {
     /// through [`DeviceMemoryMut::reinterpret_mut`] as `T`), and the spectrum replaces them. Plans of the
     /// basic layout only (hipFFT's in-place real layout); `data` holds [`output_len`](Self::output_len)
     /// complex values.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a plan made for another transform, for a plan with an
+    /// advanced layout, or a buffer too short for the side it is (see
+    /// [`input_len`](Self::input_len), [`output_len`](Self::output_len)); [`Error::DeviceMismatch`]
+    /// for a buffer of another device than the plan's; [`Error::Hip`] for making the device current
+    /// and ordering the stream; [`Error::Fft`] with what hipFFT returns.
+    ///
+    /// ```no_run
+    /// use hip::fft::{Complex32, Plan, Shape, Transform};
+    /// use hip::prelude::*;
+    /// # fn f(stream: &Stream, signal: &[f32; 1024]) -> hip::Result<()> {
+    /// let plan = Plan::<f32>::new(stream, Transform::R2C, &Shape::new(&[1024]))?;
+    /// let mut data = DeviceBuffer::<Complex32>::zeroed(stream.device(), plan.output_len())?; // 513
+    /// data.reinterpret_mut::<f32>()?.slice_mut(..1024)?.copy_from_host(signal)?; // a padded row
+    /// plan.r2c_in_place(&mut data)?;
+    /// # Ok(()) }
+    /// ```
     pub fn r2c_in_place(&self, data: &mut impl DeviceMemoryMut<Complex<T>>) -> Result<()> {
         self.real_in_place(Transform::R2C, Direction::Forward, data)
     }
@@ -392,6 +477,24 @@ impl<T: FftFloat> Plan<T> {
     /// A complex-to-real transform in place: the spectrum in `data` ([`input_len`](Self::input_len)
     /// complex values) is replaced by the reals, each row of the last dimension padded to
     /// `2 * (n / 2 + 1)` values. Plans of the basic layout only.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a plan made for another transform, for a plan with an
+    /// advanced layout, or a buffer too short for the side it is (see
+    /// [`input_len`](Self::input_len), [`output_len`](Self::output_len)); [`Error::DeviceMismatch`]
+    /// for a buffer of another device than the plan's; [`Error::Hip`] for making the device current
+    /// and ordering the stream; [`Error::Fft`] with what hipFFT returns.
+    ///
+    /// ```no_run
+    /// use hip::fft::{Complex32, Plan, Shape, Transform};
+    /// use hip::prelude::*;
+    /// # fn f(stream: &Stream, spectrum: &mut DeviceBuffer<Complex32>) -> hip::Result<()> {
+    /// let plan = Plan::<f32>::new(stream, Transform::C2R, &Shape::new(&[1024]))?;
+    /// plan.c2r_in_place(spectrum)?; // 513 complex values in, 1024 reals (row padded to 1026) out
+    /// let reals = spectrum.reinterpret::<f32>()?.slice(..1024)?.to_vec()?;
+    /// # Ok(()) }
+    /// ```
     pub fn c2r_in_place(&self, data: &mut impl DeviceMemoryMut<Complex<T>>) -> Result<()> {
         self.real_in_place(Transform::C2R, Direction::Inverse, data)
     }
@@ -446,6 +549,22 @@ impl<T: FftFloat> Plan<T> {
 
     /// A complex-to-real (inverse) transform (`hipfftExecC2R` / `Z2D`). The libraries may overwrite the
     /// input, so it is taken as `&mut` and counts as written.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a plan made for another transform or a buffer too short for
+    /// the side it is (see [`input_len`](Self::input_len), [`output_len`](Self::output_len));
+    /// [`Error::DeviceMismatch`] for a buffer of another device than the plan's; [`Error::Hip`] for
+    /// making the device current and ordering the stream; [`Error::Fft`] with what hipFFT returns.
+    ///
+    /// ```no_run
+    /// use hip::fft::{Complex32, Plan, Shape, Transform};
+    /// # fn f(stream: &hip::Stream, spectrum: &mut hip::DeviceBuffer<Complex32>) -> hip::Result<()> {
+    /// let plan = Plan::<f32>::new(stream, Transform::C2R, &Shape::new(&[1024]))?;
+    /// let mut signal = hip::DeviceBuffer::<f32>::zeroed(stream.device(), 1024)?;
+    /// plan.c2r(spectrum, &mut signal)?; // `spectrum` (513 values) may be overwritten
+    /// # Ok(()) }
+    /// ```
     pub fn c2r(
         &self,
         input: &mut impl DeviceMemoryMut<Complex<T>>,

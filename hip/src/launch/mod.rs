@@ -346,6 +346,22 @@ impl<'a> LaunchArgs<'a> {
     /// Check these arguments against `function`'s signature, as [`Function::launch`] does, without
     /// launching: [`Error::ArgumentMismatch`] on a mismatch, `Ok` when they match or the code object carries
     /// no signature ([`Function::signature`] is `None`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ArgumentMismatch`] naming the first argument that does not match (a missing or extra one,
+    /// a size that differs, a buffer for a value or a value for a pointer).
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(module: &Module, x: &mut DeviceBuffer<f32>) -> hip::Result<()> {
+    /// let scale = module.function("scale")?; // __global__ void scale(float* x, float s, unsigned n)
+    /// let n = x.len() as u32;
+    /// let mut args = LaunchArgs::new();
+    /// args.arg_mut(x).arg(&2.0f32).arg(&n);
+    /// args.check_against(&scale)?; // what the launch would check first
+    /// # Ok(()) }
+    /// ```
     pub fn check_against(&self, function: &Function) -> Result<()> {
         match function.checked_signature() {
             Some(sig) => self.check(sig),
@@ -355,6 +371,24 @@ impl<'a> LaunchArgs<'a> {
 
     /// Check these arguments against `signature` (no GPU needed): [`Error::ArgumentMismatch`] naming the
     /// first parameter that does not match. Allocates nothing unless it fails.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ArgumentMismatch`] naming the first argument that does not match the signature (or the
+    /// count, when there are more or fewer arguments than parameters).
+    ///
+    /// ```no_run
+    /// use hip::code_object::{CodeObject, Signature};
+    /// # fn f(x: &mut hip::DeviceBuffer<f32>) -> hip::Result<()> {
+    /// let image = std::fs::read("scale.hsaco").expect("the code object");
+    /// let code = CodeObject::parse(&image)?;
+    /// let kernel = code.kernel("scale", None).expect("a kernel named scale");
+    /// let signature = Signature::new(kernel.clone()); // scale(float* x, float s, unsigned n)
+    /// let mut args = hip::LaunchArgs::new();
+    /// args.arg_mut(x).arg(&2.0f32); // `n` is missing
+    /// assert!(args.check(&signature).is_err()); // Error::ArgumentMismatch
+    /// # Ok(()) }
+    /// ```
     pub fn check(&self, signature: &Signature) -> Result<()> {
         signature.check(self.infos())
     }

@@ -59,6 +59,14 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// [`Error::AllocationTooLarge`](crate::Error::AllocationTooLarge) when the byte size overflows, and
     /// [`Error::Hip`](crate::Error::Hip) with what HIP returns (`hipErrorOutOfMemory`, status
     /// `out_of_memory`, when there is no room).
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// let device = Device::get(0)?;
+    /// let y = DeviceBuffer::<f32>::zeroed(&device, 1 << 20)?;
+    /// assert_eq!(y.len(), 1 << 20);
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
         // SAFETY: `uninit` asks that the contents be written before they are read: `zero()` below writes
         // every byte (through the null stream, recorded as the writer, so every later use is ordered after
@@ -70,8 +78,24 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// `len` elements with whatever the allocation held.
     ///
+    /// # Errors
+    ///
+    /// As [`zeroed`](Self::zeroed) without the memset:
+    /// [`Error::AllocationTooLarge`](crate::Error::AllocationTooLarge) when the byte size overflows, and
+    /// [`Error::Hip`](crate::Error::Hip) with what HIP returns for making the device current and for
+    /// `hipMalloc` (`hipErrorOutOfMemory` when there is no room).
+    ///
     /// # Safety
     /// The contents are uninitialised: write them (a copy, a memset, a kernel) before reading them back.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device, stream: &Stream) -> hip::Result<()> {
+    /// // SAFETY: the fill writes every element before anything reads it.
+    /// let mut out = unsafe { DeviceBuffer::<u32>::uninit(device, 4096)? };
+    /// stream.fill_async(&mut out, 0)?;
+    /// # Ok(()) }
+    /// ```
     pub unsafe fn uninit(device: &Device, len: usize) -> Result<Self> {
         let bytes = super::byte_size::<T>(len)?;
         let ptr = if bytes == 0 {

@@ -54,7 +54,24 @@ unsafe impl<T: DeviceCopy> Send for ManagedBuffer<T> {}
 unsafe impl<T: DeviceCopy> Sync for ManagedBuffer<T> {}
 
 impl<T: DeviceCopy> ManagedBuffer<T> {
-    /// `len` zeroed elements.
+    /// `len` zeroed elements (`hipMallocManaged`, attached globally), zeroed by the host (on the device
+    /// where the host may not touch managed memory).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AllocationTooLarge`] when the byte size overflows, and [`Error::Hip`] with what HIP
+    /// returns for the device attribute, for making the device current, for `hipMallocManaged`
+    /// (`hipErrorOutOfMemory` when there is no room) and, where it zeroes on the device, for the memset.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device) -> hip::Result<()> {
+    /// let mut m = ManagedBuffer::<f32>::zeroed(device, 1024)?;
+    /// m.as_mut_slice()?[0] = 1.0; // the host writes it in place
+    /// // ... kernels read and write `m` as a device buffer ...
+    /// println!("{}", m.as_slice()?[0]); // waits for the kernels that write it
+    /// # Ok(()) }
+    /// ```
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
         Self::zeroed_attached(device, len, MemAttach::Global)
     }
@@ -64,6 +81,20 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
     /// [`attach_async`](Self::attach_async) instead: [`Error::InvalidArgument`] here). A host attachment
     /// is refused ([`Error::NotSupported`]) where the host may never touch managed memory safely (NVIDIA
     /// devices without concurrent managed access).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for [`MemAttach::Single`], [`Error::NotSupported`] for
+    /// [`MemAttach::Host`] on an NVIDIA device without concurrent managed access, and what
+    /// [`zeroed`](Self::zeroed) returns.
+    ///
+    /// ```no_run
+    /// use hip::memory::MemAttach;
+    /// # fn f(device: &hip::Device) -> hip::Result<()> {
+    /// // Filled by the host before any kernel uses it.
+    /// let staging = hip::ManagedBuffer::<u8>::zeroed_attached(device, 1 << 20, MemAttach::Host)?;
+    /// # Ok(()) }
+    /// ```
     pub fn zeroed_attached(device: &Device, len: usize, attach: MemAttach) -> Result<Self> {
         let flags = match attach {
             MemAttach::Global => sys::hipMemAttachGlobal,
@@ -143,6 +174,21 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
     /// there are not ones this crate enforces. Other streams may still use memory attached to one stream,
     /// ordered by the memory model (see [Attachments](Self#attachments)). The attachment call itself is
     /// ordered like a write. [`attachment`](Self::attachment) reports it from now on.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DeviceMismatch`] for a stream of another device than the memory's,
+    /// [`Error::NotSupported`] on an NVIDIA device without concurrent managed access,
+    /// [`Error::InvalidArgument`] on a capturing stream (managed memory is refused in graphs), and what
+    /// HIP returns for `hipStreamAttachMemAsync`.
+    ///
+    /// ```no_run
+    /// use hip::memory::MemAttach;
+    /// # fn f(stream: &hip::Stream, m: &mut hip::ManagedBuffer<f32>) -> hip::Result<()> {
+    /// m.attach_async(stream, MemAttach::Single)?; // a hint: mostly used by `stream`
+    /// assert_eq!(m.attached_stream(), Some(stream.id()));
+    /// # Ok(()) }
+    /// ```
     pub fn attach_async(&mut self, stream: &Stream, attach: MemAttach) -> Result<()> {
         same_device(
             "ManagedBuffer::attach_async",
@@ -172,7 +218,22 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
         Ok(())
     }
 
-    /// The contents on the host, once the work that writes them is done.
+    /// The contents on the host, once the work that writes them is done (and, on AMD without
+    /// concurrent managed access, once every device is idle).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotSupported`] on an NVIDIA device without concurrent managed access (copy with
+    /// [`DeviceMemory::to_vec`] there); an error of the work it waited for;
+    /// [`Error::InvalidArgument`] inside a host function while work still writes the memory (or, feature
+    /// `rccl`, while an open RCCL group uses it).
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(m: &ManagedBuffer<u32>) -> hip::Result<()> {
+    /// let total: u64 = m.as_slice()?.iter().map(|&v| u64::from(v)).sum();
+    /// # Ok(()) }
+    /// ```
     pub fn as_slice(&self) -> Result<&[T]> {
         self.host_wait(Access::Read)?;
         // SAFETY: `host_ptr` is aligned and valid on the host for `len` initialised T (zeroed at
@@ -186,6 +247,21 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
     }
 
     /// The contents on the host for writing, once every queued use of them is done.
+    ///
+    /// # Errors
+    ///
+    /// As [`as_slice`](Self::as_slice): [`Error::NotSupported`] on an NVIDIA device without concurrent
+    /// managed access, an error of the work it waited for, and [`Error::InvalidArgument`] inside a host
+    /// function while work still uses the memory (or, feature `rccl`, while an open RCCL group uses it).
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(m: &mut ManagedBuffer<f32>) -> hip::Result<()> {
+    /// for (i, v) in m.as_mut_slice()?.iter_mut().enumerate() {
+    ///     *v = i as f32;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
         self.host_wait(Access::Write)?;
         // SAFETY: as in as_slice, for writing: every use queued before (reads too) was waited for, no

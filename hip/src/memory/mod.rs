@@ -192,6 +192,12 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
     /// call this before queueing them. Work on the default stream of another device is allowed (peer
     /// access). `access` is [`Access::Read`] or [`Access::Write`] (`hip::Access`, in the prelude).
     ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for pinned or managed memory on a stream being captured, and (feature
+    /// `rccl`) for memory a call of an open RCCL group uses; what HIP returns for the wait queued on
+    /// `stream`.
+    ///
     /// ```no_run
     /// use hip::prelude::*;
     ///
@@ -213,6 +219,14 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
     /// # Errors
     ///
     /// [`Error::LengthMismatch`] for lengths that differ, and what HIP returns for the copy.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(x: &DeviceBuffer<f32>) -> hip::Result<()> {
+    /// let mut host = vec![0.0f32; x.len()];
+    /// x.copy_to_host(&mut host)?; // waits for the work that writes `x`
+    /// # Ok(()) }
+    /// ```
     fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
         check_len("copy_to_host", self.len(), dst.len())?;
         read_to_host(self, dst.as_mut_ptr().cast())
@@ -243,7 +257,21 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
         Ok(v)
     }
 
-    /// A view of `range` of the elements.
+    /// A view of `range` of the elements (any range: `2..5`, `..n`, `4..`), for a copy or a kernel
+    /// argument. It borrows the memory; nothing is copied.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfBounds`] for a range that does not fit in the memory or whose start is past its end.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device) -> hip::Result<()> {
+    /// let x = DeviceBuffer::from_slice(device, &[1u32, 2, 3, 4, 5])?;
+    /// assert_eq!(x.slice(1..3)?.to_vec()?, [2, 3]);
+    /// assert!(x.slice(4..9).is_err()); // Error::OutOfBounds
+    /// # Ok(()) }
+    /// ```
     fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'_, T>>
     where
         Self: Sized,
@@ -258,6 +286,19 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
     /// Two views, `..mid` and `mid..` (for example two halves read by two kernels at once, each view a
     /// kernel argument of its own). [`Error::OutOfBounds`] for `mid` past the end. For two views to write,
     /// [`DeviceMemoryMut::split_at_mut`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfBounds`] when `mid` is greater than the length.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device) -> hip::Result<()> {
+    /// let x = DeviceBuffer::from_slice(device, &[1u32, 2, 3, 4])?;
+    /// let (low, high) = x.split_at(1)?;
+    /// assert_eq!((low.len(), high.len()), (1, 3));
+    /// # Ok(()) }
+    /// ```
     fn split_at(&self, mid: usize) -> Result<(DeviceSlice<'_, T>, DeviceSlice<'_, T>)>
     where
         Self: Sized,
@@ -275,6 +316,20 @@ pub trait DeviceMemory<T: DeviceCopy>: sealed::Sealed {
     /// `[f32; 4]` as `f32`): a view of `byte_len / size_of::<U>()` elements. Safe because every bit
     /// pattern is a valid `DeviceCopy` value. [`Error::InvalidArgument`] when the bytes do not divide
     /// into whole `U`s, when the address is not aligned for `U`, or for a zero-sized `U`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the byte length is not a multiple of `size_of::<U>()`, when the
+    /// first element's address is not aligned for `U`, or when `U` is zero-sized.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device) -> hip::Result<()> {
+    /// let x = DeviceBuffer::from_slice(device, &[1.0f32, -2.0])?;
+    /// let bits = x.reinterpret::<u32>()?;
+    /// assert_eq!(bits.to_vec()?, [1.0f32.to_bits(), (-2.0f32).to_bits()]);
+    /// # Ok(()) }
+    /// ```
     fn reinterpret<U: DeviceCopy>(&self) -> Result<DeviceSlice<'_, U>>
     where
         Self: Sized,
@@ -375,6 +430,16 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
     /// # Errors
     ///
     /// [`Error::LengthMismatch`] for lengths that differ, and what HIP returns for the copy.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device) -> hip::Result<()> {
+    /// let a = DeviceBuffer::from_slice(device, &[1u32, 2, 3, 4])?;
+    /// let mut b = DeviceBuffer::<u32>::zeroed(device, 2)?;
+    /// b.copy_from_device(&a.slice(2..)?)?;
+    /// assert_eq!(b.to_vec()?, [3, 4]);
+    /// # Ok(()) }
+    /// ```
     fn copy_from_device(&mut self, src: &impl DeviceMemory<T>) -> Result<()>
     where
         Self: Sized,
@@ -408,6 +473,20 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
 
     /// Set every byte to `value` (`hipMemset`). Like [`copy_from_device`](Self::copy_from_device), it
     /// may return before the memory is set; every later operation sees it set.
+    ///
+    /// # Errors
+    ///
+    /// What HIP returns for making the device current and for `hipMemset`; with feature `rccl`,
+    /// [`Error::InvalidArgument`] for memory a call of an open RCCL group uses.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device) -> hip::Result<()> {
+    /// let mut x = DeviceBuffer::<u32>::zeroed(device, 2)?;
+    /// x.memset_bytes(0xff)?;
+    /// assert_eq!(x.to_vec()?, [u32::MAX; 2]);
+    /// # Ok(()) }
+    /// ```
     fn memset_bytes(&mut self, value: u8) -> Result<()> {
         let n = self.byte_len();
         if n == 0 {
@@ -423,12 +502,38 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
         unsafe { result::memset(self.device_ptr(), value, n) }
     }
 
-    /// Set every element to zero.
+    /// Set every element to zero: [`memset_bytes(0)`](Self::memset_bytes), so it may return before the
+    /// memory is set; every later operation sees it set.
+    ///
+    /// # Errors
+    ///
+    /// As [`memset_bytes`](Self::memset_bytes): what HIP returns for making the device current and for
+    /// `hipMemset`.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(x: &mut DeviceBuffer<f32>) -> hip::Result<()> {
+    /// x.slice_mut(..16)?.zero()?; // the first 16 elements
+    /// # Ok(()) }
+    /// ```
     fn zero(&mut self) -> Result<()> {
         self.memset_bytes(0)
     }
 
-    /// A mutable view of `range` of the elements.
+    /// A mutable view of `range` of the elements, to copy into or pass to a kernel that writes it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfBounds`] for a range that does not fit in the memory or whose start is past its end.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device) -> hip::Result<()> {
+    /// let mut x = DeviceBuffer::<u32>::zeroed(device, 4)?;
+    /// x.slice_mut(2..)?.copy_from_host(&[8, 9])?;
+    /// assert_eq!(x.to_vec()?, [0, 0, 8, 9]);
+    /// # Ok(()) }
+    /// ```
     fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'_, T>>
     where
         Self: Sized,
@@ -439,6 +544,21 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
     }
     /// Two mutable views, `..mid` and `mid..`, that do not overlap (for example two halves written by
     /// two kernels at once). [`Error::OutOfBounds`] for `mid` past the end.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfBounds`] when `mid` is greater than the length.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device) -> hip::Result<()> {
+    /// let mut x = DeviceBuffer::<u32>::zeroed(device, 4)?;
+    /// let (mut low, mut high) = x.split_at_mut(2)?;
+    /// low.copy_from_host(&[1, 2])?;
+    /// high.copy_from_host(&[3, 4])?;
+    /// assert_eq!(x.to_vec()?, [1, 2, 3, 4]);
+    /// # Ok(()) }
+    /// ```
     fn split_at_mut(&mut self, mid: usize) -> Result<(DeviceSliceMut<'_, T>, DeviceSliceMut<'_, T>)>
     where
         Self: Sized,
@@ -453,6 +573,19 @@ pub trait DeviceMemoryMut<T: DeviceCopy>: DeviceMemory<T> {
     }
 
     /// [`reinterpret`](DeviceMemory::reinterpret), for writing.
+    ///
+    /// # Errors
+    ///
+    /// As [`reinterpret`](DeviceMemory::reinterpret): [`Error::InvalidArgument`] when the bytes are not
+    /// whole `U`s, when the address is not aligned for `U`, or when `U` is zero-sized.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device) -> hip::Result<()> {
+    /// let mut pixels = DeviceBuffer::<[u8; 4]>::zeroed(device, 256)?;
+    /// pixels.reinterpret_mut::<u32>()?.copy_from_host(&[0xff00_00ff; 256])?;
+    /// # Ok(()) }
+    /// ```
     fn reinterpret_mut<U: DeviceCopy>(&mut self) -> Result<DeviceSliceMut<'_, U>>
     where
         Self: Sized,

@@ -106,6 +106,16 @@ impl Stream {
     ///
     /// [`Error::InvalidArgument`] for a stream of another device than `to`, [`Error::NotSupported`] where
     /// a device does not access managed memory concurrently with the host, and what HIP returns.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device, stream: &Stream) -> hip::Result<()> {
+    /// let data = ManagedBuffer::<f32>::zeroed(device, 1 << 20)?;
+    /// stream.prefetch_async(&data, Some(device))?; // pages move before the kernels that read them
+    /// // ... launches on `stream` that use `data` ...
+    /// stream.prefetch_async(&data, None)?; // and back to the host
+    /// # Ok(()) }
+    /// ```
     pub fn prefetch_async<T: DeviceCopy>(
         &self,
         buffer: &ManagedBuffer<T>,
@@ -168,6 +178,22 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// (rows `dst_pitch` elements apart). Synchronous like
     /// [`copy_from_host`](crate::DeviceMemoryMut::copy_from_host): `src` may change on return, and later
     /// operations see the data. Extents that do not fit either side are [`Error::InvalidArgument`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `width` exceeds a pitch, when the rows do not fit in this buffer or
+    /// in `src`, or when a pitch in bytes overflows `usize`; otherwise what HIP returns for making the
+    /// device current and for `hipMemcpy2D`.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device) -> hip::Result<()> {
+    /// // A 3 x 4 host matrix into the left columns of a 3 x 8 device matrix (rows 8 apart).
+    /// let host = [1.0f32; 12];
+    /// let mut m = DeviceBuffer::<f32>::zeroed(device, 3 * 8)?;
+    /// m.copy_2d_from_host(8, &host, 4, 4, 3)?;
+    /// # Ok(()) }
+    /// ```
     pub fn copy_2d_from_host(
         &mut self,
         dst_pitch: usize,
@@ -209,6 +235,21 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// Copy `height` rows of `width` elements from this buffer (rows `src_pitch` elements apart) into
     /// `dst` (rows `dst_pitch` elements apart). Synchronous: returns once `dst` holds the data; extents
     /// are checked as above.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `width` exceeds a pitch, when the rows do not fit in this buffer or
+    /// in `dst`, or when a pitch in bytes overflows `usize`; otherwise what HIP returns for making the
+    /// device current and for `hipMemcpy2D` (an error of the work it waited for among them).
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(m: &DeviceBuffer<f32>) -> hip::Result<()> {
+    /// // The first 4 columns of a 3 x 8 device matrix (rows 8 apart) into a packed 3 x 4 host one.
+    /// let mut host = [0.0f32; 12];
+    /// m.copy_2d_to_host(8, &mut host, 4, 4, 3)?;
+    /// # Ok(()) }
+    /// ```
     pub fn copy_2d_to_host(
         &self,
         src_pitch: usize,
@@ -357,6 +398,21 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
 
     /// Advise the runtime how the buffer will be used (`hipMemAdvise`); `at` is the location the advice
     /// names (a device, or `None` for the host). Not supported as for [`Stream::prefetch_async`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotSupported`] where the buffer's device does not access managed memory concurrently with
+    /// the host (`hipDeviceAttributeConcurrentManagedAccess` is 0), and [`Error::Hip`] with what HIP
+    /// returns for the attribute, for making the device current and for `hipMemAdvise`.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// use hip::memory::MemAdvice;
+    /// # fn f(device: &Device) -> hip::Result<()> {
+    /// let table = ManagedBuffer::<u32>::zeroed(device, 4096)?;
+    /// table.advise(MemAdvice::SetReadMostly, None)?; // each device may keep a read-only copy
+    /// # Ok(()) }
+    /// ```
     pub fn advise(&self, advice: MemAdvice, at: Option<&Device>) -> Result<()> {
         managed_supported(self.device())?;
         if self.is_empty() {

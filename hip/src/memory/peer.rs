@@ -24,6 +24,23 @@ impl Stream {
     /// ([`Error::DeviceMismatch`]). Both sides are ordered by the memory model across devices: the copy
     /// waits for the source's writers on any device, and later work on either side (freeing included)
     /// waits for the copy.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthMismatch`] for lengths that differ, [`Error::DeviceMismatch`] for `dst` on another
+    /// device than the stream's, [`Error::InvalidArgument`] for pinned or managed memory on a capturing
+    /// stream, and what HIP returns.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// let (d0, d1) = (Device::get(0)?, Device::get(1)?);
+    /// let a = DeviceBuffer::from_slice(&d0, &[1.0f32; 1024])?;
+    /// let mut b = DeviceBuffer::<f32>::zeroed(&d1, 1024)?;
+    /// let s1 = Stream::new(&d1)?;
+    /// s1.copy_peer_async(&a, &mut b)?; // d0 -> d1, queued on d1's stream
+    /// assert_eq!(b.to_vec()?, [1.0; 1024]);
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn copy_peer_async<T: DeviceCopy>(
         &self,
         src: &impl DeviceMemory<T>,

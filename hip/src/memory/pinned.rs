@@ -60,12 +60,37 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// [`Error::AllocationTooLarge`](crate::Error::AllocationTooLarge) when the byte size overflows, and
     /// [`Error::Hip`](crate::Error::Hip) with what HIP returns (`hipErrorOutOfMemory`, status
     /// `out_of_memory`, when there is no room).
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device, stream: &Stream, x: &DeviceBuffer<f32>) -> hip::Result<()> {
+    /// let mut host = PinnedBuffer::<f32>::zeroed(device, x.len())?; // reuse it for every read-back
+    /// stream.copy_to_host_async(x, &mut host)?;
+    /// let sum: f32 = host.as_slice()?.iter().sum();
+    /// # Ok(()) }
+    /// ```
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
         Self::zeroed_with_flags(device, len, PinnedFlags::DEFAULT)
     }
 
     /// `len` zeroed elements allocated with `flags` (`hipHostMalloc`'s: portable, mapped,
     /// write-combined; see [`PinnedFlags`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AllocationTooLarge`](crate::Error::AllocationTooLarge) when the byte size overflows, and
+    /// [`Error::Hip`](crate::Error::Hip) with what HIP returns for making the device current and for
+    /// `hipHostMalloc` (`hipErrorOutOfMemory` when there is no room, `hipErrorInvalidValue` for flags it
+    /// refuses).
+    ///
+    /// ```no_run
+    /// use hip::memory::PinnedFlags;
+    /// # fn f(device: &hip::Device) -> hip::Result<()> {
+    /// // Filled by the host, read only by the device: write-combined uploads are faster over PCIe.
+    /// let flags = PinnedFlags::WRITE_COMBINED;
+    /// let upload = hip::PinnedBuffer::<f32>::zeroed_with_flags(device, 1 << 20, flags)?;
+    /// # Ok(()) }
+    /// ```
     pub fn zeroed_with_flags(device: &Device, len: usize, flags: PinnedFlags) -> Result<Self> {
         let bytes = byte_size::<T>(len)?;
         let (ptr, release) = if bytes == 0 {
@@ -97,6 +122,14 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// [`Error::AllocationTooLarge`](crate::Error::AllocationTooLarge) when the byte size overflows, and
     /// [`Error::Hip`](crate::Error::Hip) with what HIP returns (`hipErrorOutOfMemory`, status
     /// `out_of_memory`, when there is no room).
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device, stream: &Stream, x: &mut DeviceBuffer<u32>) -> hip::Result<()> {
+    /// let host = PinnedBuffer::from_slice(device, &[1u32, 2, 3, 4])?;
+    /// stream.copy_from_host_async(&host, x)?;
+    /// # Ok(()) }
+    /// ```
     pub fn from_slice(device: &Device, src: &[T]) -> Result<Self> {
         let mut b = Self::zeroed(device, src.len())?;
         b.as_mut_slice()?.copy_from_slice(src);
@@ -123,7 +156,18 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     ///
     /// # Errors
     ///
-    /// An error of the copy it waited for (what HIP returns for the wait).
+    /// An error of the copy it waited for (what HIP returns for the wait);
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) inside a host function
+    /// ([`crate::host_fn`]) while a copy still writes the buffer, and (feature `rccl`) while a call of an
+    /// open RCCL group uses it.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, x: &DeviceBuffer<f32>, host: &mut PinnedBuffer<f32>) -> hip::Result<()> {
+    /// stream.copy_to_host_async(x, host)?;
+    /// let first = host.as_slice()?[0]; // waits for the copy, not for the rest of the stream
+    /// # Ok(()) }
+    /// ```
     pub fn as_slice(&self) -> Result<&[T]> {
         self.alloc.host_wait(Access::Read)?;
         // SAFETY: `ptr` is aligned and valid for `len` initialised T (zeroed at allocation), or dangling
@@ -134,6 +178,23 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     }
 
     /// The contents for writing, once every asynchronous copy using the buffer has completed.
+    ///
+    /// # Errors
+    ///
+    /// An error of the copies it waited for (what HIP returns for the wait);
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) inside a host function
+    /// ([`crate::host_fn`]) while a copy still uses the buffer, and (feature `rccl`) while a call of an
+    /// open RCCL group uses it.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, host: &mut PinnedBuffer<f32>, x: &mut DeviceBuffer<f32>) -> Result<()> {
+    /// for step in 0..10 {
+    ///     host.as_mut_slice()?.fill(step as f32); // waits for the previous upload to read it
+    ///     stream.copy_from_host_async(host, x)?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
         self.alloc.host_wait(Access::Write)?;
         // SAFETY: as in as_slice, for writing: every copy reading or writing it that was queued before was
@@ -143,6 +204,20 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     }
 
     /// Block until every asynchronous copy using the buffer has completed.
+    ///
+    /// # Errors
+    ///
+    /// As [`as_mut_slice`](Self::as_mut_slice): an error of the copies it waited for, and
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) inside a host function while a copy
+    /// still uses the buffer (or, feature `rccl`, while an open RCCL group uses it).
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, host: &PinnedBuffer<u8>, x: &mut DeviceBuffer<u8>) -> hip::Result<()> {
+    /// stream.copy_from_host_async(host, x)?;
+    /// host.wait()?; // the upload has read `host`
+    /// # Ok(()) }
+    /// ```
     pub fn wait(&self) -> Result<()> {
         self.alloc.host_wait(Access::Write)
     }
@@ -297,6 +372,17 @@ impl Stream {
     /// [`Error::LengthMismatch`](crate::Error::LengthMismatch), [`Error::DeviceMismatch`](crate::Error::DeviceMismatch)
     /// unless the stream and both buffers are on one device, [`Error::InvalidArgument`](crate::Error::InvalidArgument)
     /// on a capturing stream, and what HIP returns.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// let device = Device::get(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let x = DeviceBuffer::from_slice(&device, &[5u32, 6])?;
+    /// let mut host = PinnedBuffer::<u32>::zeroed(&device, 2)?;
+    /// stream.copy_to_host_async(&x, &mut host)?; // returns at once
+    /// assert_eq!(host.as_slice()?, [5, 6]); // waits for the copy
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn copy_to_host_async<T: DeviceCopy>(
         &self,
         src: &impl DeviceMemory<T>,
@@ -338,6 +424,14 @@ impl Stream {
     /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) for lengths that differ,
     /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch) for memory the stream's device cannot reach, and what HIP
     /// returns.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, a: &DeviceBuffer<f32>, b: &mut DeviceBuffer<f32>) -> hip::Result<()> {
+    /// stream.copy_device_async(a, b)?; // same lengths
+    /// stream.copy_device_async(&a.slice(..4)?, &mut b.slice_mut(4..8)?)?; // views too
+    /// # Ok(()) }
+    /// ```
     pub fn copy_device_async<T: DeviceCopy>(
         &self,
         src: &impl DeviceMemory<T>,
@@ -372,7 +466,22 @@ impl Stream {
         }
     }
 
-    /// Queue setting every byte of `dst` to `value`, after the other streams' work on it.
+    /// Queue setting every byte of `dst` to `value` (`hipMemsetAsync`), after the other streams' work on
+    /// it. For values wider than a byte, [`fill_async`](Self::fill_async).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch) for memory of another device than the
+    /// stream's, [`Error::InvalidArgument`](crate::Error::InvalidArgument) for managed memory on a
+    /// capturing stream, and what HIP returns.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, x: &mut DeviceBuffer<u32>) -> hip::Result<()> {
+    /// stream.memset_async(x, 0)?; // zero, queued
+    /// stream.memset_async(&mut x.slice_mut(..8)?, 0xff)?; // the first 8 elements to u32::MAX
+    /// # Ok(()) }
+    /// ```
     pub fn memset_async<T: DeviceCopy>(
         &self,
         dst: &mut impl DeviceMemoryMut<T>,

@@ -76,6 +76,19 @@ unsafe impl<T: DeviceCopy> Sync for PinnedSliceMut<'_, T> {}
 
 impl<T: DeviceCopy> PinnedBuffer<T> {
     /// A read-only view of `range` ([`Error::OutOfBounds`](crate::Error::OutOfBounds) past the end).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfBounds`](crate::Error::OutOfBounds) for a range that does not fit in the buffer or
+    /// whose start is past its end.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, host: &PinnedBuffer<f32>, x: &mut DeviceBuffer<f32>) -> hip::Result<()> {
+    /// // Upload the first half of `host` into `x`.
+    /// stream.copy_from_host_async(&host.slice(..host.len() / 2)?, x)?;
+    /// # Ok(()) }
+    /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<PinnedSlice<'_, T>> {
         let (start, end) = bounds(range, self.len())?;
         Ok(PinnedSlice {
@@ -88,6 +101,20 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     }
 
     /// A writable view of `range` ([`Error::OutOfBounds`](crate::Error::OutOfBounds) past the end).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfBounds`](crate::Error::OutOfBounds) for a range that does not fit in the buffer or
+    /// whose start is past its end.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, x: &DeviceBuffer<f32>, host: &mut PinnedBuffer<f32>) -> hip::Result<()> {
+    /// // Download `x` into the tail of `host`.
+    /// let start = host.len() - x.len();
+    /// stream.copy_to_host_async(x, &mut host.slice_mut(start..)?)?;
+    /// # Ok(()) }
+    /// ```
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<PinnedSliceMut<'_, T>> {
         let (start, end) = bounds(range, self.len())?;
         let ptr = self.host_mut_ptr();
@@ -103,6 +130,22 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// Two writable views, `..mid` and `mid..`, that do not overlap: for example one filled by the host
     /// while the other is copied ([`Error::OutOfBounds`](crate::Error::OutOfBounds) for `mid` past the
     /// end).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfBounds`](crate::Error::OutOfBounds) when `mid` is greater than the length.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, host: &mut PinnedBuffer<u8>, x: &mut DeviceBuffer<u8>) -> hip::Result<()> {
+    /// let half = host.len() / 2;
+    /// let (mut front, mut back) = host.split_at_mut(half)?;
+    /// front.as_mut_slice()?.fill(1);
+    /// stream.copy_from_host_async(&front, &mut x.slice_mut(..half)?)?;
+    /// back.as_mut_slice()?.fill(2); // while the front half is copied
+    /// stream.copy_from_host_async(&back, &mut x.slice_mut(half..)?)?;
+    /// # Ok(()) }
+    /// ```
     pub fn split_at_mut(
         &mut self,
         mid: usize,
@@ -141,6 +184,21 @@ macro_rules! host_view {
         }
         impl<T: DeviceCopy> $ty<'_, T> {
             /// The viewed elements, once every asynchronous copy writing the buffer has completed.
+            ///
+            /// # Errors
+            ///
+            /// As [`PinnedBuffer::as_slice`]: an error of the copy it waited for, and
+            /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) inside a host function while a
+            /// copy still writes the buffer (or, feature `rccl`, while an open RCCL group uses it).
+            ///
+            /// ```no_run
+            /// # use hip::prelude::*;
+            /// # fn f(stream: &Stream, x: &DeviceBuffer<u32>, host: &mut PinnedBuffer<u32>) -> Result<()> {
+            /// let mut tail = host.slice_mut(4..)?;
+            /// stream.copy_to_host_async(&x.slice(..tail.len())?, &mut tail)?;
+            /// println!("{:?}", tail.as_slice()?); // waits for the copy
+            /// # Ok(()) }
+            /// ```
             pub fn as_slice(&self) -> Result<&[T]> {
                 self.alloc.host_wait(Access::Read)?;
                 // SAFETY: `ptr` is aligned and valid for `len` initialised T inside the buffer (or
@@ -165,6 +223,19 @@ impl<T: DeviceCopy> HostMemoryMut<T> for PinnedSliceMut<'_, T> {
 
 impl<T: DeviceCopy> PinnedSliceMut<'_, T> {
     /// The viewed elements for writing, once every asynchronous copy using the buffer has completed.
+    ///
+    /// # Errors
+    ///
+    /// As [`PinnedBuffer::as_mut_slice`]: an error of the copies it waited for, and
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) inside a host function while a copy still
+    /// uses the buffer (or, feature `rccl`, while an open RCCL group uses it).
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(host: &mut PinnedBuffer<u32>) -> hip::Result<()> {
+    /// host.slice_mut(..4)?.as_mut_slice()?.copy_from_slice(&[1, 2, 3, 4]);
+    /// # Ok(()) }
+    /// ```
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
         self.alloc.host_wait(Access::Write)?;
         // SAFETY: as in as_slice, for writing: every copy using the buffer queued before was waited for,

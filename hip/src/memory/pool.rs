@@ -33,8 +33,25 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// A stream being captured is refused ([`Error::InvalidArgument`]): HIP would record the allocation
     /// into the graph, and the address would exist only while a replay runs.
     ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] on a capturing stream, [`Error::AllocationTooLarge`] when the byte
+    /// size overflows, and what HIP returns for the device attribute, for `hipMallocAsync` or `hipMalloc`
+    /// (`hipErrorOutOfMemory` when there is no room) and for ordering the stream.
+    ///
     /// # Safety
     /// The contents are uninitialised: write them before reading.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, n: usize) -> hip::Result<()> {
+    /// // SAFETY: every element is written (the fill) before anything reads it.
+    /// let mut scratch = unsafe { DeviceBuffer::<f32>::alloc_async(stream, n)? };
+    /// stream.fill_async(&mut scratch, 1.0)?;
+    /// // ... kernels on `stream` use `scratch` ...
+    /// drop(scratch); // hipFreeAsync on `stream`: no device-wide synchronisation
+    /// # Ok(()) }
+    /// ```
     pub unsafe fn alloc_async(stream: &Stream, len: usize) -> Result<Self> {
         // SAFETY: the caller's contract, passed on.
         unsafe { Self::alloc_async_on(stream.handle(), len) }
@@ -85,6 +102,19 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// `len` zeroed elements in `stream`'s order: [`DeviceBuffer::alloc_async`] and a memset queued on
     /// `stream`. Later operations on any stream are ordered after the zeroing.
+    ///
+    /// # Errors
+    ///
+    /// What [`alloc_async`](Self::alloc_async) returns ([`Error::InvalidArgument`] on a capturing stream,
+    /// [`Error::AllocationTooLarge`], HIP's errors), and what HIP returns for the memset.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream) -> hip::Result<()> {
+    /// let counts = DeviceBuffer::<u32>::zeroed_async(stream, 256)?; // returns at once
+    /// assert!(counts.to_vec()?.iter().all(|&c| c == 0)); // ordered after the zeroing
+    /// # Ok(()) }
+    /// ```
     pub fn zeroed_async(stream: &Stream, len: usize) -> Result<Self> {
         Self::zeroed_async_on(stream.handle(), len)
     }
@@ -146,6 +176,19 @@ unsafe impl Sync for MemPool {}
 
 impl MemPool {
     /// The device's default pool. [`Error::NotSupported`] where the device reports no memory pools.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotSupported`] where `hipDeviceAttributeMemoryPoolsSupported` is 0, and [`Error::Hip`]
+    /// with what HIP returns for making the device current, for the attribute and for
+    /// `hipDeviceGetDefaultMemPool`.
+    ///
+    /// ```no_run
+    /// # fn f(device: &hip::Device) -> hip::Result<()> {
+    /// let pool = hip::MemPool::default_for(device)?;
+    /// pool.set_release_threshold(u64::MAX)?; // keep freed memory for the next alloc_async
+    /// # Ok(()) }
+    /// ```
     pub fn default_for(device: &Device) -> Result<MemPool> {
         device.bind()?;
         if !pools_supported(device)? {
@@ -168,6 +211,17 @@ impl MemPool {
 
     /// Bytes of freed memory the pool keeps reserved instead of releasing them at a synchronisation
     /// (`hipMemPoolAttrReleaseThreshold`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hip`] with what HIP returns for making the device current and for
+    /// `hipMemPoolGetAttribute`.
+    ///
+    /// ```no_run
+    /// # fn f(pool: &hip::MemPool) -> hip::Result<()> {
+    /// println!("the pool keeps up to {} bytes", pool.release_threshold()?);
+    /// # Ok(()) }
+    /// ```
     pub fn release_threshold(&self) -> Result<u64> {
         self.device.bind()?;
         // SAFETY: `self.raw` is the device's default pool, never destroyed; the release threshold is a
@@ -178,6 +232,17 @@ impl MemPool {
     /// Set the release threshold: `u64::MAX` keeps everything for reuse, 0 releases at every
     /// synchronisation. It bounds what the pool keeps after a synchronisation, not what it may hold while
     /// allocations are live.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hip`] with what HIP returns for making the device current and for
+    /// `hipMemPoolSetAttribute`.
+    ///
+    /// ```no_run
+    /// # fn f(pool: &hip::MemPool) -> hip::Result<()> {
+    /// pool.set_release_threshold(1 << 30)?; // keep up to 1 GiB of freed memory for reuse
+    /// # Ok(()) }
+    /// ```
     pub fn set_release_threshold(&self, bytes: u64) -> Result<()> {
         self.device.bind()?;
         // SAFETY: as in release_threshold.
@@ -185,6 +250,16 @@ impl MemPool {
     }
 
     /// Release unused reserved memory until at most `keep_bytes` stay reserved (`hipMemPoolTrimTo`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hip`] with what HIP returns for making the device current and for `hipMemPoolTrimTo`.
+    ///
+    /// ```no_run
+    /// # fn f(pool: &hip::MemPool) -> hip::Result<()> {
+    /// pool.trim_to(0)?; // give back everything not in use
+    /// # Ok(()) }
+    /// ```
     pub fn trim_to(&self, keep_bytes: usize) -> Result<()> {
         self.device.bind()?;
         // SAFETY: a live pool, as in release_threshold. Trimming releases only memory the pool may safely

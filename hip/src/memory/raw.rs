@@ -18,6 +18,22 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// memory: a [`Graph`](crate::Graph) or [`GraphExec`](crate::GraphExec) with a captured operation on
     /// it, a stream capture still in progress that used it, and (feature `rccl`) a collective group that
     /// has not ended. Dropping those graphs, ending the capture or the group first makes this work.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when a graph, a capture or a group still keeps the memory, or for
+    /// stream-ordered memory; an error of the work it waited for (what HIP returns for the wait).
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device) -> hip::Result<()> {
+    /// let x = DeviceBuffer::from_slice(device, &[1.0f32, 2.0, 3.0])?;
+    /// let (ptr, len) = x.into_raw()?; // idle: no stream still uses it
+    /// // ... hand `ptr` to another library, which frees it with hipFree, or take it back:
+    /// // SAFETY: `ptr` is the hipMalloc memory `into_raw` gave up, `len` f32 long, owned by nothing else.
+    /// let x = unsafe { DeviceBuffer::<f32>::from_raw(device, ptr, len)? };
+    /// # Ok(()) }
+    /// ```
     pub fn into_raw(mut self) -> Result<(DevicePtr, usize)> {
         let others = Arc::strong_count(&self.alloc) - 1;
         let Some(alloc) = Arc::get_mut(&mut self.alloc) else {
@@ -37,12 +53,31 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// from now on. A null `ptr` holding bytes, or a size that overflows, is
     /// [`Error::InvalidArgument`] / [`Error::AllocationTooLarge`].
     ///
+    /// # Errors
+    ///
+    /// [`Error::AllocationTooLarge`] when `len * size_of::<T>()` overflows, [`Error::InvalidArgument`]
+    /// for a null `ptr` holding bytes. Nothing is asked of HIP.
+    ///
     /// # Safety
     /// `ptr` came from `hipMalloc` on `device` (not a pool, not `hipMallocManaged`, not an offset into
     /// an allocation), holds at least `len * size_of::<T>()` bytes, and nothing else frees it or uses it
     /// from now on; work queued on it before this call (by another library) is complete, or the caller
     /// orders the buffer's first uses after it. `T`'s every bit pattern is a value (as `DeviceCopy`
     /// promises), so whatever the memory holds may be read.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device, n: usize) -> hip::Result<()> {
+    /// // Memory another library allocated with hipMalloc and hands over.
+    /// device.bind()?;
+    /// let mut ptr = std::ptr::null_mut();
+    /// // SAFETY: an out-pointer to a live local.
+    /// let code = unsafe { hip::sys::hipMalloc(&mut ptr, n * 4) };
+    /// assert_eq!(code, hip::sys::hipSuccess);
+    /// // SAFETY: `ptr` is hipMalloc memory of `device`, n f32 long, used and freed by nothing else now.
+    /// let x = unsafe { DeviceBuffer::<f32>::from_raw(device, ptr, n)? }; // freed with hipFree on drop
+    /// # Ok(()) }
+    /// ```
     pub unsafe fn from_raw(device: &Device, ptr: DevicePtr, len: usize) -> Result<Self> {
         let bytes = byte_size::<T>(len)?;
         if ptr.is_null() && bytes > 0 {

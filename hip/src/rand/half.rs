@@ -23,6 +23,24 @@ use crate::stream::Stream;
 impl Generator {
     /// Uniform values in (0, 1] as `f16` or `bf16`: [`uniform`](Self::uniform) in `f32`, rounded (so a
     /// value near 1 may round to exactly 1, and a tiny one to 0 in `f16`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch) for `out` on another device than the
+    /// generator's; [`Error::InvalidArgument`](crate::Error::InvalidArgument) on a capturing stream and
+    /// for a length that is not a multiple of a quasi-random generator's dimensions; what the `f32` fill,
+    /// the scratch allocation and the conversion return (the conversion kernel is compiled with HIPRTC
+    /// on its first use).
+    ///
+    /// ```no_run
+    /// use hip::half::f16;
+    /// use hip::rand::{Generator, RngType};
+    /// # fn f(stream: &hip::Stream) -> hip::Result<()> {
+    /// let mut rng = Generator::new(stream, RngType::Philox4x32_10)?;
+    /// let mut x = hip::DeviceBuffer::<f16>::zeroed(stream.device(), 4096)?;
+    /// rng.uniform_half(&mut x)?;
+    /// # Ok(()) }
+    /// ```
     pub fn uniform_half<T: Element>(
         &mut self,
         out: &mut (impl DeviceMemoryMut<T> + KernelArg),
@@ -36,6 +54,22 @@ impl Generator {
     /// Normal values of `mean` and `stddev` as `f16` or `bf16`: [`normal`](Self::normal) in `f32` (the
     /// same checks: even length for a pseudo-random generator, whole points for a quasi-random one),
     /// rounded.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch) for `out` on another device than the
+    /// generator's; [`Error::InvalidArgument`](crate::Error::InvalidArgument) on a capturing stream and
+    /// for the rules of [`normal`](Self::normal); what the `f32` fill, the scratch allocation and the
+    /// conversion return (the conversion kernel is compiled with HIPRTC on its first use).
+    ///
+    /// ```no_run
+    /// use hip::half::bf16;
+    /// use hip::rand::{Generator, RngType};
+    /// # fn f(stream: &hip::Stream, weights: &mut hip::DeviceBuffer<bf16>) -> hip::Result<()> {
+    /// let mut rng = Generator::new(stream, RngType::Philox4x32_10)?;
+    /// rng.normal_half(weights, 0.0, 0.02)?; // an even length
+    /// # Ok(()) }
+    /// ```
     pub fn normal_half<T: Element>(
         &mut self,
         out: &mut (impl DeviceMemoryMut<T> + KernelArg),
@@ -49,6 +83,22 @@ impl Generator {
     }
 
     /// Log-normal values as `f16` or `bf16`: [`log_normal`](Self::log_normal) in `f32`, rounded.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch) for `out` on another device than the
+    /// generator's; [`Error::InvalidArgument`](crate::Error::InvalidArgument) on a capturing stream and
+    /// for the rules of [`normal`](Self::normal); what the `f32` fill, the scratch allocation and the
+    /// conversion return (the conversion kernel is compiled with HIPRTC on its first use).
+    ///
+    /// ```no_run
+    /// use hip::half::f16;
+    /// use hip::rand::{Generator, RngType};
+    /// # fn f(stream: &hip::Stream, x: &mut hip::DeviceBuffer<f16>) -> hip::Result<()> {
+    /// let mut rng = Generator::new(stream, RngType::PseudoDefault)?;
+    /// rng.log_normal_half(x, 0.0, 0.5)?;
+    /// # Ok(()) }
+    /// ```
     pub fn log_normal_half<T: Element>(
         &mut self,
         out: &mut (impl DeviceMemoryMut<T> + KernelArg),

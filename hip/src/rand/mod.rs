@@ -255,6 +255,22 @@ impl Generator {
     }
 
     /// Queue later fills on `stream`, of the generator's device ([`Error::DeviceMismatch`] otherwise).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DeviceMismatch`] for a stream of another device; [`Error::Hip`] for making the device
+    /// current and ordering the new stream after the generator's last fill; [`Error::Rand`] with what
+    /// `hiprandSetStream` returns.
+    ///
+    /// ```no_run
+    /// use hip::rand::{Generator, RngType};
+    /// # fn f(a: &hip::Stream, b: &hip::Stream, x: &mut hip::DeviceBuffer<f32>) -> hip::Result<()> {
+    /// let mut rng = Generator::new(a, RngType::PseudoDefault)?;
+    /// rng.uniform(x)?; // on `a`
+    /// rng.set_stream(b)?;
+    /// rng.uniform(x)?; // on `b`, after the fill on `a`
+    /// # Ok(()) }
+    /// ```
     pub fn set_stream(&mut self, stream: &Stream) -> Result<()> {
         let raw = self.raw;
         self.uses.set_stream(
@@ -281,6 +297,26 @@ impl Generator {
     /// the old sequence: 0 of 16 Mi values restarted). To skip values, call
     /// [`set_offset`](Self::set_offset) after this. Quasi-random generators take no seed:
     /// [`Error::InvalidArgument`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a quasi-random generator; [`Error::Hip`] for making the device
+    /// current; [`Error::Rand`] with what hipRAND returns for the seed and the offset (or, for MTGP32 and
+    /// MT19937, for making the new generator).
+    ///
+    /// ```no_run
+    /// use hip::prelude::*;
+    /// use hip::rand::{Generator, RngType};
+    /// # fn f(stream: &Stream, x: &mut DeviceBuffer<f32>) -> hip::Result<()> {
+    /// let mut rng = Generator::new(stream, RngType::Philox4x32_10)?;
+    /// rng.set_seed(1234)?;
+    /// rng.uniform(x)?;
+    /// let first = x.to_vec()?;
+    /// rng.set_seed(1234)?; // the sequence restarts
+    /// rng.uniform(x)?;
+    /// assert_eq!(x.to_vec()?, first);
+    /// # Ok(()) }
+    /// ```
     pub fn set_seed(&mut self, seed: u64) -> Result<()> {
         checks::pseudo_only(self.kind, "seed")?;
         self.device.bind()?;
@@ -343,6 +379,21 @@ impl Generator {
 
     /// Skip the first `offset` values of the sequence (`hiprandSetGeneratorOffset`). MTGP32 and MT19937
     /// have none: hipRAND's `HIPRAND_STATUS_TYPE_ERROR` ([`Error::Rand`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hip`] for making the device current; [`Error::Rand`] with what
+    /// `hiprandSetGeneratorOffset` returns (`HIPRAND_STATUS_TYPE_ERROR` for MTGP32 and MT19937).
+    ///
+    /// ```no_run
+    /// use hip::rand::{Generator, RngType};
+    /// # fn f(stream: &hip::Stream, x: &mut hip::DeviceBuffer<u32>, worker: u64) -> hip::Result<()> {
+    /// let mut rng = Generator::new(stream, RngType::Philox4x32_10)?;
+    /// rng.set_seed(7)?;
+    /// rng.set_offset(worker * x.len() as u64)?; // each worker its own part of one sequence
+    /// rng.u32(x)?;
+    /// # Ok(()) }
+    /// ```
     pub fn set_offset(&mut self, offset: u64) -> Result<()> {
         self.device.bind()?;
         // SAFETY: live generator.
@@ -355,6 +406,20 @@ impl Generator {
     /// ROCm 6 and later): a pseudo-random ordering for a pseudo-random generator, `QuasiDefault` for a
     /// quasi-random one ([`Error::InvalidArgument`] otherwise). Built against an older hipRAND (ROCm 5,
     /// and the NVIDIA backend of 5.2.3) it is [`Error::NotSupported`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for an ordering of the other family than the generator's,
+    /// [`Error::NotSupported`] when built against hipRAND without orderings, [`Error::Hip`] for making
+    /// the device current, and [`Error::Rand`] with what `hiprandSetGeneratorOrdering` returns.
+    ///
+    /// ```no_run
+    /// use hip::rand::{Generator, Ordering, RngType};
+    /// # fn f(stream: &hip::Stream) -> hip::Result<()> {
+    /// let mut rng = Generator::new(stream, RngType::Philox4x32_10)?;
+    /// rng.set_ordering(Ordering::PseudoSeeded)?;
+    /// # Ok(()) }
+    /// ```
     pub fn set_ordering(&mut self, order: Ordering) -> Result<()> {
         checks::ordering(self.kind, order)?;
         self.device.bind()?;
@@ -377,6 +442,21 @@ impl Generator {
     /// The dimension count of a quasi-random generator, 1 to 20000
     /// (`hiprandSetQuasiRandomGeneratorDimensions`); fills are then multiples of it, dimension by
     /// dimension. Pseudo-random generators have none: [`Error::InvalidArgument`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a pseudo-random generator or a count outside 1 to 20000;
+    /// [`Error::Hip`] for making the device current; [`Error::Rand`] with what
+    /// `hiprandSetQuasiRandomGeneratorDimensions` returns.
+    ///
+    /// ```no_run
+    /// use hip::rand::{Generator, RngType};
+    /// # fn f(stream: &hip::Stream, points: &mut hip::DeviceBuffer<f32>) -> hip::Result<()> {
+    /// let mut sobol = Generator::new(stream, RngType::Sobol32)?;
+    /// sobol.set_dimensions(3)?;
+    /// sobol.uniform(points)?; // a multiple of 3 values: all x, then all y, then all z
+    /// # Ok(()) }
+    /// ```
     pub fn set_dimensions(&mut self, dimensions: u32) -> Result<()> {
         checks::dimensions(self.kind, dimensions)?;
         self.device.bind()?;
@@ -389,6 +469,21 @@ impl Generator {
     }
 
     /// Raw 32-bit values (`hiprandGenerate`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DeviceMismatch`] for `out` on another device than the generator's,
+    /// [`Error::InvalidArgument`] for a length that is not a multiple of a quasi-random generator's
+    /// dimensions, [`Error::Hip`] for making the device current and ordering the stream, and
+    /// [`Error::Rand`] with what hipRAND returns.
+    ///
+    /// ```no_run
+    /// use hip::rand::{Generator, RngType};
+    /// # fn f(stream: &hip::Stream, bits: &mut hip::DeviceBuffer<u32>) -> hip::Result<()> {
+    /// let mut rng = Generator::new(stream, RngType::Xorwow)?;
+    /// rng.u32(bits)?; // every bit pattern equally likely
+    /// # Ok(()) }
+    /// ```
     pub fn u32(&mut self, out: &mut impl DeviceMemoryMut<u32>) -> Result<()> {
         let n = checks::length(self.kind, self.dimensions, out.len(), None)?;
         self.fill("hiprandGenerate", out, |g, p| {
@@ -398,6 +493,23 @@ impl Generator {
     }
 
     /// Uniform values in (0, 1] (`hiprandGenerateUniform`, `...Double`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DeviceMismatch`] for `out` on another device than the generator's,
+    /// [`Error::InvalidArgument`] for a length that is not a multiple of a quasi-random generator's
+    /// dimensions, [`Error::Hip`] for making the device current and ordering the stream, and
+    /// [`Error::Rand`] with what hipRAND returns.
+    ///
+    /// ```no_run
+    /// use hip::prelude::*;
+    /// use hip::rand::{Generator, RngType};
+    /// # fn f(stream: &Stream, x: &mut DeviceBuffer<f64>) -> hip::Result<()> {
+    /// let mut rng = Generator::new(stream, RngType::Mrg32k3a)?;
+    /// rng.uniform(x)?;
+    /// rng.uniform(&mut x.slice_mut(..16)?)?; // a view: only its elements
+    /// # Ok(()) }
+    /// ```
     pub fn uniform<T: RandFloat>(&mut self, out: &mut impl DeviceMemoryMut<T>) -> Result<()> {
         let n = checks::length(self.kind, self.dimensions, out.len(), None)?;
         // SAFETY: `p` is `out`'s device address, valid for `n` elements.
@@ -421,6 +533,21 @@ impl Generator {
     /// - `out` on the generator's device ([`Error::DeviceMismatch`]).
     ///
     /// In a kernel the values are `float` (`f32`) or `double` (`f64`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a rule above that does not hold, [`Error::DeviceMismatch`] for
+    /// `out` on another device, [`Error::Hip`] for making the device current and ordering the stream, and
+    /// [`Error::Rand`] with what hipRAND returns.
+    ///
+    /// ```no_run
+    /// use hip::rand::{Generator, RngType};
+    /// # fn f(stream: &hip::Stream, weights: &mut hip::DeviceBuffer<f32>) -> hip::Result<()> {
+    /// let mut rng = Generator::new(stream, RngType::Philox4x32_10)?;
+    /// rng.set_seed(0)?;
+    /// rng.normal(weights, 0.0, 0.02)?; // an even length, for a pseudo-random generator
+    /// # Ok(()) }
+    /// ```
     pub fn normal<T: RandFloat>(
         &mut self,
         out: &mut impl DeviceMemoryMut<T>,
@@ -433,6 +560,21 @@ impl Generator {
     /// Log-normal values whose logarithm has `mean` and `stddev` (`hiprandGenerateLogNormal`, `...Double`).
     /// The same rules as [`normal`](Self::normal): for a pseudo-random generator an even length starting
     /// at a two-element boundary; for a quasi-random one whole points.
+    ///
+    /// # Errors
+    ///
+    /// As [`normal`](Self::normal): [`Error::InvalidArgument`] for a rule that does not hold (`mean`
+    /// finite, `stddev` positive and finite, the length and alignment), [`Error::DeviceMismatch`] for
+    /// `out` on another device, [`Error::Hip`] for making the device current and ordering the stream, and
+    /// [`Error::Rand`] with what hipRAND returns.
+    ///
+    /// ```no_run
+    /// use hip::rand::{Generator, RngType};
+    /// # fn f(stream: &hip::Stream, prices: &mut hip::DeviceBuffer<f64>) -> hip::Result<()> {
+    /// let mut rng = Generator::new(stream, RngType::PseudoDefault)?;
+    /// rng.log_normal(prices, 0.0, 0.25)?;
+    /// # Ok(()) }
+    /// ```
     pub fn log_normal<T: RandFloat>(
         &mut self,
         out: &mut impl DeviceMemoryMut<T>,
@@ -466,6 +608,21 @@ impl Generator {
     }
 
     /// Poisson-distributed counts of mean `lambda` (`hiprandGeneratePoisson`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a `lambda` that is not positive and finite, or a length that is not
+    /// a multiple of a quasi-random generator's dimensions; [`Error::DeviceMismatch`] for `out` on another
+    /// device; [`Error::Hip`] for making the device current and ordering the stream; [`Error::Rand`]
+    /// with what hipRAND returns.
+    ///
+    /// ```no_run
+    /// use hip::rand::{Generator, RngType};
+    /// # fn f(stream: &hip::Stream, arrivals: &mut hip::DeviceBuffer<u32>) -> hip::Result<()> {
+    /// let mut rng = Generator::new(stream, RngType::PseudoDefault)?;
+    /// rng.poisson(arrivals, 4.5)?; // 4.5 on average
+    /// # Ok(()) }
+    /// ```
     pub fn poisson(&mut self, out: &mut impl DeviceMemoryMut<u32>, lambda: f64) -> Result<()> {
         checks::lambda(lambda)?;
         let n = checks::length(self.kind, self.dimensions, out.len(), None)?;

@@ -200,6 +200,22 @@ impl CompileCache {
     }
 
     /// The entries in the directory now (none if it does not exist).
+    ///
+    /// # Errors
+    ///
+    /// The [`io::Error`] of listing the cache's folder or reading an entry's size, and
+    /// `PermissionDenied` for a folder that fails the cache's checks (its owner and mode); a folder that
+    /// does not exist is no error (no entries).
+    ///
+    /// ```no_run
+    /// use hip::rtc::CompileCache;
+    ///
+    /// if let Some(cache) = CompileCache::from_env() {
+    ///     let usage = cache.usage()?;
+    ///     println!("{} entries, {} bytes in {}", usage.entries, usage.bytes, cache.dir().display());
+    /// }
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn usage(&self) -> io::Result<CacheUsage> {
         let entries = self.entries()?;
         Ok(CacheUsage {
@@ -210,6 +226,19 @@ impl CompileCache {
 
     /// Remove every entry (and leftover temporary file) the cache wrote; nothing else in the directory is
     /// touched, and the directory itself stays.
+    ///
+    /// # Errors
+    ///
+    /// The [`io::Error`] of listing the cache's folder or removing a file (a file already gone is no
+    /// error), and `PermissionDenied` for a folder that fails the cache's checks (its owner and mode).
+    ///
+    /// ```no_run
+    /// use hip::rtc::CompileCache;
+    ///
+    /// let cache = CompileCache::new("/var/cache/my-app/hip-rs");
+    /// cache.clear()?; // every later compile through it starts cold
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn clear(&self) -> io::Result<()> {
         for e in self.entries()? {
             remove_if_present(&e.path)?;

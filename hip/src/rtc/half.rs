@@ -142,6 +142,11 @@ impl ProgramBuilder {
     /// `/usr/include`, and the first folder holding both is added with `-I`; none is
     /// [`Error::LibraryNotFound`] listing each folder tried. Calling it again changes nothing.
     ///
+    /// # Errors
+    ///
+    /// On HIP's NVIDIA platform, [`Error::LibraryNotFound`] when no folder holds both `cuda_fp16.h` and
+    /// `cuda_bf16.h`; on AMD none.
+    ///
     /// ```no_run
     /// use hip::prelude::*;
     /// let program = ProgramBuilder::new(

@@ -74,6 +74,21 @@ impl Linker {
     /// A link for the current device's architecture (its full `gcnArchName`), with code-generation options
     /// (`-O3` is always passed first; yours follow and may override it). Without a usable device this is
     /// [`Error::ArchRequired`]: use [`for_arch`](Self::for_arch).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotSupported`] without the linker (HIPRTC before 5.3, HIP's NVIDIA platform);
+    /// [`Error::InteriorNul`] for a NUL byte in an option; [`Error::ArchRequired`] without a usable
+    /// device; and what [`for_arch`](Self::for_arch) returns for the device's architecture.
+    ///
+    /// ```no_run
+    /// # fn f(bitcode: &[u8]) -> hip::Result<()> {
+    /// let _device = hip::Device::first()?; // current on this thread: the link targets it
+    /// let mut linker = hip::rtc::Linker::new(["-O3"])?;
+    /// linker.add_data(hip::rtc::LinkInput::Bitcode, bitcode, "kernels")?;
+    /// let code_object = linker.complete()?;
+    /// # Ok(()) }
+    /// ```
     pub fn new<S: AsRef<str>>(options: impl IntoIterator<Item = S>) -> Result<Linker> {
         Self::supported()?;
         let options = nul_free("linker option", options)?;
@@ -81,6 +96,33 @@ impl Linker {
     }
 
     /// A link for an explicit architecture (`gfx90a`, `gfx90a:sramecc+:xnack-`); needs no GPU.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotSupported`] without the linker (HIPRTC before 5.3, HIP's NVIDIA platform);
+    /// [`Error::InteriorNul`] for a NUL byte in `arch` or an option; [`Error::UnknownArch`] or
+    /// [`Error::UnsupportedArchFeature`] for a target this HIPRTC does not know;
+    /// [`Error::InvalidOption`] for an empty option.
+    ///
+    /// ```no_run
+    /// use hip::rtc::{LinkInput, Linker, ProgramBuilder};
+    ///
+    /// let arch = "gfx90a";
+    /// let kernel = ProgramBuilder::new(
+    ///     r#"__device__ float twice(float);
+    ///        extern "C" __global__ void k(float* x) { x[threadIdx.x] = twice(x[threadIdx.x]); }"#,
+    /// )
+    /// .arch(arch)
+    /// .compile_bitcode()?;
+    /// let helper = ProgramBuilder::new("__device__ float twice(float x) { return 2 * x; }")
+    ///     .arch(arch)
+    ///     .compile_bitcode()?;
+    /// let mut linker = Linker::for_arch(arch, ["-O2"])?;
+    /// linker.add_data(LinkInput::Bitcode, kernel.code(), "kernel")?;
+    /// linker.add_data(LinkInput::Bitcode, helper.code(), "helper")?;
+    /// let code_object = linker.complete()?; // load it with Module::load_data
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn for_arch<S: AsRef<str>>(
         arch: &str,
         options: impl IntoIterator<Item = S>,
@@ -118,6 +160,20 @@ impl Linker {
 
     /// Add input from memory; `name` names it in errors and in the linker's log. Bitcode built for
     /// another target is refused here.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidOption`] for an empty name, one with a NUL byte, or one another input has;
+    /// [`Error::TargetMismatch`] for bitcode built for another target than the link's, and
+    /// [`Error::InvalidCodeObject`] for bitcode whose target cannot be read.
+    ///
+    /// ```no_run
+    /// use hip::rtc::{LinkInput, Linker};
+    /// # fn f(linker: &mut Linker, bitcode: &[u8], object: &[u8]) -> hip::Result<()> {
+    /// linker.add_data(LinkInput::Bitcode, bitcode, "kernels.bc")?;
+    /// linker.add_data(LinkInput::Object, object, "helpers.o")?; // a relocatable AMDGPU ELF
+    /// # Ok(()) }
+    /// ```
     pub fn add_data(&mut self, kind: LinkInput, data: &[u8], name: &str) -> Result<()> {
         if name.is_empty() || name.contains('\0') {
             return Err(Error::InvalidOption {
@@ -140,6 +196,20 @@ impl Linker {
     }
 
     /// Add input from a file (read now; errors name the path).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] naming the path when the file cannot be read; otherwise what
+    /// [`add_data`](Self::add_data) returns (the input is named by the file name).
+    ///
+    /// ```no_run
+    /// use hip::rtc::{LinkInput, Linker};
+    /// use std::path::Path;
+    /// # fn f(linker: &mut Linker) -> hip::Result<()> {
+    /// // Built with `clang -x hip --offload-arch=gfx90a -fgpu-rdc -emit-llvm -c --offload-device-only`.
+    /// linker.add_file(LinkInput::Bitcode, Path::new("math.bc"))?;
+    /// # Ok(()) }
+    /// ```
     pub fn add_file(&mut self, kind: LinkInput, path: &Path) -> Result<()> {
         let data = std::fs::read(path).map_err(|e| Error::Io {
             what: "read link input",
@@ -154,6 +224,20 @@ impl Linker {
     }
 
     /// Link everything into one executable code object (an AMDGPU ELF for [`arch`](Self::arch)).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidOption`] without a bitcode input; [`Error::LibraryNotFound`] where comgr
+    /// (`libamd_comgr`, opened at run time) could not be opened; [`Error::Comgr`] with the linker's log
+    /// for a failed step (an undefined symbol, a bad option); [`Error::NotSupported`] without the
+    /// linker.
+    ///
+    /// ```no_run
+    /// # fn f(linker: hip::rtc::Linker, device: &hip::Device) -> hip::Result<()> {
+    /// let code_object = linker.complete()?;
+    /// let module = hip::Module::load_data(device, &code_object)?;
+    /// # Ok(()) }
+    /// ```
     pub fn complete(self) -> Result<Vec<u8>> {
         if !self.inputs.iter().any(|(k, _, _)| *k == LinkInput::Bitcode) {
             return Err(Error::InvalidOption {

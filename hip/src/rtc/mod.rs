@@ -33,7 +33,18 @@ use crate::error::{Error, Result};
 use crate::module::cstring;
 use std::ffi::{c_char, CString};
 
-/// HIPRTC's version, `(major, minor)`.
+/// HIPRTC's version, `(major, minor)` (`hiprtcVersion`).
+///
+/// # Errors
+///
+/// [`Error::Rtc`] with what `hiprtcVersion` returns; with `dynamic-loading`, [`Error::LibraryNotFound`]
+/// where HIPRTC could not be opened.
+///
+/// ```no_run
+/// let (major, minor) = hip::rtc::version()?;
+/// println!("HIPRTC {major}.{minor}");
+/// # Ok::<(), hip::Error>(())
+/// ```
 pub fn version() -> Result<(i32, i32)> {
     result::version()
 }
@@ -235,6 +246,25 @@ impl ProgramBuilder {
     /// Checked first, before any option is read: no string of the builder (source, program name,
     /// headers, options, architecture, name expressions) holds a NUL byte, which would end it early where
     /// HIPRTC reads it ([`Error::InteriorNul`] naming which).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InteriorNul`] for a NUL byte in any string of the builder; [`Error::InvalidOption`] for
+    /// an option this platform refuses (above) or a second target; [`Error::UnknownArch`] or
+    /// [`Error::UnsupportedArchFeature`] for a target HIPRTC does not know; without an architecture,
+    /// [`Error::ArchRequired`] where no device is usable, and what HIP returns for asking the current
+    /// device's.
+    ///
+    /// ```no_run
+    /// use hip::rtc::ProgramBuilder;
+    ///
+    /// let options = ProgramBuilder::new("__global__ void k() {}")
+    ///     .option("-ffast-math")
+    ///     .arch("gfx90a")
+    ///     .resolved_options()?;
+    /// assert_eq!(options.last().map(String::as_str), Some("--gpu-architecture=gfx90a"));
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn resolved_options(&self) -> Result<Vec<String>> {
         self.check_nuls()?;
         let mut options = options::portable_all(&self.options, options::Compiler::CURRENT)?;
@@ -289,6 +319,23 @@ impl ProgramBuilder {
 
     /// Compile with `-fgpu-rdc` to LLVM bitcode, for a [`Linker`]. Needs HIPRTC >= 5.3
     /// ([`HAS_LINKER`]); older ones give [`Error::NotSupported`] without compiling.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotSupported`] without the linker API; otherwise what [`compile`](Self::compile)
+    /// returns ([`Error::Rtc`] with the log for a compile error, [`Error::InteriorNul`],
+    /// [`Error::InvalidOption`], [`Error::UnknownArch`], [`Error::ArchRequired`]).
+    ///
+    /// ```no_run
+    /// use hip::rtc::{LinkInput, Linker, ProgramBuilder};
+    ///
+    /// let helper = ProgramBuilder::new(r#"__device__ float twice(float x) { return 2 * x; }"#)
+    ///     .arch("gfx90a")
+    ///     .compile_bitcode()?;
+    /// let mut linker = Linker::for_arch("gfx90a", [] as [&str; 0])?;
+    /// linker.add_data(LinkInput::Bitcode, helper.code(), "helper")?;
+    /// # Ok::<(), hip::Error>(())
+    /// ```
     pub fn compile_bitcode(&self) -> Result<CompiledProgram> {
         #[cfg(hiprtc_linker)]
         {
