@@ -52,6 +52,9 @@ bookworm() {
     echo "without hipBLASLt: $(grep -m1 "hipBLASLt not found" "$log")"
     cargo test -q -p hiprs --features solver,sparse,blaslt,dynamic-loading --lib -- solver:: sparse:: blaslt::
     cargo clippy -q -p hiprs --features solver,sparse,blaslt,dynamic-loading --all-targets -- -D warnings
+    # The library-handle tests (hipBLAS, hipSOLVER, hipSPARSE together) and the host-cost benchmark.
+    cargo clippy -q --features gpu,blas,solver,sparse,dynamic-loading --test gpu_library_handles -- -D warnings
+    cargo clippy -q -p hip-rs-bench --features solver,blas,hip/dynamic-loading --bin solver -- -D warnings
     cargo run -q --features solver,dynamic-loading --example solve
     cargo run -q --features sparse,dynamic-loading --example sparse
     scripts/install-math-libs.sh sparse
@@ -108,7 +111,11 @@ for suite in trixie sid experimental; do
         cargo test -q --offline -p hiprs --features $features --lib -- solver:: sparse:: blaslt::
         case $features in
             *sparse*solver* | *solver*sparse*)
-                cargo clippy -q --offline -p hip-rs-bench --features solver --bins -- -D warnings ;;
+                cargo clippy -q --offline -p hip-rs-bench --features solver --bins -- -D warnings
+                if dpkg -s libhipblas-dev >/dev/null 2>&1; then
+                    cargo clippy -q --offline --features gpu,blas,solver,sparse --test gpu_library_handles -- -D warnings
+                    cargo clippy -q --offline -p hip-rs-bench --features solver,blas --bin solver -- -D warnings
+                fi ;;
         esac
         for lib in sparse solver; do
             case ",$features," in *,$lib,*) ;; *) continue ;; esac
