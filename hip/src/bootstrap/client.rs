@@ -23,11 +23,13 @@ pub(super) fn fetch(
     deadline: Instant,
 ) -> Result<Vec<u8>, RendezvousFailure> {
     let mut last = Last::NoConnection("no attempt".into());
+    // Rank 0 once accepted and then went away: the reason at the deadline, whatever came after.
+    let mut dropped = None;
     let mut pause = Duration::from_millis(10);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(match last {
+            return Err(match dropped.map_or(last, Last::Dropped) {
                 Last::NoConnection(e) => RendezvousFailure::Unreachable {
                     detail: format!("no connection within {:?}; last error: {e}", start.elapsed()),
                 },
@@ -63,7 +65,7 @@ pub(super) fn fetch(
                 Ok(Some(blob)) => return Ok(blob),
                 Ok(None) => {}
                 Err(Attempt::Failed(f)) => return Err(f),
-                Err(Attempt::Dropped(e)) => last = Last::Dropped(e),
+                Err(Attempt::Dropped(e)) => dropped = Some(e),
             }
         }
         std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));

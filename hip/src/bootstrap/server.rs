@@ -24,6 +24,8 @@ struct Entry {
     failure: Option<RendezvousFailure>,
     /// Every rank confirmed: the exchange is done.
     committed: bool,
+    /// Ranks told of the failure, or lost: rank 0 waits for all the others to be told before it returns.
+    told: BTreeSet<usize>,
 }
 
 #[derive(Default)]
@@ -63,6 +65,16 @@ impl Shared {
         let e = st.keys.entry(key.to_string()).or_default();
         if !e.committed && e.failure.is_none() {
             e.failure = Some(f);
+        }
+        self.cv.notify_all();
+    }
+}
+
+impl Shared {
+    /// `rank` knows that `key` failed (or is lost itself).
+    fn told(&self, key: &str, rank: usize) {
+        if let Some(e) = self.lock().keys.get_mut(key) {
+            e.told.insert(rank);
         }
         self.cv.notify_all();
     }
@@ -178,7 +190,13 @@ impl Server {
                 });
             };
             if let Some(f) = &e.failure {
-                return Err(f.clone());
+                // Stay until every rank has been told why (its own connection may come later), within
+                // the deadline: a rank that connects after rank 0 went away would only learn "unreachable".
+                if e.told.len() + 1 >= sh.world || Instant::now() >= deadline {
+                    return Err(f.clone());
+                }
+                st = sh.wait(st, deadline);
+                continue;
             }
             if e.acked.len() + 1 >= sh.world {
                 e.committed = true;
@@ -243,6 +261,11 @@ fn serve(sh: &Shared, mut s: TcpStream) {
     let reply = |s: &mut TcpStream, r: Reply| {
         let _ = wire::write_reply(s, &r, Instant::now() + Duration::from_secs(5));
     };
+    // A failure reply to `rank`, counted as told.
+    let tell = |s: &mut TcpStream, key: &str, rank: usize, f: RendezvousFailure| {
+        let _ = wire::write_reply(s, &Reply::Fail(f), Instant::now() + Duration::from_secs(5));
+        sh.told(key, rank);
+    };
     let hello = match wire::read_hello(&mut s, deadline) {
         Ok(h) => h,
         Err(ReadError::Garbage(detail)) => {
@@ -258,12 +281,12 @@ fn serve(sh: &Shared, mut s: TcpStream) {
             ours: sh.world,
         };
         sh.fail(&key, f.clone());
-        return reply(&mut s, Reply::Fail(f));
+        return tell(&mut s, &key, rank, f);
     }
     if rank == 0 || rank >= world {
         let f = RendezvousFailure::DuplicateRank { rank };
         sh.fail(&key, f.clone());
-        return reply(&mut s, Reply::Fail(f));
+        return tell(&mut s, &key, rank, f);
     }
     // Wait for the blob.
     let blob = {
@@ -285,7 +308,7 @@ fn serve(sh: &Shared, mut s: TcpStream) {
             };
             if let Some(f) = e.failure.clone() {
                 drop(st);
-                return reply(&mut s, Reply::Fail(f));
+                return tell(&mut s, &key, rank, f);
             }
             if let Some(b) = &e.blob {
                 break b.clone();
@@ -317,13 +340,14 @@ fn serve(sh: &Shared, mut s: TcpStream) {
             })
         });
     if let Err(detail) = sent {
-        return sh.fail(
+        sh.fail(
             &key,
             RendezvousFailure::PeerLost {
                 rank: Some(rank),
                 detail,
             },
         );
+        return sh.told(&key, rank);
     }
     let mut st = sh.lock();
     if let Some(e) = st.keys.get_mut(&key) {
@@ -341,7 +365,7 @@ fn serve(sh: &Shared, mut s: TcpStream) {
         }
         if let Some(f) = e.failure.clone() {
             drop(st);
-            return reply(&mut s, Reply::Fail(f));
+            return tell(&mut s, &key, rank, f);
         }
         if Instant::now() >= deadline {
             drop(st);
