@@ -50,6 +50,9 @@ fn rank_in_child() {
     }
 }
 
+/// Extra variables for one rank.
+type Vars<'a> = &'a [(&'a str, &'a str)];
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -156,12 +159,7 @@ fn communicators_one_after_another_on_one_port() {
 
 /// Start `ranks` (rank, world, extra variables) on one port, wait for all, check each failed with a
 /// message holding `want`, within `limit`.
-fn expect_failure(
-    ranks: &[(usize, usize, &[(&str, &str)])],
-    port: u16,
-    want: &str,
-    limit: Duration,
-) {
+fn expect_failure(ranks: &[(usize, usize, Vars)], port: u16, want: &str, limit: Duration) {
     let t0 = Instant::now();
     let children: Vec<_> = ranks
         .iter()
@@ -177,7 +175,7 @@ fn expect_failure(
 
 #[test]
 fn every_failure_between_processes() {
-    let short: &[(&str, &str)] = &[("HIP_RS_TEST_TIMEOUT_MS", "1500")];
+    let short: Vars = &[("HIP_RS_TEST_TIMEOUT_MS", "1500")];
     let limit = Duration::from_secs(30);
     // A rank that never arrives: rank 0 names it, rank 1 times out too.
     expect_failure(
@@ -233,7 +231,7 @@ fn a_rank_killed_mid_exchange_fails_the_others_within_the_timeout() {
     // Rank 0 takes 3 s to make the blob; rank 2 is killed while it waits for it. Timeout 20 s: the
     // others must end long before.
     let port = free_port();
-    let slow: &[(&str, &str)] = &[("HIP_RS_TEST_MAKE_DELAY_MS", "3000")];
+    let slow: Vars = &[("HIP_RS_TEST_MAKE_DELAY_MS", "3000")];
     let t0 = Instant::now();
     let mut children: Vec<_> = (0..4).map(|r| rank(r, 4, port, slow)).collect();
     std::thread::sleep(Duration::from_millis(2000));
@@ -249,7 +247,7 @@ fn a_rank_killed_mid_exchange_fails_the_others_within_the_timeout() {
 
     // Rank 0 killed while the others wait: they fail within their timeout (3 s).
     let port = free_port();
-    let slow: &[(&str, &str)] = &[
+    let slow: Vars = &[
         ("HIP_RS_TEST_MAKE_DELAY_MS", "60000"),
         ("HIP_RS_TEST_TIMEOUT_MS", "3000"),
     ];
