@@ -1,9 +1,9 @@
 //! Forming a job of several processes without a GPU or RCCL: who this process is ([`Launch`], from a
 //! launcher's environment) and a small TCP rendezvous ([`Rendezvous`]) through which rank 0 hands an
 //! opaque byte blob, such as RCCL's 128-byte unique id, to every other rank. `std::net` only; with the
-//! `mpi` feature also [`mpi`], the same exchange over an MPI communicator.
+//! `mpi` feature also `bootstrap::mpi`, the same exchange over an MPI communicator.
 //!
-//! [`rccl::Comm::from_env`](crate::rccl) (feature `rccl`) is built on it; the module itself needs no
+//! `rccl::Comm::from_env` (feature `rccl`) is built on it; the module itself needs no
 //! feature, so its exchange is tested on any machine.
 //!
 //! ```no_run

@@ -269,9 +269,9 @@ pub unsafe fn recv(buf: *mut c_void, peer: i32, c: Call) -> Result<()> {
 /// `comm` is a live communicator.
 pub unsafe fn comm_count(comm: sys::ncclComm_t) -> Result<i32> {
     let mut n = 0;
-    // SAFETY: `comm` is live (the caller's contract); `n` is a live local.
     check_comm(
         "ncclCommCount",
+        // SAFETY: `comm` is live (the caller's contract); `n` is a live local.
         unsafe { sys::ncclCommCount(comm, &mut n) },
         comm,
     )?;
@@ -284,9 +284,9 @@ pub unsafe fn comm_count(comm: sys::ncclComm_t) -> Result<i32> {
 /// `comm` is a live communicator.
 pub unsafe fn comm_user_rank(comm: sys::ncclComm_t) -> Result<i32> {
     let mut r = 0;
-    // SAFETY: `comm` is live (the caller's contract); `r` is a live local.
     check_comm(
         "ncclCommUserRank",
+        // SAFETY: `comm` is live (the caller's contract); `r` is a live local.
         unsafe { sys::ncclCommUserRank(comm, &mut r) },
         comm,
     )?;

@@ -13,7 +13,7 @@ impl Comm {
     ///
     /// [`Error::NotSupported`] naming `ncclCommSplit` where the loaded library lacks it (NCCL before
     /// 2.18, RCCL before 5.7; looked up at run time, so a build against older headers still works);
-    /// [`Error::InvalidArgument`] for a color above `i32::MAX` or a call inside [`group`](super::group);
+    /// [`Error::InvalidArgument`] for a color above `i32::MAX` or a call inside [`group`];
     /// [`Error::Nccl`] from the library.
     ///
     /// ```no_run
