@@ -185,6 +185,7 @@ pub mod blas;
 #[cfg(feature = "blaslt")]
 #[cfg_attr(docsrs, doc(cfg(feature = "blaslt")))]
 pub mod blaslt;
+pub mod bootstrap;
 pub mod code_object;
 mod dense_shape;
 pub mod device;
@@ -238,7 +239,8 @@ pub use device::{driver_version, runtime_version, Device, DeviceProperties};
 pub use device_select::{DeviceSelector, DeviceUuid, PciBusId};
 pub use error::{
     BlasErrorCode, Error, FftErrorCode, HipErrorCode, NcclErrorCode, NoDeviceReason, RandErrorCode,
-    Report, Result, RtcErrorCode, SolverErrorCode, SolverFailure, SparseErrorCode, Status,
+    RendezvousFailure, Report, Result, RtcErrorCode, SolverErrorCode, SolverFailure,
+    SparseErrorCode, Status,
 };
 pub use event::Event;
 pub use future::{Completion, PinnedCopy, ReadFuture};

@@ -35,6 +35,7 @@
 //! | [`Error::Comgr`] (comgr, HIP's code object manager) | `hip_error` (520) |
 //! | [`Error::LibraryNotFound`] | `backend_not_available` (501) |
 //! | [`Error::NoDevice`] (no usable GPU: no device, no driver, an old one) | `backend_not_available` (501), whatever its raw code |
+//! | [`Error::Rendezvous`] (an id exchange, [`crate::bootstrap`]) | by failure: see [`RendezvousFailure::status`] |
 //! | [`Error::Io`] | `not_found` (1) for a missing file, else `operation_failed` (600) |
 //! | [`Error::Nccl`] (RCCL / NCCL, feature `rccl`) | `nccl_error` (540), every code |
 //! | [`Error::Blas`] (hipBLAS, feature `blas`; hipBLASLt, feature `blaslt`) | by code: see [`BlasErrorCode::status`] |
@@ -47,6 +48,7 @@
 mod codes;
 mod loading;
 mod no_device;
+mod rendezvous;
 mod report;
 mod solver_codes;
 mod status;
@@ -67,6 +69,7 @@ pub use codes::{
     BlasErrorCode, FftErrorCode, HipErrorCode, NcclErrorCode, RandErrorCode, RtcErrorCode,
 };
 pub use no_device::NoDeviceReason;
+pub use rendezvous::RendezvousFailure;
 pub use report::Report;
 pub use solver_codes::{SolverErrorCode, SolverFailure, SparseErrorCode};
 pub use status::Status;
@@ -405,6 +408,22 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The out-of-band exchange of a communicator's id ([`crate::bootstrap`]) failed: a rank that never
+    /// arrived, two ranks that disagree, a port in use, an address that cannot be reached, a peer lost
+    /// mid-exchange.
+    #[error("rendezvous at {addr} (key {key:?}, rank {rank} of {world_size}): {failure}")]
+    Rendezvous {
+        /// Rank 0's address, `host:port`.
+        addr: String,
+        /// The exchange's key (one per communicator).
+        key: String,
+        /// This process's rank.
+        rank: usize,
+        /// This process's world size.
+        world_size: usize,
+        /// What went wrong (boxed: it keeps `Error` small).
+        failure: Box<RendezvousFailure>,
+    },
     /// Linker input built for another target than the link's.
     #[error("link input `{input}` targets {found}, but the link targets {expected}")]
     TargetMismatch {
@@ -521,6 +540,7 @@ impl Error {
             Error::Solver { code, .. } => code.status(),
             Error::NoSolution { failure, .. } => failure.status(),
             Error::Sparse { code, .. } => code.status(),
+            Error::Rendezvous { failure, .. } => failure.status(),
             Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 Status::NotFound
             }

@@ -7,7 +7,9 @@
 //! - one process driving several GPUs: [`Comm::init_all`] gives one communicator per device;
 //! - one process (or thread) per GPU: rank 0 makes a [`UniqueId`], hands its bytes
 //!   ([`UniqueId::as_bytes`]) to the others by any channel (a file, a socket, MPI), and every rank calls
-//!   [`Comm::new`]`(device, id, rank, nranks)`.
+//!   [`Comm::new`]`(device, id, rank, nranks)`; or let the crate do the exchange:
+//!   [`Comm::from_env`] (torchrun, Slurm, Open MPI variables, through [`crate::bootstrap`]) or
+//!   `Comm::from_mpi` (feature `mpi`). [`Comm::split`] makes sub-communicators.
 //!
 //! ```no_run
 //! use hip::prelude::*;
@@ -70,8 +72,10 @@
 //! ([`NcclType`]): `i8` ... `u64`, `f32`, `f64`, [`half::f16`] and [`half::bf16`], as in a kernel (see
 //! the [`memory`](crate::memory#element-types-in-a-kernel) module).
 
+mod bootstrap;
 mod group;
 mod result;
+mod split;
 mod types;
 
 pub use self::group::group;

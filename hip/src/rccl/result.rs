@@ -262,3 +262,84 @@ pub unsafe fn recv(buf: *mut c_void, peer: i32, c: Call) -> Result<()> {
         c.comm,
     )
 }
+
+/// `ncclCommCount`: the number of ranks.
+///
+/// # Safety
+/// `comm` is a live communicator.
+pub unsafe fn comm_count(comm: sys::ncclComm_t) -> Result<i32> {
+    let mut n = 0;
+    check_comm(
+        "ncclCommCount",
+        // SAFETY: `comm` is live (the caller's contract); `n` is a live local.
+        unsafe { sys::ncclCommCount(comm, &mut n) },
+        comm,
+    )?;
+    Ok(n)
+}
+
+/// `ncclCommUserRank`: this communicator's rank.
+///
+/// # Safety
+/// `comm` is a live communicator.
+pub unsafe fn comm_user_rank(comm: sys::ncclComm_t) -> Result<i32> {
+    let mut r = 0;
+    check_comm(
+        "ncclCommUserRank",
+        // SAFETY: `comm` is live (the caller's contract); `r` is a live local.
+        unsafe { sys::ncclCommUserRank(comm, &mut r) },
+        comm,
+    )?;
+    Ok(r)
+}
+
+/// `ncclCommSplit`'s C signature, with the `ncclConfig_t*` (absent from older headers) as a void pointer:
+/// only null is passed (the new communicator takes its parent's configuration).
+type CommSplitFn = unsafe extern "C" fn(
+    sys::ncclComm_t,
+    std::ffi::c_int,
+    std::ffi::c_int,
+    *mut sys::ncclComm_t,
+    *mut c_void,
+) -> sys::ncclResult_t;
+
+/// `ncclCommSplit` as the loaded library exports it (NCCL >= 2.18, RCCL >= 5.7), looked up at run time
+/// so that builds against older headers and libraries work and answer `None`.
+fn comm_split_fn() -> Option<CommSplitFn> {
+    #[cfg(unix)]
+    {
+        // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name only searches the loaded objects.
+        let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"ncclCommSplit".as_ptr()) };
+        // SAFETY: a non-null `ncclCommSplit` of a library with NCCL's API has exactly this signature
+        // (NCCL's and RCCL's rccl.h/nccl.h, 2.18 on).
+        (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, CommSplitFn>(p) })
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// `ncclCommSplit(comm, color, key, &new, NULL)`: `Ok(None)` where the library lacks the call; the new
+/// handle is null for a rank that passed `NCCL_SPLIT_NOCOLOR`.
+///
+/// # Safety
+/// `comm` is a live communicator, on the current device.
+pub unsafe fn comm_split(
+    comm: sys::ncclComm_t,
+    color: i32,
+    key: i32,
+) -> Result<Option<sys::ncclComm_t>> {
+    let Some(split) = comm_split_fn() else {
+        return Ok(None);
+    };
+    let mut new = std::ptr::null_mut();
+    check_comm(
+        "ncclCommSplit",
+        // SAFETY: `comm` is live (the caller's contract), `new` a live local the library writes, and a
+        // null config is documented to mean "the parent's".
+        unsafe { split(comm, color, key, &mut new, std::ptr::null_mut()) },
+        comm,
+    )?;
+    Ok(Some(new))
+}
