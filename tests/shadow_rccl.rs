@@ -14,6 +14,7 @@ use hip::prelude::*;
 use hip::rccl::{group, rccl_sys, Comm, ReduceOp};
 use hip::Error;
 use shadow::assert_no_reports;
+use std::time::{Duration, Instant};
 
 const N: usize = 4096;
 const ROUNDS: u32 = 6;
@@ -206,6 +207,38 @@ fn a_write_on_the_same_stream_after_a_send_in_the_group_is_refused() {
         assert_eq!(y.to_vec().unwrap(), vec![5.0 + round as f32; N]);
         stream.fill_async(&mut x, 9.0).unwrap();
         assert_eq!(x.to_vec().unwrap(), vec![9.0; N]);
+    }
+    assert_no_reports();
+}
+
+/// `Comm::wait` bounds a wait on a collective whose peer has not joined: rank 0's all-reduce stays
+/// queued (its part waits for rank 1's), so the wait gives up with `Error::Timeout` (status 600) after
+/// its bound and not much later; once rank 1 joins, both waits return and both ranks hold the sum.
+#[test]
+fn wait_gives_up_within_its_bound_while_a_peer_is_missing() {
+    let (d, comms, s) = two();
+    let mut x: Vec<DeviceBuffer<f32>> = (0..2)
+        .map(|r| DeviceBuffer::from_slice(&d[r], &vec![r as f32 + 1.0; N]))
+        .collect::<hip::Result<_>>()
+        .unwrap();
+    let (x0, x1) = x.split_at_mut(1);
+    group(|| comms[0].all_reduce_in_place(&mut x0[0], ReduceOp::Sum, &s[0])).unwrap();
+    let bound = Duration::from_millis(200);
+    let t = Instant::now();
+    let e = comms[0].wait(&s[0], bound).unwrap_err();
+    let waited = t.elapsed();
+    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    assert_eq!(e.status().code(), 600);
+    assert!(
+        waited >= bound && waited < Duration::from_secs(2),
+        "gave up after {waited:?} for a bound of {bound:?}"
+    );
+    group(|| comms[1].all_reduce_in_place(&mut x1[0], ReduceOp::Sum, &s[1])).unwrap();
+    for r in 0..2 {
+        comms[r].wait(&s[r], Duration::from_secs(60)).unwrap();
+    }
+    for (r, b) in x.iter().enumerate() {
+        assert!(b.to_vec().unwrap().iter().all(|&v| v == 3.0), "rank {r}");
     }
     assert_no_reports();
 }

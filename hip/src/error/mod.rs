@@ -424,6 +424,15 @@ pub enum Error {
         /// What went wrong (boxed: it keeps `Error` small).
         failure: Box<RendezvousFailure>,
     },
+    /// A wait the caller bounded ran out: the work was still not done after `waited` (e.g.
+    /// `rccl::Comm::wait` with a peer that hangs).
+    #[error("{what}: still not done after {waited:?}")]
+    Timeout {
+        /// What was waited for.
+        what: &'static str,
+        /// How long.
+        waited: std::time::Duration,
+    },
     /// Linker input built for another target than the link's.
     #[error("link input `{input}` targets {found}, but the link targets {expected}")]
     TargetMismatch {
@@ -541,6 +550,7 @@ impl Error {
             Error::NoSolution { failure, .. } => failure.status(),
             Error::Sparse { code, .. } => code.status(),
             Error::Rendezvous { failure, .. } => failure.status(),
+            Error::Timeout { .. } => Status::OperationFailed,
             Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 Status::NotFound
             }

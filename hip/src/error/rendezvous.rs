@@ -114,3 +114,24 @@ impl fmt::Display for RendezvousFailure {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use std::time::Duration;
+
+    #[test]
+    fn a_timeout_is_an_operation_failure_naming_what_and_how_long() {
+        let e = Error::Timeout {
+            what: "RCCL work on stream 3",
+            waited: Duration::from_millis(1500),
+        };
+        assert_eq!(e.status(), Status::OperationFailed);
+        assert_eq!(e.status().code(), 600);
+        assert_eq!(
+            e.to_string(),
+            "RCCL work on stream 3: still not done after 1.5s"
+        );
+    }
+}

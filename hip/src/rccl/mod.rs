@@ -77,6 +77,7 @@ mod group;
 mod result;
 mod split;
 mod types;
+mod wait;
 
 pub use self::group::group;
 pub use self::result::version as raw_version;

@@ -1,0 +1,58 @@
+//! [`Comm::wait`]: wait for a communicator's work with a bound, watching for a peer that failed.
+
+use super::Comm;
+use crate::error::{Error, Result};
+use crate::event::same_device;
+use crate::stream::Stream;
+use std::time::{Duration, Instant};
+
+/// The longest pause between two looks at the stream and the communicator.
+const MAX_PAUSE: Duration = Duration::from_millis(1);
+
+impl Comm {
+    /// Wait until the work queued on `stream` so far is done (this communicator's collectives among
+    /// it), for at most `timeout`, looking at the communicator's asynchronous error state between looks
+    /// at the stream (`hipStreamQuery`, `ncclCommGetAsyncError`; pauses of 20 us growing to 1 ms, so a
+    /// wait costs little CPU). A rank whose peer died gets an error within `timeout` instead of hanging
+    /// in `hipStreamSynchronize`; [`abort`](Comm::abort) the communicator then (a collective that never
+    /// completes keeps the stream busy until it is aborted).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Timeout`] when the stream's work is not done within `timeout`; the communicator's
+    /// asynchronous error ([`Error::Nccl`]) as soon as it has one; [`Error::DeviceMismatch`] for a
+    /// stream of another device; the stream's error from HIP ([`Error::Hip`]), and
+    /// [`Error::InvalidArgument`] for a stream being captured.
+    ///
+    /// ```no_run
+    /// # fn f(comm: hip::rccl::Comm, stream: &hip::Stream, x: &mut hip::DeviceBuffer<f32>) -> hip::Result<()> {
+    /// use std::time::Duration;
+    /// comm.all_reduce_in_place(x, hip::rccl::ReduceOp::Sum, stream)?;
+    /// if let Err(e) = comm.wait(stream, Duration::from_secs(30)) {
+    ///     comm.abort()?; // a peer died or hangs: stop the collective, free the communicator
+    ///     return Err(e);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn wait(&self, stream: &Stream, timeout: Duration) -> Result<()> {
+        same_device("Comm::wait", &self.device, stream.device())?;
+        let start = Instant::now();
+        let mut pause = Duration::from_micros(20);
+        loop {
+            if stream.query()? {
+                return Ok(());
+            }
+            self.async_error()?;
+            let waited = start.elapsed();
+            if waited >= timeout {
+                return Err(Error::Timeout {
+                    what: "the RCCL communicator's work on the stream",
+                    waited,
+                });
+            }
+            std::thread::sleep(pause.min(timeout - waited));
+            pause = (pause * 2).min(MAX_PAUSE);
+        }
+    }
+}
