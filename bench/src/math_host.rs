@@ -89,7 +89,8 @@ fn spd(n: usize) -> Vec<f64> {
         .collect()
 }
 
-/// Every row: potrf, getrf, SpMV (and GEMM with the `blas` feature). Returns whether all met the target.
+/// Every row: potrf, getrf, SpMV (GEMM's host cost is `bench-blas --host-only`'s, in the hipBLAS bundle).
+/// Returns whether all met the target.
 pub fn run(stream: &Stream, solver: &mut Solver, sparse: &mut Sparse) -> Result<bool, String> {
     use hip::solver::hipsolver_sys as ss;
     let device = stream.device();
@@ -165,10 +166,6 @@ pub fn run(stream: &Stream, solver: &mut Solver, sparse: &mut Sparse) -> Result<
 
     // SpMV, a 1024 x 1024 tridiagonal f64 matrix.
     all &= spmv_row(stream, sparse)?;
-    #[cfg(feature = "blas")]
-    {
-        all &= gemm_row(stream)?;
-    }
     let _ = (&mut work, &mut info, &mut ipiv);
     Ok(all)
 }
@@ -278,56 +275,4 @@ fn spmv_row(stream: &Stream, sparse: &mut Sparse) -> Result<bool, String> {
         sp::hipsparseDestroyDnVec(vy as _);
     }
     Ok(row("SpMV 1024 rows, tridiagonal, f64", result?))
-}
-
-#[cfg(feature = "blas")]
-fn gemm_row(stream: &Stream) -> Result<bool, String> {
-    use hip::blas::{hipblas_sys as bs, Gemm, Handle as Blas};
-    let device = stream.device();
-    let n = 8;
-    let blas = Blas::new(stream).map_err(e)?;
-    let a = DeviceBuffer::from_slice(device, &vec![1.0f32; n * n]).map_err(e)?;
-    let b = DeviceBuffer::from_slice(device, &vec![1.0f32; n * n]).map_err(e)?;
-    let mut c = DeviceBuffer::<f32>::zeroed(device, n * n).map_err(e)?;
-    let h = blas.raw();
-    let shape = Gemm::new(n, n, n);
-    let (alpha, beta) = (1.0f32, 0.0f32);
-    let (pa, pb, pc) = (
-        a.device_ptr().cast::<f32>(),
-        b.device_ptr().cast::<f32>(),
-        c.device_ptr().cast::<f32>(),
-    );
-    let nn = n as c_int;
-    let result = paired(
-        stream,
-        || {
-            // SAFETY: a live handle on `stream` (host pointer mode, the default); three live 8 x 8
-            // buffers kept until the synchronize that ends `paired`; host scalars read during the call.
-            let s = unsafe {
-                bs::hipblasSgemm(
-                    h,
-                    bs::HIPBLAS_OP_N,
-                    bs::HIPBLAS_OP_N,
-                    nn,
-                    nn,
-                    nn,
-                    &alpha,
-                    pa,
-                    nn,
-                    pb,
-                    nn,
-                    &beta,
-                    pc,
-                    nn,
-                )
-            };
-            if s.0 == 0 {
-                Ok(())
-            } else {
-                Err(format!("raw hipblasSgemm: status {}", s.0))
-            }
-        },
-        || blas.gemm(&shape, 1.0f32, &a, &b, 0.0f32, &mut c).map_err(e),
-    )?;
-    Ok(row("GEMM 8x8x8 f32", result))
 }

@@ -9,8 +9,7 @@
 //! Each dense repetition restores the input (a device copy, on both sides) and factors it; each row is the
 //! median of five rounds (sides alternating), ms per repetition, and `safe/raw` is the median of the
 //! per-round throughput ratios (raw ms / safe ms: above 1 the safe side is faster). `--quick`: the small
-//! sizes only; `--host-only`: the host-cost rows only (bench/src/math_host.rs; with the `blas` feature
-//! they include a GEMM).
+//! sizes only; `--host-only`: the host-cost rows only (bench/src/math_host.rs: potrf, getrf, SpMV).
 use hip::prelude::*;
 use hip::solver::{Eigen, Handle as Solver, Uplo};
 use hip::sparse::{Csr, Handle as Sparse, Op};
