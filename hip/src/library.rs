@@ -56,6 +56,13 @@ impl<H: Copy + 'static> Owner<H> {
     }
 
     /// While a capture records `op`, the capture's graph keeps the handle alive.
+    #[cfg(any(
+        feature = "blas",
+        feature = "blaslt",
+        feature = "sparse",
+        feature = "rand",
+        feature = "fft"
+    ))]
     pub(crate) fn keep_in_capture(self: &Arc<Self>, op: &StreamOp<'_>) {
         if let Some(log) = op.capture_log() {
             crate::stream::lock(&log.kept)
@@ -82,6 +89,12 @@ impl<H: Copy + 'static> Drop for Owner<H> {
 }
 
 /// A library handle just made and bound to a stream ([`create_bound`]): what every handle holds.
+#[cfg(any(
+    feature = "blas",
+    feature = "blaslt",
+    feature = "solver",
+    feature = "sparse"
+))]
 pub(crate) struct Bound<H: Copy + 'static> {
     pub(crate) raw: H,
     pub(crate) owner: Arc<Owner<H>>,
@@ -98,6 +111,12 @@ pub(crate) struct Bound<H: Copy + 'static> {
 /// # Safety
 /// `create` returns a live handle made on the current device and owned by no one else, and
 /// `destroy` is the library's call that frees it.
+#[cfg(any(
+    feature = "blas",
+    feature = "blaslt",
+    feature = "solver",
+    feature = "sparse"
+))]
 pub(crate) unsafe fn create_bound<H: Copy + 'static>(
     stream: &crate::Stream,
     create: impl FnOnce() -> Result<H>,
@@ -173,7 +192,7 @@ impl HandleUse {
 #[repr(C, align(16))]
 pub(crate) struct HostScalar<T>(pub(crate) T);
 
-#[cfg(any(feature = "blas", feature = "sparse"))]
+#[cfg(feature = "sparse")]
 impl<T> HostScalar<T> {
     /// The scalar's address, for the library call (valid while `self` is).
     #[inline]
