@@ -134,4 +134,80 @@ mod tests {
             "RCCL work on stream 3: still not done after 1.5s"
         );
     }
+
+    #[test]
+    fn each_failure_has_its_status_and_says_what_went_wrong() {
+        let d = || "why".to_string();
+        let cases = [
+            (
+                RendezvousFailure::Timeout {
+                    waited: Duration::from_secs(2),
+                    missing: vec![],
+                    waiting_for: "rank 0".into(),
+                },
+                600,
+                "timed out after 2s waiting for rank 0",
+            ),
+            (
+                RendezvousFailure::Timeout {
+                    waited: Duration::from_secs(2),
+                    missing: vec![1, 3],
+                    waiting_for: "every rank".into(),
+                },
+                600,
+                "timed out after 2s waiting for every rank; ranks that did not arrive or confirm: [1, 3]",
+            ),
+            (
+                RendezvousFailure::WorldSizeMismatch {
+                    rank: 2,
+                    theirs: 4,
+                    ours: 8,
+                },
+                410,
+                "rank 2 says the world has 4 ranks, rank 0 says 8: every rank must be launched with \
+                 the same WORLD_SIZE",
+            ),
+            (
+                RendezvousFailure::DuplicateRank { rank: 5 },
+                410,
+                "rank 5 arrived twice: two processes were given the same RANK",
+            ),
+            (
+                RendezvousFailure::AddressInUse { detail: d() },
+                410,
+                "rank 0 cannot listen on the port (why): another program holds it; choose another \
+                 MASTER_PORT",
+            ),
+            (
+                RendezvousFailure::Unreachable { detail: d() },
+                501,
+                "rank 0 cannot be reached (why): check MASTER_ADDR, MASTER_PORT and that rank 0 runs",
+            ),
+            (
+                RendezvousFailure::PeerLost {
+                    rank: Some(3),
+                    detail: d(),
+                },
+                600,
+                "rank 3 was lost mid-exchange (why)",
+            ),
+            (
+                RendezvousFailure::PeerLost {
+                    rank: None,
+                    detail: d(),
+                },
+                600,
+                "a peer was lost mid-exchange (why)",
+            ),
+            (
+                RendezvousFailure::Protocol { detail: d() },
+                600,
+                "protocol error: why",
+            ),
+        ];
+        for (failure, status, text) in cases {
+            assert_eq!(failure.status().code(), status, "{failure}");
+            assert_eq!(failure.to_string(), text);
+        }
+    }
 }
