@@ -10,6 +10,9 @@
 
 mod shadow;
 
+#[path = "shadow_rccl/config.rs"]
+mod config;
+
 use hip::prelude::*;
 use hip::rccl::{group, rccl_sys, Comm, ReduceOp};
 use hip::Error;

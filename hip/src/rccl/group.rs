@@ -19,6 +19,33 @@ pub(super) fn keep(alloc: &Arc<Allocation>) {
     KEEP.with_borrow_mut(|kept| kept.push(Arc::clone(alloc)));
 }
 
+/// Note that a call of the group runs on the non-blocking communicator `raw`: if `ncclGroupEnd` answers
+/// `ncclInProgress`, the group waits for each noted communicator before it lets go of the memory.
+pub(super) fn note_nonblocking(raw: sys::ncclComm_t) {
+    NONBLOCKING.with_borrow_mut(|comms| {
+        if !comms.contains(&raw) {
+            comms.push(raw);
+        }
+    });
+}
+
+/// `ncclGroupEnd`, then, when it answered `ncclInProgress`, the wait for every non-blocking communicator
+/// the group used: the group's calls are queued when this returns.
+fn end_group() -> Result<()> {
+    let end = result::group_end();
+    let comms = NONBLOCKING.with_borrow_mut(std::mem::take);
+    let in_progress = matches!(end, Ok(true));
+    let mut r = end.map(|_| ());
+    if in_progress {
+        for raw in comms {
+            // SAFETY: noted by a call of this group, made on a live communicator; one dropped inside the
+            // group is destroyed only after this (`defer_destroy`, handled by `Exit`).
+            r = r.and(unsafe { result::settle("ncclGroupEnd", raw) });
+        }
+    }
+    r
+}
+
 /// Inside a group: hand the communicator `raw` (of `device`) to the group, which destroys it after
 /// `ncclGroupEnd` (calls on it may not be queued yet), and answer `true`. Outside one: `false`.
 pub(super) fn defer_destroy(raw: sys::ncclComm_t, device: &Device) -> bool {
@@ -53,7 +80,7 @@ pub fn group<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
     DEPTH.set(DEPTH.get() + 1);
     let mut exit = Exit { ended: false };
     let r = f();
-    let end = result::group_end();
+    let end = end_group();
     exit.ended = true;
     // After ncclGroupEnd queued the calls: a kept allocation freed now waits for them.
     drop(exit);
@@ -74,7 +101,7 @@ struct Exit {
 impl Drop for Exit {
     fn drop(&mut self) {
         if !self.ended {
-            let _ = result::group_end();
+            let _ = end_group();
         }
         let depth = DEPTH.get() - 1;
         DEPTH.set(depth);
@@ -110,5 +137,8 @@ thread_local! {
     static KEEP: std::cell::RefCell<Vec<Arc<Allocation>>> = const { std::cell::RefCell::new(Vec::new()) };
     /// While `group` runs on this thread: communicators dropped inside it, destroyed when it ends.
     static COMMS: std::cell::RefCell<Vec<(sys::ncclComm_t, Device)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+    /// While `group` runs on this thread: the non-blocking communicators its calls use.
+    static NONBLOCKING: std::cell::RefCell<Vec<sys::ncclComm_t>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }

@@ -73,12 +73,14 @@
 //! the [`memory`](crate::memory#element-types-in-a-kernel) module).
 
 mod bootstrap;
+mod config;
 mod group;
 mod result;
 mod split;
 mod types;
 mod wait;
 
+pub use self::config::{CommConfig, PendingComm};
 pub use self::group::group;
 pub use self::result::version as raw_version;
 pub use self::types::{NcclType, ReduceOp, UniqueId};
@@ -116,6 +118,9 @@ pub struct Comm {
     device: Device,
     rank: usize,
     nranks: usize,
+    /// Made with a non-blocking [`CommConfig`] (or split from such a one): its calls may answer
+    /// `ncclInProgress`, which `result` waits out.
+    nonblocking: bool,
 }
 
 // SAFETY: NCCL lets a communicator be used from any thread as long as calls on it do not overlap; Comm is
@@ -140,6 +145,23 @@ fn refuse_init_in_old_group(what: &'static str) -> Result<()> {
                  this call returned; create each rank on its own thread instead"
                 .into(),
     })
+}
+
+/// `rank` of `nranks` as the C calls take them, refused unless `rank < nranks`.
+fn check_ranks(rank: usize, nranks: usize) -> Result<(i32, i32)> {
+    if nranks == 0 || rank >= nranks {
+        return Err(Error::InvalidArgument {
+            what: "rank",
+            value: rank.to_string(),
+            reason: format!(
+                "must be below the number of ranks ({nranks}), which must be at least 1"
+            ),
+        });
+    }
+    Ok((
+        rank_i32("rank", rank)?,
+        rank_i32("number of ranks", nranks)?,
+    ))
 }
 
 fn rank_i32(what: &'static str, v: usize) -> Result<i32> {
@@ -204,6 +226,7 @@ impl Comm {
                 device: d.clone(),
                 rank,
                 nranks: n,
+                nonblocking: false,
             })
             .collect())
     }
@@ -221,19 +244,7 @@ impl Comm {
     /// RCCL from 2.14 only: older ones write the new handle when the group ends, after this returned, so
     /// with them create each rank on its own thread instead).
     pub fn new(device: &Device, id: &UniqueId, rank: usize, nranks: usize) -> Result<Comm> {
-        if nranks == 0 || rank >= nranks {
-            return Err(Error::InvalidArgument {
-                what: "rank",
-                value: rank.to_string(),
-                reason: format!(
-                    "must be below the number of ranks ({nranks}), which must be at least 1"
-                ),
-            });
-        }
-        let (r, n) = (
-            rank_i32("rank", rank)?,
-            rank_i32("number of ranks", nranks)?,
-        );
+        let (r, n) = check_ranks(rank, nranks)?;
         refuse_init_in_old_group("Comm::new")?;
         device.bind()?;
         let raw = result::comm_init_rank(n, id.0, r)?;
@@ -242,6 +253,7 @@ impl Comm {
             device: device.clone(),
             rank,
             nranks,
+            nonblocking: false,
         })
     }
 
@@ -337,6 +349,8 @@ impl Comm {
         // to drive several devices); switching devices per call cost ~0.4 us (issue 42's paired bench).
         if !in_group {
             self.device.bind()?;
+        } else if self.nonblocking {
+            group::note_nonblocking(self.raw);
         }
         let call = result::Call {
             count,

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, NcclErrorCode, Result};
 use rccl_sys as sys;
-use std::ffi::{c_void, CStr};
+use std::ffi::{c_int, c_void, CStr};
 
 /// The error for `code` returned by `call`, with the library's message (and the communicator's last error
 /// detail where `comm` is given).
@@ -37,11 +37,44 @@ fn check(call: &'static str, code: sys::ncclResult_t) -> Result<()> {
     check_comm(call, code, std::ptr::null_mut())
 }
 
+/// `code` of `call` as a `Result`. A non-blocking communicator's `ncclInProgress` (the call goes on in the
+/// background) is waited out here ([`settle`]): whatever the call was given must be in NCCL's hands when
+/// this returns, so that the memory model may release or reuse it.
 fn check_comm(call: &'static str, code: sys::ncclResult_t, comm: sys::ncclComm_t) -> Result<()> {
     if code == sys::ncclResult_t::ncclSuccess {
         Ok(())
+    } else if code == sys::ncclResult_t::ncclInProgress && !comm.is_null() {
+        // SAFETY: every caller passes a live communicator (or null, handled above).
+        unsafe { settle(call, comm) }
     } else {
         Err(error(call, code, comm))
+    }
+}
+
+/// Wait until the non-blocking communicator `comm` has finished the call it answered `ncclInProgress` to
+/// (`ncclCommGetAsyncError` leaves `ncclInProgress`), with pauses of 1 us growing to 100 us: the calls
+/// that answer so (an enqueue, a group's launch, an initialization) take microseconds to milliseconds.
+/// The call's own error (named `call`) if it failed.
+///
+/// # Safety
+/// `comm` is a live communicator.
+pub(crate) unsafe fn settle(call: &'static str, comm: sys::ncclComm_t) -> Result<()> {
+    let mut pause = std::time::Duration::from_micros(1);
+    loop {
+        let mut state = sys::ncclResult_t::ncclSuccess;
+        // SAFETY: `comm` is a live communicator (every caller's contract); `state` is a live local.
+        let code = unsafe { sys::ncclCommGetAsyncError(comm, &mut state) };
+        if code != sys::ncclResult_t::ncclSuccess {
+            return Err(error("ncclCommGetAsyncError", code, comm));
+        }
+        if state == sys::ncclResult_t::ncclSuccess {
+            return Ok(());
+        }
+        if state != sys::ncclResult_t::ncclInProgress {
+            return Err(error(call, state, comm));
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_micros(100));
     }
 }
 
@@ -131,11 +164,16 @@ pub fn group_start() -> Result<()> {
     check("ncclGroupStart", unsafe { sys::ncclGroupStart() })
 }
 
-/// `ncclGroupEnd`.
-pub fn group_end() -> Result<()> {
+/// `ncclGroupEnd`: `Ok(true)` when it answered `ncclInProgress` (a group with non-blocking communicators
+/// goes on in the background: [`settle`] each of them).
+pub fn group_end() -> Result<bool> {
     // SAFETY: no arguments. It queues the calls made since the matching ncclGroupStart, with the pointers
     // they were given: those must still be valid now (see `rccl::group`).
-    check("ncclGroupEnd", unsafe { sys::ncclGroupEnd() })
+    let code = unsafe { sys::ncclGroupEnd() };
+    if code == sys::ncclResult_t::ncclInProgress {
+        return Ok(true);
+    }
+    check("ncclGroupEnd", code).map(|()| false)
 }
 
 /// The arguments every collective takes after its buffers.
@@ -342,4 +380,107 @@ pub unsafe fn comm_split(
         comm,
     )?;
     Ok(Some(new))
+}
+
+/// `NCCL_CONFIG_UNDEF_INT`: a configuration field left to the library (its default, or its environment
+/// variable).
+pub const CONFIG_UNDEF_INT: c_int = c_int::MIN;
+
+/// The first fields of `ncclConfig_t`, as NCCL 2.17 defined them (and every later version keeps them, in
+/// this order). The library copies `size` bytes over its own `NCCL_CONFIG_INITIALIZER` values and reads
+/// only the fields of `version`, so the fields added later keep their defaults: this prefix works with
+/// every header and library from 2.17 on (2.14 to 2.16 read `blocking` only).
+#[repr(C)]
+#[derive(Debug)]
+pub struct RawConfig {
+    /// `sizeof` this struct.
+    pub size: usize,
+    /// `0xcafebeef`, which the library checks.
+    pub magic: u32,
+    /// `NCCL_VERSION(2, 17, 0)`: the fields below are this version's.
+    pub version: u32,
+    /// 1: calls return when done; 0: they may return `ncclInProgress` and go on in the background.
+    pub blocking: c_int,
+    /// `cgaClusterSize` (NVIDIA Hopper on).
+    pub cga_cluster_size: c_int,
+    /// `minCTAs`.
+    pub min_ctas: c_int,
+    /// `maxCTAs`.
+    pub max_ctas: c_int,
+    /// `netName`: the network plugin to use, or null.
+    pub net_name: *const std::ffi::c_char,
+}
+
+impl RawConfig {
+    /// Every field left to the library, with `blocking` given (the library insists on 0 or 1).
+    pub fn new(blocking: bool) -> RawConfig {
+        RawConfig {
+            size: std::mem::size_of::<RawConfig>(),
+            magic: 0xcafe_beef,
+            version: 21700,
+            blocking: c_int::from(blocking),
+            cga_cluster_size: CONFIG_UNDEF_INT,
+            min_ctas: CONFIG_UNDEF_INT,
+            max_ctas: CONFIG_UNDEF_INT,
+            net_name: std::ptr::null(),
+        }
+    }
+}
+
+/// `ncclCommInitRankConfig`'s C signature, with our own prefix of `ncclConfig_t` (see [`RawConfig`]).
+type CommInitRankConfigFn = unsafe extern "C" fn(
+    *mut sys::ncclComm_t,
+    c_int,
+    sys::ncclUniqueId,
+    c_int,
+    *mut RawConfig,
+) -> sys::ncclResult_t;
+
+/// `ncclCommInitRankConfig` as the loaded library exports it (NCCL and RCCL >= 2.14), looked up at run
+/// time like `ncclCommSplit`.
+fn comm_init_rank_config_fn() -> Option<CommInitRankConfigFn> {
+    #[cfg(unix)]
+    {
+        // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name only searches the loaded objects.
+        let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"ncclCommInitRankConfig".as_ptr()) };
+        // SAFETY: a non-null `ncclCommInitRankConfig` of a library with NCCL's API has this signature
+        // (nccl.h / rccl.h 2.14 on); its config pointer reads `size` bytes of a struct starting like
+        // `RawConfig`.
+        (!p.is_null())
+            .then(|| unsafe { std::mem::transmute::<*mut c_void, CommInitRankConfigFn>(p) })
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// `ncclCommInitRankConfig` on the current device: `Ok(None)` where the library lacks the call, else the
+/// new handle and whether its initialization goes on in the background (`ncclInProgress`, non-blocking
+/// configurations only). On failure a handle the library left is aborted.
+pub fn comm_init_rank_config(
+    nranks: i32,
+    id: sys::ncclUniqueId,
+    rank: i32,
+    config: &mut RawConfig,
+) -> Result<Option<(sys::ncclComm_t, bool)>> {
+    let Some(init) = comm_init_rank_config_fn() else {
+        return Ok(None);
+    };
+    let mut comm = std::ptr::null_mut();
+    // SAFETY: an out-pointer to a live local handle, plain values and a live, initialised config that
+    // outlives the call (the library copies it). Callers make sure this runs outside any group.
+    let code = unsafe { init(&mut comm, nranks, id, rank, config) };
+    if code == sys::ncclResult_t::ncclSuccess {
+        return Ok(Some((comm, false)));
+    }
+    if code == sys::ncclResult_t::ncclInProgress && !comm.is_null() {
+        return Ok(Some((comm, true)));
+    }
+    let e = error("ncclCommInitRankConfig", code, comm);
+    if !comm.is_null() {
+        // SAFETY: the handle the failed call left, live and not used again.
+        let _ = unsafe { sys::ncclCommAbort(comm) };
+    }
+    Err(e)
 }

@@ -58,7 +58,13 @@ impl Comm {
             device: self.device.clone(),
             rank: 0,
             nranks: 1,
+            nonblocking: self.nonblocking,
         };
+        if self.nonblocking {
+            // SAFETY: `raw` is the live communicator just made, which a non-blocking parent's split may
+            // still be setting up.
+            unsafe { result::settle("ncclCommSplit", raw)? };
+        }
         // SAFETY: `raw` is the live communicator just made.
         let (rank, nranks) = unsafe { (result::comm_user_rank(raw)?, result::comm_count(raw)?) };
         comm.rank = rank as usize;

@@ -47,6 +47,9 @@ pub(crate) fn new_comm(
             rank,
             nranks,
             device,
+            nonblocking: false,
+            busy: 0,
+            joining: None,
         },
     );
     h as ncclComm_t
@@ -126,6 +129,83 @@ pub unsafe extern "C" fn ncclCommInitRank(
     })
 }
 
+/// `ncclConfig_t`'s first fields (NCCL 2.14: size, magic, version, blocking).
+#[repr(C)]
+pub struct ConfigPrefix {
+    size: usize,
+    magic: u32,
+    version: u32,
+    blocking: c_int,
+}
+
+/// `ncclCommInitRank` with a configuration: checks the magic and `blocking` (0 or 1) as NCCL does. A
+/// non-blocking one answers `ncclInProgress`, and stays in progress (`ncclCommGetAsyncError`) until every
+/// rank of the clique joined.
+#[no_mangle]
+pub unsafe extern "C" fn ncclCommInitRankConfig(
+    comm: *mut ncclComm_t,
+    nranks: c_int,
+    id: ncclUniqueId,
+    rank: c_int,
+    config: *const ConfigPrefix,
+) -> NcclResult {
+    let blocking = if config.is_null() {
+        1
+    } else {
+        let c = &*config;
+        if c.size < std::mem::size_of::<ConfigPrefix>() || c.magic != 0xcafe_beef {
+            return INVALID_ARGUMENT;
+        }
+        c.blocking
+    };
+    if blocking != 0 && blocking != 1 {
+        return INVALID_ARGUMENT;
+    }
+    let r = ncclCommInitRank(comm, nranks, id, rank);
+    if r != OK || blocking == 1 {
+        return r;
+    }
+    let key: Vec<u8> = id.internal.iter().map(|&c| c as u8).collect();
+    state(|s| {
+        if let Some(c) = s.comms.get_mut(&(*comm as usize)) {
+            c.nonblocking = true;
+            c.joining = Some(key);
+        }
+    });
+    IN_PROGRESS
+}
+
+/// After a call on `comm` succeeded: a non-blocking communicator answers `ncclInProgress` for it, and
+/// `ncclCommGetAsyncError` does twice more.
+pub(crate) fn in_progress_after(comm: usize, r: NcclResult) -> NcclResult {
+    if r != OK {
+        return r;
+    }
+    state(|s| match s.comms.get_mut(&comm) {
+        Some(c) if c.nonblocking => {
+            c.busy = 2;
+            IN_PROGRESS
+        }
+        _ => OK,
+    })
+}
+
+/// Before a call on `comm`: one on a non-blocking communicator whose last call is still in progress is a
+/// report (NCCL requires the caller to wait it out first).
+pub(crate) fn check_not_busy(comm: usize, call: &str) {
+    let busy = state(|s| {
+        s.comms
+            .get(&comm)
+            .is_some_and(|c| c.busy > 0 || c.joining.is_some())
+    });
+    if busy {
+        detector::report(format!(
+            "{call} on a non-blocking communicator whose last call is still in progress (its \
+             ncclInProgress was not waited out with ncclCommGetAsyncError)"
+        ));
+    }
+}
+
 /// Inside a group, destroying a communicator a pending call of the group uses is a report (NCCL would
 /// use it after its end).
 pub(crate) fn destroy(comm: ncclComm_t, call: &str) -> NcclResult {
@@ -188,7 +268,23 @@ pub unsafe extern "C" fn ncclCommUserRank(comm: ncclComm_t, r: *mut c_int) -> Nc
 
 #[no_mangle]
 pub unsafe extern "C" fn ncclCommGetAsyncError(comm: ncclComm_t, e: *mut c_int) -> NcclResult {
-    with_comm(comm, |_| OK, e)
+    let in_progress = state(|s| {
+        let joined = |key: &Vec<u8>| s.by_id.get(key).is_some_and(|(_, j)| j.iter().all(|&j| j));
+        let Some(c) = s.comms.get(&(comm as usize)) else {
+            return false;
+        };
+        let still_joining = c.joining.as_ref().is_some_and(|k| !joined(k));
+        let c = s.comms.get_mut(&(comm as usize)).unwrap();
+        if !still_joining {
+            c.joining = None;
+        }
+        if c.busy > 0 {
+            c.busy -= 1;
+            return true;
+        }
+        still_joining
+    });
+    with_comm(comm, |_| if in_progress { IN_PROGRESS } else { OK }, e)
 }
 
 #[no_mangle]
@@ -246,10 +342,17 @@ pub extern "C" fn ncclGroupEnd() -> NcclResult {
         return INTERNAL;
     }
     if calls.is_empty() {
-        OK
-    } else {
-        launch(calls)
+        return OK;
     }
+    let comms: Vec<usize> = calls.iter().map(|c| c.comm).collect();
+    let r = launch(calls);
+    let mut answer = r;
+    for comm in comms {
+        if in_progress_after(comm, r) == IN_PROGRESS {
+            answer = IN_PROGRESS;
+        }
+    }
+    answer
 }
 
 #[no_mangle]

@@ -30,6 +30,8 @@ pub(crate) const OK: NcclResult = 0;
 pub(crate) const INTERNAL: NcclResult = 3;
 pub(crate) const INVALID_ARGUMENT: NcclResult = 4;
 pub(crate) const INVALID_USAGE: NcclResult = 5;
+/// `ncclInProgress`: a non-blocking communicator's call goes on in the background.
+pub(crate) const IN_PROGRESS: NcclResult = 7;
 
 /// `ncclUniqueId`: 128 opaque bytes.
 #[repr(C)]
@@ -151,6 +153,12 @@ pub(crate) struct CommState {
     pub(crate) rank: usize,
     pub(crate) nranks: usize,
     pub(crate) device: i32,
+    /// Made by `ncclCommInitRankConfig` with `blocking = 0`: calls answer `ncclInProgress`.
+    pub(crate) nonblocking: bool,
+    /// How many more `ncclCommGetAsyncError` calls answer `ncclInProgress` for the last call.
+    pub(crate) busy: u32,
+    /// A non-blocking initialization: the unique id's key, in progress until every rank joined.
+    pub(crate) joining: Option<Vec<u8>>,
 }
 
 #[derive(Default)]

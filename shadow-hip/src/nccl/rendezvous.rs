@@ -1,6 +1,7 @@
 //! A collective's parts meeting across the ranks' streams, the host-side reductions and copies, and
 //! the queueing of a group's calls at its end.
 
+use super::api::{check_not_busy, in_progress_after};
 use super::*;
 
 /// One rank's part of a collective (or one communicator's send/recv calls of a group).
@@ -456,6 +457,7 @@ pub(crate) fn enqueue(
     comm: ncclComm_t,
     stream: *mut c_void,
 ) -> NcclResult {
+    check_not_busy(comm as usize, coll.name());
     let Some((clique, rank, nranks, device)) = state(|s| {
         s.comms
             .get(&(comm as usize))
@@ -511,6 +513,6 @@ pub(crate) fn enqueue(
     if queued_later {
         OK
     } else {
-        launch(vec![call])
+        in_progress_after(comm as usize, launch(vec![call]))
     }
 }
