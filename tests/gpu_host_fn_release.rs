@@ -5,11 +5,10 @@
 
 mod common;
 
-use common::{device, load, ORDERING_KERNELS};
+use common::{device, load, within_30s, ORDERING_KERNELS};
 use hip::host_fn::HostFnState;
 use hip::prelude::*;
 use std::sync::mpsc;
-use std::time::Duration;
 
 const N: usize = 1 << 16;
 
@@ -25,16 +24,6 @@ fn spin_fill(module: &Module, s: &Stream, x: &mut DeviceBuffer<u32>, value: u32)
     };
 }
 
-/// Run `f` on another thread; fail if it has not returned within 30 s (a deadlock).
-fn within_30s(f: impl FnOnce() + Send + 'static) {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        f();
-        let _ = tx.send(());
-    });
-    rx.recv_timeout(Duration::from_secs(30))
-        .expect("deadlocked: the stream never got past the host function");
-}
 
 #[test]
 fn a_buffer_dropped_inside_a_host_function_is_freed_without_a_deadlock() {

@@ -11,7 +11,7 @@
 ))]
 mod common;
 
-use common::device;
+use common::{device, within_30s};
 use common::slow::{Slow, Timeline, SPIN_CYCLES};
 use hip::blas::Handle as Blas;
 use hip::prelude::*;
@@ -98,16 +98,6 @@ fn a_captured_call_and_a_live_call_of_one_handle_are_ordered_and_no_more() {
     assert_eq!(y1.to_vec().unwrap(), expect(2.0), "after drop");
 }
 
-/// Run `f` on another thread; fail if it has not returned within 30 s (a deadlock).
-fn within_30s(f: impl FnOnce() + Send + 'static) {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        f();
-        let _ = tx.send(());
-    });
-    rx.recv_timeout(Duration::from_secs(30))
-        .expect("deadlocked: the stream never got past the host function");
-}
 
 /// Library handles dropped inside a host function (the last owner of each) are destroyed on the
 /// releasing thread, not there: destroying calls the library, which may synchronize the device, from

@@ -98,3 +98,15 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .build()
         .unwrap()
 }
+
+/// Run `f` on a thread of its own and fail the test if it has not finished within 30 s: a stream stuck
+/// behind a host function (a deadlock) fails instead of hanging the run.
+pub fn within_30s(f: impl FnOnce() + Send + 'static) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        f();
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(30))
+        .expect("deadlocked: the stream never got past the host function");
+}
