@@ -117,13 +117,7 @@ pub fn run(stream: &Stream, solver: &mut Solver, sparse: &mut Sparse) -> Result<
         info.device_ptr().cast::<c_int>(),
         ipiv.device_ptr().cast::<c_int>(),
     );
-    let status = |what: &str, s: ss::hipsolverStatus_t| -> Res {
-        if s.0 == 0 {
-            Ok(())
-        } else {
-            Err(format!("raw {what}: status {}", s.0))
-        }
-    };
+    let status = |what: &str, s: ss::hipsolverStatus_t| raw_status(what, s.0);
     let result = paired(
         stream,
         // 122: HIPSOLVER_FILL_MODE_LOWER (the same value in every hipSOLVER).
@@ -170,6 +164,16 @@ pub fn run(stream: &Stream, solver: &mut Solver, sparse: &mut Sparse) -> Result<
     Ok(all)
 }
 
+/// A raw library call's status (0: success; hipSOLVER and hipSPARSE alike) as the rows' `Res`.
+fn raw_status(what: &str, status: impl Into<i64>) -> Res {
+    let status = status.into();
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(format!("raw {what}: status {status}"))
+    }
+}
+
 fn spmv_row(stream: &Stream, sparse: &mut Sparse) -> Result<bool, String> {
     use hip::sparse::hipsparse_sys as sp;
     let device = stream.device();
@@ -186,13 +190,7 @@ fn spmv_row(stream: &Stream, sparse: &mut Sparse) -> Result<bool, String> {
     let x = DeviceBuffer::from_slice(device, &vec![1.0f64; m]).map_err(e)?;
     let mut y = DeviceBuffer::<f64>::zeroed(device, m).map_err(e)?;
     let h = sparse.raw();
-    let ok = |what: &str, s: sp::hipsparseStatus_t| -> Res {
-        if s.0 == 0 {
-            Ok(())
-        } else {
-            Err(format!("raw {what}: status {}", s.0))
-        }
-    };
+    let ok = |what: &str, s: sp::hipsparseStatus_t| raw_status(what, s.0);
     let (mut ma, mut vx, mut vy) = (
         std::ptr::null_mut(),
         std::ptr::null_mut(),
