@@ -64,7 +64,7 @@ export HIP_RS_HIPRTC=${HIP_RS_HIPRTC:-/usr/lib/$(gcc -dumpmachine)/libamdhip64.s
 unset HIP_RS_SHADOW_DROP_WAITS
 feature=(--workspace --features dynamic-loading,shadow --target-dir "$t")
 shadow_tests=(--test shadow_ordering --test shadow_kernels --test shadow_threads --test shadow_knowledge
-    --test shadow_multi --test shadow_event_race --test shadow_holes --test shadow_mutation)
+    --test shadow_multi --test shadow_event_race --test shadow_holes --test shadow_mutation --test shadow_pools)
 cargo clippy -q "${feature[@]}" "${shadow_tests[@]}" -- -D warnings
 cargo test -q "${feature[@]}" "${shadow_tests[@]}" --no-run
 bins=$(cargo test "${feature[@]}" "${shadow_tests[@]}" --no-run \
@@ -74,7 +74,7 @@ for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
         print(m["executable"])')
-tests=$(echo "$bins" | grep -E '/shadow_(ordering|kernels|threads|knowledge|multi|event_race|holes)-')
+tests=$(echo "$bins" | grep -E '/shadow_(ordering|kernels|threads|knowledge|multi|event_race|holes|pools)-')
 mutation=$(echo "$bins" | grep '/shadow_mutation-')
 
 passed=0 failed=0
@@ -83,7 +83,7 @@ for seed in $(seq 1 "$seeds"); do
     for b in $tests; do
         name=$(basename "$b" | sed 's/-[0-9a-f]*$//')
         devices=1
-        if [ "$name" = shadow_multi ]; then devices=2; fi
+        if [ "$name" = shadow_multi ] || [ "$name" = shadow_pools ]; then devices=2; fi
         # One test at a time: the reports are per process, and no other test's synchronization should
         # order (and so hide) this one's accesses.
         if HIP_RS_SHADOW_DEVICES=$devices HIP_RS_SHADOW_SEED=$seed "$b" -q --test-threads=1 >"$log" 2>&1; then

@@ -49,3 +49,36 @@ fn pool_calls_answer_with_the_runtime_error_or_a_value() {
         }
     }
 }
+
+/// Pools of one's own and the device's current pool through the raw layer: without a device each call
+/// answers the runtime's own error, naming the call; with one, a pool is made, is empty, and goes.
+#[test]
+fn own_pool_calls_answer_with_the_runtime_error_or_a_pool() {
+    let created = hip::result::pool::mem_pool_create(0);
+    let current = hip::result::pool::device_get_mem_pool(0);
+    match Device::count() {
+        Ok(_) => {
+            let pool = hip::MemPool::new(&Device::get(0).unwrap()).unwrap();
+            assert_eq!(pool.used_bytes().unwrap(), 0);
+            assert!(current.is_ok(), "{current:?}");
+            // SAFETY: made just above, not used again.
+            unsafe { hip::result::pool::mem_pool_destroy(created.unwrap()) }.unwrap();
+        }
+        Err(_) => {
+            for (err, call) in [
+                (created.unwrap_err(), "hipMemPoolCreate"),
+                (current.unwrap_err(), "hipDeviceGetMemPool"),
+            ] {
+                assert!(err.to_string().contains(call), "{err}");
+                // Measured on Debian's HIPs (2026-12-06): hipErrorInvalidDevice (101) from 5.2.3,
+                // hipErrorNoDevice (100) from 5.7.1, 6.4.3 and 7.2.4 (5.7.1 answers 101 instead when it is
+                // the process's first HIP call, as for hipDeviceGetDefaultMemPool above).
+                let name = err.hip_code().and_then(|c| c.name());
+                assert!(
+                    matches!(name, Some("hipErrorInvalidDevice" | "hipErrorNoDevice")),
+                    "{err}"
+                );
+            }
+        }
+    }
+}

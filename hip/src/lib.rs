@@ -250,7 +250,7 @@ pub use launch::{Dim3, ElementCount, KernelArg, LaunchArgs, LaunchConfig};
 pub use memory::{
     Access, DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut, DevicePtr, DeviceSlice,
     DeviceSliceMut, HostMemory, HostMemoryMut, ManagedBuffer, MemAdvice, MemAttach, MemPool,
-    PinnedBuffer, PinnedFlags, PinnedSlice, PinnedSliceMut,
+    PinnedBuffer, PinnedFlags, PinnedSlice, PinnedSliceMut, PoolAccess, ReusePolicy,
 };
 pub use module::{FuncCache, Function, Global, Module};
 pub use occupancy::BlockSizeSuggestion;

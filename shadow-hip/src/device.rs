@@ -125,6 +125,8 @@ pub unsafe extern "C" fn hipDeviceGetAttribute(
         sys::hipDeviceAttributeMaxSharedMemoryPerBlock => p.sharedMemPerBlock as c_int,
         sys::hipDeviceAttributeManagedMemory => 1,
         sys::hipDeviceAttributeConcurrentManagedAccess => 1,
+        // Stream-ordered allocation (`pools.rs`): `alloc_async` and pools of one's own take this path.
+        sys::hipDeviceAttributeMemoryPoolsSupported => 1,
         _ => 0,
     };
     SUCCESS

@@ -7,9 +7,8 @@ use crate::memory::{self, find, MemKind, Shape};
 use crate::streams::{self, host_join_local, host_now, lock, rt, Action};
 use crate::{Status, INVALID_HANDLE, INVALID_VALUE, SUCCESS};
 use hip_sys as sys;
-use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 unsafe fn alloc_host_ordered(p: *mut *mut c_void, n: usize, kind: MemKind, flags: u32) -> Status {
     if p.is_null() {
@@ -73,6 +72,17 @@ pub unsafe extern "C" fn hipMallocAsync(
     n: usize,
     s: sys::hipStream_t,
 ) -> Status {
+    malloc_async(p, n, s, None)
+}
+
+/// `hipMallocAsync` from the stream's device's current pool, or from `pool`
+/// (`hipMallocFromPoolAsync`), which must be live and of that device.
+pub(crate) unsafe fn malloc_async(
+    p: *mut *mut c_void,
+    n: usize,
+    s: sys::hipStream_t,
+    pool: Option<usize>,
+) -> Status {
     let sid = streams::key(s as usize);
     let mut g = lock();
     let rt = rt(&mut g);
@@ -84,7 +94,12 @@ pub unsafe extern "C" fn hipMallocAsync(
     if p.is_null() {
         return INVALID_VALUE;
     }
+    let device = rt.streams.get(&sid).map_or(0, |s| s.device);
+    let Some(pool) = crate::pools::pool_for(device, pool) else {
+        return INVALID_VALUE;
+    };
     let (ptr, freed) = memory::alloc(rt, n, MemKind::Device, 0, Some(sid));
+    crate::pools::allocated(pool, ptr, n as u64);
     let noop: Action = Arc::new(|_: &Clock, _: &Arc<str>| {});
     streams::push(rt, sid, "hipMallocAsync", Vec::new(), &freed, noop);
     *p = ptr as *mut c_void;
@@ -115,6 +130,7 @@ pub unsafe extern "C" fn hipFreeAsync(p: *mut c_void, s: sys::hipStream_t) -> St
         &what,
         Some((sid, seq)),
     );
+    crate::pools::freed(p as usize);
     SUCCESS
 }
 
@@ -373,51 +389,5 @@ pub unsafe extern "C" fn hipStreamAttachMemAsync(
     _n: usize,
     _flags: u32,
 ) -> Status {
-    SUCCESS
-}
-
-static POOL_ATTRS: Mutex<Option<HashMap<(usize, u32), u64>>> = Mutex::new(None);
-
-#[no_mangle]
-pub unsafe extern "C" fn hipDeviceGetDefaultMemPool(
-    pool: *mut sys::hipMemPool_t,
-    d: c_int,
-) -> Status {
-    if pool.is_null() || d < 0 {
-        return INVALID_VALUE;
-    }
-    *pool = (0x7000 + d as usize * 0x10) as sys::hipMemPool_t;
-    SUCCESS
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn hipMemPoolGetAttribute(
-    pool: sys::hipMemPool_t,
-    attr: u32,
-    v: *mut c_void,
-) -> Status {
-    let mut m = POOL_ATTRS.lock().unwrap();
-    *(v as *mut u64) = *m
-        .get_or_insert_with(HashMap::new)
-        .entry((pool as usize, attr))
-        .or_default();
-    SUCCESS
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn hipMemPoolSetAttribute(
-    pool: sys::hipMemPool_t,
-    attr: u32,
-    v: *mut c_void,
-) -> Status {
-    let mut m = POOL_ATTRS.lock().unwrap();
-    m.get_or_insert_with(HashMap::new)
-        .insert((pool as usize, attr), *(v as *const u64));
-    SUCCESS
-}
-
-/// Shadow memory is never returned to the system: nothing to trim.
-#[no_mangle]
-pub unsafe extern "C" fn hipMemPoolTrimTo(_pool: sys::hipMemPool_t, _keep: usize) -> Status {
     SUCCESS
 }

@@ -87,6 +87,7 @@ macro_rules! device_memory {
 
 mod device;
 mod managed;
+mod mem_pool;
 mod ops;
 mod peer;
 mod pinned;
@@ -100,10 +101,10 @@ mod views;
 
 pub use device::{DeviceBuffer, DeviceSlice, DeviceSliceMut};
 pub use managed::{ManagedBuffer, MemAttach};
+pub use mem_pool::{MemPool, PoolAccess, ReusePolicy};
 pub use ops::MemAdvice;
 pub use pinned::{PinnedBuffer, PinnedFlags};
 pub use pinned_view::{HostMemory, HostMemoryMut, PinnedSlice, PinnedSliceMut};
-pub use pool::MemPool;
 pub use tracking::{Access, Allocation};
 
 use crate::device::Device;

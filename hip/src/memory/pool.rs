@@ -1,5 +1,5 @@
-//! Stream-ordered allocation ([`DeviceBuffer::alloc_async`]) and the device's default memory pool
-//! ([`MemPool`]).
+//! Stream-ordered allocation ([`DeviceBuffer::alloc_async`]) from the device's current memory pool
+//! ([`MemPool`](super::MemPool), in `mem_pool.rs`).
 //!
 //! `hipMallocAsync` takes memory from the device's pool in stream order and `hipFreeAsync` gives it back in
 //! stream order: no device-wide synchronisation, unlike `hipFree`. Freed memory stays reserved by the pool
@@ -7,19 +7,15 @@
 //! memory for reuse and makes repeated allocations cheap. HIP has been reported (cubecl) not to return pool
 //! memory to the OS even below the threshold: [`MemPool::trim_to`] asks explicitly.
 
-use super::tracking::Release;
+use super::tracking::{Keep, Release};
 use super::{byte_size, Access, DeviceBuffer, DeviceCopy, DeviceMemory};
-use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::result;
 use crate::stream::{Stream, StreamHandle};
 use hip_sys as sys;
 use std::sync::Arc;
 
-/// Whether `device` supports stream-ordered allocation (`hipDeviceAttributeMemoryPoolsSupported`).
-pub(crate) fn pools_supported(device: &Device) -> Result<bool> {
-    Ok(device.attribute(sys::hipDeviceAttributeMemoryPoolsSupported)? != 0)
-}
+use super::mem_pool::pools_supported;
 
 impl<T: DeviceCopy> DeviceBuffer<T> {
     /// `len` elements allocated in `stream`'s order (`hipMallocAsync`) where the device supports memory
@@ -63,6 +59,21 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// # Safety
     /// As [`alloc_async`](Self::alloc_async): the contents are uninitialised.
     pub(crate) unsafe fn alloc_async_on(stream: &Arc<StreamHandle>, len: usize) -> Result<Self> {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { Self::alloc_ordered(stream, len, None) }
+    }
+
+    /// `len` elements in `stream`'s order from `pool` (`hipMallocFromPoolAsync`, the pool kept alive by
+    /// the allocation until its free is queued), or from the device's current pool when `None`.
+    ///
+    /// # Safety
+    /// As [`alloc_async`](Self::alloc_async): the contents are uninitialised. A pool given is live, on
+    /// the stream's device, and `keep` owns it.
+    pub(crate) unsafe fn alloc_ordered(
+        stream: &Arc<StreamHandle>,
+        len: usize,
+        pool: Option<(sys::hipMemPool_t, Keep)>,
+    ) -> Result<Self> {
         let op = stream.begin_op();
         if op.is_capturing() {
             return Err(Error::InvalidArgument {
@@ -83,12 +94,22 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             ));
         }
         device.bind()?;
-        let b = if pools_supported(device)? && !stream.raw.is_null() {
+        let b = if let Some((raw, keep)) = pool {
+            // SAFETY: `stream.raw` is live (the handle is borrowed) and on `device` (current), and so is
+            // the pool (the caller's contract), kept by the allocation until its free is queued. Not
+            // capturing (as below).
+            let ptr = unsafe { result::pool::malloc_from_pool_async(bytes, raw, stream.raw) }?;
+            let release = Release::FreeAsync(Arc::clone(stream), Some(keep));
+            Self::from_parts(ptr, len, device, release)
+        } else if pools_supported(device)? && !stream.raw.is_null() {
             // SAFETY: `stream.raw` is live (the handle is borrowed) and on `device` (current); it is not
             // being captured (checked under `op`, held until the use is recorded), so the allocation is
             // made now in stream order, not recorded into a graph.
-            let ptr = unsafe { result::pool::malloc_async(bytes, stream.raw) }?;
-            let release = Release::FreeAsync(Arc::clone(stream));
+            // The device's current pool, when it is one of one's own, stays until the free is queued.
+            let (ptr, keep) = super::mem_pool::from_current_pool(device, || unsafe {
+                result::pool::malloc_async(bytes, stream.raw)
+            })?;
+            let release = Release::FreeAsync(Arc::clone(stream), keep);
             Self::from_parts(ptr, len, device, release)
         } else {
             Self::from_parts(result::malloc(bytes)?, len, device, Release::Free)
@@ -157,115 +178,5 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// Whether this buffer is freed in stream order (it came from a memory pool).
     pub fn is_stream_ordered(&self) -> bool {
         self.allocation().is_stream_ordered()
-    }
-}
-
-/// A device's default memory pool (`hipDeviceGetDefaultMemPool`), where [`DeviceBuffer::alloc_async`]
-/// takes memory from. Not owned: the pool lives as long as the device.
-#[derive(Debug, Clone)]
-pub struct MemPool {
-    raw: sys::hipMemPool_t,
-    device: Device,
-}
-
-// SAFETY: a pool handle is a runtime object HIP synchronises internally (its calls lock the pool), usable
-// from any thread; the device's default pool lives as long as the process.
-unsafe impl Send for MemPool {}
-// SAFETY: as for Send; `&MemPool` only passes the handle to those calls.
-unsafe impl Sync for MemPool {}
-
-impl MemPool {
-    /// The device's default pool. [`Error::NotSupported`] where the device reports no memory pools.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::NotSupported`] where `hipDeviceAttributeMemoryPoolsSupported` is 0, and [`Error::Hip`]
-    /// with what HIP returns for making the device current, for the attribute and for
-    /// `hipDeviceGetDefaultMemPool`.
-    ///
-    /// ```no_run
-    /// # fn f(device: &hip::Device) -> hip::Result<()> {
-    /// let pool = hip::MemPool::default_for(device)?;
-    /// pool.set_release_threshold(u64::MAX)?; // keep freed memory for the next alloc_async
-    /// # Ok(()) }
-    /// ```
-    pub fn default_for(device: &Device) -> Result<MemPool> {
-        device.bind()?;
-        if !pools_supported(device)? {
-            return Err(Error::NotSupported {
-                what: "memory pools",
-                reason: "the device reports hipDeviceAttributeMemoryPoolsSupported = 0",
-            });
-        }
-        let ordinal = device.ordinal() as i32;
-        Ok(MemPool {
-            raw: result::pool::device_default_mem_pool(ordinal)?,
-            device: device.clone(),
-        })
-    }
-
-    /// The raw handle.
-    pub fn raw(&self) -> sys::hipMemPool_t {
-        self.raw
-    }
-
-    /// Bytes of freed memory the pool keeps reserved instead of releasing them at a synchronisation
-    /// (`hipMemPoolAttrReleaseThreshold`).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Hip`] with what HIP returns for making the device current and for
-    /// `hipMemPoolGetAttribute`.
-    ///
-    /// ```no_run
-    /// # fn f(pool: &hip::MemPool) -> hip::Result<()> {
-    /// println!("the pool keeps up to {} bytes", pool.release_threshold()?);
-    /// # Ok(()) }
-    /// ```
-    pub fn release_threshold(&self) -> Result<u64> {
-        self.device.bind()?;
-        // SAFETY: `self.raw` is the device's default pool, never destroyed; the release threshold is a
-        // 64-bit attribute (uint64_t / cuuint64_t on both platforms).
-        unsafe { result::pool::mem_pool_get_u64(self.raw, result::pool::RELEASE_THRESHOLD) }
-    }
-
-    /// Set the release threshold: `u64::MAX` keeps everything for reuse, 0 releases at every
-    /// synchronisation. It bounds what the pool keeps after a synchronisation, not what it may hold while
-    /// allocations are live.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Hip`] with what HIP returns for making the device current and for
-    /// `hipMemPoolSetAttribute`.
-    ///
-    /// ```no_run
-    /// # fn f(pool: &hip::MemPool) -> hip::Result<()> {
-    /// pool.set_release_threshold(1 << 30)?; // keep up to 1 GiB of freed memory for reuse
-    /// # Ok(()) }
-    /// ```
-    pub fn set_release_threshold(&self, bytes: u64) -> Result<()> {
-        self.device.bind()?;
-        // SAFETY: as in release_threshold.
-        unsafe { result::pool::mem_pool_set_u64(self.raw, result::pool::RELEASE_THRESHOLD, bytes) }
-    }
-
-    /// Release unused reserved memory until at most `keep_bytes` stay reserved (`hipMemPoolTrimTo`).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Hip`] with what HIP returns for making the device current and for `hipMemPoolTrimTo`.
-    ///
-    /// ```no_run
-    /// # fn f(pool: &hip::MemPool) -> hip::Result<()> {
-    /// pool.trim_to(0)?; // give back everything not in use
-    /// # Ok(()) }
-    /// ```
-    pub fn trim_to(&self, keep_bytes: usize) -> Result<()> {
-        self.device.bind()?;
-        // SAFETY: a live pool, as in release_threshold. Trimming releases only memory the pool may safely
-        // give back: memory whose hipFreeAsync has been reached in stream order, never a live allocation.
-        // This crate queues hipFreeAsync only on a stream that first waits (on the GPU) for every other
-        // recorded user, or after the host waited for them (uses made untracked are the caller's).
-        unsafe { result::pool::mem_pool_trim_to(self.raw, keep_bytes) }
     }
 }

@@ -42,13 +42,18 @@ impl StreamKey for Arc<StreamHandle> {
 }
 
 /// How an allocation's memory goes back when the last owner drops it.
+/// What an allocation keeps alive until its memory is freed (a memory pool of one's own), type-erased so
+/// that this file needs nothing from the pool's.
+pub(crate) type Keep = Arc<dyn std::any::Any + Send + Sync>;
+
 pub(crate) enum Release {
     /// Nothing to free (no bytes were allocated).
     Nothing,
     /// `hipFree`.
     Free,
-    /// `hipFreeAsync` on this stream, after it waited for every other stream still using the memory.
-    FreeAsync(Arc<StreamHandle>),
+    /// `hipFreeAsync` on this stream, after it waited for every other stream still using the memory; the
+    /// second field (the pool of one's own the memory came from) is kept until the free is queued.
+    FreeAsync(Arc<StreamHandle>, Option<Keep>),
     /// `hipHostFree` (pinned host memory).
     HostFree,
 }
@@ -150,7 +155,7 @@ impl Allocation {
 
     /// Whether the memory goes back with `hipFreeAsync` (it came from a memory pool).
     pub(crate) fn is_stream_ordered(&self) -> bool {
-        matches!(self.release, Release::FreeAsync(_))
+        matches!(self.release, Release::FreeAsync(..))
     }
 
     /// Order an operation on `stream` that makes `access` to this memory after the conflicting work
@@ -415,7 +420,7 @@ impl Allocation {
                 self.release = Release::Nothing;
                 Ok(())
             }
-            Release::FreeAsync(_) | Release::HostFree => Err(Error::InvalidArgument {
+            Release::FreeAsync(..) | Release::HostFree => Err(Error::InvalidArgument {
                 what: "buffer to release as a raw allocation",
                 value: "stream-ordered (memory pool) memory".into(),
                 reason:
@@ -515,7 +520,7 @@ impl Drop for Allocation {
                     let _ = unsafe { result::host_free(self.ptr) };
                 }
             }
-            Release::FreeAsync(stream) => {
+            Release::FreeAsync(stream, _pool) => {
                 // In stream order where possible; a capturing stream would record the free into its
                 // graph, so then (and if anything fails) the host waits and frees.
                 let op = stream.begin_op();
