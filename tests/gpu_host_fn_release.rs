@@ -24,7 +24,6 @@ fn spin_fill(module: &Module, s: &Stream, x: &mut DeviceBuffer<u32>, value: u32)
     };
 }
 
-
 #[test]
 fn a_buffer_dropped_inside_a_host_function_is_freed_without_a_deadlock() {
     within_30s(|| {

@@ -11,8 +11,8 @@
 ))]
 mod common;
 
-use common::{device, within_30s};
 use common::slow::{Slow, Timeline, SPIN_CYCLES};
+use common::{device, within_30s};
 use hip::blas::Handle as Blas;
 use hip::prelude::*;
 use hip::solver::{Handle as Solver, Uplo};
@@ -97,7 +97,6 @@ fn a_captured_call_and_a_live_call_of_one_handle_are_ordered_and_no_more() {
     exec.launch(&replay).unwrap();
     assert_eq!(y1.to_vec().unwrap(), expect(2.0), "after drop");
 }
-
 
 /// Library handles dropped inside a host function (the last owner of each) are destroyed on the
 /// releasing thread, not there: destroying calls the library, which may synchronize the device, from
