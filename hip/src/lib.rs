@@ -229,6 +229,7 @@ pub mod solver;
 #[cfg_attr(docsrs, doc(cfg(feature = "sparse")))]
 pub mod sparse;
 pub mod stream;
+pub mod stream_memop;
 #[cfg(all(test, any(feature = "blas", feature = "fft")))]
 mod test_fuzz;
 #[cfg(all(test, any(unix, windows)))]
@@ -255,6 +256,7 @@ pub use memory::{
 pub use module::{FuncCache, Function, Global, Module};
 pub use occupancy::BlockSizeSuggestion;
 pub use stream::Stream;
+pub use stream_memop::StreamFlag;
 
 /// The `half` crate: [`half::f16`] and [`half::bf16`] are [`DeviceCopy`] element types (buffers, kernel
 /// arguments, collectives). In a kernel `f16` is `__half` and `bf16` `hip_bfloat16` (`__nv_bfloat16` on

@@ -125,6 +125,7 @@ pub unsafe extern "C" fn hipDeviceGetAttribute(
         sys::hipDeviceAttributeMaxSharedMemoryPerBlock => p.sharedMemPerBlock as c_int,
         sys::hipDeviceAttributeManagedMemory => 1,
         sys::hipDeviceAttributeConcurrentManagedAccess => 1,
+        sys::hipDeviceAttributeCanUseStreamWaitValue => 1,
         _ => 0,
     };
     SUCCESS

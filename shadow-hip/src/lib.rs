@@ -17,6 +17,7 @@ mod nccl;
 mod shadow;
 mod state;
 mod stream_api;
+mod stream_memop;
 mod streams;
 
 use hip_sys as sys;

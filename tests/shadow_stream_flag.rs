@@ -1,0 +1,128 @@
+//! Stream flags (`hip::StreamFlag`: hipStreamWriteValue64 / hipStreamWaitValue64) under the shadow HIP
+//! runtime (scripts/shadow.sh): a flag written on one stream and waited for on another orders the two
+//! streams for the race detector and for the memory model, which then queues no event wait of its own; a
+//! host write releases a waiting stream; a flag dropped under a queued wait is not freed under it.
+#![cfg(feature = "shadow")]
+
+mod shadow;
+
+use hip::prelude::*;
+use hip::StreamFlag;
+use shadow::{assert_no_reports, waits};
+
+const N: usize = 4096;
+
+fn device() -> Device {
+    Device::get(0).expect("the shadow runtime's device 0")
+}
+
+#[test]
+fn a_flag_orders_two_streams_without_an_event_wait() {
+    let d = device();
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let flag = StreamFlag::new(&d).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    for round in 1..=8u32 {
+        a.fill_async(&mut x, round).unwrap();
+        a.write_flag(&flag, u64::from(round)).unwrap();
+        b.fill_async(&mut y, 0).unwrap(); // y's last writer is b: the copy below needs nothing for y
+        let before = waits();
+        b.wait_flag(&flag, u64::from(round)).unwrap();
+        b.copy_device_async(&x, &mut y).unwrap();
+        assert_eq!(
+            waits(),
+            before,
+            "round {round}: the flag ordered b after a; the memory model must not add an event wait"
+        );
+        assert_eq!(y.to_vec().unwrap(), vec![round; N], "round {round}");
+    }
+    b.synchronize().unwrap();
+    assert_eq!(flag.value(), 8);
+    assert_no_reports();
+}
+
+#[test]
+fn a_wait_for_a_value_not_yet_queued_still_orders_through_the_memory_model() {
+    let d = device();
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let flag = StreamFlag::new(&d).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    b.wait_flag(&flag, 1).unwrap(); // nothing queued reaches 1 yet: nothing learnt
+    a.fill_async(&mut x, 3).unwrap();
+    a.write_flag(&flag, 1).unwrap();
+    b.copy_device_async(&x, &mut y).unwrap(); // ordered by an event wait instead
+    assert_eq!(y.to_vec().unwrap(), vec![3; N]);
+    assert_no_reports();
+}
+
+#[test]
+fn the_host_releases_a_waiting_stream() {
+    let d = device();
+    let b = Stream::non_blocking(&d).unwrap();
+    let flag = StreamFlag::new(&d).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    b.wait_flag(&flag, 100).unwrap();
+    b.fill_async(&mut y, 5).unwrap();
+    assert!(!b.query().unwrap(), "b holds at the wait");
+    flag.set(100).unwrap();
+    assert_eq!(flag.value(), 100);
+    assert_eq!(y.to_vec().unwrap(), vec![5; N]);
+    assert_no_reports();
+}
+
+#[test]
+fn values_only_grow() {
+    let d = device();
+    let a = Stream::non_blocking(&d).unwrap();
+    let flag = StreamFlag::new(&d).unwrap();
+    a.write_flag(&flag, 2).unwrap();
+    for bad in [0, 1, 2] {
+        let e = a.write_flag(&flag, bad).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                hip::Error::InvalidArgument {
+                    what: "stream flag value",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains("holds or is queued to hold 2"),
+            "{e}"
+        );
+        assert!(flag.set(bad).is_err());
+    }
+    flag.set(3).unwrap(); // waits for the queued write of 2 first
+    assert_eq!(flag.value(), 3);
+    assert_no_reports();
+}
+
+#[test]
+fn a_flag_dropped_under_a_queued_wait_is_freed_after_it() {
+    let d = device();
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    for _ in 0..8 {
+        let flag = StreamFlag::new(&d).unwrap();
+        let writer = flag.clone();
+        b.wait_flag(&flag, 1).unwrap();
+        drop(flag);
+        a.write_flag(&writer, 1).unwrap();
+        drop(writer); // the wait may still be queued: the memory waits for it
+    }
+    b.synchronize().unwrap();
+    a.synchronize().unwrap();
+    assert_no_reports();
+}
