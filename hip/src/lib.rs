@@ -209,9 +209,11 @@ pub mod launch;
     feature = "fft"
 ))]
 mod library;
+pub mod limits;
 pub mod memory;
 pub mod module;
 mod occupancy;
+pub mod pointer;
 mod queue;
 #[cfg(feature = "rand")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rand")))]

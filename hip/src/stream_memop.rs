@@ -180,10 +180,37 @@ impl StreamFlag {
         self.inner.allocation.host_wait(Access::Write)?;
         // SAFETY: as in `value`.
         unsafe { AtomicU64::from_ptr(self.inner.host) }.store(value, Ordering::Release);
-        h.last = value;
-        h.floor = value;
-        h.writes.clear();
+        h.host_write(value);
         Ok(())
+    }
+}
+
+impl History {
+    /// The stream write that releases a wait for `value`, if it is known: values only grow and stream
+    /// writes run in queue order, so it is the first listed write of at least `value`, unless an unlisted
+    /// one (the host's, a forgotten one, the initial 0) may reach it first (`value <= floor`).
+    fn releaser(&self, value: u64) -> Option<(&Weak<Queue>, u64)> {
+        if value <= self.floor {
+            return None;
+        }
+        let (_, queue, pos) = self.writes.iter().find(|(v, _, _)| *v >= value)?;
+        Some((queue, *pos))
+    }
+
+    /// A stream write of `value` at `pos` of `queue` was queued.
+    fn push(&mut self, value: u64, queue: Weak<Queue>, pos: u64) {
+        self.last = value;
+        if self.writes.len() >= HISTORY {
+            self.floor = self.writes.remove(0).0;
+        }
+        self.writes.push((value, queue, pos));
+    }
+
+    /// The host wrote `value`.
+    fn host_write(&mut self, value: u64) {
+        self.last = value;
+        self.floor = value;
+        self.writes.clear();
     }
 }
 
@@ -245,13 +272,7 @@ impl Stream {
         // SAFETY: this live stream (its device current); `device_ptr` is the flag's 8-byte aligned mapped
         // memory, kept allocated until this write ran (recorded just above as the memory's writer).
         unsafe { memop::write_value64(self.raw(), inner.device_ptr, value) }?;
-        h.last = value;
-        if h.writes.len() >= HISTORY {
-            let forgotten = h.writes.remove(0).0;
-            h.floor = forgotten;
-        }
-        h.writes
-            .push((value, Arc::downgrade(&self.handle().queue), op.label()));
+        h.push(value, Arc::downgrade(&self.handle().queue), op.label());
         Ok(())
     }
 
@@ -289,14 +310,9 @@ impl Stream {
             Some(w) => w.1 = label,
             None => h.waiters.push((self.handle().clone(), label)),
         }
-        // Values only grow and stream writes run in queue order: the first listed write of at least
-        // `value` is the one that releases the wait, unless an unlisted one (the host's, forgotten ones,
-        // the initial 0) may have reached it.
-        if value > h.floor {
-            if let Some((_, queue, pos)) = h.writes.iter().find(|(v, _, _)| *v >= value) {
-                if let Some(queue) = queue.upgrade() {
-                    self.handle().queue.learn(&queue, *pos, label);
-                }
+        if let Some((queue, pos)) = h.releaser(value) {
+            if let Some(queue) = queue.upgrade() {
+                self.handle().queue.learn(&queue, pos, label);
             }
         }
         Ok(())
@@ -337,5 +353,61 @@ impl Drop for Inner {
             }
             drop(op);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn positions(h: &History, value: u64) -> Option<u64> {
+        h.releaser(value).map(|(_, pos)| pos)
+    }
+
+    #[test]
+    fn a_wait_is_released_by_the_first_write_reaching_its_value() {
+        let mut h = History::default();
+        assert_eq!(positions(&h, 0), None, "the initial 0 satisfies it");
+        assert_eq!(positions(&h, 1), None, "no write queued yet");
+        h.push(2, Weak::new(), 10);
+        h.push(5, Weak::new(), 11);
+        h.push(9, Weak::new(), 12);
+        assert_eq!(positions(&h, 1), Some(10));
+        assert_eq!(positions(&h, 2), Some(10));
+        assert_eq!(positions(&h, 3), Some(11));
+        assert_eq!(positions(&h, 9), Some(12));
+        assert_eq!(positions(&h, 10), None, "a later write, not queued yet");
+        assert!(check_increasing(&h, 9).is_err() && check_increasing(&h, 10).is_ok());
+    }
+
+    #[test]
+    fn host_writes_and_forgotten_writes_teach_nothing() {
+        let mut h = History::default();
+        h.push(1, Weak::new(), 1);
+        h.host_write(4);
+        assert_eq!((h.last, h.floor), (4, 4));
+        assert_eq!(positions(&h, 1), None, "the host's 4 may release it");
+        assert_eq!(positions(&h, 4), None);
+        for i in 0..(HISTORY as u64 + 3) {
+            h.push(5 + i, Weak::new(), 100 + i);
+        }
+        assert_eq!(h.writes.len(), HISTORY);
+        assert_eq!(h.floor, 7, "writes of 5, 6, 7 forgotten");
+        assert_eq!(positions(&h, 7), None);
+        assert_eq!(positions(&h, 8), Some(103));
+        let e = check_increasing(&h, 7).unwrap_err();
+        assert!(e.to_string().contains("only grow"), "{e}");
+    }
+
+    #[test]
+    fn a_flag_without_a_device_is_an_error_naming_a_call() {
+        // Device 0 of a machine without a GPU (or out of range on one with): never a panic.
+        let e = StreamFlag::new(&Device::for_unit_tests(4096)).unwrap_err();
+        assert!(
+            e.hip_code().is_some()
+                || matches!(e, Error::NoDevice { .. } | Error::LibraryNotFound { .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("hip"), "{e}");
     }
 }

@@ -14,6 +14,7 @@ mod kernels;
 mod memory;
 mod memory_api;
 mod nccl;
+mod runtime_info;
 mod shadow;
 mod state;
 mod stream_api;

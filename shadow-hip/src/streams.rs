@@ -49,6 +49,8 @@ pub struct Rt {
     pub redundant_waits: usize,
     /// `hipStreamWriteValue*` queued, per address: value and the write's clock, in queue order.
     pub value_writes: HashMap<usize, Vec<(u64, Clock)>>,
+    /// Streams created with a priority other than 0.
+    pub priorities: HashMap<usize, i32>,
 }
 
 static RT: Mutex<Option<Rt>> = Mutex::new(None);
