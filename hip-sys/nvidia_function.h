@@ -32,5 +32,33 @@ static inline hipError_t hipRsModuleFuncSetCacheConfig(hipFunction_t f, hipFuncC
     return hipCUResultTohipError(cuFuncSetCacheConfig(f, (CUfunc_cache)config));
 }
 
+/* Stream memory operations: HIP's NVIDIA headers map hipStreamWriteValue32/64 and hipStreamWaitValue32/64
+ * with C++ casts (reinterpret_cast), which a C compiler cannot read, so bindgen's C mode leaves them out.
+ * These are the same one-line mappings in C (the wait's mask is dropped: CUDA has none, and HIP's own
+ * wrapper ignores it too). */
+static inline hipError_t hipRsStreamWriteValue64(hipStream_t stream, void* ptr, uint64_t value,
+                                                 unsigned int flags) {
+    return hipCUResultTohipError(
+        cuStreamWriteValue64(stream, (CUdeviceptr)(uintptr_t)ptr, (cuuint64_t)value, flags));
+}
+
+static inline hipError_t hipRsStreamWriteValue32(hipStream_t stream, void* ptr, uint32_t value,
+                                                 unsigned int flags) {
+    return hipCUResultTohipError(
+        cuStreamWriteValue32(stream, (CUdeviceptr)(uintptr_t)ptr, (cuuint32_t)value, flags));
+}
+
+static inline hipError_t hipRsStreamWaitValue64(hipStream_t stream, void* ptr, uint64_t value,
+                                                unsigned int flags) {
+    return hipCUResultTohipError(
+        cuStreamWaitValue64(stream, (CUdeviceptr)(uintptr_t)ptr, (cuuint64_t)value, flags));
+}
+
+static inline hipError_t hipRsStreamWaitValue32(hipStream_t stream, void* ptr, uint32_t value,
+                                                unsigned int flags) {
+    return hipCUResultTohipError(
+        cuStreamWaitValue32(stream, (CUdeviceptr)(uintptr_t)ptr, (cuuint32_t)value, flags));
+}
+
 #endif
 #endif

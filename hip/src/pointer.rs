@@ -46,6 +46,8 @@ impl MemoryType {
             t if t == sys::hipMemoryTypeManaged => MemoryType::Managed,
             #[cfg(hip_memory_type_unregistered)]
             t if t == sys::hipMemoryTypeUnregistered => MemoryType::Unregistered,
+            // `hipMemoryType` is unsigned on some headers and signed on others.
+            #[allow(clippy::unnecessary_cast)]
             t => MemoryType::Other(t as u32),
         }
     }
@@ -89,6 +91,8 @@ pub struct PointerAttributes {
 /// # Ok::<(), hip::Error>(())
 /// ```
 pub fn attributes(ptr: *const c_void) -> Result<PointerAttributes> {
+    // Passed on as an address only (the runtime looks it up, never dereferences it).
+    let ptr = ptr as usize as *const c_void;
     let mut raw = MaybeUninit::<sys::hipPointerAttribute_t>::zeroed();
     // SAFETY: `raw` is a live, writable `hipPointerAttribute_t` of the bindings' layout; the runtime only
     // looks `ptr` up in its tables, never dereferences it.

@@ -1,16 +1,18 @@
 //! Stream memory operations: a stream writes a value to memory, or waits until memory holds one
 //! (`hipStreamWriteValue32/64`, `hipStreamWaitValue32/64`; CUDA's `cuStreamWriteValue*` /
-//! `cuStreamWaitValue*` on HIP's NVIDIA platform).
+//! `cuStreamWaitValue*` on HIP's NVIDIA platform, through hip-sys's C mappings `hipRs*`: HIP's own are C++
+//! only there).
 
 use super::check;
 use crate::error::Result;
 use hip_sys as sys;
 use std::ffi::c_void;
 
+// The constants are `u32` on AMD's headers and on the NVIDIA platform's (hip-sys provides them there).
 /// `hipStreamWaitValueGte`: wait until `(*ptr & mask) >= value` (CUDA: `CU_STREAM_WAIT_VALUE_GEQ`).
-pub const WAIT_GTE: u32 = sys::hipStreamWaitValueGte as u32;
+pub const WAIT_GTE: u32 = sys::hipStreamWaitValueGte;
 /// `hipStreamWaitValueEq`: wait until `(*ptr & mask) == value`.
-pub const WAIT_EQ: u32 = sys::hipStreamWaitValueEq as u32;
+pub const WAIT_EQ: u32 = sys::hipStreamWaitValueEq;
 
 /// `hipStreamWriteValue64` (flags 0: the write follows the stream's earlier work, memory barrier included).
 ///
@@ -18,9 +20,13 @@ pub const WAIT_EQ: u32 = sys::hipStreamWaitValueEq as u32;
 /// `stream` is live, and `ptr` is 8-byte aligned device-accessible memory that stays allocated until the
 /// write has run.
 pub unsafe fn write_value64(stream: sys::hipStream_t, ptr: *mut c_void, value: u64) -> Result<()> {
-    // SAFETY: the caller's contract (`# Safety`). (HIP's NVIDIA platform takes the value as `int64_t`.)
+    // SAFETY: the caller's contract (`# Safety`).
     check("hipStreamWriteValue64", unsafe {
-        sys::hipStreamWriteValue64(stream, ptr, value as _, 0)
+        #[cfg(hip_platform = "amd")]
+        let rc = sys::hipStreamWriteValue64(stream, ptr, value, 0);
+        #[cfg(hip_platform = "nvidia")]
+        let rc = sys::hipRsStreamWriteValue64(stream, ptr, value, 0);
+        rc
     })
 }
 
@@ -30,9 +36,13 @@ pub unsafe fn write_value64(stream: sys::hipStream_t, ptr: *mut c_void, value: u
 /// `stream` is live, and `ptr` is 4-byte aligned device-accessible memory that stays allocated until the
 /// write has run.
 pub unsafe fn write_value32(stream: sys::hipStream_t, ptr: *mut c_void, value: u32) -> Result<()> {
-    // SAFETY: the caller's contract (`# Safety`). (HIP's NVIDIA platform takes the value as `int32_t`.)
+    // SAFETY: the caller's contract (`# Safety`).
     check("hipStreamWriteValue32", unsafe {
-        sys::hipStreamWriteValue32(stream, ptr, value as _, 0)
+        #[cfg(hip_platform = "amd")]
+        let rc = sys::hipStreamWriteValue32(stream, ptr, value, 0);
+        #[cfg(hip_platform = "nvidia")]
+        let rc = sys::hipRsStreamWriteValue32(stream, ptr, value, 0);
+        rc
     })
 }
 
@@ -48,10 +58,13 @@ pub unsafe fn wait_value64(
     value: u64,
     flags: u32,
 ) -> Result<()> {
-    // SAFETY: the caller's contract (`# Safety`). The full mask: HIP's NVIDIA platform ignores any other
-    // (and prints a warning).
+    // SAFETY: the caller's contract (`# Safety`). The full mask (CUDA has none).
     check("hipStreamWaitValue64", unsafe {
-        sys::hipStreamWaitValue64(stream, ptr, value as _, flags, u64::MAX)
+        #[cfg(hip_platform = "amd")]
+        let rc = sys::hipStreamWaitValue64(stream, ptr, value, flags, u64::MAX);
+        #[cfg(hip_platform = "nvidia")]
+        let rc = sys::hipRsStreamWaitValue64(stream, ptr, value, flags);
+        rc
     })
 }
 
@@ -68,7 +81,11 @@ pub unsafe fn wait_value32(
 ) -> Result<()> {
     // SAFETY: the caller's contract (`# Safety`), with the full mask as in `wait_value64`.
     check("hipStreamWaitValue32", unsafe {
-        sys::hipStreamWaitValue32(stream, ptr, value as _, flags, u32::MAX)
+        #[cfg(hip_platform = "amd")]
+        let rc = sys::hipStreamWaitValue32(stream, ptr, value, flags, u32::MAX);
+        #[cfg(hip_platform = "nvidia")]
+        let rc = sys::hipRsStreamWaitValue32(stream, ptr, value, flags);
+        rc
     })
 }
 
