@@ -32,6 +32,22 @@ static inline hipError_t hipRsModuleFuncSetCacheConfig(hipFunction_t f, hipFuncC
     return hipCUResultTohipError(cuFuncSetCacheConfig(f, (CUfunc_cache)config));
 }
 
+/* hipPointerGetAttributes: HIP's NVIDIA mapping answers hipErrorInvalidValue for managed memory (HIP 5.2's
+ * headers) and for memory CUDA does not know, and always says isManaged = 0. This hands CUDA's own answer
+ * through: `type` is a cudaMemoryType (unregistered 0, host 1, device 2, managed 3). */
+static inline hipError_t hipRsPointerGetAttributes(int* type, int* device, void** devicePointer,
+                                                   void** hostPointer, const void* ptr) {
+    struct cudaPointerAttributes a;
+    hipError_t e = hipCUDAErrorTohipError(cudaPointerGetAttributes(&a, ptr));
+    if (e == hipSuccess) {
+        *type = (int)a.type;
+        *device = a.device;
+        *devicePointer = a.devicePointer;
+        *hostPointer = a.hostPointer;
+    }
+    return e;
+}
+
 /* Stream memory operations: HIP's NVIDIA headers map hipStreamWriteValue32/64 and hipStreamWaitValue32/64
  * with C++ casts (reinterpret_cast), which a C compiler cannot read, so bindgen's C mode leaves them out.
  * These are the same one-line mappings in C (the wait's mask is dropped: CUDA has none, and HIP's own

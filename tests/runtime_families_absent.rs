@@ -29,7 +29,7 @@ fn names(e: &Error, call: &str) {
 
 #[test]
 fn limits_have_their_cuda_values_and_refuse_without_a_device() {
-    assert_eq!(Limit::ALL.map(|l| l.raw() as u32), [0, 1, 2]);
+    assert_eq!(Limit::ALL.map(Limit::raw), [0, 1, 2]);
     if !no_device() {
         return;
     }

@@ -21,15 +21,16 @@ pub enum MemoryType {
     Host,
     /// Device memory (`hipMalloc`, pools).
     Device,
-    /// Managed (unified) memory (`hipMallocManaged`), where the runtime says so by type (HIP >= 5.7, and
-    /// HIP's NVIDIA platform from 5.7's headers); older ones answer [`MemoryType::Device`] or
-    /// [`MemoryType::Host`] with [`PointerAttributes::is_managed`] set.
+    /// Managed (unified) memory (`hipMallocManaged`), where the runtime says so by type (AMD's HIP >= 5.7,
+    /// and HIP's NVIDIA platform, where CUDA's answer is read); older ones answer [`MemoryType::Device`]
+    /// or [`MemoryType::Host`] with [`PointerAttributes::is_managed`] set.
     Managed,
     /// A HIP array (`hipMallocArray`).
     Array,
     /// `hipMemoryTypeUnified`.
     Unified,
-    /// Memory the runtime does not know (plain `malloc`), where it answers instead of failing (HIP 6+).
+    /// Memory the runtime does not know (plain `malloc`), where it answers instead of failing (HIP 6+,
+    /// CUDA).
     Unregistered,
     /// A value this crate does not name, kept raw.
     Other(u32),
@@ -64,8 +65,7 @@ pub struct PointerAttributes {
     pub device_pointer: *mut c_void,
     /// The address the host uses for it (null for device memory).
     pub host_pointer: *mut c_void,
-    /// Whether it is managed memory (HIP's NVIDIA platform always answers `false` here; see
-    /// [`MemoryType::Managed`]).
+    /// Whether it is managed memory.
     pub is_managed: bool,
     /// The flags it was allocated with (`hipHostMalloc*` flags for pinned memory; 0 on NVIDIA).
     pub allocation_flags: u32,
@@ -77,7 +77,7 @@ pub struct PointerAttributes {
 /// # Errors
 ///
 /// What HIP returns for `hipPointerGetAttributes`, naming it: `hipErrorInvalidValue` for an address the
-/// runtime does not know on HIP 5.x (6.x answers [`MemoryType::Unregistered`] instead), the error of a
+/// runtime does not know on AMD's HIP 5.x (6.x and CUDA answer [`MemoryType::Unregistered`] instead), the error of a
 /// machine without a device (`hipErrorNoDevice`, kept raw).
 ///
 /// ```no_run
@@ -93,6 +93,42 @@ pub struct PointerAttributes {
 pub fn attributes(ptr: *const c_void) -> Result<PointerAttributes> {
     // Passed on as an address only (the runtime looks it up, never dereferences it).
     let ptr = ptr as usize as *const c_void;
+    #[cfg(hip_platform = "nvidia")]
+    return nvidia_attributes(ptr);
+    #[cfg(hip_platform = "amd")]
+    amd_attributes(ptr)
+}
+
+/// HIP's NVIDIA platform: CUDA's answer, through hip-sys's `hipRsPointerGetAttributes` (HIP's own mapping
+/// refuses managed and unknown memory there and never sets `isManaged`).
+#[cfg(hip_platform = "nvidia")]
+fn nvidia_attributes(ptr: *const c_void) -> Result<PointerAttributes> {
+    let (mut ty, mut device) = (0i32, -1i32);
+    let (mut d, mut h) = (std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: out-pointers to live locals; CUDA only looks `ptr` up.
+    check("hipPointerGetAttributes", unsafe {
+        sys::hipRsPointerGetAttributes(&mut ty, &mut device, &mut d, &mut h, ptr)
+    })?;
+    // cudaMemoryType: unregistered 0, host 1, device 2, managed 3.
+    let memory_type = match ty {
+        0 => MemoryType::Unregistered,
+        1 => MemoryType::Host,
+        2 => MemoryType::Device,
+        3 => MemoryType::Managed,
+        t => MemoryType::Other(t as u32),
+    };
+    Ok(PointerAttributes {
+        memory_type,
+        device,
+        device_pointer: d,
+        host_pointer: h,
+        is_managed: ty == 3,
+        allocation_flags: 0,
+    })
+}
+
+#[cfg(hip_platform = "amd")]
+fn amd_attributes(ptr: *const c_void) -> Result<PointerAttributes> {
     let mut raw = MaybeUninit::<sys::hipPointerAttribute_t>::zeroed();
     // SAFETY: `raw` is a live, writable `hipPointerAttribute_t` of the bindings' layout; the runtime only
     // looks `ptr` up in its tables, never dereferences it.
