@@ -11,7 +11,6 @@ use crate::memory::{DeviceCopy, DeviceMemory, HostMemory};
 use crate::result::check;
 use hip_sys as sys;
 use std::ffi::c_void;
-use std::mem::MaybeUninit;
 
 /// Where memory lives, as `hipPointerGetAttributes` says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +36,7 @@ pub enum MemoryType {
 }
 
 impl MemoryType {
+    #[cfg(hip_platform = "amd")]
     fn from_raw(raw: sys::hipMemoryType) -> MemoryType {
         match raw {
             t if t == sys::hipMemoryTypeHost => MemoryType::Host,
@@ -129,7 +129,7 @@ fn nvidia_attributes(ptr: *const c_void) -> Result<PointerAttributes> {
 
 #[cfg(hip_platform = "amd")]
 fn amd_attributes(ptr: *const c_void) -> Result<PointerAttributes> {
-    let mut raw = MaybeUninit::<sys::hipPointerAttribute_t>::zeroed();
+    let mut raw = std::mem::MaybeUninit::<sys::hipPointerAttribute_t>::zeroed();
     // SAFETY: `raw` is a live, writable `hipPointerAttribute_t` of the bindings' layout; the runtime only
     // looks `ptr` up in its tables, never dereferences it.
     check("hipPointerGetAttributes", unsafe {

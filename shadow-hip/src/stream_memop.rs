@@ -14,10 +14,10 @@ use hip_sys as sys;
 use std::ffi::c_void;
 use std::sync::Arc;
 
-const GTE: u32 = sys::hipStreamWaitValueGte as u32;
-const EQ: u32 = sys::hipStreamWaitValueEq as u32;
-const AND: u32 = sys::hipStreamWaitValueAnd as u32;
-const NOR: u32 = sys::hipStreamWaitValueNor as u32;
+const GTE: u32 = sys::hipStreamWaitValueGte;
+const EQ: u32 = sys::hipStreamWaitValueEq;
+const AND: u32 = sys::hipStreamWaitValueAnd;
+const NOR: u32 = sys::hipStreamWaitValueNor;
 
 fn satisfied(word: u64, value: u64, flags: u32, mask: u64) -> bool {
     let w = word & mask;

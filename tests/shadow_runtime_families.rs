@@ -1,11 +1,14 @@
 //! Stream flags (`hip::StreamFlag`: hipStreamWriteValue64 / hipStreamWaitValue64) under the shadow HIP
 //! runtime (scripts/shadow.sh): a flag written on one stream and waited for on another orders the two
 //! streams for the race detector and for the memory model, which then queues no event wait of its own; a
-//! host write releases a waiting stream; a flag dropped under a queued wait is not freed under it.
+//! host write releases a waiting stream; a flag dropped under a queued wait is not freed under it. Also
+//! the queries of the same change: pointer attributes, device limits, stream flags and priority.
 #![cfg(feature = "shadow")]
 
 mod shadow;
 
+use hip::limits::Limit;
+use hip::pointer::{self, MemoryType};
 use hip::prelude::*;
 use hip::StreamFlag;
 use shadow::{assert_no_reports, waits};
@@ -125,4 +128,82 @@ fn a_flag_dropped_under_a_queued_wait_is_freed_after_it() {
     b.synchronize().unwrap();
     a.synchronize().unwrap();
     assert_no_reports();
+}
+
+#[test]
+fn pointer_attributes_of_the_shadow_allocations() {
+    let d = device();
+    let x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let a = pointer::of_device(&x).unwrap();
+    assert_eq!(
+        (a.memory_type, a.device, a.is_managed),
+        (MemoryType::Device, 0, false)
+    );
+    assert_eq!(a.device_pointer, x.device_ptr());
+    assert!(a.host_pointer.is_null());
+    let p = PinnedBuffer::<u32>::zeroed(&d, N).unwrap();
+    let a = pointer::of_host(&p).unwrap();
+    assert_eq!(a.memory_type, MemoryType::Host);
+    assert_eq!(a.host_pointer as *const u32, p.host_ptr());
+    let m = ManagedBuffer::<u32>::zeroed(&d, N).unwrap();
+    assert!(pointer::of_device(&m).unwrap().is_managed);
+    let local = 0u64;
+    let e = pointer::attributes((&local as *const u64).cast()).unwrap_err();
+    assert_eq!(
+        e.hip_code().and_then(|c| c.name()),
+        Some("hipErrorInvalidValue"),
+        "{e}"
+    );
+}
+
+#[test]
+fn limits_stream_flags_and_priority() {
+    let d = device();
+    let heap = d.limit(Limit::MallocHeapSize).unwrap();
+    assert!(heap > 0);
+    if hip::limits::HAS_SET_LIMIT {
+        d.set_limit(Limit::MallocHeapSize, heap * 2).unwrap();
+        assert_eq!(d.limit(Limit::MallocHeapSize).unwrap(), heap * 2);
+        d.set_limit(Limit::MallocHeapSize, heap).unwrap();
+    } else {
+        let e = d.set_limit(Limit::MallocHeapSize, heap).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                hip::Error::NotSupported {
+                    what: "hipDeviceSetLimit",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+    assert!(Stream::non_blocking(&d).unwrap().is_non_blocking().unwrap());
+    assert_eq!(Stream::new(&d).unwrap().flags().unwrap(), 0);
+    let (least, greatest) = Stream::priority_range(&d).unwrap();
+    assert_eq!(
+        Stream::with_priority(&d, greatest, false)
+            .unwrap()
+            .priority()
+            .unwrap(),
+        greatest
+    );
+    assert_eq!(
+        Stream::with_priority(&d, least, true)
+            .unwrap()
+            .priority()
+            .unwrap(),
+        least
+    );
+    let e = d.disable_peer_access(&d).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            hip::Error::InvalidArgument {
+                what: "peer device",
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
