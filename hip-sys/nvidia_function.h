@@ -48,6 +48,24 @@ static inline hipError_t hipRsPointerGetAttributes(int* type, int* device, void*
     return e;
 }
 
+/* Whether the device supports 64-bit stream memory operations (cuStreamWriteValue64/cuStreamWaitValue64):
+ * CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, 122 from CUDA 12 (the v2 calls the plain names map
+ * to), 93 before (the v1 calls, off unless the driver was loaded with NVreg_EnableStreamMemOPs=1). By
+ * number: the names changed between CUDA 11 and 12. HIP does not map the attribute on this platform. */
+static inline hipError_t hipRsDeviceStreamMemOps64(int* value, int device) {
+#if CUDA_VERSION >= 12000
+    CUdevice_attribute attr = (CUdevice_attribute)122;
+#else
+    CUdevice_attribute attr = (CUdevice_attribute)93;
+#endif
+    CUdevice d;
+    CUresult r = cuDeviceGet(&d, device);
+    if (r != CUDA_SUCCESS) {
+        return hipCUResultTohipError(r);
+    }
+    return hipCUResultTohipError(cuDeviceGetAttribute(value, attr, d));
+}
+
 /* Stream memory operations: HIP's NVIDIA headers map hipStreamWriteValue32/64 and hipStreamWaitValue32/64
  * with C++ casts (reinterpret_cast), which a C compiler cannot read, so bindgen's C mode leaves them out.
  * These are the same one-line mappings in C (the wait's mask is dropped: CUDA has none, and HIP's own

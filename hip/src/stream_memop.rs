@@ -16,10 +16,11 @@
 //! write to it has run and after every queued wait on it has ended (a wait that never ends keeps the
 //! memory, which is then never freed, rather than freed under the wait).
 //!
-//! HIP on AMD answers `hipDeviceAttributeCanUseStreamWaitValue`; a device answering 0 refuses
-//! [`StreamFlag::new`] with [`Error::NotSupported`]. On HIP's NVIDIA platform the attribute is not mapped
-//! (CUDA >= 11.7 enables stream memory operations by default); a driver that refuses them answers
-//! the write or wait with its error, naming the call.
+//! A device without 64-bit stream memory operations refuses [`StreamFlag::new`] with
+//! [`Error::NotSupported`]: on AMD where it answers `hipDeviceAttributeCanUseStreamWaitValue` with 0, on
+//! HIP's NVIDIA platform where CUDA answers `CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS` with 0
+//! (HIP does not map the attribute there; built against CUDA 11 it is the v1 calls' attribute, off unless
+//! the driver enables them).
 
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -110,13 +111,10 @@ impl StreamFlag {
     /// `hipErrorInvalidDevice`, kept raw).
     pub fn new(device: &Device) -> Result<StreamFlag> {
         let ordinal = device.ordinal() as i32;
-        // HIP's NVIDIA platform does not map this attribute (an error): the calls answer for themselves.
-        if let Ok(0) =
-            result::device_attribute(sys::hipDeviceAttributeCanUseStreamWaitValue, ordinal)
-        {
+        if let Ok(0) = memop::can_use_wait_value64(ordinal) {
             return Err(Error::NotSupported {
                 what: "hipStreamWaitValue64",
-                reason: "the device answers hipDeviceAttributeCanUseStreamWaitValue = 0",
+                reason: memop::NO_WAIT_VALUE,
             });
         }
         device.bind()?;

@@ -14,6 +14,30 @@ pub const WAIT_GTE: u32 = sys::hipStreamWaitValueGte;
 /// `hipStreamWaitValueEq`: wait until `(*ptr & mask) == value`.
 pub const WAIT_EQ: u32 = sys::hipStreamWaitValueEq;
 
+/// Why [`can_use_wait_value64`] answering 0 means no stream flag, per platform.
+#[cfg(hip_platform = "amd")]
+pub const NO_WAIT_VALUE: &str = "the device answers hipDeviceAttributeCanUseStreamWaitValue = 0";
+/// Why [`can_use_wait_value64`] answering 0 means no stream flag, per platform.
+#[cfg(hip_platform = "nvidia")]
+pub const NO_WAIT_VALUE: &str =
+    "CUDA answers CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS = 0 for the device";
+
+/// Whether device `ordinal` supports 64-bit stream waits and writes: `hipDeviceAttributeCanUseStreamWaitValue`
+/// on AMD; on HIP's NVIDIA platform (which does not map that attribute) CUDA's
+/// `CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS`, through hip-sys's `hipRsDeviceStreamMemOps64`.
+pub fn can_use_wait_value64(ordinal: i32) -> Result<i32> {
+    #[cfg(hip_platform = "amd")]
+    return super::device_attribute(sys::hipDeviceAttributeCanUseStreamWaitValue, ordinal);
+    #[cfg(hip_platform = "nvidia")]
+    {
+        let mut v = 0;
+        // SAFETY: an out-pointer to a live local; an ordinal out of range is an error code.
+        let rc = unsafe { sys::hipRsDeviceStreamMemOps64(&mut v, ordinal) };
+        check("cuDeviceGetAttribute(CAN_USE_64_BIT_STREAM_MEM_OPS)", rc)?;
+        Ok(v)
+    }
+}
+
 /// `hipStreamWriteValue64` (flags 0: the write follows the stream's earlier work, memory barrier included).
 ///
 /// # Safety
