@@ -10,7 +10,7 @@ use std::ffi::c_char;
 pub struct DeviceProperties {
     /// Marketing name, e.g. `"AMD Instinct MI210"`.
     pub name: String,
-    /// The architecture HIPRTC targets for this device (see [`Device::arch_name`]).
+    /// The architecture HIPRTC targets for this device (see [`Device::arch_name`](super::Device::arch_name)).
     pub arch_name: String,
     /// Global memory in bytes.
     pub total_global_mem: usize,
