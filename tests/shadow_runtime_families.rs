@@ -12,6 +12,7 @@ use hip::pointer::{self, MemoryType};
 use hip::prelude::*;
 use hip::StreamFlag;
 use shadow::{assert_no_reports, waits};
+use std::process::Command;
 
 const N: usize = 4096;
 
@@ -46,6 +47,75 @@ fn a_flag_orders_two_streams_without_an_event_wait() {
     b.synchronize().unwrap();
     assert_eq!(flag.value(), 8);
     assert_no_reports();
+}
+
+const CHILD: &str = "HIP_RS_SHADOW_FLAG_CHILD";
+
+/// The child part of `the_detector_sees_the_order_only_the_flag_gives`: one round of the flag pattern,
+/// then the detector's report count.
+#[test]
+#[ignore = "run by the_detector_sees_the_order_only_the_flag_gives, in a child process"]
+fn flag_pattern_in_child() {
+    assert!(std::env::var(CHILD).is_ok(), "run by its parent test");
+    let d = device();
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let flag = StreamFlag::new(&d).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    b.fill_async(&mut y, 0).unwrap();
+    a.fill_async(&mut x, 9).unwrap();
+    a.write_flag(&flag, 1).unwrap();
+    b.wait_flag(&flag, 1).unwrap();
+    b.copy_device_async(&x, &mut y).unwrap();
+    let wrong = y.to_vec().unwrap().iter().filter(|&&v| v != 9).count();
+    println!("SHADOW reports={} wrong={wrong}", shadow::reports());
+}
+
+fn child_reports(drop_order: bool) -> (usize, usize) {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "--exact",
+        "flag_pattern_in_child",
+        "--ignored",
+        "--nocapture",
+    ])
+    .env(CHILD, "1")
+    .env_remove("HIP_RS_SHADOW_DROP_VALUE_ORDER");
+    if drop_order {
+        cmd.env("HIP_RS_SHADOW_DROP_VALUE_ORDER", "1");
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "child failed:\n{stdout}");
+    let line = stdout
+        .lines()
+        .find_map(|l| l.split_once("SHADOW ").map(|(_, r)| r.to_string()))
+        .unwrap_or_else(|| panic!("no result line:\n{stdout}"));
+    let field = |k: &str| -> usize {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(k))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    (field("reports="), field("wrong="))
+}
+
+/// Mutation self-check: with the shadow forgetting the order a value wait gives (the wait still holds
+/// its stream, so the values stay right), the copy the flag alone ordered after the fill is reported.
+/// So the crate queued no event wait there, and the detector does see the flag's order.
+#[test]
+fn the_detector_sees_the_order_only_the_flag_gives() {
+    assert_eq!(child_reports(false), (0, 0), "unmutated: no report");
+    let (reports, wrong) = child_reports(true);
+    assert_eq!(wrong, 0, "the wait still held the stream");
+    assert!(
+        reports > 0,
+        "the order only the flag gave, forgotten, must be reported"
+    );
 }
 
 #[test]

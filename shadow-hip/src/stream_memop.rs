@@ -90,13 +90,18 @@ fn wait(
         Some(st) if st.capture.is_some() => return sys::hipErrorStreamCaptureUnsupported,
         Some(_) => {}
     }
-    // The first queued write that satisfies the wait releases it (writes that only grow).
-    let extra = rt
-        .value_writes
-        .get(&addr)
-        .and_then(|ws| ws.iter().find(|(v, _)| satisfied(*v, value, flags, mask)))
-        .map(|(_, c)| c.clone())
-        .unwrap_or_default();
+    // The first queued write that satisfies the wait releases it (writes that only grow). The mutation
+    // `HIP_RS_SHADOW_DROP_VALUE_ORDER=1` forgets that order (the wait still holds the stream): the
+    // detector must then report what only the flag ordered.
+    let extra = if std::env::var("HIP_RS_SHADOW_DROP_VALUE_ORDER").is_ok_and(|v| v == "1") {
+        Clock::default()
+    } else {
+        rt.value_writes
+            .get(&addr)
+            .and_then(|ws| ws.iter().find(|(v, _)| satisfied(*v, value, flags, mask)))
+            .map(|(_, c)| c.clone())
+            .unwrap_or_default()
+    };
     let act: Action = Arc::new(move |c: &Clock, w: &Arc<str>| {
         let mut g = lock();
         // SAFETY: as in `write`.
