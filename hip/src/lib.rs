@@ -113,7 +113,9 @@
 //! - The safe types: [`Device`], [`Stream`], [`Event`], [`DeviceBuffer`], [`PinnedBuffer`],
 //!   [`ManagedBuffer`], [`Module`], [`Function`], [`rtc::ProgramBuilder`], [`rtc::Linker`], and
 //!   [`Graph`] / [`GraphExec`] (stream capture), [`MemPool`] (stream-ordered allocation), host functions
-//!   ([`Stream::launch_host_fn`]) and occupancy ([`LaunchConfig::for_occupancy`]). Ownership points
+//!   ([`Stream::launch_host_fn`]), occupancy ([`LaunchConfig::for_occupancy`]), stream flags
+//!   ([`StreamFlag`]: streams write and wait on a value, no event), pointer queries ([`pointer`](mod@pointer)) and
+//!   device limits ([`limits`]). Ownership points
 //!   upward with `Arc`: buffers, streams and events hold their [`Device`]; functions and globals hold their
 //!   [`Module`]. Nothing panics in `Drop`, and nothing is freed while queued work may use it.
 //!
