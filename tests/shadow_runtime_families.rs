@@ -277,3 +277,38 @@ fn limits_stream_flags_and_priority() {
         "{e}"
     );
 }
+
+#[test]
+fn a_capturing_stream_refuses_flag_operations() {
+    let d = device();
+    let s = Stream::non_blocking(&d).unwrap();
+    let flag = StreamFlag::new(&d).unwrap();
+    let mut z = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let cap = s.begin_capture(hip::CaptureMode::ThreadLocal).unwrap();
+    for e in [
+        s.write_flag(&flag, 1).unwrap_err(),
+        s.wait_flag(&flag, 1).unwrap_err(),
+    ] {
+        assert!(
+            matches!(
+                e,
+                hip::Error::InvalidArgument {
+                    what: "operation on a capturing stream",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+    s.fill_async(&mut z, 1).unwrap();
+    let graph = cap.end().unwrap();
+    assert_eq!(
+        graph.node_count().unwrap(),
+        1,
+        "nothing of the refused calls was captured"
+    );
+    s.write_flag(&flag, 1).unwrap(); // the refused write of 1 did not count
+    s.synchronize().unwrap();
+    assert_eq!(flag.value(), 1);
+    assert_no_reports();
+}
