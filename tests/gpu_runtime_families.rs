@@ -198,3 +198,23 @@ fn stream_flags_and_priority() {
         "{e}"
     );
 }
+
+/// Two GPUs (`--features gpu-multi`): access turned off, off again (HIP's own error), and on again.
+#[cfg(feature = "gpu-multi")]
+#[test]
+fn peer_access_off_and_on_again() {
+    let (d0, d1) = (Device::get(0).unwrap(), Device::get(1).unwrap());
+    assert!(
+        d0.can_access_peer(&d1).unwrap(),
+        "the two GPUs must map each other's memory"
+    );
+    d0.ensure_peer_access(&d1).unwrap();
+    d0.disable_peer_access(&d1).unwrap();
+    let e = d0.disable_peer_access(&d1).unwrap_err();
+    assert_eq!(
+        e.hip_code().and_then(|c| c.name()),
+        Some("hipErrorPeerAccessNotEnabled"),
+        "{e}"
+    );
+    d0.enable_peer_access(&d1).unwrap();
+}
