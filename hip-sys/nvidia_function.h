@@ -32,5 +32,67 @@ static inline hipError_t hipRsModuleFuncSetCacheConfig(hipFunction_t f, hipFuncC
     return hipCUResultTohipError(cuFuncSetCacheConfig(f, (CUfunc_cache)config));
 }
 
+/* hipPointerGetAttributes: HIP's NVIDIA mapping answers hipErrorInvalidValue for managed memory (HIP 5.2's
+ * headers) and for memory CUDA does not know, and always says isManaged = 0. This hands CUDA's own answer
+ * through: `type` is a cudaMemoryType (unregistered 0, host 1, device 2, managed 3). */
+static inline hipError_t hipRsPointerGetAttributes(int* type, int* device, void** devicePointer,
+                                                   void** hostPointer, const void* ptr) {
+    struct cudaPointerAttributes a;
+    hipError_t e = hipCUDAErrorTohipError(cudaPointerGetAttributes(&a, ptr));
+    if (e == hipSuccess) {
+        *type = (int)a.type;
+        *device = a.device;
+        *devicePointer = a.devicePointer;
+        *hostPointer = a.hostPointer;
+    }
+    return e;
+}
+
+/* Whether the device supports 64-bit stream memory operations (cuStreamWriteValue64/cuStreamWaitValue64):
+ * CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, 122 from CUDA 12 (the v2 calls the plain names map
+ * to), 93 before (the v1 calls, off unless the driver was loaded with NVreg_EnableStreamMemOPs=1). By
+ * number: the names changed between CUDA 11 and 12. HIP does not map the attribute on this platform. */
+static inline hipError_t hipRsDeviceStreamMemOps64(int* value, int device) {
+#if CUDA_VERSION >= 12000
+    CUdevice_attribute attr = (CUdevice_attribute)122;
+#else
+    CUdevice_attribute attr = (CUdevice_attribute)93;
+#endif
+    CUdevice d;
+    CUresult r = cuDeviceGet(&d, device);
+    if (r != CUDA_SUCCESS) {
+        return hipCUResultTohipError(r);
+    }
+    return hipCUResultTohipError(cuDeviceGetAttribute(value, attr, d));
+}
+
+/* Stream memory operations: HIP's NVIDIA headers map hipStreamWriteValue32/64 and hipStreamWaitValue32/64
+ * with C++ casts (reinterpret_cast), which a C compiler cannot read, so bindgen's C mode leaves them out.
+ * These are the same one-line mappings in C (the wait's mask is dropped: CUDA has none, and HIP's own
+ * wrapper ignores it too). */
+static inline hipError_t hipRsStreamWriteValue64(hipStream_t stream, void* ptr, uint64_t value,
+                                                 unsigned int flags) {
+    return hipCUResultTohipError(
+        cuStreamWriteValue64(stream, (CUdeviceptr)(uintptr_t)ptr, (cuuint64_t)value, flags));
+}
+
+static inline hipError_t hipRsStreamWriteValue32(hipStream_t stream, void* ptr, uint32_t value,
+                                                 unsigned int flags) {
+    return hipCUResultTohipError(
+        cuStreamWriteValue32(stream, (CUdeviceptr)(uintptr_t)ptr, (cuuint32_t)value, flags));
+}
+
+static inline hipError_t hipRsStreamWaitValue64(hipStream_t stream, void* ptr, uint64_t value,
+                                                unsigned int flags) {
+    return hipCUResultTohipError(
+        cuStreamWaitValue64(stream, (CUdeviceptr)(uintptr_t)ptr, (cuuint64_t)value, flags));
+}
+
+static inline hipError_t hipRsStreamWaitValue32(hipStream_t stream, void* ptr, uint32_t value,
+                                                unsigned int flags) {
+    return hipCUResultTohipError(
+        cuStreamWaitValue32(stream, (CUdeviceptr)(uintptr_t)ptr, (cuuint32_t)value, flags));
+}
+
 #endif
 #endif

@@ -9,6 +9,8 @@
 //! - with the `blaslt` feature, `cfg(hipblaslt_aux_data_type)` where hipBLASLt's matmul descriptor has
 //!   `HIPBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE` (not at ROCm 6.2; hipBLASLt 1.1 / ROCm 7.1 has it) and
 //!   `cfg(hipblaslt_amax_d)` where it has `HIPBLASLT_MATMUL_DESC_AMAX_D_POINTER` (ROCm >= 6.2),
+//! - `cfg(hip_memory_type_managed)`, `cfg(hip_memory_type_unregistered)` where `hipMemoryType` has those
+//!   values (5.7 and 6.x), `cfg(hip_device_set_limit)` where the headers declare `hipDeviceSetLimit` (not 5.2),
 //! - the name tables of every `hipError_t` and `hiprtcResult` value the installed headers list.
 use std::env;
 use std::fmt::Write;
@@ -32,6 +34,20 @@ fn main() {
     let rtc = read("DEP_HIPRS_HIPRTC_BINDINGS");
     if rtc.contains("fn hiprtcLinkCreate(") {
         println!("cargo:rustc-cfg=hiprtc_linker");
+    }
+    // Runtime calls and constants some HIP versions lack (hip::pointer, hip::limits).
+    for (cfg, needle) in [
+        ("hip_memory_type_managed", "const hipMemoryTypeManaged:"),
+        (
+            "hip_memory_type_unregistered",
+            "const hipMemoryTypeUnregistered:",
+        ),
+        ("hip_device_set_limit", "fn hipDeviceSetLimit("),
+    ] {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+        if hip.contains(needle) {
+            println!("cargo:rustc-cfg={cfg}");
+        }
     }
     println!("cargo::rustc-check-cfg=cfg(hipblas_api, values(\"v1\", \"v2_suffix\", \"v2\"))");
     println!("cargo::rustc-check-cfg=cfg(hipblas_workspace)");

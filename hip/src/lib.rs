@@ -113,7 +113,9 @@
 //! - The safe types: [`Device`], [`Stream`], [`Event`], [`DeviceBuffer`], [`PinnedBuffer`],
 //!   [`ManagedBuffer`], [`Module`], [`Function`], [`rtc::ProgramBuilder`], [`rtc::Linker`], and
 //!   [`Graph`] / [`GraphExec`] (stream capture), [`MemPool`] (stream-ordered allocation), host functions
-//!   ([`Stream::launch_host_fn`]) and occupancy ([`LaunchConfig::for_occupancy`]). Ownership points
+//!   ([`Stream::launch_host_fn`]), occupancy ([`LaunchConfig::for_occupancy`]), stream flags
+//!   ([`StreamFlag`]: streams write and wait on a value, no event), pointer queries ([`pointer`](mod@pointer)) and
+//!   device limits ([`limits`]). Ownership points
 //!   upward with `Arc`: buffers, streams and events hold their [`Device`]; functions and globals hold their
 //!   [`Module`]. Nothing panics in `Drop`, and nothing is freed while queued work may use it.
 //!
@@ -209,9 +211,11 @@ pub mod launch;
     feature = "fft"
 ))]
 mod library;
+pub mod limits;
 pub mod memory;
 pub mod module;
 mod occupancy;
+pub mod pointer;
 mod queue;
 #[cfg(feature = "rand")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rand")))]
@@ -229,6 +233,7 @@ pub mod solver;
 #[cfg_attr(docsrs, doc(cfg(feature = "sparse")))]
 pub mod sparse;
 pub mod stream;
+pub mod stream_memop;
 #[cfg(all(test, any(feature = "blas", feature = "fft")))]
 mod test_fuzz;
 #[cfg(all(test, any(unix, windows)))]
@@ -255,6 +260,7 @@ pub use memory::{
 pub use module::{FuncCache, Function, Global, Module};
 pub use occupancy::BlockSizeSuggestion;
 pub use stream::Stream;
+pub use stream_memop::StreamFlag;
 
 /// The `half` crate: [`half::f16`] and [`half::bf16`] are [`DeviceCopy`] element types (buffers, kernel
 /// arguments, collectives). In a kernel `f16` is `__half` and `bf16` `hip_bfloat16` (`__nv_bfloat16` on

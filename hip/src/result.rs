@@ -19,6 +19,7 @@ pub mod memory;
 pub mod module;
 pub mod occupancy;
 pub mod pool;
+pub mod stream_memop;
 
 // Module and kernel calls, at this level as they always were.
 pub use module::{

@@ -6,6 +6,7 @@ pub(crate) use crate::queue::lock;
 pub(crate) use capture::CaptureLog;
 
 mod capture;
+mod info;
 use crate::queue::{Parking, Queue};
 use crate::release::RawHandle;
 use crate::result;

@@ -127,6 +127,7 @@ pub unsafe extern "C" fn hipDeviceGetAttribute(
         sys::hipDeviceAttributeConcurrentManagedAccess => 1,
         // Stream-ordered allocation (`pools.rs`): `alloc_async` and pools of one's own take this path.
         sys::hipDeviceAttributeMemoryPoolsSupported => 1,
+        sys::hipDeviceAttributeCanUseStreamWaitValue => 1,
         _ => 0,
     };
     SUCCESS

@@ -15,9 +15,11 @@ mod memory;
 mod memory_api;
 mod nccl;
 mod pools;
+mod runtime_info;
 mod shadow;
 mod state;
 mod stream_api;
+mod stream_memop;
 mod streams;
 
 use hip_sys as sys;

@@ -30,8 +30,16 @@ unsafe fn free_host_ordered(p: *mut c_void, kinds: &[MemKind], call: &str) -> St
     let rt = rt(&mut g);
     let (c, name) = host_now(rt);
     let what: Arc<str> = format!("{call} by {name}").into();
+    let block = find(p as usize);
     match memory::free(p as usize, kinds, &c, &what, None) {
-        Some(()) => SUCCESS,
+        Some(()) => {
+            // The address may come back: what was written there by stream memory operations is forgotten.
+            if let Some((base, len, _, _)) = block {
+                rt.value_writes
+                    .retain(|a, _| !(base..base + len.max(1)).contains(a));
+            }
+            SUCCESS
+        }
         None => INVALID_VALUE,
     }
 }

@@ -25,9 +25,14 @@ pub unsafe extern "C" fn hipStreamCreate(s: *mut sys::hipStream_t) -> Status {
 pub unsafe extern "C" fn hipStreamCreateWithPriority(
     s: *mut sys::hipStream_t,
     flags: u32,
-    _priority: c_int,
+    priority: c_int,
 ) -> Status {
-    hipStreamCreateWithFlags(s, flags)
+    let r = hipStreamCreateWithFlags(s, flags);
+    if r == SUCCESS && priority != 0 {
+        let mut g = lock();
+        rt(&mut g).priorities.insert(*s as usize, priority);
+    }
+    r
 }
 
 /// Returns at once; the stream's worker completes what is queued, then ends. The host learns nothing.

@@ -47,6 +47,10 @@ pub struct Rt {
     /// Of those, waits whose record was already ordered before the waiting stream's next operation
     /// (by stream order, the queueing thread or earlier waits): they ordered nothing new.
     pub redundant_waits: usize,
+    /// `hipStreamWriteValue*` queued, per address: value and the write's clock, in queue order.
+    pub value_writes: HashMap<usize, Vec<(u64, Clock)>>,
+    /// Streams created with a priority other than 0.
+    pub priorities: HashMap<usize, i32>,
 }
 
 static RT: Mutex<Option<Rt>> = Mutex::new(None);

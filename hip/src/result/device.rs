@@ -1,5 +1,5 @@
 //! Device identity: the calls that name a device by something stabler than its ordinal (its UUID, its PCI
-//! bus id), and the reverse lookup.
+//! bus id), and the reverse lookup; device limits, peer access off, stream flags and priority.
 
 use super::check;
 use crate::error::{Error, Result};
@@ -50,4 +50,70 @@ pub fn device_by_pci_bus_id(bus_id: &str) -> Result<i32> {
         sys::hipDeviceGetByPCIBusId(&mut ordinal, c.as_ptr())
     })?;
     Ok(ordinal)
+}
+
+/// `hipDeviceGetLimit` on the current device: the value of `limit` (bytes).
+pub fn get_limit(limit: sys::hipLimit_t) -> Result<usize> {
+    let mut v = 0usize;
+    // SAFETY: an out-pointer to a live local `usize`; an unknown limit is an error code.
+    check("hipDeviceGetLimit", unsafe {
+        sys::hipDeviceGetLimit(&mut v, limit)
+    })?;
+    Ok(v)
+}
+
+/// `hipDeviceSetLimit` on the current device (HIP >= 5.7 headers; 5.2 declares no such call, and this is
+/// [`Error::NotSupported`] there).
+pub fn set_limit(limit: sys::hipLimit_t, value: usize) -> Result<()> {
+    #[cfg(hip_device_set_limit)]
+    {
+        // SAFETY: plain values; an unknown limit or a bad value is an error code.
+        check("hipDeviceSetLimit", unsafe {
+            sys::hipDeviceSetLimit(limit, value)
+        })
+    }
+    #[cfg(not(hip_device_set_limit))]
+    {
+        let _ = (limit, value);
+        Err(Error::NotSupported {
+            what: "hipDeviceSetLimit",
+            reason:
+                "the HIP headers this crate was built with (5.2) declare no hipDeviceSetLimit; \
+                     HIP 5.7 added it",
+        })
+    }
+}
+
+/// `hipDeviceDisablePeerAccess`: the current device no longer maps `peer`'s memory.
+pub fn disable_peer_access(peer: i32) -> Result<()> {
+    // SAFETY: a plain ordinal; one out of range, or access never enabled, is an error code.
+    check("hipDeviceDisablePeerAccess", unsafe {
+        sys::hipDeviceDisablePeerAccess(peer)
+    })
+}
+
+/// `hipStreamGetFlags`.
+///
+/// # Safety
+/// `stream` is live (or null: the current device's null stream).
+pub unsafe fn stream_get_flags(stream: sys::hipStream_t) -> Result<u32> {
+    let mut f = 0u32;
+    // SAFETY: the caller's contract (`# Safety`); `f` is a live local.
+    check("hipStreamGetFlags", unsafe {
+        sys::hipStreamGetFlags(stream, &mut f)
+    })?;
+    Ok(f)
+}
+
+/// `hipStreamGetPriority`.
+///
+/// # Safety
+/// `stream` is live (or null: the current device's null stream).
+pub unsafe fn stream_get_priority(stream: sys::hipStream_t) -> Result<i32> {
+    let mut p = 0i32;
+    // SAFETY: the caller's contract (`# Safety`); `p` is a live local.
+    check("hipStreamGetPriority", unsafe {
+        sys::hipStreamGetPriority(stream, &mut p)
+    })?;
+    Ok(p)
 }

@@ -1,0 +1,220 @@
+//! The runtime families of issue 57 on a real device: a stream flag ordering two streams behind a slow
+//! kernel, a host write releasing a stream, pointer attributes of device, pinned and managed memory,
+//! device limits round trips, the new device properties, stream flags and priority. Compiled only with
+//! `--features gpu`.
+#![cfg(feature = "gpu")]
+mod common;
+
+use common::device;
+use common::slow::Slow;
+use hip::limits::Limit;
+use hip::pointer::{self, MemoryType};
+use hip::prelude::*;
+use hip::{Error, StreamFlag};
+
+const N: usize = 1 << 16;
+
+#[test]
+fn a_flag_orders_two_streams_behind_a_slow_kernel() {
+    let d = device();
+    let slow = Slow::new(&d);
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let flag = StreamFlag::new(&d).unwrap();
+    let mut x = DeviceBuffer::<f32>::zeroed(&d, N).unwrap();
+    let mut y = DeviceBuffer::<f32>::zeroed(&d, N).unwrap();
+    for round in 1..=16u64 {
+        slow.fill(&a, &mut x, round as f32); // about a millisecond before it writes
+        a.write_flag(&flag, round).unwrap();
+        b.wait_flag(&flag, round).unwrap();
+        // The memory model learnt b runs after a's fill: this copy is ordered by the flag alone.
+        b.copy_device_async(&x, &mut y).unwrap();
+        assert_eq!(y.to_vec().unwrap(), vec![round as f32; N], "round {round}");
+    }
+    assert_eq!(flag.value(), 16);
+}
+
+#[test]
+fn the_host_releases_a_stream_waiting_on_a_flag() {
+    let d = device();
+    let b = Stream::non_blocking(&d).unwrap();
+    let flag = StreamFlag::new(&d).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    b.wait_flag(&flag, 3).unwrap();
+    b.fill_async(&mut y, 5).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert!(!b.query().unwrap(), "the stream holds at the wait");
+    assert_eq!(flag.value(), 0);
+    flag.set(3).unwrap();
+    b.synchronize().unwrap();
+    assert_eq!(y.to_vec().unwrap(), vec![5; N]);
+    assert_eq!(flag.value(), 3);
+}
+
+#[test]
+fn stream_writes_reach_the_host_and_values_only_grow() {
+    let d = device();
+    let a = Stream::non_blocking(&d).unwrap();
+    let flag = StreamFlag::new(&d).unwrap();
+    a.write_flag(&flag, 1 << 40).unwrap();
+    a.synchronize().unwrap();
+    assert_eq!(flag.value(), 1 << 40, "a 64-bit value, whole");
+    let e = a.write_flag(&flag, 1).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                what: "stream flag value",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // A flag dropped under a queued wait is kept until the wait ends.
+    let b = Stream::non_blocking(&d).unwrap();
+    let writer = flag.clone();
+    b.wait_flag(&flag, (1 << 40) + 1).unwrap();
+    drop(flag);
+    a.write_flag(&writer, (1 << 40) + 1).unwrap();
+    drop(writer);
+    b.synchronize().unwrap();
+}
+
+#[test]
+fn pointer_attributes_of_device_pinned_and_managed_memory() {
+    let d = device();
+    let x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let a = pointer::of_device(&x).unwrap();
+    assert_eq!(a.memory_type, MemoryType::Device, "{a:?}");
+    assert_eq!(a.device, d.ordinal() as i32);
+    assert_eq!(a.device_pointer, x.device_ptr());
+    assert!(!a.is_managed);
+    // An address inside the allocation.
+    let inner = pointer::attributes(x.device_ptr().cast::<u8>().wrapping_add(64).cast()).unwrap();
+    assert_eq!(inner.memory_type, MemoryType::Device);
+
+    let p = PinnedBuffer::<u32>::zeroed(&d, N).unwrap();
+    let a = pointer::of_host(&p).unwrap();
+    assert_eq!(a.memory_type, MemoryType::Host, "{a:?}");
+    assert_eq!(a.host_pointer as *const u32, p.host_ptr());
+    assert!(
+        !a.device_pointer.is_null(),
+        "pinned memory is mapped: {a:?}"
+    );
+
+    let m = ManagedBuffer::<u32>::zeroed(&d, N).unwrap();
+    let a = pointer::of_device(&m).unwrap();
+    assert!(
+        a.is_managed || a.memory_type == MemoryType::Managed,
+        "{a:?}"
+    );
+    eprintln!("managed: {a:?}");
+
+    // Memory the runtime does not know: an error (HIP 5.x) or Unregistered (HIP 6+, CUDA).
+    let v = [0u32; 16];
+    match pointer::attributes(v.as_ptr().cast()) {
+        Ok(a) => assert!(
+            matches!(
+                a.memory_type,
+                MemoryType::Unregistered | MemoryType::Other(_)
+            ),
+            "{a:?}"
+        ),
+        Err(e) => assert!(e.to_string().contains("hipPointerGetAttributes"), "{e}"),
+    }
+}
+
+#[test]
+fn device_limits_round_trip() {
+    let d = device();
+    for l in Limit::ALL {
+        match d.limit(l) {
+            Ok(v) => eprintln!("{l:?}: {v} bytes"),
+            Err(e) => assert!(e.to_string().contains("hipDeviceGetLimit"), "{l:?}: {e}"),
+        }
+    }
+    if !hip::limits::HAS_SET_LIMIT {
+        let e = d.set_limit(Limit::MallocHeapSize, 64 << 20).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::NotSupported {
+                    what: "hipDeviceSetLimit",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        return;
+    }
+    let heap = d.limit(Limit::MallocHeapSize).unwrap();
+    d.set_limit(Limit::MallocHeapSize, heap + (32 << 20))
+        .unwrap();
+    assert!(d.limit(Limit::MallocHeapSize).unwrap() >= heap + (32 << 20));
+    d.set_limit(Limit::MallocHeapSize, heap).unwrap();
+    d.set_limit(Limit::StackSize, 4096).unwrap();
+    assert!(d.limit(Limit::StackSize).unwrap() >= 4096);
+}
+
+#[test]
+fn new_device_properties_are_plausible() {
+    let d = device();
+    let p = d.properties().unwrap();
+    eprintln!("{p:#?}");
+    assert!(p.total_const_mem >= 16 << 10, "{}", p.total_const_mem);
+    assert!(p.regs_per_block >= 16 << 10, "{}", p.regs_per_block);
+    assert!(p.max_threads_per_multiprocessor >= p.max_threads_per_block);
+    assert!(p.can_map_host_memory);
+    assert!(p.max_texture_1d > 0 && p.max_texture_2d[0] > 0 && p.max_texture_3d[2] > 0);
+    let coop = d
+        .attribute(hip::sys::hipDeviceAttributeCooperativeLaunch)
+        .unwrap();
+    assert_eq!(p.cooperative_launch, coop != 0);
+}
+
+#[test]
+fn stream_flags_and_priority() {
+    let d = device();
+    assert!(Stream::non_blocking(&d).unwrap().is_non_blocking().unwrap());
+    assert!(!Stream::new(&d).unwrap().is_non_blocking().unwrap());
+    assert_eq!(Stream::new(&d).unwrap().flags().unwrap(), 0);
+    let (least, greatest) = Stream::priority_range(&d).unwrap();
+    for prio in [least, greatest] {
+        let s = Stream::with_priority(&d, prio, true).unwrap();
+        assert_eq!(s.priority().unwrap(), prio);
+        assert!(s.is_non_blocking().unwrap());
+    }
+    let e = d.disable_peer_access(&d).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                what: "peer device",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+/// Two GPUs (`--features gpu-multi`): access turned off, off again (HIP's own error), and on again.
+#[cfg(feature = "gpu-multi")]
+#[test]
+fn peer_access_off_and_on_again() {
+    let (d0, d1) = (Device::get(0).unwrap(), Device::get(1).unwrap());
+    assert!(
+        d0.can_access_peer(&d1).unwrap(),
+        "the two GPUs must map each other's memory"
+    );
+    d0.ensure_peer_access(&d1).unwrap();
+    d0.disable_peer_access(&d1).unwrap();
+    let e = d0.disable_peer_access(&d1).unwrap_err();
+    assert_eq!(
+        e.hip_code().and_then(|c| c.name()),
+        Some("hipErrorPeerAccessNotEnabled"),
+        "{e}"
+    );
+    d0.enable_peer_access(&d1).unwrap();
+}

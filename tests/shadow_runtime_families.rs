@@ -1,0 +1,314 @@
+//! Stream flags (`hip::StreamFlag`: hipStreamWriteValue64 / hipStreamWaitValue64) under the shadow HIP
+//! runtime (scripts/shadow.sh): a flag written on one stream and waited for on another orders the two
+//! streams for the race detector and for the memory model, which then queues no event wait of its own; a
+//! host write releases a waiting stream; a flag dropped under a queued wait is not freed under it. Also
+//! the queries of the same change: pointer attributes, device limits, stream flags and priority.
+#![cfg(feature = "shadow")]
+
+mod shadow;
+
+use hip::limits::Limit;
+use hip::pointer::{self, MemoryType};
+use hip::prelude::*;
+use hip::StreamFlag;
+use shadow::{assert_no_reports, waits};
+use std::process::Command;
+
+const N: usize = 4096;
+
+fn device() -> Device {
+    Device::get(0).expect("the shadow runtime's device 0")
+}
+
+#[test]
+fn a_flag_orders_two_streams_without_an_event_wait() {
+    let d = device();
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let flag = StreamFlag::new(&d).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    for round in 1..=8u32 {
+        a.fill_async(&mut x, round).unwrap();
+        a.write_flag(&flag, u64::from(round)).unwrap();
+        b.fill_async(&mut y, 0).unwrap(); // y's last writer is b: the copy below needs nothing for y
+        let before = waits();
+        b.wait_flag(&flag, u64::from(round)).unwrap();
+        b.copy_device_async(&x, &mut y).unwrap();
+        assert_eq!(
+            waits(),
+            before,
+            "round {round}: the flag ordered b after a; the memory model must not add an event wait"
+        );
+        assert_eq!(y.to_vec().unwrap(), vec![round; N], "round {round}");
+    }
+    b.synchronize().unwrap();
+    assert_eq!(flag.value(), 8);
+    assert_no_reports();
+}
+
+const CHILD: &str = "HIP_RS_SHADOW_FLAG_CHILD";
+
+/// The child part of `the_detector_sees_the_order_only_the_flag_gives`: one round of the flag pattern,
+/// then the detector's report count.
+#[test]
+#[ignore = "run by the_detector_sees_the_order_only_the_flag_gives, in a child process"]
+fn flag_pattern_in_child() {
+    assert!(std::env::var(CHILD).is_ok(), "run by its parent test");
+    let d = device();
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let flag = StreamFlag::new(&d).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    b.fill_async(&mut y, 0).unwrap();
+    a.fill_async(&mut x, 9).unwrap();
+    a.write_flag(&flag, 1).unwrap();
+    b.wait_flag(&flag, 1).unwrap();
+    b.copy_device_async(&x, &mut y).unwrap();
+    let wrong = y.to_vec().unwrap().iter().filter(|&&v| v != 9).count();
+    println!("SHADOW reports={} wrong={wrong}", shadow::reports());
+}
+
+fn child_reports(drop_order: bool) -> (usize, usize) {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "--exact",
+        "flag_pattern_in_child",
+        "--ignored",
+        "--nocapture",
+    ])
+    .env(CHILD, "1")
+    .env_remove("HIP_RS_SHADOW_DROP_VALUE_ORDER");
+    if drop_order {
+        cmd.env("HIP_RS_SHADOW_DROP_VALUE_ORDER", "1");
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "child failed:\n{stdout}");
+    let line = stdout
+        .lines()
+        .find_map(|l| l.split_once("SHADOW ").map(|(_, r)| r.to_string()))
+        .unwrap_or_else(|| panic!("no result line:\n{stdout}"));
+    let field = |k: &str| -> usize {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(k))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    (field("reports="), field("wrong="))
+}
+
+/// Mutation self-check: with the shadow forgetting the order a value wait gives (the wait still holds
+/// its stream, so the values stay right), the copy the flag alone ordered after the fill is reported.
+/// So the crate queued no event wait there, and the detector does see the flag's order.
+#[test]
+fn the_detector_sees_the_order_only_the_flag_gives() {
+    assert_eq!(child_reports(false), (0, 0), "unmutated: no report");
+    let (reports, wrong) = child_reports(true);
+    assert_eq!(wrong, 0, "the wait still held the stream");
+    assert!(
+        reports > 0,
+        "the order only the flag gave, forgotten, must be reported"
+    );
+}
+
+#[test]
+fn a_wait_for_a_value_not_yet_queued_still_orders_through_the_memory_model() {
+    let d = device();
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let flag = StreamFlag::new(&d).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    b.wait_flag(&flag, 1).unwrap(); // nothing queued reaches 1 yet: nothing learnt
+    a.fill_async(&mut x, 3).unwrap();
+    a.write_flag(&flag, 1).unwrap();
+    b.copy_device_async(&x, &mut y).unwrap(); // ordered by an event wait instead
+    assert_eq!(y.to_vec().unwrap(), vec![3; N]);
+    assert_no_reports();
+}
+
+#[test]
+fn the_host_releases_a_waiting_stream() {
+    let d = device();
+    let b = Stream::non_blocking(&d).unwrap();
+    let flag = StreamFlag::new(&d).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    b.wait_flag(&flag, 100).unwrap();
+    b.fill_async(&mut y, 5).unwrap();
+    assert!(!b.query().unwrap(), "b holds at the wait");
+    flag.set(100).unwrap();
+    assert_eq!(flag.value(), 100);
+    assert_eq!(y.to_vec().unwrap(), vec![5; N]);
+    assert_no_reports();
+}
+
+#[test]
+fn values_only_grow() {
+    let d = device();
+    let a = Stream::non_blocking(&d).unwrap();
+    let flag = StreamFlag::new(&d).unwrap();
+    a.write_flag(&flag, 2).unwrap();
+    for bad in [0, 1, 2] {
+        let e = a.write_flag(&flag, bad).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                hip::Error::InvalidArgument {
+                    what: "stream flag value",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains("holds or is queued to hold 2"),
+            "{e}"
+        );
+        assert!(flag.set(bad).is_err());
+    }
+    flag.set(3).unwrap(); // waits for the queued write of 2 first
+    assert_eq!(flag.value(), 3);
+    assert_no_reports();
+}
+
+#[test]
+fn a_flag_dropped_under_a_queued_wait_is_freed_after_it() {
+    let d = device();
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    for _ in 0..8 {
+        let flag = StreamFlag::new(&d).unwrap();
+        let writer = flag.clone();
+        b.wait_flag(&flag, 1).unwrap();
+        drop(flag);
+        a.write_flag(&writer, 1).unwrap();
+        drop(writer); // the wait may still be queued: the memory waits for it
+    }
+    b.synchronize().unwrap();
+    a.synchronize().unwrap();
+    assert_no_reports();
+}
+
+#[test]
+fn pointer_attributes_of_the_shadow_allocations() {
+    let d = device();
+    let x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let a = pointer::of_device(&x).unwrap();
+    assert_eq!(
+        (a.memory_type, a.device, a.is_managed),
+        (MemoryType::Device, 0, false)
+    );
+    assert_eq!(a.device_pointer, x.device_ptr());
+    assert!(a.host_pointer.is_null());
+    let p = PinnedBuffer::<u32>::zeroed(&d, N).unwrap();
+    let a = pointer::of_host(&p).unwrap();
+    assert_eq!(a.memory_type, MemoryType::Host);
+    assert_eq!(a.host_pointer as *const u32, p.host_ptr());
+    let m = ManagedBuffer::<u32>::zeroed(&d, N).unwrap();
+    assert!(pointer::of_device(&m).unwrap().is_managed);
+    let local = 0u64;
+    let e = pointer::attributes((&local as *const u64).cast()).unwrap_err();
+    assert_eq!(
+        e.hip_code().and_then(|c| c.name()),
+        Some("hipErrorInvalidValue"),
+        "{e}"
+    );
+}
+
+#[test]
+fn limits_stream_flags_and_priority() {
+    let d = device();
+    let heap = d.limit(Limit::MallocHeapSize).unwrap();
+    assert!(heap > 0);
+    if hip::limits::HAS_SET_LIMIT {
+        d.set_limit(Limit::MallocHeapSize, heap * 2).unwrap();
+        assert_eq!(d.limit(Limit::MallocHeapSize).unwrap(), heap * 2);
+        d.set_limit(Limit::MallocHeapSize, heap).unwrap();
+    } else {
+        let e = d.set_limit(Limit::MallocHeapSize, heap).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                hip::Error::NotSupported {
+                    what: "hipDeviceSetLimit",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+    assert!(Stream::non_blocking(&d).unwrap().is_non_blocking().unwrap());
+    assert_eq!(Stream::new(&d).unwrap().flags().unwrap(), 0);
+    let (least, greatest) = Stream::priority_range(&d).unwrap();
+    assert_eq!(
+        Stream::with_priority(&d, greatest, false)
+            .unwrap()
+            .priority()
+            .unwrap(),
+        greatest
+    );
+    assert_eq!(
+        Stream::with_priority(&d, least, true)
+            .unwrap()
+            .priority()
+            .unwrap(),
+        least
+    );
+    let e = d.disable_peer_access(&d).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            hip::Error::InvalidArgument {
+                what: "peer device",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_capturing_stream_refuses_flag_operations() {
+    let d = device();
+    let s = Stream::non_blocking(&d).unwrap();
+    let flag = StreamFlag::new(&d).unwrap();
+    let mut z = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let cap = s.begin_capture(hip::CaptureMode::ThreadLocal).unwrap();
+    for e in [
+        s.write_flag(&flag, 1).unwrap_err(),
+        s.wait_flag(&flag, 1).unwrap_err(),
+    ] {
+        assert!(
+            matches!(
+                e,
+                hip::Error::InvalidArgument {
+                    what: "operation on a capturing stream",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+    s.fill_async(&mut z, 1).unwrap();
+    let graph = cap.end().unwrap();
+    assert_eq!(
+        graph.node_count().unwrap(),
+        1,
+        "nothing of the refused calls was captured"
+    );
+    s.write_flag(&flag, 1).unwrap(); // the refused write of 1 did not count
+    s.synchronize().unwrap();
+    assert_eq!(flag.value(), 1);
+    assert_no_reports();
+}
