@@ -75,6 +75,8 @@ fn list_kernels() -> Result<(), Report> {
 
 /// Elements per test: not a multiple of the block size, so the bounds checks are exercised.
 const N: u32 = (1 << 20) + 123;
+/// `N` as the kernels take a length: 64-bit, as their indices.
+const N64: u64 = N as u64;
 
 fn wrong(what: &str, bad: usize) -> Result<(), Report> {
     if bad == 0 {
@@ -95,7 +97,7 @@ fn vector_add(device: &Device, module: &Module, stream: &Stream) -> Result<(), R
     );
     let mut d_c = DeviceBuffer::<f32>::zeroed(device, N as usize)?;
     let mut args = LaunchArgs::new();
-    args.arg(&d_a).arg(&d_b).arg_mut(&mut d_c).arg(&N);
+    args.arg(&d_a).arg(&d_b).arg_mut(&mut d_c).arg(&N64);
     // SAFETY: (a, b, c, n) as vector_add takes them; each buffer holds N elements.
     unsafe { kernel.launch(stream, &LaunchConfig::for_num_elems(N), &mut args)? };
     stream.synchronize()?;
@@ -124,7 +126,7 @@ where
     let d_x = DeviceBuffer::from_slice(device, &x)?;
     let mut d_y = DeviceBuffer::from_slice(device, &y)?;
     let mut args = LaunchArgs::new();
-    args.arg(&alpha).arg(&d_x).arg_mut(&mut d_y).arg(&N);
+    args.arg(&alpha).arg(&d_x).arg_mut(&mut d_y).arg(&N64);
     // SAFETY: (a, x, y, n) as saxpy_f32 / saxpy_f64 take them, with T their element type; x and y hold N
     // elements.
     unsafe { kernel.launch(stream, &LaunchConfig::for_num_elems(N), &mut args)? };
@@ -146,7 +148,7 @@ fn block_sum(device: &Device, module: &Module, stream: &Stream) -> Result<(), Re
     let d_in = DeviceBuffer::from_slice(device, &input)?;
     let mut d_partial = DeviceBuffer::<u32>::zeroed(device, blocks as usize)?;
     let mut args = LaunchArgs::new();
-    args.arg(&d_in).arg_mut(&mut d_partial).arg(&N);
+    args.arg(&d_in).arg_mut(&mut d_partial).arg(&N64);
     let config = LaunchConfig {
         shared_mem_bytes: BLOCK * 4, // one u32 per thread in workgroup memory (LDS)
         ..LaunchConfig::new(blocks, BLOCK)
@@ -177,7 +179,7 @@ fn affine(device: &Device, module: &Module, stream: &Stream) -> Result<(), Repor
     let params = Affine {
         scale: 0.5,
         offset: 3.0,
-        len: N,
+        len: N64,
     };
     let d_params = DeviceBuffer::from_slice(device, &[params])?;
     let x: Vec<f32> = (0..N).map(|i| (i % 4096) as f32).collect();

@@ -22,10 +22,10 @@ const PTX: &[u8] = include_bytes!("../kernels/prebuilt/hip_rs_kernels-sm_70.ptx"
 /// Each kernel and its parameters' sizes, as kernels/src/lib.rs declares them.
 const EXPECTED: [(&str, &[u64]); 5] = [
     ("affine_f32", &[8, 8, 8]),    // *const Affine, *const f32, *mut f32
-    ("block_sum_u32", &[8, 8, 4]), // *const u32, *mut u32, u32
-    ("saxpy_f32", &[4, 8, 8, 4]),  // f32, *const f32, *mut f32, u32
-    ("saxpy_f64", &[8, 8, 8, 4]),  // f64, *const f64, *mut f64, u32
-    ("vector_add", &[8, 8, 8, 4]), // *const f32, *const f32, *mut f32, u32
+    ("block_sum_u32", &[8, 8, 8]), // *const u32, *mut u32, u64
+    ("saxpy_f32", &[4, 8, 8, 8]),  // f32, *const f32, *mut f32, u64
+    ("saxpy_f64", &[8, 8, 8, 8]),  // f64, *const f64, *mut f64, u64
+    ("vector_add", &[8, 8, 8, 8]), // *const f32, *const f32, *mut f32, u64
 ];
 
 fn check(ks: &[Kernel], target: &str) {
@@ -141,6 +141,7 @@ mod gpu {
     fn vector_add_and_saxpy_match_the_host_for_any_block_size() {
         let (d, m, s) = module();
         let n = 100_003u32;
+        let n64 = u64::from(n);
         let a: Vec<f32> = input(n, 1).iter().map(|&v| v as f32 * 0.125).collect();
         let b: Vec<f32> = input(n, 2).iter().map(|&v| v as f32 * -0.5).collect();
         let (da, db) = (
@@ -152,7 +153,7 @@ mod gpu {
             // NaN: equal to no sum, so an element the kernel missed fails the comparison.
             let mut dc = DeviceBuffer::from_slice(&d, &vec![f32::NAN; n as usize]).unwrap();
             let mut args = LaunchArgs::new();
-            args.arg(&da).arg(&db).arg_mut(&mut dc).arg(&n);
+            args.arg(&da).arg(&db).arg_mut(&mut dc).arg(&n64);
             // SAFETY: vector_add(a, b, c, n) over buffers of n elements.
             unsafe {
                 m.function("vector_add")
@@ -170,7 +171,7 @@ mod gpu {
             let mut dy = DeviceBuffer::from_slice(&d, &b).unwrap();
             let alpha = 3.0f32;
             let mut args = LaunchArgs::new();
-            args.arg(&alpha).arg(&da).arg_mut(&mut dy).arg(&n);
+            args.arg(&alpha).arg(&da).arg_mut(&mut dy).arg(&n64);
             // SAFETY: saxpy_f32(a, x, y, n) over buffers of n elements.
             unsafe {
                 m.function("saxpy_f32")
@@ -191,6 +192,7 @@ mod gpu {
     fn block_sum_reduces_in_shared_memory_for_each_power_of_two_block() {
         let (d, m, s) = module();
         let n = 1_000_001u32;
+        let n64 = u64::from(n);
         let data = input(n, 7);
         let din = DeviceBuffer::from_slice(&d, &data).unwrap();
         for block in [2u32, 64, 256, 1024] {
@@ -202,7 +204,7 @@ mod gpu {
             let not_yet: Vec<u32> = want.iter().map(|v| !v).collect();
             let mut partial = DeviceBuffer::from_slice(&d, &not_yet).unwrap();
             let mut args = LaunchArgs::new();
-            args.arg(&din).arg_mut(&mut partial).arg(&n);
+            args.arg(&din).arg_mut(&mut partial).arg(&n64);
             let config = LaunchConfig {
                 shared_mem_bytes: block * 4,
                 ..LaunchConfig::new(blocks, block)
@@ -228,7 +230,7 @@ mod gpu {
         let params = Affine {
             scale: -2.0,
             offset: 0.25,
-            len: n - 1, // the last element must stay untouched
+            len: u64::from(n - 1), // the last element must stay untouched
         };
         let dp = DeviceBuffer::from_slice(&d, &[params]).unwrap();
         let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
