@@ -4,6 +4,10 @@
 use hip::code_object::{Kernel, ParamKind, EM_AMDGPU};
 use hip::CodeObject;
 
+/// The `#[kernel]` functions, compiled here for the host: their handles' exported names.
+#[path = "../kernels/src/typed.rs"]
+mod typed;
+
 fn kernels(image: &[u8]) -> hip::Result<Vec<Kernel>> {
     Ok(CodeObject::parse(image)?.kernels().to_vec())
 }
@@ -19,13 +23,19 @@ const GFX1100: &[u8] = include_bytes!("../kernels/prebuilt/hip_rs_kernels-gfx110
 const BUNDLE: &[u8] = include_bytes!("../kernels/prebuilt/hip_rs_kernels.hipfb");
 const PTX: &[u8] = include_bytes!("../kernels/prebuilt/hip_rs_kernels-sm_70.ptx");
 
-/// Each kernel and its parameters' sizes, as kernels/src/lib.rs declares them.
-const EXPECTED: [(&str, &[u64]); 5] = [
-    ("affine_f32", &[8, 8, 8]),    // *const Affine, *const f32, *mut f32
-    ("block_sum_u32", &[8, 8, 8]), // *const u32, *mut u32, u64
-    ("saxpy_f32", &[4, 8, 8, 8]),  // f32, *const f32, *mut f32, u64
-    ("saxpy_f64", &[8, 8, 8, 8]),  // f64, *const f64, *mut f64, u64
-    ("vector_add", &[8, 8, 8, 8]), // *const f32, *const f32, *mut f32, u64
+/// Each kernel and its parameters' sizes, as kernels/src/lib.rs and kernels/src/typed.rs declare them
+/// (sorted by name). A `#[kernel]`'s name is its host handle's: the committed code objects were built from
+/// the same signatures as the launchers compiled here.
+const EXPECTED: [(&str, &[u64]); 9] = [
+    ("affine_f32", &[8, 8, 8]),         // *const Affine, *const f32, *mut f32
+    ("block_sum_u32", &[8, 8, 8]),      // *const u32, *mut u32, u64
+    (typed::linear_ids::NAME, &[8, 8]), // Out<u64>: *mut u64, u64
+    ("saxpy_f32", &[4, 8, 8, 8]),       // f32, *const f32, *mut f32, u64
+    (typed::saxpy_f32::NAME, &[4, 8, 8, 8, 8]), // f32, In<f32>, Out<f32>
+    ("saxpy_f64", &[8, 8, 8, 8]),       // f64, *const f64, *mut f64, u64
+    (typed::saxpy_f64::NAME, &[8, 8, 8, 8, 8]), // f64, In<f64>, Out<f64>
+    ("vector_add", &[8, 8, 8, 8]),      // *const f32, *const f32, *mut f32, u64
+    (typed::vector_add::NAME, &[8, 8, 8, 8, 8, 8]), // In<f32>, In<f32>, Out<f32>
 ];
 
 fn check(ks: &[Kernel], target: &str) {
@@ -45,7 +55,7 @@ fn check(ks: &[Kernel], target: &str) {
 }
 
 #[test]
-fn amd_code_objects_are_amdgpu_elf_with_the_five_kernels() {
+fn amd_code_objects_are_amdgpu_elf_with_the_nine_kernels() {
     for (image, target) in [(GFX90A, "gfx90a"), (GFX1100, "gfx1100")] {
         assert_eq!(&image[..4], b"\x7fELF");
         assert_eq!(u16::from_le_bytes([image[0x12], image[0x13]]), EM_AMDGPU);
@@ -74,13 +84,13 @@ fn amd_code_objects_are_amdgpu_elf_with_the_five_kernels() {
 fn the_bundle_holds_both_gfx_targets() {
     assert!(BUNDLE.starts_with(b"__CLANG_OFFLOAD_BUNDLE__"));
     let ks = kernels(BUNDLE).unwrap();
-    assert_eq!(ks.len(), 10);
+    assert_eq!(ks.len(), 18);
     check(&ks, "gfx90a");
     check(&ks, "gfx1100");
 }
 
 #[test]
-fn the_ptx_has_the_five_entries_for_sm_70() {
+fn the_ptx_has_the_nine_entries_for_sm_70() {
     let text = std::str::from_utf8(PTX).unwrap();
     assert!(text.contains(".version 7.0") && text.contains(".target sm_70"));
     check(&kernels(PTX).unwrap(), "sm_70");

@@ -194,7 +194,7 @@ impl Iterator for GridStride {
             return None;
         }
         // Past u64::MAX the sequence ends (the next index would wrap onto another thread's).
-        self.next = i.checked_add(self.stride).unwrap_or(u64::MAX);
+        self.next = i.saturating_add(self.stride);
         Some(i)
     }
 }

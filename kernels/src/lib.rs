@@ -21,6 +21,7 @@
 use hip_rs_kernel_types::Affine;
 
 mod gpu;
+pub mod typed;
 
 /// A kernel must not unwind, and there is nowhere to print: stop the wavefront (AMD) or trap (NVIDIA).
 #[panic_handler]

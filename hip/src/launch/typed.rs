@@ -23,7 +23,8 @@ use crate::module::{Function, Module};
 ///
 /// ```
 /// fn takes<M: hip::launch::typed::KernelIn<f32>>(_: &M) {}
-/// # fn f(x: &hip::DeviceBuffer<f32>) { takes(x); takes(&x.slice(1..)); }
+/// # use hip::DeviceMemory;
+/// # fn f(x: &hip::DeviceBuffer<f32>) { takes(x); takes(&x.slice(1..).unwrap()); }
 /// ```
 pub trait KernelIn<T: DeviceCopy>: KernelArg + DeviceMemory<T> {
     /// The number of elements, as the kernel receives it.
@@ -40,7 +41,8 @@ impl<T: DeviceCopy, M: KernelArg + DeviceMemory<T> + ?Sized> KernelIn<T> for M {
 ///
 /// ```
 /// fn takes<M: hip::launch::typed::KernelOut<f32>>(_: &mut M) {}
-/// # fn f(y: &mut hip::DeviceBuffer<f32>) { takes(&mut y.slice_mut(..2)); takes(y); }
+/// # use hip::DeviceMemoryMut;
+/// # fn f(y: &mut hip::DeviceBuffer<f32>) { takes(&mut y.slice_mut(..2).unwrap()); takes(y); }
 /// ```
 pub trait KernelOut<T: DeviceCopy>: KernelIn<T> + DeviceMemoryMut<T> {}
 
