@@ -26,9 +26,10 @@ const PTX: &[u8] = include_bytes!("../kernels/prebuilt/hip_rs_kernels-sm_70.ptx"
 /// Each kernel and its parameters' sizes, as kernels/src/lib.rs and kernels/src/typed.rs declare them
 /// (sorted by name). A `#[kernel]`'s name is its host handle's: the committed code objects were built from
 /// the same signatures as the launchers compiled here.
-const EXPECTED: [(&str, &[u64]); 9] = [
+const EXPECTED: [(&str, &[u64]); 10] = [
     ("affine_f32", &[8, 8, 8]),         // *const Affine, *const f32, *mut f32
     ("block_sum_u32", &[8, 8, 8]),      // *const u32, *mut u32, u64
+    (typed::count_once::NAME, &[8, 8]), // Out<u8>: *mut u8, u64
     (typed::linear_ids::NAME, &[8, 8]), // Out<u64>: *mut u64, u64
     ("saxpy_f32", &[4, 8, 8, 8]),       // f32, *const f32, *mut f32, u64
     (typed::saxpy_f32::NAME, &[4, 8, 8, 8, 8]), // f32, In<f32>, Out<f32>
@@ -55,7 +56,7 @@ fn check(ks: &[Kernel], target: &str) {
 }
 
 #[test]
-fn amd_code_objects_are_amdgpu_elf_with_the_nine_kernels() {
+fn amd_code_objects_are_amdgpu_elf_with_the_ten_kernels() {
     for (image, target) in [(GFX90A, "gfx90a"), (GFX1100, "gfx1100")] {
         assert_eq!(&image[..4], b"\x7fELF");
         assert_eq!(u16::from_le_bytes([image[0x12], image[0x13]]), EM_AMDGPU);
@@ -84,18 +85,99 @@ fn amd_code_objects_are_amdgpu_elf_with_the_nine_kernels() {
 fn the_bundle_holds_both_gfx_targets() {
     assert!(BUNDLE.starts_with(b"__CLANG_OFFLOAD_BUNDLE__"));
     let ks = kernels(BUNDLE).unwrap();
-    assert_eq!(ks.len(), 18);
+    assert_eq!(ks.len(), 20);
     check(&ks, "gfx90a");
     check(&ks, "gfx1100");
 }
 
 #[test]
-fn the_ptx_has_the_nine_entries_for_sm_70() {
+fn the_ptx_has_the_ten_entries_for_sm_70() {
     let text = std::str::from_utf8(PTX).unwrap();
     assert!(text.contains(".version 7.0") && text.contains(".target sm_70"));
     check(&kernels(PTX).unwrap(), "sm_70");
     // The reduction uses dynamic shared memory and a barrier.
     assert!(text.contains(".extern .shared") && text.contains("bar.sync"));
+}
+
+/// The body of `.entry name(...)` in `ptx`, up to its closing brace.
+fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| {
+        panic!("no entry {name} in the committed PTX: rebuild kernels/prebuilt")
+    });
+    let body = &ptx[start..];
+    &body[..body.find("\n}").expect("an entry ends with }")]
+}
+
+/// The register `ld.param.b64 %rdN, [name_param_K]` loads parameter `k` into.
+fn param_register(body: &str, name: &str, k: usize) -> String {
+    let slot = format!("[{name}_param_{k}]");
+    let line = body
+        .lines()
+        .find(|l| l.trim_start().starts_with("ld.param") && l.contains(&slot))
+        .unwrap_or_else(|| panic!("{name}: parameter {k} is never loaded"));
+    let reg = line
+        .split_whitespace()
+        .nth(1)
+        .expect("ld.param REG, [SLOT]");
+    reg.trim_end_matches(',').to_string()
+}
+
+/// The first line of `body` that compares (`setp`) against the register `reg` (as a whole operand).
+fn compare_of(body: &str, reg: &str) -> Option<usize> {
+    body.lines().position(|l| {
+        l.trim_start().starts_with("setp.")
+            && l.split(|c: char| c == ',' || c.is_whitespace() || c == ';')
+                .any(|op| op == reg)
+    })
+}
+
+#[test]
+fn typed_kernels_ptx_compares_each_length_and_checks_the_output_bound_before_the_first_store() {
+    // The checks `In::get` and `Out::mine` promise, as the backend emitted them (a backend can drop a
+    // bounds check: cuda-oxide #396): for each `#[kernel]`, every length parameter is compared (`setp`)
+    // and, for each output, that comparison comes before the first store, behind a predicated branch.
+    let ptx = std::str::from_utf8(PTX).unwrap();
+    // (kernel, length parameters of its In<T>, length parameter of its Out<T>)
+    let kernels: [(&str, &[usize], usize); 5] = [
+        (typed::vector_add::NAME, &[1, 3], 5),
+        (typed::saxpy_f32::NAME, &[2], 4),
+        (typed::saxpy_f64::NAME, &[2], 4),
+        (typed::linear_ids::NAME, &[], 1),
+        (typed::count_once::NAME, &[], 1),
+    ];
+    for (name, inputs, output) in kernels {
+        let body = entry(ptx, name);
+        for &k in inputs {
+            let reg = param_register(body, name, k);
+            assert!(
+                compare_of(body, &reg).is_some(),
+                "{name}: input length {reg} never compared"
+            );
+        }
+        let reg = param_register(body, name, output);
+        let lines: Vec<&str> = body.lines().collect();
+        let check = compare_of(body, &reg)
+            .unwrap_or_else(|| panic!("{name}: output length {reg} never compared"));
+        let store = lines
+            .iter()
+            .position(|l| l.trim_start().starts_with("st.global"))
+            .unwrap_or_else(|| panic!("{name}: no store"));
+        assert!(
+            check < store,
+            "{name}: the first store (line {store}) comes before the bound check (line {check})"
+        );
+        assert!(
+            lines[check..store]
+                .iter()
+                .any(|l| l.trim_start().starts_with("@%p") && l.contains("bra")),
+            "{name}: no branch on the bound check before the store"
+        );
+        // The index the bound is compared with is 64-bit: no 32-bit compare of a thread index exists.
+        assert!(
+            !body.contains("setp.ge.u32") && !body.contains("setp.lt.u32"),
+            "{name}"
+        );
+    }
 }
 
 #[test]

@@ -41,3 +41,13 @@ pub fn linear_ids(mut y: Out<u64>) {
         *y_i = i;
     }
 }
+
+/// `y[i] += 1` for `i < y.len()`, one element per thread: after one launch every element is 1 exactly
+/// when each was reached by one thread, which a grid past 2^32 threads tests (a 32-bit index would wrap
+/// and reach the first elements twice).
+#[kernel]
+pub fn count_once(mut y: Out<u8>) {
+    if let Some(y_i) = y.mine() {
+        *y_i = y_i.wrapping_add(1);
+    }
+}
