@@ -14,7 +14,11 @@ if [ "${HIP_RS_IN_SID_CHROOT:-}" != 1 ]; then
     exec scripts/distro-chroot.sh sid run env HIP_RS_IN_SID_CHROOT=1 scripts/ci-rust-kernels.sh "$@"
 fi
 
-kernels=(affine_f32 block_sum_u32 saxpy_f32 saxpy_f64 vector_add)
+# The raw kernels, then the #[kernel] ones (kernels/src/typed.rs), exported as NAME_hk + a 64-bit fingerprint
+# of their signature (tests/rust_kernels.rs pins the exact names against the launchers).
+fp='_hk[0-9a-f]{16}'
+kernels=(affine_f32 block_sum_u32 saxpy_f32 saxpy_f64 vector_add
+    "count_once$fp" "linear_ids$fp" "saxpy_f32$fp" "saxpy_f64$fp" "vector_add$fp")
 fail() { echo "ci-rust-kernels: $*" >&2; exit 1; }
 
 rust_kernels_ci() {
@@ -65,7 +69,7 @@ rust_kernels_ci() {
         HIP_KERNEL_TARGET_DIR="$CARGO_TARGET_DIR/rust-kernels-build" \
         CARGO_TARGET_DIR="$CARGO_TARGET_DIR/rust-kernels-example" cargo run -q --example rust_kernels)
     echo "$out"
-    grep -q "10 kernels" <<<"$out" || fail "the example did not find 10 kernels in the bundle it was built with"
+    grep -q "20 kernels" <<<"$out" || fail "the example did not find 20 kernels in the bundle it was built with"
     local built
     # The newest: earlier build-script runs may have left their own out/ directories.
     built=$(ls -t "$CARGO_TARGET_DIR"/rust-kernels-example/debug/build/hip-rs-*/out/hip_rs_kernels.hipfb | head -1)
