@@ -17,8 +17,8 @@ fi
 # The raw kernels, then the #[kernel] ones (kernels/src/typed.rs), exported as NAME_hk + a 64-bit fingerprint
 # of their signature (tests/rust_kernels.rs pins the exact names against the launchers).
 fp='_hk[0-9a-f]{16}'
-kernels=(affine_f32 block_sum_u32 saxpy_f32 saxpy_f64 vector_add
-    "count_once$fp" "linear_ids$fp" "saxpy_f32$fp" "saxpy_f64$fp" "vector_add$fp")
+typed=(count_once linear_ids saxpy_f32 saxpy_f64 vector_add)
+kernels=(affine_f32 block_sum_u32 saxpy_f32 saxpy_f64 vector_add "${typed[@]/%/$fp}")
 fail() { echo "ci-rust-kernels: $*" >&2; exit 1; }
 
 rust_kernels_ci() {
@@ -42,6 +42,23 @@ rust_kernels_ci() {
             grep -qE "\.name: +$k$" <<<"$notes" || fail "$f: metadata note does not name $k"
         done
         echo "ci-rust-kernels: $f: EM_AMDGPU, $arch, ${#kernels[@]} .kd symbols, metadata note"
+        # The bounds checks the #[kernel] types promise (In::get, Out::mine), as the backend emitted them (a
+        # backend can drop one: cuda-oxide #396): in each typed kernel a 64-bit compare (v_cmp/v_cmpx ..
+        # _u64) and an exec-mask branch come before the first global store. tests/rust_kernels.rs checks
+        # the PTX the same way on any machine.
+        local dis
+        dis=$(llvm-objdump-22 -d --mcpu="$arch" "$f")
+        for k in "${typed[@]}"; do
+            awk -v k="$k" '
+                $0 ~ "^[0-9a-f]+ <" k "_hk[0-9a-f]+>:$" { on = 1; next }
+                on && /^[0-9a-f]+ </ { exit }
+                on && !store && /v_cmpx?_[a-z]+_u64/ { cmp = 1 }
+                on && !store && cmp && /s_cbranch_execz/ { br = 1 }
+                on && !store && /global_store/ { store = 1; ok = cmp && br }
+                END { exit !(store && ok) }' <<<"$dis" ||
+                fail "$f: $k: no 64-bit bound compare and branch before its first store"
+        done
+        echo "ci-rust-kernels: $f: ${#typed[@]} #[kernel] entry points compare their bounds before storing"
     done
     local listed
     listed=$(clang-offload-bundler-22 -list -type=o -input="$dir/hip_rs_kernels.hipfb")
