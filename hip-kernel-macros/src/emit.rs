@@ -98,14 +98,23 @@ fn body_fn(k: &Kernel, out: &mut TokenStream) {
 }
 
 /// Everything `#[kernel]` expands to.
+///
+/// Each side goes through a macro of the device-types crate (`__on_gpu!`, `__on_host!`) that keeps or drops
+/// it: the `cfg` naming the GPU targets is evaluated there, not in the crate using `#[kernel]`.
 pub fn kernel(k: &Kernel) -> TokenStream {
+    let (mut gpu, mut cpu) = (TokenStream::new(), TokenStream::new());
+    device(k, &mut gpu);
+    host(k, &mut cpu);
     let mut out = TokenStream::new();
-    device(k, &mut out);
-    host(k, &mut out);
+    for (side, tokens) in [("__on_gpu", gpu), ("__on_host", cpu)] {
+        out.extend(ts(&format!("::hip_rs_kernel_types::{side}!")));
+        out.extend([TokenTree::Group(proc_macro::Group::new(
+            proc_macro::Delimiter::Brace,
+            tokens,
+        ))]);
+    }
     out
 }
-
-const GPU: &str = r#"any(target_arch = "amdgpu", target_arch = "nvptx64")"#;
 
 /// The `extern "gpu-kernel"` entry point.
 fn device(k: &Kernel, out: &mut TokenStream) {
@@ -128,7 +137,6 @@ fn device(k: &Kernel, out: &mut TokenStream) {
             Role::Scalar => p.name.to_string(),
         })
         .collect();
-    out.extend(ts(&format!("#[cfg({GPU})]")));
     out.extend(k.attrs.iter().cloned());
     out.extend(ts(&format!(
         "#[allow(unsafe_code, non_snake_case)] #[export_name = {:?}] pub unsafe extern \"gpu-kernel\" fn \
@@ -156,9 +164,7 @@ fn device(k: &Kernel, out: &mut TokenStream) {
 fn host(k: &Kernel, out: &mut TokenStream) {
     let name = &k.name;
     let vis: TokenStream = k.vis.iter().cloned().collect();
-    let host_cfg = format!("#[cfg(not({GPU}))]");
     // The handle.
-    out.extend(ts(&host_cfg));
     out.extend(k.attrs.iter().cloned());
     out.extend(ts(
         "///\n/// The host side of this `#[kernel]`: [`load`](Self::load) it from a module, then \
@@ -199,7 +205,6 @@ fn host(k: &Kernel, out: &mut TokenStream) {
         }
     }
     let export = export_name(k);
-    out.extend(ts(&host_cfg));
     out.extend(ts(&format!(
         r#"impl {name} {{
     /// The entry point's exported name: the kernel's name and a fingerprint of its signature.
@@ -252,7 +257,7 @@ fn host(k: &Kernel, out: &mut TokenStream) {
     )));
     // The body, type-checked on the host (never called there).
     out.extend(ts(&format!(
-        "{host_cfg} #[allow(dead_code, non_snake_case, unused_variables, unused_mut)] const _: () ="
+        "#[allow(dead_code, non_snake_case, unused_variables, unused_mut)] const _: () ="
     )));
     let mut inner = TokenStream::new();
     body_fn(k, &mut inner);

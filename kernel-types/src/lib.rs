@@ -20,6 +20,40 @@
 pub mod device;
 pub mod gpu;
 
+/// Keeps its tokens on the GPU targets (`amdgpu`, `nvptx64`) and drops them elsewhere: the `#[kernel]`
+/// macro emits its device side through it, so the `cfg` naming the GPU targets is evaluated here, where it
+/// is declared, not in every crate using the macro (compilers before `amdgpu` existed warn about it).
+#[cfg(any(target_arch = "amdgpu", target_arch = "nvptx64"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __on_gpu {
+    ($($t:tt)*) => { $($t)* };
+}
+
+/// See the GPU twin above: on the host, nothing.
+#[cfg(not(any(target_arch = "amdgpu", target_arch = "nvptx64")))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __on_gpu {
+    ($($t:tt)*) => {};
+}
+
+/// The reverse of `__on_gpu`: keeps its tokens on the host only (the `#[kernel]` launcher).
+#[cfg(any(target_arch = "amdgpu", target_arch = "nvptx64"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __on_host {
+    ($($t:tt)*) => {};
+}
+
+/// See the GPU twin above: on the host, its tokens.
+#[cfg(not(any(target_arch = "amdgpu", target_arch = "nvptx64")))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __on_host {
+    ($($t:tt)*) => { $($t)* };
+}
+
 /// `y[i] = x[i] * scale + offset` for `i < len`: the parameters of the `affine_f32` kernel, which reads them
 /// from device memory (a pointer to one `Affine`).
 #[repr(C)]
