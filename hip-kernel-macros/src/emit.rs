@@ -256,9 +256,9 @@ fn host(k: &Kernel, out: &mut TokenStream) {
         args = args.join(""),
     )));
     // The body, type-checked on the host (never called there).
-    out.extend(ts(&format!(
-        "#[allow(dead_code, non_snake_case, unused_variables, unused_mut)] const _: () ="
-    )));
+    out.extend(ts(
+        "#[allow(dead_code, non_snake_case, unused_variables, unused_mut)] const _: () =",
+    ));
     let mut inner = TokenStream::new();
     body_fn(k, &mut inner);
     out.extend([TokenTree::Group(proc_macro::Group::new(
