@@ -154,30 +154,71 @@ fn typed_kernels_ptx_compares_each_length_and_checks_the_output_bound_before_the
                 "{name}: input length {reg} never compared"
             );
         }
-        let reg = param_register(body, name, output);
-        let lines: Vec<&str> = body.lines().collect();
-        let check = compare_of(body, &reg)
-            .unwrap_or_else(|| panic!("{name}: output length {reg} never compared"));
-        let store = lines
-            .iter()
-            .position(|l| l.trim_start().starts_with("st.global"))
-            .unwrap_or_else(|| panic!("{name}: no store"));
-        assert!(
-            check < store,
-            "{name}: the first store (line {store}) comes before the bound check (line {check})"
-        );
-        assert!(
-            lines[check..store]
-                .iter()
-                .any(|l| l.trim_start().starts_with("@%p") && l.contains("bra")),
-            "{name}: no branch on the bound check before the store"
-        );
-        // The index the bound is compared with is 64-bit: no 32-bit compare of a thread index exists.
-        assert!(
-            !body.contains("setp.ge.u32") && !body.contains("setp.lt.u32"),
-            "{name}"
-        );
+        if let Err(e) = output_checked_before_store(body, name, output) {
+            panic!("{e}");
+        }
     }
+}
+
+/// Whether `body` (the entry `name`) compares its output length (parameter `output`) before its first
+/// store, behind a predicated branch, with no 32-bit compare anywhere.
+fn output_checked_before_store(body: &str, name: &str, output: usize) -> Result<(), String> {
+    let reg = param_register(body, name, output);
+    let lines: Vec<&str> = body.lines().collect();
+    let check =
+        compare_of(body, &reg).ok_or(format!("{name}: output length {reg} never compared"))?;
+    let store = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("st.global"))
+        .ok_or(format!("{name}: no store"))?;
+    if check > store {
+        return Err(format!(
+            "{name}: the first store (line {store}) comes before the bound check (line {check})"
+        ));
+    }
+    if !lines[check..store]
+        .iter()
+        .any(|l| l.trim_start().starts_with("@%p") && l.contains("bra"))
+    {
+        return Err(format!(
+            "{name}: no branch on the bound check before the store"
+        ));
+    }
+    // The index the bound is compared with is 64-bit: no 32-bit compare of a thread index exists.
+    if body.contains("setp.ge.u32") || body.contains("setp.lt.u32") {
+        return Err(format!("{name}: a 32-bit compare"));
+    }
+    Ok(())
+}
+
+#[test]
+fn the_ptx_inspection_catches_a_dropped_or_late_bound_check() {
+    // Negative controls on doctored copies of vector_add's entry: the check above must fail them.
+    let ptx = std::str::from_utf8(PTX).unwrap();
+    let name = typed::vector_add::NAME;
+    let body = entry(ptx, name);
+    output_checked_before_store(body, name, 5).unwrap();
+    let reg = param_register(body, name, 5);
+    // The compare against the output length dropped:
+    let dropped: String = body
+        .lines()
+        .filter(|l| !(l.trim_start().starts_with("setp.") && l.contains(&format!("{reg};"))))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(output_checked_before_store(&dropped, name, 5).is_err());
+    // A store moved above it:
+    let mut lines: Vec<&str> = body.lines().collect();
+    let store = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("st.global"))
+        .unwrap();
+    let moved = lines.remove(store);
+    let at = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("ld.param"))
+        .unwrap();
+    lines.insert(at, moved);
+    assert!(output_checked_before_store(&lines.join("\n"), name, 5).is_err());
 }
 
 #[test]
