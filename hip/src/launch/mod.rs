@@ -418,8 +418,11 @@ impl Function {
     ///
     /// The configuration is checked first against the device's limits (block extents, threads per block,
     /// grid extents, shared memory: static plus dynamic) and the kernel's own thread limit: a configuration
-    /// the device cannot run is [`Error::InvalidLaunch`], never sent. Where the code object carries the
-    /// kernel's signature ([`Function::signature`]), the arguments are checked against it: their count, each
+    /// the device cannot run is [`Error::InvalidLaunch`], never sent. So is a grid whose grid x block along
+    /// an axis passes `u32::MAX`: AMD's dispatch packet cannot hold it, and on NVIDIA a kernel computing
+    /// `blockIdx.x * blockDim.x + threadIdx.x` in 32 bits would give two threads one index (a kernel with
+    /// 64-bit indices launches through [`launch_with_index`](Function::launch_with_index)). Where the code
+    /// object carries the kernel's signature ([`Function::signature`]), the arguments are checked against it: their count, each
     /// one's size, and a buffer passed for a value or a value for a pointer are [`Error::ArgumentMismatch`],
     /// never sent.
     ///
