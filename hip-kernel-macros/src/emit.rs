@@ -179,7 +179,12 @@ fn host(k: &Kernel, out: &mut TokenStream) {
     let mut lens = Vec::new();
     let mut args = Vec::new();
     for p in &k.params {
-        let n = &p.name;
+        // The launcher's own parameters are `stream` and `config`: a kernel parameter of either name is
+        // `stream_arg` / `config_arg` there.
+        let n = match p.name.to_string().as_str() {
+            own @ ("stream" | "config") => format!("{own}_arg"),
+            other => other.to_string(),
+        };
         let e = &p.elem;
         match p.role {
             Role::In => {

@@ -97,3 +97,20 @@ fn the_fingerprint_is_pinned() {
     // rebuilt with it.
     assert_eq!(v1::scale::NAME, "scale_hk78d1aebd4614cc30");
 }
+
+/// Kernel parameters named like the launcher's own (`stream`, `config`) still compile.
+mod clash {
+    use super::kernel;
+    use hip_rs_kernel_types::device::{In, Out};
+    #[kernel]
+    pub fn clash(stream: In<f32>, mut config: Out<f32>) {
+        if let Some(c) = config.mine() {
+            *c = stream.get(0).unwrap_or(0.0);
+        }
+    }
+}
+
+#[test]
+fn parameter_names_do_not_clash_with_the_launchers() {
+    assert!(clash::clash::NAME.starts_with("clash_hk"));
+}
