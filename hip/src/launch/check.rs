@@ -314,4 +314,42 @@ mod tests {
         )
         .unwrap();
     }
+
+    #[test]
+    fn exactly_u64_max_threads_fit_a_64_bit_index_and_one_block_more_does_not() {
+        let huge = Limits {
+            max_grid_dim: [u32::MAX; 3],
+            ..H100
+        };
+        // u64::MAX = (2^32 - 1) * 641 * 6700417.
+        let fits = LaunchConfig::new((u32::MAX, 641, 6_700_417), 1);
+        assert_eq!(threads(&fits), u128::from(u64::MAX));
+        check_config_for(
+            Platform::Nvidia,
+            ThreadIndex::Bits64,
+            &fits,
+            &huge,
+            0,
+            0,
+            0,
+            "k",
+        )
+        .unwrap();
+        let over = LaunchConfig::new((u32::MAX, 641, 6_700_418), 1);
+        let m = message(check_config_for(
+            Platform::Nvidia,
+            ThreadIndex::Bits64,
+            &over,
+            &huge,
+            0,
+            0,
+            0,
+            "k",
+        ));
+        assert!(m.contains("wraps past 18446744073709551615"), "{m}");
+    }
+
+    fn threads(c: &LaunchConfig) -> u128 {
+        c.grid.volume() * c.block.volume()
+    }
 }
