@@ -271,10 +271,12 @@ fn a_grid_past_2_pow_32_threads_reaches_each_element_once_on_nvidia() {
     }
     k.launch(&s, &config, &mut y).unwrap();
     let got = y.to_vec().unwrap();
-    let wrong: Vec<usize> = (0..n).filter(|&i| got[i] != 1).take(5).collect();
-    assert!(
-        wrong.is_empty(),
-        "elements {wrong:?} hold {:?}",
-        wrong.iter().map(|&i| got[i]).collect::<Vec<_>>()
-    );
+    // Compared whole first (a memcmp, fast in a debug build); the first wrong elements named only then.
+    if got != vec![1u8; n] {
+        let wrong: Vec<usize> = (0..n).filter(|&i| got[i] != 1).take(5).collect();
+        panic!(
+            "elements {wrong:?} hold {:?}",
+            wrong.iter().map(|&i| got[i]).collect::<Vec<_>>()
+        );
+    }
 }
