@@ -280,3 +280,38 @@ fn a_grid_past_2_pow_32_threads_reaches_each_element_once_on_nvidia() {
         );
     }
 }
+
+/// A typed launch on a stream being captured is recorded in the graph (the graph keeps the buffers and
+/// the module, and the memory model orders its replays): each replay computes from the inputs the host
+/// copied in just before it.
+#[test]
+fn a_typed_launch_captured_in_a_graph_replays_on_new_inputs() {
+    let d = device();
+    let m = module(&d);
+    let s = Stream::non_blocking(&d).unwrap();
+    let k = vector_add::load(&m).unwrap();
+    let n = 10_000usize;
+    let mut a = DeviceBuffer::<f32>::zeroed(&d, n).unwrap();
+    let b = DeviceBuffer::from_slice(&d, &vec![0.5f32; n]).unwrap();
+    let mut c = DeviceBuffer::<f32>::zeroed(&d, n).unwrap();
+    let graph = {
+        let capture = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
+        k.launch(
+            capture.stream(),
+            &LaunchConfig::for_num_elems(n),
+            &a,
+            &b,
+            &mut c,
+        )
+        .unwrap();
+        capture.end().unwrap()
+    };
+    assert_eq!(graph.kernel_node_count().unwrap(), 1);
+    let mut exec = graph.instantiate().unwrap();
+    for round in 0..4u16 {
+        let v = f32::from(round);
+        a.copy_from_host(&vec![v; n]).unwrap();
+        exec.launch(&s).unwrap();
+        assert_eq!(c.to_vec().unwrap(), vec![v + 0.5; n], "replay {round}");
+    }
+}
