@@ -1,14 +1,22 @@
 //! Kernels written in Rust (`kernels/`), built for AMD GPUs (an offload bundle of gfx90a and gfx1100) and
-//! NVIDIA GPUs (sm_70 PTX), loaded with `Module::load_data` and launched through `LaunchArgs`; every result
-//! is checked on the host.
+//! NVIDIA GPUs (sm_70 PTX), loaded with `Module::load_data`; every result is checked on the host.
+//!
+//! `vector_add` and `saxpy` are `#[kernel]` functions (kernels/src/typed.rs, included here so the macro
+//! generates their host launchers): launched with no `unsafe`, their buffers ordered by the memory model.
+//! `block_sum_u32` (shared memory) and `affine_f32` (a struct through a pointer) are still raw
+//! `extern "gpu-kernel"` functions, launched through `LaunchArgs` under `unsafe`.
 //!
 //! The code objects are the committed ones in `kernels/prebuilt/` (rebuilt by
 //! `scripts/build-rust-kernels.sh`), or with `HIP_RS_BUILD_KERNELS=1` ones built by this package's build.rs
 //! through `hip-kernel-build`. Without a GPU it lists the kernels the code object holds, with their
 //! arguments' sizes, after saying why there is no usable GPU.
 use hip::prelude::*;
-use hip::{DeviceCopy, Report};
+use hip::Report;
 use hip_rs_kernel_types::Affine;
+
+/// The `#[kernel]` functions: on the host, their typed launchers.
+#[path = "../kernels/src/typed.rs"]
+mod typed;
 
 /// gfx90a + gfx1100 code objects in one clang offload bundle.
 const AMDGPU: &[u8] = include_bytes!(env!("HIP_RS_KERNELS_AMDGPU"));
@@ -33,18 +41,8 @@ fn main() -> Result<(), Report> {
     let module = Module::load_data(&device, image())?;
     let stream = Stream::new(&device)?;
     vector_add(&device, &module, &stream)?;
-    let (f32_x, f32_y) = (|i| (i % 313) as f32, |i| (i % 101) as f32 - 50.0);
-    saxpy(&device, &module, &stream, "saxpy_f32", 1.5f32, f32_x, f32_y)?;
-    let (f64_x, f64_y) = (|i| (i % 911) as f64 * 1e-3, |i| i as f64);
-    saxpy(
-        &device,
-        &module,
-        &stream,
-        "saxpy_f64",
-        -0.75f64,
-        f64_x,
-        f64_y,
-    )?;
+    saxpy_f32(&device, &module, &stream)?;
+    saxpy_f64(&device, &module, &stream)?;
     block_sum(&device, &module, &stream)?;
     affine(&device, &module, &stream)?;
     println!("all Rust-built kernels gave correct results");
@@ -75,6 +73,8 @@ fn list_kernels() -> Result<(), Report> {
 
 /// Elements per test: not a multiple of the block size, so the bounds checks are exercised.
 const N: u32 = (1 << 20) + 123;
+/// `N` as the kernels take a length: 64-bit, as their indices.
+const N64: u64 = N as u64;
 
 fn wrong(what: &str, bad: usize) -> Result<(), Report> {
     if bad == 0 {
@@ -86,7 +86,8 @@ fn wrong(what: &str, bad: usize) -> Result<(), Report> {
 }
 
 fn vector_add(device: &Device, module: &Module, stream: &Stream) -> Result<(), Report> {
-    let kernel = module.function("vector_add")?;
+    // Found by its fingerprinted name: a code object built from another signature is an error here.
+    let kernel = typed::vector_add::load(module)?;
     let a: Vec<f32> = (0..N).map(|i| (i % 1000) as f32 * 0.5).collect();
     let b: Vec<f32> = (0..N).map(|i| (i % 777) as f32 * 0.25).collect();
     let (d_a, d_b) = (
@@ -94,46 +95,59 @@ fn vector_add(device: &Device, module: &Module, stream: &Stream) -> Result<(), R
         DeviceBuffer::from_slice(device, &b)?,
     );
     let mut d_c = DeviceBuffer::<f32>::zeroed(device, N as usize)?;
-    let mut args = LaunchArgs::new();
-    args.arg(&d_a).arg(&d_b).arg_mut(&mut d_c).arg(&N);
-    // SAFETY: (a, b, c, n) as vector_add takes them; each buffer holds N elements.
-    unsafe { kernel.launch(stream, &LaunchConfig::for_num_elems(N), &mut args)? };
-    stream.synchronize()?;
-    let c = d_c.to_vec()?;
+    // No `unsafe`: the kernel's signature proved the arguments; a and b are read, c written.
+    kernel.launch(
+        stream,
+        &LaunchConfig::for_num_elems(N),
+        &d_a,
+        &d_b,
+        &mut d_c,
+    )?;
+    let c = d_c.to_vec()?; // waits for the kernel, which wrote c
     let bad = (0..N as usize).filter(|&i| c[i] != a[i] + b[i]).count();
     wrong("vector_add", bad)
 }
 
-/// `y = a * x + y` through the kernel `name`, one monomorphisation of the kernels' generic `saxpy`; `x` and
-/// `y` start as `x(i)` and `y(i)`.
-fn saxpy<T>(
-    device: &Device,
-    module: &Module,
-    stream: &Stream,
-    name: &str,
-    alpha: T,
-    x: impl Fn(u32) -> T,
-    y: impl Fn(u32) -> T,
-) -> Result<(), Report>
-where
-    T: DeviceCopy + std::ops::Mul<Output = T> + std::ops::Add<Output = T> + PartialEq,
-{
-    let kernel = module.function(name)?;
-    let x: Vec<T> = (0..N).map(x).collect();
-    let y: Vec<T> = (0..N).map(y).collect();
+/// `y = 1.5 x + y` over `f32`, a grid-stride loop launched with a quarter of the threads it has elements.
+fn saxpy_f32(device: &Device, module: &Module, stream: &Stream) -> Result<(), Report> {
+    let kernel = typed::saxpy_f32::load(module)?;
+    let x: Vec<f32> = (0..N).map(|i| (i % 313) as f32).collect();
+    let y: Vec<f32> = (0..N).map(|i| (i % 101) as f32 - 50.0).collect();
     let d_x = DeviceBuffer::from_slice(device, &x)?;
     let mut d_y = DeviceBuffer::from_slice(device, &y)?;
-    let mut args = LaunchArgs::new();
-    args.arg(&alpha).arg(&d_x).arg_mut(&mut d_y).arg(&N);
-    // SAFETY: (a, x, y, n) as saxpy_f32 / saxpy_f64 take them, with T their element type; x and y hold N
-    // elements.
-    unsafe { kernel.launch(stream, &LaunchConfig::for_num_elems(N), &mut args)? };
-    stream.synchronize()?;
+    kernel.launch(
+        stream,
+        &LaunchConfig::for_num_elems(N / 4),
+        1.5,
+        &d_x,
+        &mut d_y,
+    )?;
     let out = d_y.to_vec()?;
     let bad = (0..N as usize)
-        .filter(|&i| out[i] != alpha * x[i] + y[i])
+        .filter(|&i| out[i] != 1.5 * x[i] + y[i])
         .count();
-    wrong(name, bad)
+    wrong("saxpy_f32", bad)
+}
+
+/// `y = -0.75 x + y` over `f64` (BLAS's daxpy).
+fn saxpy_f64(device: &Device, module: &Module, stream: &Stream) -> Result<(), Report> {
+    let kernel = typed::saxpy_f64::load(module)?;
+    let x: Vec<f64> = (0..N).map(|i| (i % 911) as f64 * 1e-3).collect();
+    let y: Vec<f64> = (0..N).map(f64::from).collect();
+    let d_x = DeviceBuffer::from_slice(device, &x)?;
+    let mut d_y = DeviceBuffer::from_slice(device, &y)?;
+    kernel.launch(
+        stream,
+        &LaunchConfig::for_num_elems(N),
+        -0.75,
+        &d_x,
+        &mut d_y,
+    )?;
+    let out = d_y.to_vec()?;
+    let bad = (0..N as usize)
+        .filter(|&i| out[i] != -0.75 * x[i] + y[i])
+        .count();
+    wrong("saxpy_f64", bad)
 }
 
 fn block_sum(device: &Device, module: &Module, stream: &Stream) -> Result<(), Report> {
@@ -146,7 +160,7 @@ fn block_sum(device: &Device, module: &Module, stream: &Stream) -> Result<(), Re
     let d_in = DeviceBuffer::from_slice(device, &input)?;
     let mut d_partial = DeviceBuffer::<u32>::zeroed(device, blocks as usize)?;
     let mut args = LaunchArgs::new();
-    args.arg(&d_in).arg_mut(&mut d_partial).arg(&N);
+    args.arg(&d_in).arg_mut(&mut d_partial).arg(&N64);
     let config = LaunchConfig {
         shared_mem_bytes: BLOCK * 4, // one u32 per thread in workgroup memory (LDS)
         ..LaunchConfig::new(blocks, BLOCK)
@@ -177,7 +191,7 @@ fn affine(device: &Device, module: &Module, stream: &Stream) -> Result<(), Repor
     let params = Affine {
         scale: 0.5,
         offset: 3.0,
-        len: N,
+        len: N64,
     };
     let d_params = DeviceBuffer::from_slice(device, &[params])?;
     let x: Vec<f32> = (0..N).map(|i| (i % 4096) as f32).collect();

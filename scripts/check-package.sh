@@ -26,7 +26,7 @@ open(p, "w").write(s)
 PY
 cd "$ws"
 export CARGO_TARGET_DIR=$PWD/../package-build
-unpublished=(--exclude hip-rs --exclude hip-rs-bench --exclude hip-rs-kernel-types) # publish = false
+unpublished=(--exclude hip-rs --exclude hip-rs-bench --exclude hip-rs-kernel-types --exclude hiprs-kernel-macros) # publish = false
 rm -f "$CARGO_TARGET_DIR"/package/*.crate
 cargo package -q --workspace "${unpublished[@]}" --no-verify --allow-dirty
 for c in "$CARGO_TARGET_DIR"/package/*.crate; do

@@ -14,7 +14,11 @@ if [ "${HIP_RS_IN_SID_CHROOT:-}" != 1 ]; then
     exec scripts/distro-chroot.sh sid run env HIP_RS_IN_SID_CHROOT=1 scripts/ci-rust-kernels.sh "$@"
 fi
 
-kernels=(affine_f32 block_sum_u32 saxpy_f32 saxpy_f64 vector_add)
+# The raw kernels, then the #[kernel] ones (kernels/src/typed.rs), exported as NAME_hk + a 64-bit fingerprint
+# of their signature (tests/rust_kernels.rs pins the exact names against the launchers).
+fp='_hk[0-9a-f]{16}'
+typed=(count_once linear_ids saxpy_f32 saxpy_f64 vector_add)
+kernels=(affine_f32 block_sum_u32 saxpy_f32 saxpy_f64 vector_add "${typed[@]/%/$fp}")
 fail() { echo "ci-rust-kernels: $*" >&2; exit 1; }
 
 rust_kernels_ci() {
@@ -38,6 +42,23 @@ rust_kernels_ci() {
             grep -qE "\.name: +$k$" <<<"$notes" || fail "$f: metadata note does not name $k"
         done
         echo "ci-rust-kernels: $f: EM_AMDGPU, $arch, ${#kernels[@]} .kd symbols, metadata note"
+        # The bounds checks the #[kernel] types promise (In::get, Out::mine), as the backend emitted them (a
+        # backend can drop one: cuda-oxide #396): in each typed kernel a 64-bit compare (v_cmp/v_cmpx ..
+        # _u64) and an exec-mask branch come before the first global store. tests/rust_kernels.rs checks
+        # the PTX the same way on any machine.
+        local dis
+        dis=$(llvm-objdump-22 -d --mcpu="$arch" "$f")
+        for k in "${typed[@]}"; do
+            awk -v k="$k" '
+                $0 ~ "^[0-9a-f]+ <" k "_hk[0-9a-f]+>:$" { on = 1; next }
+                on && /^[0-9a-f]+ </ { exit }
+                on && !store && /v_cmpx?_[a-z]+_u64/ { cmp = 1 }
+                on && !store && cmp && /s_cbranch_execz/ { br = 1 }
+                on && !store && /global_store/ { store = 1; ok = cmp && br }
+                END { exit !(store && ok) }' <<<"$dis" ||
+                fail "$f: $k: no 64-bit bound compare and branch before its first store"
+        done
+        echo "ci-rust-kernels: $f: ${#typed[@]} #[kernel] entry points compare their bounds before storing"
     done
     local listed
     listed=$(clang-offload-bundler-22 -list -type=o -input="$dir/hip_rs_kernels.hipfb")
@@ -65,7 +86,7 @@ rust_kernels_ci() {
         HIP_KERNEL_TARGET_DIR="$CARGO_TARGET_DIR/rust-kernels-build" \
         CARGO_TARGET_DIR="$CARGO_TARGET_DIR/rust-kernels-example" cargo run -q --example rust_kernels)
     echo "$out"
-    grep -q "10 kernels" <<<"$out" || fail "the example did not find 10 kernels in the bundle it was built with"
+    grep -q "20 kernels" <<<"$out" || fail "the example did not find 20 kernels in the bundle it was built with"
     local built
     # The newest: earlier build-script runs may have left their own out/ directories.
     built=$(ls -t "$CARGO_TARGET_DIR"/rust-kernels-example/debug/build/hip-rs-*/out/hip_rs_kernels.hipfb | head -1)

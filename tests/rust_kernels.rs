@@ -4,6 +4,10 @@
 use hip::code_object::{Kernel, ParamKind, EM_AMDGPU};
 use hip::CodeObject;
 
+/// The `#[kernel]` functions, compiled here for the host: their handles' exported names.
+#[path = "../kernels/src/typed.rs"]
+mod typed;
+
 fn kernels(image: &[u8]) -> hip::Result<Vec<Kernel>> {
     Ok(CodeObject::parse(image)?.kernels().to_vec())
 }
@@ -19,13 +23,20 @@ const GFX1100: &[u8] = include_bytes!("../kernels/prebuilt/hip_rs_kernels-gfx110
 const BUNDLE: &[u8] = include_bytes!("../kernels/prebuilt/hip_rs_kernels.hipfb");
 const PTX: &[u8] = include_bytes!("../kernels/prebuilt/hip_rs_kernels-sm_70.ptx");
 
-/// Each kernel and its parameters' sizes, as kernels/src/lib.rs declares them.
-const EXPECTED: [(&str, &[u64]); 5] = [
-    ("affine_f32", &[8, 8, 8]),    // *const Affine, *const f32, *mut f32
-    ("block_sum_u32", &[8, 8, 4]), // *const u32, *mut u32, u32
-    ("saxpy_f32", &[4, 8, 8, 4]),  // f32, *const f32, *mut f32, u32
-    ("saxpy_f64", &[8, 8, 8, 4]),  // f64, *const f64, *mut f64, u32
-    ("vector_add", &[8, 8, 8, 4]), // *const f32, *const f32, *mut f32, u32
+/// Each kernel and its parameters' sizes, as kernels/src/lib.rs and kernels/src/typed.rs declare them
+/// (sorted by name). A `#[kernel]`'s name is its host handle's: the committed code objects were built from
+/// the same signatures as the launchers compiled here.
+const EXPECTED: [(&str, &[u64]); 10] = [
+    ("affine_f32", &[8, 8, 8]),         // *const Affine, *const f32, *mut f32
+    ("block_sum_u32", &[8, 8, 8]),      // *const u32, *mut u32, u64
+    (typed::count_once::NAME, &[8, 8]), // Out<u8>: *mut u8, u64
+    (typed::linear_ids::NAME, &[8, 8]), // Out<u64>: *mut u64, u64
+    ("saxpy_f32", &[4, 8, 8, 8]),       // f32, *const f32, *mut f32, u64
+    (typed::saxpy_f32::NAME, &[4, 8, 8, 8, 8]), // f32, In<f32>, Out<f32>
+    ("saxpy_f64", &[8, 8, 8, 8]),       // f64, *const f64, *mut f64, u64
+    (typed::saxpy_f64::NAME, &[8, 8, 8, 8, 8]), // f64, In<f64>, Out<f64>
+    ("vector_add", &[8, 8, 8, 8]),      // *const f32, *const f32, *mut f32, u64
+    (typed::vector_add::NAME, &[8, 8, 8, 8, 8, 8]), // In<f32>, In<f32>, Out<f32>
 ];
 
 fn check(ks: &[Kernel], target: &str) {
@@ -45,7 +56,7 @@ fn check(ks: &[Kernel], target: &str) {
 }
 
 #[test]
-fn amd_code_objects_are_amdgpu_elf_with_the_five_kernels() {
+fn amd_code_objects_are_amdgpu_elf_with_the_ten_kernels() {
     for (image, target) in [(GFX90A, "gfx90a"), (GFX1100, "gfx1100")] {
         assert_eq!(&image[..4], b"\x7fELF");
         assert_eq!(u16::from_le_bytes([image[0x12], image[0x13]]), EM_AMDGPU);
@@ -74,18 +85,140 @@ fn amd_code_objects_are_amdgpu_elf_with_the_five_kernels() {
 fn the_bundle_holds_both_gfx_targets() {
     assert!(BUNDLE.starts_with(b"__CLANG_OFFLOAD_BUNDLE__"));
     let ks = kernels(BUNDLE).unwrap();
-    assert_eq!(ks.len(), 10);
+    assert_eq!(ks.len(), 20);
     check(&ks, "gfx90a");
     check(&ks, "gfx1100");
 }
 
 #[test]
-fn the_ptx_has_the_five_entries_for_sm_70() {
+fn the_ptx_has_the_ten_entries_for_sm_70() {
     let text = std::str::from_utf8(PTX).unwrap();
     assert!(text.contains(".version 7.0") && text.contains(".target sm_70"));
     check(&kernels(PTX).unwrap(), "sm_70");
     // The reduction uses dynamic shared memory and a barrier.
     assert!(text.contains(".extern .shared") && text.contains("bar.sync"));
+}
+
+/// The body of `.entry name(...)` in `ptx`, up to its closing brace.
+fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| {
+        panic!("no entry {name} in the committed PTX: rebuild kernels/prebuilt")
+    });
+    let body = &ptx[start..];
+    &body[..body.find("\n}").expect("an entry ends with }")]
+}
+
+/// The register `ld.param.b64 %rdN, [name_param_K]` loads parameter `k` into.
+fn param_register(body: &str, name: &str, k: usize) -> String {
+    let slot = format!("[{name}_param_{k}]");
+    let line = body
+        .lines()
+        .find(|l| l.trim_start().starts_with("ld.param") && l.contains(&slot))
+        .unwrap_or_else(|| panic!("{name}: parameter {k} is never loaded"));
+    let reg = line
+        .split_whitespace()
+        .nth(1)
+        .expect("ld.param REG, [SLOT]");
+    reg.trim_end_matches(',').to_string()
+}
+
+/// The first line of `body` that compares (`setp`) against the register `reg` (as a whole operand).
+fn compare_of(body: &str, reg: &str) -> Option<usize> {
+    body.lines().position(|l| {
+        l.trim_start().starts_with("setp.")
+            && l.split(|c: char| c == ',' || c.is_whitespace() || c == ';')
+                .any(|op| op == reg)
+    })
+}
+
+#[test]
+fn typed_kernels_ptx_compares_each_length_and_checks_the_output_bound_before_the_first_store() {
+    // The checks `In::get` and `Out::mine` promise, as the backend emitted them (a backend can drop a
+    // bounds check: cuda-oxide #396): for each `#[kernel]`, every length parameter is compared (`setp`)
+    // and, for each output, that comparison comes before the first store, behind a predicated branch.
+    let ptx = std::str::from_utf8(PTX).unwrap();
+    // (kernel, length parameters of its In<T>, length parameter of its Out<T>)
+    let kernels: [(&str, &[usize], usize); 5] = [
+        (typed::vector_add::NAME, &[1, 3], 5),
+        (typed::saxpy_f32::NAME, &[2], 4),
+        (typed::saxpy_f64::NAME, &[2], 4),
+        (typed::linear_ids::NAME, &[], 1),
+        (typed::count_once::NAME, &[], 1),
+    ];
+    for (name, inputs, output) in kernels {
+        let body = entry(ptx, name);
+        for &k in inputs {
+            let reg = param_register(body, name, k);
+            assert!(
+                compare_of(body, &reg).is_some(),
+                "{name}: input length {reg} never compared"
+            );
+        }
+        if let Err(e) = output_checked_before_store(body, name, output) {
+            panic!("{e}");
+        }
+    }
+}
+
+/// Whether `body` (the entry `name`) compares its output length (parameter `output`) before its first
+/// store, behind a predicated branch, with no 32-bit compare anywhere.
+fn output_checked_before_store(body: &str, name: &str, output: usize) -> Result<(), String> {
+    let reg = param_register(body, name, output);
+    let lines: Vec<&str> = body.lines().collect();
+    let check =
+        compare_of(body, &reg).ok_or(format!("{name}: output length {reg} never compared"))?;
+    let store = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("st.global"))
+        .ok_or(format!("{name}: no store"))?;
+    if check > store {
+        return Err(format!(
+            "{name}: the first store (line {store}) comes before the bound check (line {check})"
+        ));
+    }
+    if !lines[check..store]
+        .iter()
+        .any(|l| l.trim_start().starts_with("@%p") && l.contains("bra"))
+    {
+        return Err(format!(
+            "{name}: no branch on the bound check before the store"
+        ));
+    }
+    // The index the bound is compared with is 64-bit: no 32-bit compare of a thread index exists.
+    if body.contains("setp.ge.u32") || body.contains("setp.lt.u32") {
+        return Err(format!("{name}: a 32-bit compare"));
+    }
+    Ok(())
+}
+
+#[test]
+fn the_ptx_inspection_catches_a_dropped_or_late_bound_check() {
+    // Negative controls on doctored copies of vector_add's entry: the check above must fail them.
+    let ptx = std::str::from_utf8(PTX).unwrap();
+    let name = typed::vector_add::NAME;
+    let body = entry(ptx, name);
+    output_checked_before_store(body, name, 5).unwrap();
+    let reg = param_register(body, name, 5);
+    // The compare against the output length dropped:
+    let dropped: String = body
+        .lines()
+        .filter(|l| !(l.trim_start().starts_with("setp.") && l.contains(&format!("{reg};"))))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(output_checked_before_store(&dropped, name, 5).is_err());
+    // A store moved above it:
+    let mut lines: Vec<&str> = body.lines().collect();
+    let store = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("st.global"))
+        .unwrap();
+    let moved = lines.remove(store);
+    let at = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("ld.param"))
+        .unwrap();
+    lines.insert(at, moved);
+    assert!(output_checked_before_store(&lines.join("\n"), name, 5).is_err());
 }
 
 #[test]
@@ -141,6 +274,7 @@ mod gpu {
     fn vector_add_and_saxpy_match_the_host_for_any_block_size() {
         let (d, m, s) = module();
         let n = 100_003u32;
+        let n64 = u64::from(n);
         let a: Vec<f32> = input(n, 1).iter().map(|&v| v as f32 * 0.125).collect();
         let b: Vec<f32> = input(n, 2).iter().map(|&v| v as f32 * -0.5).collect();
         let (da, db) = (
@@ -152,7 +286,7 @@ mod gpu {
             // NaN: equal to no sum, so an element the kernel missed fails the comparison.
             let mut dc = DeviceBuffer::from_slice(&d, &vec![f32::NAN; n as usize]).unwrap();
             let mut args = LaunchArgs::new();
-            args.arg(&da).arg(&db).arg_mut(&mut dc).arg(&n);
+            args.arg(&da).arg(&db).arg_mut(&mut dc).arg(&n64);
             // SAFETY: vector_add(a, b, c, n) over buffers of n elements.
             unsafe {
                 m.function("vector_add")
@@ -170,7 +304,7 @@ mod gpu {
             let mut dy = DeviceBuffer::from_slice(&d, &b).unwrap();
             let alpha = 3.0f32;
             let mut args = LaunchArgs::new();
-            args.arg(&alpha).arg(&da).arg_mut(&mut dy).arg(&n);
+            args.arg(&alpha).arg(&da).arg_mut(&mut dy).arg(&n64);
             // SAFETY: saxpy_f32(a, x, y, n) over buffers of n elements.
             unsafe {
                 m.function("saxpy_f32")
@@ -191,6 +325,7 @@ mod gpu {
     fn block_sum_reduces_in_shared_memory_for_each_power_of_two_block() {
         let (d, m, s) = module();
         let n = 1_000_001u32;
+        let n64 = u64::from(n);
         let data = input(n, 7);
         let din = DeviceBuffer::from_slice(&d, &data).unwrap();
         for block in [2u32, 64, 256, 1024] {
@@ -202,7 +337,7 @@ mod gpu {
             let not_yet: Vec<u32> = want.iter().map(|v| !v).collect();
             let mut partial = DeviceBuffer::from_slice(&d, &not_yet).unwrap();
             let mut args = LaunchArgs::new();
-            args.arg(&din).arg_mut(&mut partial).arg(&n);
+            args.arg(&din).arg_mut(&mut partial).arg(&n64);
             let config = LaunchConfig {
                 shared_mem_bytes: block * 4,
                 ..LaunchConfig::new(blocks, block)
@@ -228,7 +363,7 @@ mod gpu {
         let params = Affine {
             scale: -2.0,
             offset: 0.25,
-            len: n - 1, // the last element must stay untouched
+            len: u64::from(n - 1), // the last element must stay untouched
         };
         let dp = DeviceBuffer::from_slice(&d, &[params]).unwrap();
         let x: Vec<f32> = (0..n).map(|i| i as f32).collect();

@@ -5,7 +5,54 @@
 //! target each is compiled for; the tests below pin the layout the kernels' metadata reports. With the
 //! `hip` feature (host only) each type implements `hip::DeviceCopy` and passes straight to
 //! `LaunchArgs::arg`.
+//!
+//! [`device`] holds the parameter types of `#[kernel]` functions (`In`, `Out`) and [`gpu`] the work-item
+//! queries (64-bit global indices from every launch dimension): both compile for the host too, so a
+//! kernel body type-checks there, but only the GPU targets run them.
 #![no_std]
+#![cfg_attr(
+    target_arch = "amdgpu",
+    feature(stdarch_amdgpu, core_intrinsics, gpu_intrinsics),
+    allow(internal_features)
+)]
+#![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx))]
+
+pub mod device;
+pub mod gpu;
+
+/// Keeps its tokens on the GPU targets (`amdgpu`, `nvptx64`) and drops them elsewhere: the `#[kernel]`
+/// macro emits its device side through it, so the `cfg` naming the GPU targets is evaluated here, where it
+/// is declared, not in every crate using the macro (compilers before `amdgpu` existed warn about it).
+#[cfg(any(target_arch = "amdgpu", target_arch = "nvptx64"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __on_gpu {
+    ($($t:tt)*) => { $($t)* };
+}
+
+/// See the GPU twin above: on the host, nothing.
+#[cfg(not(any(target_arch = "amdgpu", target_arch = "nvptx64")))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __on_gpu {
+    ($($t:tt)*) => {};
+}
+
+/// The reverse of `__on_gpu`: keeps its tokens on the host only (the `#[kernel]` launcher).
+#[cfg(any(target_arch = "amdgpu", target_arch = "nvptx64"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __on_host {
+    ($($t:tt)*) => {};
+}
+
+/// See the GPU twin above: on the host, its tokens.
+#[cfg(not(any(target_arch = "amdgpu", target_arch = "nvptx64")))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __on_host {
+    ($($t:tt)*) => { $($t)* };
+}
 
 /// `y[i] = x[i] * scale + offset` for `i < len`: the parameters of the `affine_f32` kernel, which reads them
 /// from device memory (a pointer to one `Affine`).
@@ -16,8 +63,8 @@ pub struct Affine {
     pub scale: f32,
     /// Added after scaling.
     pub offset: f32,
-    /// Number of elements to transform.
-    pub len: u32,
+    /// Number of elements to transform (64-bit, as the kernels' indices).
+    pub len: u64,
 }
 
 impl Affine {
@@ -27,13 +74,13 @@ impl Affine {
     }
 }
 
-// SAFETY: `Affine` is `#[repr(C)]` plain data (two `f32` and a `u32`, no padding): every bit pattern is a
+// SAFETY: `Affine` is `#[repr(C)]` plain data (two `f32` and a `u64`, no padding): every bit pattern is a
 // valid value and it holds no pointers.
 #[cfg(feature = "hip")]
 unsafe impl hip::DeviceCopy for Affine {}
 
 // No padding, as DeviceCopy requires: the fields' sizes add up to the struct's.
-const _: () = assert!(core::mem::size_of::<Affine>() == 4 + 4 + 4);
+const _: () = assert!(core::mem::size_of::<Affine>() == 4 + 4 + 8);
 
 #[cfg(test)]
 mod tests {
@@ -43,8 +90,8 @@ mod tests {
     #[test]
     fn affine_layout_is_what_the_kernel_reads() {
         // The kernel reads the three fields at these offsets from the device copy the host makes.
-        assert_eq!(size_of::<Affine>(), 12);
-        assert_eq!(align_of::<Affine>(), 4);
+        assert_eq!(size_of::<Affine>(), 16);
+        assert_eq!(align_of::<Affine>(), 8);
         assert_eq!(offset_of!(Affine, scale), 0);
         assert_eq!(offset_of!(Affine, offset), 4);
         assert_eq!(offset_of!(Affine, len), 8);

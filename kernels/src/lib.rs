@@ -21,6 +21,7 @@
 use hip_rs_kernel_types::Affine;
 
 mod gpu;
+pub mod typed;
 
 /// A kernel must not unwind, and there is nowhere to print: stop the wavefront (AMD) or trap (NVIDIA).
 #[panic_handler]
@@ -33,7 +34,7 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 /// # Safety
 /// `a`, `b` and `c` point to at least `n` `f32` in device memory; `c` overlaps neither `a` nor `b`.
 #[no_mangle]
-pub unsafe extern "gpu-kernel" fn vector_add(a: *const f32, b: *const f32, c: *mut f32, n: u32) {
+pub unsafe extern "gpu-kernel" fn vector_add(a: *const f32, b: *const f32, c: *mut f32, n: u64) {
     let i = gpu::global_id_x();
     if i < n {
         let i = i as usize;
@@ -48,7 +49,7 @@ impl Float for f64 {}
 
 /// `y[i] = a * x[i] + y[i]` for `i < n`, generic over the element type; exported per type below.
 #[inline(always)]
-unsafe fn saxpy<T: Float>(a: T, x: *const T, y: *mut T, n: u32) {
+unsafe fn saxpy<T: Float>(a: T, x: *const T, y: *mut T, n: u64) {
     let i = gpu::global_id_x();
     if i < n {
         let i = i as usize;
@@ -61,7 +62,7 @@ unsafe fn saxpy<T: Float>(a: T, x: *const T, y: *mut T, n: u32) {
 /// # Safety
 /// `x` and `y` point to at least `n` `f32` in device memory and do not overlap.
 #[no_mangle]
-pub unsafe extern "gpu-kernel" fn saxpy_f32(a: f32, x: *const f32, y: *mut f32, n: u32) {
+pub unsafe extern "gpu-kernel" fn saxpy_f32(a: f32, x: *const f32, y: *mut f32, n: u64) {
     saxpy::<f32>(a, x, y, n)
 }
 
@@ -70,7 +71,7 @@ pub unsafe extern "gpu-kernel" fn saxpy_f32(a: f32, x: *const f32, y: *mut f32, 
 /// # Safety
 /// `x` and `y` point to at least `n` `f64` in device memory and do not overlap.
 #[no_mangle]
-pub unsafe extern "gpu-kernel" fn saxpy_f64(a: f64, x: *const f64, y: *mut f64, n: u32) {
+pub unsafe extern "gpu-kernel" fn saxpy_f64(a: f64, x: *const f64, y: *mut f64, n: u64) {
     saxpy::<f64>(a, x, y, n)
 }
 
@@ -82,7 +83,7 @@ pub unsafe extern "gpu-kernel" fn saxpy_f64(a: f64, x: *const f64, y: *mut f64, 
 /// # Safety
 /// `input` points to `n` `u32`, `partial` to one `u32` per block; the launch gives the shared memory above.
 #[no_mangle]
-pub unsafe extern "gpu-kernel" fn block_sum_u32(input: *const u32, partial: *mut u32, n: u32) {
+pub unsafe extern "gpu-kernel" fn block_sum_u32(input: *const u32, partial: *mut u32, n: u64) {
     let shared: *mut u32 = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<u32>();
     let tid = gpu::thread_idx_x();
     let block = gpu::block_dim_x();

@@ -60,11 +60,18 @@ fn run(n: u32) -> hip::Result<()> {
     let mut d_c = DeviceBuffer::<f32>::zeroed(&device, n as usize)?;
     let stream = Stream::new(&device)?;
     let config = LaunchConfig::for_num_elems(n);
+    let n64 = u64::from(n);
     let launch = |k: &Function, c: &mut DeviceBuffer<f32>| -> hip::Result<()> {
         let mut args = LaunchArgs::new();
-        args.arg(&d_a).arg(&d_b).arg_mut(c).arg(&n);
-        // SAFETY: both kernels are vector_add(const float*, const float*, float*, unsigned) and stay
-        // inside the n elements each buffer holds.
+        args.arg(&d_a).arg(&d_b).arg_mut(c);
+        // The Rust kernel takes a 64-bit length (its indices are 64-bit), the C++ one an unsigned int.
+        if std::ptr::eq(k, &rust) {
+            args.arg(&n64);
+        } else {
+            args.arg(&n);
+        }
+        // SAFETY: the kernels are vector_add(const float*, const float*, float*, n) with n a u64 (Rust)
+        // or unsigned (C++), passed as such, and stay inside the n elements each buffer holds.
         unsafe { k.launch(&stream, &config, &mut args) }
     };
 

@@ -10,7 +10,13 @@ use crate::result;
 use crate::stream::{Stream, StreamOp};
 use std::ffi::c_void;
 
+mod check;
 mod devices;
+pub mod typed;
+#[cfg(test)]
+pub(crate) use check::check_config;
+pub use check::ThreadIndex;
+pub(crate) use check::{check_config_for, Platform};
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::sync::Arc;
@@ -412,8 +418,11 @@ impl Function {
     ///
     /// The configuration is checked first against the device's limits (block extents, threads per block,
     /// grid extents, shared memory: static plus dynamic) and the kernel's own thread limit: a configuration
-    /// the device cannot run is [`Error::InvalidLaunch`], never sent. Where the code object carries the
-    /// kernel's signature ([`Function::signature`]), the arguments are checked against it: their count, each
+    /// the device cannot run is [`Error::InvalidLaunch`], never sent. So is a grid whose grid x block along
+    /// an axis passes `u32::MAX`: AMD's dispatch packet cannot hold it, and on NVIDIA a kernel computing
+    /// `blockIdx.x * blockDim.x + threadIdx.x` in 32 bits would give two threads one index (a kernel with
+    /// 64-bit indices launches through [`launch_with_index`](Function::launch_with_index)). Where the code
+    /// object carries the kernel's signature ([`Function::signature`]), the arguments are checked against it: their count, each
     /// one's size, and a buffer passed for a value or a value for a pointer are [`Error::ArgumentMismatch`],
     /// never sent.
     ///
@@ -475,6 +484,45 @@ impl Function {
         config: &LaunchConfig,
         args: &mut LaunchArgs<'_>,
     ) -> Result<()> {
+        // SAFETY: the caller's contract above, which is launch_with_index's with a 32-bit index.
+        unsafe { self.launch_with_index(stream, config, args, ThreadIndex::Bits32) }
+    }
+
+    /// [`launch`](Function::launch) for a kernel that numbers its threads with `index`: with
+    /// [`ThreadIndex::Bits64`] (a kernel computing 64-bit indices over every dimension, as
+    /// `#[kernel]` functions do) a grid past 2^32 threads along an axis is allowed on NVIDIA, where
+    /// [`launch`](Function::launch) refuses it because a 32-bit index would wrap. AMD devices take at most
+    /// 2^32 - 1 work-items per axis either way.
+    ///
+    /// # Errors
+    ///
+    /// As [`launch`](Function::launch); [`Error::InvalidLaunch`] also for a grid whose threads `index`
+    /// cannot number distinctly.
+    ///
+    /// # Safety
+    ///
+    /// As [`launch`](Function::launch), and: the kernel computes its thread indices as `index` says.
+    ///
+    /// ```no_run
+    /// use hip::launch::ThreadIndex;
+    /// use hip::prelude::*;
+    ///
+    /// # fn f(stream: &Stream, kernel: &Function, x: &mut DeviceBuffer<f32>) -> hip::Result<()> {
+    /// let n = x.len() as u64;
+    /// let mut args = LaunchArgs::new();
+    /// args.arg_mut(x).arg(&n);
+    /// let config = LaunchConfig::new(1 << 23, 1024); // 2^33 threads along x
+    /// // SAFETY: (x, n) as the kernel takes them; it indexes in 64 bits and writes x[..n] only.
+    /// unsafe { kernel.launch_with_index(stream, &config, &mut args, ThreadIndex::Bits64)? };
+    /// # Ok(()) }
+    /// ```
+    pub unsafe fn launch_with_index(
+        &self,
+        stream: &Stream,
+        config: &LaunchConfig,
+        args: &mut LaunchArgs<'_>,
+        index: ThreadIndex,
+    ) -> Result<()> {
         if args.overflow {
             return Err(Error::TooManyArguments {
                 max: MAX_KERNEL_ARGS,
@@ -491,7 +539,9 @@ impl Function {
             )));
         }
         args.check_devices(device)?;
-        check_config(
+        check_config_for(
+            Platform::CURRENT,
+            index,
             config,
             device.limits(),
             self.max_threads_per_block(),
@@ -531,88 +581,6 @@ impl Function {
             )
         }
     }
-}
-
-/// Whether `c` fits the device's `limits` and the kernel (its thread limit, 0 for unknown, its static
-/// shared memory, and the dynamic shared memory it opted in to, 0 for none): a configuration that does not
-/// is [`Error::InvalidLaunch`] naming the limit, never sent to HIP. Pure arithmetic on the caller's
-/// values, none of which can overflow or panic.
-pub(crate) fn check_config(
-    c: &LaunchConfig,
-    limits: &Limits,
-    kernel_max_threads: u32,
-    static_shared: u32,
-    dynamic_opt_in: u32,
-    name: &str,
-) -> Result<()> {
-    let (g, b) = (c.grid, c.block);
-    let bad = |msg: String| Err(Error::InvalidLaunch(msg));
-    if g.volume() == 0 || b.volume() == 0 {
-        return bad(format!("empty grid {g:?} or block {b:?}"));
-    }
-    let max_block = limits.max_block_dim;
-    if b.x > max_block[0] || b.y > max_block[1] || b.z > max_block[2] {
-        return bad(format!(
-            "block {:?} exceeds the device's block limits {max_block:?}",
-            (b.x, b.y, b.z)
-        ));
-    }
-    let mut max_threads = limits.max_threads_per_block;
-    if kernel_max_threads > 0 {
-        max_threads = max_threads.min(kernel_max_threads);
-    }
-    if b.volume() > u128::from(max_threads) {
-        return bad(format!(
-            "block of {} threads exceeds the limit of {max_threads} for kernel `{name}`",
-            b.volume(),
-        ));
-    }
-    let max_grid = limits.max_grid_dim;
-    if g.x > max_grid[0] || g.y > max_grid[1] || g.z > max_grid[2] {
-        return bad(format!(
-            "grid {:?} exceeds the device's grid limits {max_grid:?}",
-            (g.x, g.y, g.z)
-        ));
-    }
-    // AMD: an HSA dispatch packet holds the work-items per dimension (grid * block) in a u32, and HIP
-    // computes that product in 32 bits: a larger one would wrap to a smaller launch.
-    if cfg!(hip_platform = "amd") {
-        let dims = [(g.x, b.x), (g.y, b.y), (g.z, b.z)];
-        if let Some((axis, (gd, bd))) = ["x", "y", "z"]
-            .iter()
-            .zip(dims)
-            .find(|(_, (gd, bd))| u64::from(*gd) * u64::from(*bd) > u64::from(u32::MAX))
-        {
-            return bad(format!(
-                "grid {gd} x block {bd} along {axis} is {} work-items; AMD devices take at most {}",
-                u64::from(gd) * u64::from(bd),
-                u32::MAX
-            ));
-        }
-    }
-    let dynamic = u64::from(c.shared_mem_bytes);
-    let shared = dynamic + u64::from(static_shared);
-    let (per_block, optin) = (
-        limits.max_shared_mem_per_block as u64,
-        limits.max_shared_mem_optin as u64,
-    );
-    let opted_in = dynamic <= u64::from(dynamic_opt_in) && shared <= optin;
-    if shared > per_block && !opted_in {
-        let how = if optin > per_block {
-            format!(
-                "; kernel `{name}` has opted in to {dynamic_opt_in} bytes of dynamic shared memory: \
-                 Function::set_max_dynamic_shared_bytes raises that, up to {} on this device",
-                optin.saturating_sub(u64::from(static_shared))
-            )
-        } else {
-            String::new()
-        };
-        return bad(format!(
-            "{dynamic} bytes of dynamic plus {static_shared} bytes of static shared memory (kernel \
-             `{name}`) exceed the device's {per_block} bytes per block{how}"
-        ));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,194 @@
+//! The `#[kernel]` launcher against the raw launch, paired in one run (issue 58):
+//!
+//! 1. host time per launch: `typed::vector_add::launch` (safe, generated) against
+//!    `Function::launch_with_index` with the same `LaunchArgs` built by hand (unsafe), on the same loaded
+//!    function, the same three tracked buffers, 256 elements (so the GPU is never the bottleneck);
+//! 2. device time per launch over 2^26 elements: the typed `vector_add` (each read `In::get`-checked, the
+//!    store `Out::mine`-checked) against the raw `vector_add` (one `i < n` check), both Rust-built.
+//!
+//! `cargo run --release -p hip-rs-bench --bin typed_launch [-- ELEMENTS]`. Rounds alternate which side goes
+//! first; both kernels' results are checked before timing.
+#[path = "../stats.rs"]
+#[allow(dead_code)]
+mod stats;
+#[path = "../../../kernels/src/typed.rs"]
+#[allow(dead_code)]
+mod typed;
+
+use hip::launch::ThreadIndex;
+use hip::prelude::*;
+use stats::{paired_ratio, Samples};
+use std::process::ExitCode;
+use std::time::Instant;
+
+const AMDGPU: &[u8] = include_bytes!("../../../kernels/prebuilt/hip_rs_kernels.hipfb");
+const PTX: &[u8] = include_bytes!("../../../kernels/prebuilt/hip_rs_kernels-sm_70.ptx");
+const ROUNDS: usize = 21;
+const HOST_LAUNCHES: u32 = 2000;
+const DEVICE_LAUNCHES: u32 = 20;
+
+fn main() -> ExitCode {
+    let n: usize = match std::env::args().nth(1).map(|a| a.parse()) {
+        None => 1 << 26,
+        Some(Ok(n)) if n > 0 => n,
+        Some(_) => {
+            eprintln!("usage: typed_launch [ELEMENTS > 0]");
+            return ExitCode::from(2);
+        }
+    };
+    match run(n) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("typed_launch: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(n: usize) -> hip::Result<()> {
+    let Some(device) = Device::first_usable(|why| println!("{why}\nnothing to time"))? else {
+        return Ok(());
+    };
+    let props = device.properties()?;
+    let image = if hip::PLATFORM == "amd" { AMDGPU } else { PTX };
+    let module = Module::load_data(&device, image)?;
+    let typed = typed::vector_add::load(&module)?;
+    let raw = module.function("vector_add")?;
+    let stream = Stream::new(&device)?;
+    let a: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.5).collect();
+    let b: Vec<f32> = (0..n).map(|i| (i % 777) as f32 * 0.25).collect();
+    let (d_a, d_b) = (
+        DeviceBuffer::from_slice(&device, &a)?,
+        DeviceBuffer::from_slice(&device, &b)?,
+    );
+    let mut d_c = DeviceBuffer::<f32>::zeroed(&device, n)?;
+    let config = LaunchConfig::for_num_elems(n);
+
+    // The raw twin of the typed launch: the same entry point, the same arguments.
+    let raw_typed = |c: &mut DeviceBuffer<f32>, config: &LaunchConfig| -> hip::Result<()> {
+        let (la, lb, lc) = (d_a.len() as u64, d_b.len() as u64, c.len() as u64);
+        let mut args = LaunchArgs::new();
+        args.arg(&d_a)
+            .arg(&la)
+            .arg(&d_b)
+            .arg(&lb)
+            .arg_mut(c)
+            .arg(&lc);
+        // SAFETY: vector_add_hk*(In<f32>, In<f32>, Out<f32>) as the macro lays it out: pointer and u64
+        // length each; it reads a and b, writes c, within their lengths, with 64-bit indices.
+        unsafe {
+            typed
+                .function()
+                .launch_with_index(&stream, config, &mut args, ThreadIndex::Bits64)
+        }
+    };
+    let raw_plain = |c: &mut DeviceBuffer<f32>| -> hip::Result<()> {
+        let len = n as u64;
+        let mut args = LaunchArgs::new();
+        args.arg(&d_a).arg(&d_b).arg_mut(c).arg(&len);
+        // SAFETY: vector_add(const float*, const float*, float*, u64) over buffers of n elements.
+        unsafe { raw.launch(&stream, &config, &mut args) }
+    };
+
+    // Results first.
+    for (name, which) in [("typed", 0), ("raw", 1)] {
+        d_c.zero()?;
+        if which == 0 {
+            typed.launch(&stream, &config, &d_a, &d_b, &mut d_c)?;
+        } else {
+            raw_plain(&mut d_c)?;
+        }
+        let c = d_c.to_vec()?;
+        let bad = (0..n).filter(|&i| c[i] != a[i] + b[i]).count();
+        if bad > 0 {
+            return Err(hip::Error::InvalidLaunch(format!(
+                "{name} vector_add: {bad} of {n} wrong"
+            )));
+        }
+    }
+
+    // 1. Host time per launch, 256 elements.
+    let small = 256usize;
+    let mut c_small = DeviceBuffer::<f32>::zeroed(&device, small)?;
+    let (sa, sb) = (d_a.slice(..small)?, d_b.slice(..small)?);
+    let small_config = LaunchConfig::for_num_elems(small);
+    let host = |typed_side: bool, c: &mut DeviceBuffer<f32>| -> hip::Result<f64> {
+        let t = Instant::now();
+        for _ in 0..HOST_LAUNCHES {
+            if typed_side {
+                typed.launch(&stream, &small_config, &sa, &sb, c)?;
+            } else {
+                raw_typed(c, &small_config)?;
+            }
+        }
+        let ns = t.elapsed().as_nanos() as f64 / f64::from(HOST_LAUNCHES);
+        stream.synchronize()?;
+        Ok(ns)
+    };
+    host(true, &mut c_small)?;
+    host(false, &mut c_small)?;
+    let (mut h_typed, mut h_raw) = (Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        let first = round % 2 == 0;
+        let x = host(first, &mut c_small)?;
+        let y = host(!first, &mut c_small)?;
+        let (t, r) = if first { (x, y) } else { (y, x) };
+        h_typed.push(t);
+        h_raw.push(r);
+    }
+
+    // 2. Device time per launch, n elements.
+    let (start, stop) = (Event::with_timing(&device)?, Event::with_timing(&device)?);
+    let device_time = |typed_side: bool, c: &mut DeviceBuffer<f32>| -> hip::Result<f64> {
+        start.record(&stream)?;
+        for _ in 0..DEVICE_LAUNCHES {
+            if typed_side {
+                typed.launch(&stream, &config, &d_a, &d_b, c)?;
+            } else {
+                raw_plain(c)?;
+            }
+        }
+        stop.record(&stream)?;
+        stop.synchronize()?;
+        Ok(f64::from(start.elapsed_ms(&stop)?) * 1e3 / f64::from(DEVICE_LAUNCHES))
+    };
+    device_time(true, &mut d_c)?;
+    device_time(false, &mut d_c)?;
+    let (mut d_typed, mut d_raw) = (Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        let first = round % 2 == 0;
+        let x = device_time(first, &mut d_c)?;
+        let y = device_time(!first, &mut d_c)?;
+        let (t, r) = if first { (x, y) } else { (y, x) };
+        d_typed.push(t);
+        d_raw.push(r);
+    }
+
+    println!(
+        "{} ({}), platform {}",
+        props.name,
+        props.arch_name,
+        hip::PLATFORM
+    );
+    let pair = |a: &[f64], b: &[f64]| paired_ratio(a, b);
+    let (ht, hr) = (Samples::new(h_typed.clone()), Samples::new(h_raw.clone()));
+    println!("| host time per launch (ns), {ROUNDS} rounds x {HOST_LAUNCHES} | median (min-max) |");
+    println!("|---|---:|");
+    println!("| typed launcher (safe) | {} |", ht.show(0));
+    println!("| raw launch_with_index, same arguments | {} |", hr.show(0));
+    println!(
+        "typed - raw (medians): {:+.1} ns; typed / raw (paired): {}",
+        ht.median() - hr.median(),
+        pair(&h_typed, &h_raw)
+    );
+    let (dt, dr) = (Samples::new(d_typed.clone()), Samples::new(d_raw.clone()));
+    println!("| device time per launch (us), {n} f32, {ROUNDS} rounds x {DEVICE_LAUNCHES} | median (min-max) |");
+    println!("|---|---:|");
+    println!(
+        "| typed vector_add (In::get x2, Out::mine) | {} |",
+        dt.show(2)
+    );
+    println!("| raw vector_add (one i < n) | {} |", dr.show(2));
+    println!("typed / raw (paired): {}", pair(&d_typed, &d_raw));
+    Ok(())
+}
