@@ -70,6 +70,21 @@ struct DeviceInner {
 /// it per device for the process's life; there is no call that asks it back).
 static PEER_ACCESS: std::sync::Mutex<Vec<(i32, i32)>> = std::sync::Mutex::new(Vec::new());
 
+/// Held shared by a launch with another device's memory from its peer-access check until the kernel is
+/// queued, and exclusively by `Device::disable_peer_access` while it forgets an access: a launch that
+/// found the access on is queued (and then waited for) before the mapping can go.
+static PEER_GATE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// The shared side of the peer gate (a launch reaching another device's memory).
+pub(crate) fn peer_gate_shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    PEER_GATE.read().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The exclusive side of the peer gate (taking a peer access away).
+pub(crate) fn peer_gate_exclusive() -> std::sync::RwLockWriteGuard<'static, ()> {
+    PEER_GATE.write().unwrap_or_else(|p| p.into_inner())
+}
+
 /// What a launch may ask of this device, read once when the device is opened.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Limits {

@@ -114,8 +114,12 @@ impl Device {
                 reason: "a device is not its own peer; give another device".into(),
             });
         }
-        // New launches are refused first, then the queued ones finish, then the mapping goes.
-        self.forget_peer_access(peer);
+        // New launches are refused first (a launch that already found the access on holds the gate
+        // until it is queued), then the queued ones finish, then the mapping goes.
+        {
+            let _gate = crate::device::peer_gate_exclusive();
+            self.forget_peer_access(peer);
+        }
         self.bind()?;
         result::device_synchronize()?;
         result::device::disable_peer_access(peer.ordinal() as i32)

@@ -8,10 +8,14 @@ use crate::error::{Error, Result};
 use crate::memory::{Allocation, DevicePtr};
 use crate::result;
 
+/// The shared side of the peer gate, held by a launch that reaches another device's memory.
+pub(crate) type PeerGate = std::sync::RwLockReadGuard<'static, ()>;
+
 /// Whether a kernel on device `on` may be given memory of device `owner`: its own device's; managed
 /// memory of any device (every device reaches it); device memory of a peer that `on` was given access
 /// to. Never stream-ordered memory of another device (`pool`): peer access does not reach memory pools,
-/// which grant access per pool (`hipMemPoolSetAccess`, which this crate does not call). `peer` and
+/// which grant access per pool (`hipMemPoolSetAccess`: even where `MemPool::set_access` granted it, this
+/// check does not ask the pool, and refuses). `peer` and
 /// `managed` are asked only when the answer needs them, in that order.
 pub(crate) fn reaches(
     on: usize,
@@ -26,11 +30,17 @@ pub(crate) fn reaches(
 impl LaunchArgs<'_> {
     /// Refuse an argument whose memory `device` cannot reach ([`reaches`]) with
     /// [`Error::DeviceMismatch`]. Costs one comparison per tracked argument when all are on `device`.
-    pub(crate) fn check_devices(&self, device: &Device) -> Result<()> {
+    /// With memory of another device the answer carries the peer gate: hold it until the kernel is
+    /// queued, so that `Device::disable_peer_access` cannot take the access away in between.
+    pub(crate) fn check_devices(&self, device: &Device) -> Result<Option<PeerGate>> {
+        let foreign = (0..self.uses)
+            .any(|i| self.tracked_allocation(i).device().ordinal() != device.ordinal());
+        let gate = foreign.then(crate::device::peer_gate_shared);
         // Asked with the launching device current: the runtime looks the address up in its context.
         self.check_devices_with(device, |addr| {
             device.bind().is_ok() && result::memory::is_managed(addr)
-        })
+        })?;
+        Ok(gate)
     }
 
     /// [`check_devices`](Self::check_devices), asking `is_managed` whether an address is managed

@@ -538,7 +538,8 @@ impl Function {
                 device.ordinal()
             )));
         }
-        args.check_devices(device)?;
+        // Held until the kernel is queued (memory of another device only).
+        let _peer_gate = args.check_devices(device)?;
         check_config_for(
             Platform::CURRENT,
             index,
