@@ -427,7 +427,7 @@ fn only_hipmalloc_device_memory_is_exportable_to_other_processes() {
         (Allocation::new(fake, &d, Release::Free), true),
         (Allocation::host_visible(fake, &d, Release::Free), false), // managed
         (Allocation::host_visible(fake, &d, Release::HostFree), false), // pinned
-        (Allocation::new(fake, &d, Release::IpcClose), false), // itself opened
+        (Allocation::new(fake, &d, Release::IpcClose), false),      // itself opened
     ];
     for (mut a, exportable) in cases {
         assert_eq!(a.is_exportable(), exportable, "{a:?}");
