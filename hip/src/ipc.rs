@@ -33,9 +33,9 @@
 //! let event = ForeignEvent::open(&device, &IpcEventHandle::from_bytes(&receive())?)?;
 //! let y = ForeignBuffer::<u32>::open(&device, &memory, 4)?;
 //! stream.wait_event(&event)?; // after the exporter's record
-//! let mut out = vec![0u32; 4];
-//! stream.copy_to_host_async(&y, &mut out)?;
-//! stream.synchronize()?;
+//! let mut mine = DeviceBuffer::<u32>::zeroed(&device, 4)?;
+//! stream.copy_device_async(&y, &mut mine)?; // on the stream that waited
+//! assert_eq!(mine.to_vec()?, [1, 2, 3, 4]);
 //! # Ok::<(), hip::Error>(())
 //! ```
 
