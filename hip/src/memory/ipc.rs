@@ -132,16 +132,18 @@ impl<T: DeviceCopy> ForeignBuffer<T> {
             let _ = unsafe { result::ipc::close_mem_handle(ptr) };
             Err(e)
         };
-        match result::ipc::mem_get_address_range(ptr) {
-            Ok((base, size)) if base == ptr && size >= bytes => {}
-            Ok((_, size)) => {
-                return close(Error::InvalidArgument {
-                    what: "length of the foreign buffer",
-                    value: format!("{len} elements ({bytes} bytes)"),
-                    reason: format!("the exported allocation holds {size} bytes"),
-                })
-            }
+        // The bytes from `ptr` to the end of the allocation holding it (a runtime that sub-allocates may
+        // map more than the export, starting before it).
+        let room = match result::ipc::mem_get_address_range(ptr) {
+            Ok((base, size)) => (base as usize + size).saturating_sub(ptr as usize),
             Err(e) => return close(e),
+        };
+        if room < bytes {
+            return close(Error::InvalidArgument {
+                what: "length of the foreign buffer",
+                value: format!("{len} elements ({bytes} bytes)"),
+                reason: format!("the exported allocation holds {room} bytes"),
+            });
         }
         Ok(ForeignBuffer {
             ptr,
