@@ -157,8 +157,8 @@ impl Event {
     ///
     /// # Errors
     ///
-    /// [`Error::Hip`] with what HIP returns for `hipIpcGetEventHandle` (`hipErrorInvalidResourceHandle`
-    /// or `hipErrorInvalidValue` for an event made without `hipEventInterprocess`).
+    /// [`Error::Hip`] with what HIP returns for making the device current and for
+    /// `hipIpcGetEventHandle` (an error for an event made without `hipEventInterprocess`).
     ///
     /// ```no_run
     /// # fn f(ready: &hip::Event) -> hip::Result<()> {
