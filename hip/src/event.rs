@@ -118,7 +118,12 @@ impl Event {
     pub fn with_flags(device: &Device, flags: u32) -> Result<Event> {
         device.bind()?;
         let raw = result::event_create(flags)?;
-        Ok(Event {
+        Ok(Self::from_raw(device, raw, flags))
+    }
+
+    /// Own `raw`, a live event of `device` made with `flags`, destroyed on drop (`hipEventDestroy`).
+    pub(crate) fn from_raw(device: &Device, raw: sys::hipEvent_t, flags: u32) -> Event {
+        Event {
             raw,
             device: device.clone(),
             timing: flags & sys::hipEventDisableTiming == 0,
@@ -127,7 +132,12 @@ impl Event {
             in_capture: std::sync::atomic::AtomicBool::new(false),
             position: Mutex::new(Recorded::default()),
             waiter: std::sync::OnceLock::new(),
-        })
+        }
+    }
+
+    /// The device the event belongs to.
+    pub(crate) fn device(&self) -> &Device {
+        &self.device
     }
 
     /// The raw handle. It stays owned by this `Event`.
@@ -321,7 +331,8 @@ impl Drop for Event {
         // Inside a host function (no HIP call allowed there) on the releasing thread.
         crate::release::now_or_later(move || {
             let _ = device.bind();
-            // SAFETY: the event was created in `with_flags` and is destroyed only here, once, so `raw`
+            // SAFETY: the event was created in `with_flags` (or opened, `ForeignEvent::open`: an opened
+            // event is destroyed the same way) and is destroyed only here, once, so `raw`
             // is live and this crate never uses it again. Waits queued on it may still be pending: HIP
             // allows destroying such an event (it is released once they complete).
             let _ = unsafe { result::event_destroy(raw.get()) };

@@ -201,6 +201,7 @@ pub mod fft;
 pub mod future;
 pub mod graph;
 pub mod host_fn;
+pub mod ipc;
 pub mod launch;
 #[cfg(any(
     feature = "blas",

@@ -43,6 +43,10 @@ pub unsafe extern "C" fn hipEventCreate(e: *mut sys::hipEvent_t) -> Status {
 
 #[no_mangle]
 pub unsafe extern "C" fn hipEventDestroy(e: sys::hipEvent_t) -> Status {
+    // An interprocess event opened here too (`hipIpcOpenEventHandle`) lives until the last destroy.
+    if crate::ipc::event_still_held(e as usize) {
+        return SUCCESS;
+    }
     let mut g = lock();
     match rt(&mut g).events.remove(&(e as usize)) {
         Some(_) => SUCCESS,

@@ -10,6 +10,7 @@ mod detector;
 mod device;
 mod events;
 mod graph;
+mod ipc;
 mod kernels;
 mod memory;
 mod memory_api;

@@ -86,6 +86,7 @@ macro_rules! device_memory {
 }
 
 mod device;
+mod ipc;
 mod managed;
 mod mem_pool;
 mod ops;
@@ -100,6 +101,7 @@ mod users;
 mod views;
 
 pub use device::{DeviceBuffer, DeviceSlice, DeviceSliceMut};
+pub use ipc::{ForeignBuffer, IpcExport};
 pub use managed::{ManagedBuffer, MemAttach};
 pub use mem_pool::{MemPool, PoolAccess, ReusePolicy};
 pub use ops::MemAdvice;

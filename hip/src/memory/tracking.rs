@@ -56,6 +56,9 @@ pub(crate) enum Release {
     FreeAsync(Arc<StreamHandle>, Option<Keep>),
     /// `hipHostFree` (pinned host memory).
     HostFree,
+    /// `hipIpcCloseMemHandle`: memory another process exported, opened here (`ForeignBuffer`); never
+    /// freed by this process, unmapped once no stream still uses it.
+    IpcClose,
 }
 
 /// One allocation: its address, its device, how it is freed, and who may still use it.
@@ -151,6 +154,12 @@ impl Allocation {
     /// The device the memory belongs to.
     pub(crate) fn device(&self) -> &Device {
         &self.device
+    }
+
+    /// Whether another process may open this memory (`hipIpcGetMemHandle`): only `hipMalloc` device
+    /// memory, not pool, pinned, managed or itself opened memory, nor an empty buffer.
+    pub(crate) fn is_exportable(&self) -> bool {
+        matches!(self.release, Release::Free) && !self.host_visible
     }
 
     /// Whether the memory goes back with `hipFreeAsync` (it came from a memory pool).
@@ -420,7 +429,7 @@ impl Allocation {
                 self.release = Release::Nothing;
                 Ok(())
             }
-            Release::FreeAsync(..) | Release::HostFree => Err(Error::InvalidArgument {
+            Release::FreeAsync(..) | Release::HostFree | Release::IpcClose => Err(Error::InvalidArgument {
                 what: "buffer to release as a raw allocation",
                 value: "stream-ordered (memory pool) memory".into(),
                 reason:
@@ -518,6 +527,14 @@ impl Drop for Allocation {
                     // once; the host waited for every stream recorded as a user and the last owner (with
                     // every host slice borrowed from it) is gone.
                     let _ = unsafe { result::host_free(self.ptr) };
+                }
+            }
+            Release::IpcClose => {
+                if self.wait_for_all_users(None).is_ok() && self.device.bind().is_ok() {
+                    // SAFETY: memory from hipIpcOpenMemHandle (`ForeignBuffer`, the only
+                    // `Release::IpcClose`), closed once; the host waited for every stream recorded as a
+                    // user and the last owner is gone, so no queued work of this process uses it.
+                    let _ = unsafe { result::ipc::close_mem_handle(self.ptr) };
                 }
             }
             Release::FreeAsync(stream, _pool) => {

@@ -416,3 +416,21 @@ fn a_read_stamp_is_folded_into_the_readers() {
         [(1, 1), (2, 9)]
     );
 }
+
+#[test]
+fn only_hipmalloc_device_memory_is_exportable_to_other_processes() {
+    let d = Device::for_unit_tests(0);
+    let fake = 0x1000 as *mut std::ffi::c_void;
+    assert!(!Allocation::new(std::ptr::null_mut(), &d, Release::Free).is_exportable());
+    // Never freed: each release is set to Nothing before the drop (no HIP here).
+    let cases = [
+        (Allocation::new(fake, &d, Release::Free), true),
+        (Allocation::host_visible(fake, &d, Release::Free), false), // managed
+        (Allocation::host_visible(fake, &d, Release::HostFree), false), // pinned
+        (Allocation::new(fake, &d, Release::IpcClose), false),      // itself opened
+    ];
+    for (mut a, exportable) in cases {
+        assert_eq!(a.is_exportable(), exportable, "{a:?}");
+        Arc::get_mut(&mut a).unwrap().release = Release::Nothing;
+    }
+}
