@@ -87,7 +87,10 @@ fn the_grid_limit_is_occupancy_times_multiprocessors_and_one_block_more_is_refus
 fn a_cooperative_kernel_is_ordered_after_a_slow_producer_on_another_stream() {
     let d = Device::get(0).unwrap();
     let m = module(&d);
-    let (produce, gather) = (m.function("produce").unwrap(), m.function("gather").unwrap());
+    let (produce, gather) = (
+        m.function("produce").unwrap(),
+        m.function("gather").unwrap(),
+    );
     let (a, b) = (
         Stream::non_blocking(&d).unwrap(),
         Stream::non_blocking(&d).unwrap(),
