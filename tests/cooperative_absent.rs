@@ -83,7 +83,11 @@ fn the_launch_and_the_attribute_answer_errors_naming_them_without_a_device() {
     let e = hip::result::device_attribute(hip::sys::hipDeviceAttributeCooperativeLaunch, 0)
         .unwrap_err();
     eprintln!("hipDeviceGetAttribute(CooperativeLaunch) without a device: {e}");
-    assert!(e.to_string().contains("hipDeviceGetAttribute"), "{e}");
+    assert!(
+        matches!(e, Error::LibraryNotFound { .. })
+            || e.to_string().contains("hipDeviceGetAttribute"),
+        "{e}"
+    );
     // SAFETY: no device exists (checked above): the runtime refuses before reading the null function,
     // stream or parameters (or, HIP 5.2.3, no call is made).
     let e = unsafe {
@@ -98,13 +102,13 @@ fn the_launch_and_the_attribute_answer_errors_naming_them_without_a_device() {
     }
     .unwrap_err();
     eprintln!("{CALL} without a device: {e}");
-    assert!(e.to_string().contains(CALL), "{e}");
     match &e {
         Error::NotSupported { what, .. } => {
             assert_eq!(*what, CALL);
             assert!(!has(), "{e}");
         }
         Error::Hip { .. } => {
+            assert!(e.to_string().contains(CALL), "{e}");
             assert!(has(), "{e}");
             assert_ne!(e.hip_code().expect("a raw code").0, 0);
         }
