@@ -2,6 +2,8 @@
 //! before sending anything, and the launch call itself answering an error that names it, or (HIP 5.2.3,
 //! whose headers lack `hipModuleLaunchCooperativeKernel`) `NotSupported` naming it. With a device, the
 //! same paths run for real in tests/gpu_cooperative.rs.
+mod common;
+
 use hip::launch::cooperative::{check_co_resident, supported, CALL, HAS_COOPERATIVE_LAUNCH};
 use hip::{Device, Error};
 
@@ -115,4 +117,20 @@ fn the_launch_and_the_attribute_answer_errors_naming_them_without_a_device() {
         Error::LibraryNotFound { .. } => {}
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn the_grid_barrier_kernels_compile_offline_without_rdc() {
+    // AMD's HIPRTC compiles `this_grid().sync()` for the offline target with no device and no extra
+    // option; NVRTC needs CUDA's cooperative_groups.h (tests/gpu_cooperative.rs finds it there).
+    // HIP 5.2.3's HIPRTC has no cooperative groups of its own, and the installed header clashes with its
+    // built-in ones: moot there, where the launch is NotSupported.
+    if hip::PLATFORM != "amd" || !has() {
+        return;
+    }
+    let code = hip::rtc::ProgramBuilder::new(common::cooperative::SOURCE)
+        .arch(common::OFFLINE_ARCH)
+        .compile()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!code.code().is_empty());
 }

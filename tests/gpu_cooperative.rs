@@ -11,6 +11,7 @@
 #![cfg(feature = "gpu")]
 mod common;
 
+use common::cooperative::SOURCE;
 use common::device;
 use hip::launch::cooperative::CALL;
 use hip::prelude::*;
@@ -18,74 +19,31 @@ use hip::Error;
 
 const BLOCK: u32 = 256;
 
-const SOURCE: &str = r#"
-#ifdef __CUDACC_RTC__
-#include <cooperative_groups.h>
-#else
-#include <hip/hip_cooperative_groups.h>
-#endif
-namespace cg = cooperative_groups;
-
-// Phase 1: every thread writes its slot. Grid barrier. Phase 2: every thread reads the slot of the same
-// thread in the next block (the last block reads block 0's), which another block wrote.
-extern "C" __global__ void exchange(unsigned int* slots, unsigned int* out, unsigned int salt) {
-    cg::grid_group grid = cg::this_grid();
-    unsigned int total = gridDim.x * blockDim.x;
-    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-    slots[i] = i * 2654435761u + salt;
-    grid.sync();
-    out[i] = slots[(i + blockDim.x) % total];
-}
-
-// hip-tests' test_gws: each block sums its elements into partial[blockIdx.x]; after the grid barrier
-// block 0 adds the partial sums.
-extern "C" __global__ void grid_sum(const unsigned int* x, unsigned int n, unsigned int* partial,
-                                    unsigned long long* total) {
-    cg::grid_group grid = cg::this_grid();
-    __shared__ unsigned int acc;
-    if (threadIdx.x == 0) acc = 0;
-    __syncthreads();
-    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        atomicAdd(&acc, x[i]);
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) partial[blockIdx.x] = acc;
-    grid.sync();
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        unsigned long long s = 0;
-        for (unsigned int b = 0; b < gridDim.x; ++b) s += partial[b];
-        *total = s;
-    }
-}
-
-// Spins about `cycles` clock cycles, then writes value + i to x[i]: the slow producer.
-extern "C" __global__ void slow_fill(unsigned int* x, unsigned int value, unsigned int n, long long cycles) {
-    long long start = clock64();
-    while (clock64() - start < cycles) {}
-    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) x[i] = value + i;
-}
-
-// Reads what slow_fill wrote, through a grid barrier: y[i] = x[i] + x[next block's i].
-extern "C" __global__ void gather(const unsigned int* x, unsigned int* y) {
-    cg::grid_group grid = cg::this_grid();
-    unsigned int total = gridDim.x * blockDim.x;
-    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned int mine = x[i];
-    grid.sync();
-    y[i] = mine + x[(i + blockDim.x) % total];
-}
-"#;
-
-/// The kernels above, compiled for `d` (on NVIDIA with the CUDA include folder).
+/// The kernels above, compiled for `d`. On HIP's NVIDIA platform NVRTC needs CUDA's
+/// `cooperative_groups.h`: the first of `HIP_RS_CUDA_INCLUDE`, `$CUDA_PATH/include`, `$CUDA_HOME/include`,
+/// `$CUDA_ROOT/include`, `/usr/local/cuda/include`, `/usr/include` holding it is given with `-I` (the
+/// folders `ProgramBuilder::half_types` searches).
 fn module(d: &Device) -> Module {
     let mut builder = hip::rtc::ProgramBuilder::new(SOURCE).arch(d.arch_name().unwrap());
     if hip::PLATFORM == "nvidia" {
-        let root = ["CUDA_PATH", "CUDA_HOME"]
+        let mut dirs: Vec<std::path::PathBuf> = Vec::new();
+        if let Some(v) = std::env::var_os("HIP_RS_CUDA_INCLUDE") {
+            dirs.push(v.into());
+        }
+        for var in ["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"] {
+            if let Some(v) = std::env::var_os(var) {
+                dirs.push(std::path::Path::new(&v).join("include"));
+            }
+        }
+        dirs.push("/usr/local/cuda/include".into());
+        dirs.push("/usr/include".into());
+        let dir = dirs
             .iter()
-            .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
-            .unwrap_or_else(|| "/usr/local/cuda".into());
-        builder = builder.option(format!("-I{}/include", root.trim_end_matches('/')));
+            .find(|d| d.join("cooperative_groups.h").is_file())
+            .unwrap_or_else(|| {
+                panic!("no cooperative_groups.h in {dirs:?}: set HIP_RS_CUDA_INCLUDE to CUDA's include folder")
+            });
+        builder = builder.option(format!("-I{}", dir.display()));
     }
     let code = builder.compile().unwrap_or_else(|e| panic!("{e}"));
     Module::load_data(d, code.code()).unwrap()
@@ -250,7 +208,11 @@ fn the_device_reports_cooperative_launch_and_the_build_has_it() {
     );
     if !hip::launch::cooperative::HAS_COOPERATIVE_LAUNCH {
         // HIP 5.2.3 headers: the launch is NotSupported, naming the call, even on a capable device.
-        let m = module(&d);
+        // (A kernel without cooperative groups: 5.2.3's HIPRTC has none.)
+        let m = common::load(
+            &d,
+            r#"extern "C" __global__ void exchange(unsigned* s, unsigned* o, unsigned salt) {}"#,
+        );
         let k = m.function("exchange").unwrap();
         let s = Stream::new(&d).unwrap();
         let mut slots = DeviceBuffer::<u32>::zeroed(&d, BLOCK as usize).unwrap();
