@@ -11,7 +11,7 @@
 #![cfg(feature = "gpu")]
 mod common;
 
-use common::cooperative::SOURCE;
+use common::cooperative::builder;
 use common::device;
 use hip::launch::cooperative::CALL;
 use hip::prelude::*;
@@ -19,33 +19,11 @@ use hip::Error;
 
 const BLOCK: u32 = 256;
 
-/// The kernels above, compiled for `d`. On HIP's NVIDIA platform NVRTC needs CUDA's
-/// `cooperative_groups.h`: the first of `HIP_RS_CUDA_INCLUDE`, `$CUDA_PATH/include`, `$CUDA_HOME/include`,
-/// `$CUDA_ROOT/include`, `/usr/local/cuda/include`, `/usr/include` holding it is given with `-I` (the
-/// folders `ProgramBuilder::half_types` searches).
+/// The kernels, compiled for `d` (on NVIDIA with CUDA's include folder: `common::cooperative::builder`).
 fn module(d: &Device) -> Module {
-    let mut builder = hip::rtc::ProgramBuilder::new(SOURCE).arch(d.arch_name().unwrap());
-    if hip::PLATFORM == "nvidia" {
-        let mut dirs: Vec<std::path::PathBuf> = Vec::new();
-        if let Some(v) = std::env::var_os("HIP_RS_CUDA_INCLUDE") {
-            dirs.push(v.into());
-        }
-        for var in ["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"] {
-            if let Some(v) = std::env::var_os(var) {
-                dirs.push(std::path::Path::new(&v).join("include"));
-            }
-        }
-        dirs.push("/usr/local/cuda/include".into());
-        dirs.push("/usr/include".into());
-        let dir = dirs
-            .iter()
-            .find(|d| d.join("cooperative_groups.h").is_file())
-            .unwrap_or_else(|| {
-                panic!("no cooperative_groups.h in {dirs:?}: set HIP_RS_CUDA_INCLUDE to CUDA's include folder")
-            });
-        builder = builder.option(format!("-I{}", dir.display()));
-    }
-    let code = builder.compile().unwrap_or_else(|e| panic!("{e}"));
+    let code = builder(&d.arch_name().unwrap())
+        .compile()
+        .unwrap_or_else(|e| panic!("{e}"));
     Module::load_data(d, code.code()).unwrap()
 }
 

@@ -60,3 +60,40 @@ extern "C" __global__ void gather(const unsigned int* x, unsigned int* y) {
     y[i] = mine + x[(i + blockDim.x) % total];
 }
 "#;
+
+/// On HIP's NVIDIA platform, the folder holding CUDA's `cooperative_groups.h`, which NVRTC needs: the
+/// first of `HIP_RS_CUDA_INCLUDE`, `$CUDA_PATH/include`, `$CUDA_HOME/include`, `$CUDA_ROOT/include`,
+/// `/usr/local/cuda/include`, `/usr/include` that holds it (the folders `ProgramBuilder::half_types`
+/// searches); `Err` lists them.
+pub fn cuda_include() -> Result<std::path::PathBuf, Vec<std::path::PathBuf>> {
+    let mut dirs: Vec<std::path::PathBuf> = Vec::new();
+    if let Some(v) = std::env::var_os("HIP_RS_CUDA_INCLUDE") {
+        dirs.push(v.into());
+    }
+    for var in ["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"] {
+        if let Some(v) = std::env::var_os(var) {
+            dirs.push(std::path::Path::new(&v).join("include"));
+        }
+    }
+    dirs.push("/usr/local/cuda/include".into());
+    dirs.push("/usr/include".into());
+    match dirs
+        .iter()
+        .find(|d| d.join("cooperative_groups.h").is_file())
+    {
+        Some(d) => Ok(d.clone()),
+        None => Err(dirs),
+    }
+}
+
+/// [`SOURCE`] ready to compile for `arch`: on NVIDIA with `-I` of [`cuda_include`] (panics without it).
+pub fn builder(arch: &str) -> hip::rtc::ProgramBuilder {
+    let builder = hip::rtc::ProgramBuilder::new(SOURCE).arch(arch);
+    if hip::PLATFORM != "nvidia" {
+        return builder;
+    }
+    let dir = cuda_include().unwrap_or_else(|tried| {
+        panic!("no cooperative_groups.h in {tried:?}: set HIP_RS_CUDA_INCLUDE to CUDA's include folder")
+    });
+    builder.option(format!("-I{}", dir.display()))
+}
