@@ -94,5 +94,19 @@ static inline hipError_t hipRsStreamWaitValue32(hipStream_t stream, void* ptr, u
         cuStreamWaitValue32(stream, (CUdeviceptr)(uintptr_t)ptr, (cuuint32_t)value, flags));
 }
 
+/* Cooperative launch of a kernel loaded from a module (cuLaunchCooperativeKernel): HIP 5.2.3's NVIDIA
+ * headers have no hipModuleLaunchCooperativeKernel, later ones map it the same way. The driver refuses a
+ * grid that cannot be co-resident (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE). */
+static inline hipError_t hipRsModuleLaunchCooperativeKernel(hipFunction_t f, unsigned int gridDimX,
+                                                            unsigned int gridDimY, unsigned int gridDimZ,
+                                                            unsigned int blockDimX, unsigned int blockDimY,
+                                                            unsigned int blockDimZ,
+                                                            unsigned int sharedMemBytes, hipStream_t stream,
+                                                            void** kernelParams) {
+    return hipCUResultTohipError(cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX,
+                                                           blockDimY, blockDimZ, sharedMemBytes, stream,
+                                                           kernelParams));
+}
+
 #endif
 #endif

@@ -11,6 +11,7 @@
 //!   `cfg(hipblaslt_amax_d)` where it has `HIPBLASLT_MATMUL_DESC_AMAX_D_POINTER` (ROCm >= 6.2),
 //! - `cfg(hip_memory_type_managed)`, `cfg(hip_memory_type_unregistered)` where `hipMemoryType` has those
 //!   values (5.7 and 6.x), `cfg(hip_device_set_limit)` where the headers declare `hipDeviceSetLimit` (not 5.2),
+//!   `cfg(hip_module_launch_cooperative)` where they declare `hipModuleLaunchCooperativeKernel` (not 5.2),
 //! - the name tables of every `hipError_t` and `hiprtcResult` value the installed headers list.
 use std::env;
 use std::fmt::Write;
@@ -43,6 +44,10 @@ fn main() {
             "const hipMemoryTypeUnregistered:",
         ),
         ("hip_device_set_limit", "fn hipDeviceSetLimit("),
+        (
+            "hip_module_launch_cooperative",
+            "fn hipModuleLaunchCooperativeKernel(",
+        ),
     ] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
         if hip.contains(needle) {

@@ -96,6 +96,7 @@ pub unsafe extern "C" fn hipGetDeviceProperties(p: *mut sys::hipDeviceProp_t, d:
     q.pciBusID = 3 + d;
     q.maxSharedMemoryPerMultiProcessor = 64 << 10;
     q.canMapHostMemory = 1;
+    q.cooperativeLaunch = 1;
     #[cfg(not(hip6))]
     {
         q.gcnArch = 910;
@@ -128,6 +129,7 @@ pub unsafe extern "C" fn hipDeviceGetAttribute(
         // Stream-ordered allocation (`pools.rs`): `alloc_async` and pools of one's own take this path.
         sys::hipDeviceAttributeMemoryPoolsSupported => 1,
         sys::hipDeviceAttributeCanUseStreamWaitValue => 1,
+        sys::hipDeviceAttributeCooperativeLaunch => 1,
         _ => 0,
     };
     SUCCESS

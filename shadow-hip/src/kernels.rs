@@ -160,6 +160,35 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
     params: *mut *mut c_void,
     _extra: *mut *mut c_void,
 ) -> Status {
+    launch("hipModuleLaunchKernel", f, s, params)
+}
+
+/// A cooperative launch (HIP >= 5.7 declares it): as `hipModuleLaunchKernel` for ordering and the race
+/// detector; the co-residency the real runtime checks is the caller's (the crate checks it against
+/// `hipModuleOccupancyMaxActiveBlocksPerMultiprocessor` and the multiprocessor count, as answered here).
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
+    f: sys::hipFunction_t,
+    _gx: c_uint,
+    _gy: c_uint,
+    _gz: c_uint,
+    _bx: c_uint,
+    _by: c_uint,
+    _bz: c_uint,
+    _shared: c_uint,
+    s: sys::hipStream_t,
+    params: *mut *mut c_void,
+) -> Status {
+    launch("hipModuleLaunchCooperativeKernel", f, s, params)
+}
+
+/// A kernel launch named `what`: its declared reads and writes logged on `s` after the kernel's duration.
+unsafe fn launch(
+    what: &str,
+    f: sys::hipFunction_t,
+    s: sys::hipStream_t,
+    params: *mut *mut c_void,
+) -> Status {
     let Some((name, decl)) = table(|t| {
         let name = t.functions.get(&(f as usize))?.clone();
         let decl = t.decls.get(&name).cloned().unwrap_or_default();
@@ -194,7 +223,7 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
     if !rt.streams.contains_key(&(streams::key(s as usize))) {
         return INVALID_HANDLE;
     }
-    let call = format!("hipModuleLaunchKernel({name})");
+    let call = format!("{what}({name})");
     crate::graph::submit(
         rt,
         streams::key(s as usize),

@@ -3,6 +3,7 @@
 
 pub mod bundle;
 pub mod child;
+pub mod cooperative;
 pub mod dense;
 pub mod elf;
 pub mod rng;

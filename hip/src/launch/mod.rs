@@ -11,6 +11,7 @@ use crate::stream::{Stream, StreamOp};
 use std::ffi::c_void;
 
 mod check;
+pub mod cooperative;
 mod devices;
 pub mod typed;
 #[cfg(test)]
@@ -523,6 +524,24 @@ impl Function {
         args: &mut LaunchArgs<'_>,
         index: ThreadIndex,
     ) -> Result<()> {
+        // SAFETY: the caller's contract above.
+        unsafe { self.launch_via(stream, config, args, index, false) }
+    }
+
+    /// The checked launch: [`launch_with_index`](Function::launch_with_index), or with `cooperative` a
+    /// co-residency check after the others and `hipModuleLaunchCooperativeKernel` (see [`cooperative`]).
+    ///
+    /// # Safety
+    /// As [`launch_with_index`](Function::launch_with_index); cooperative, as
+    /// [`launch_cooperative`](Function::launch_cooperative).
+    pub(super) unsafe fn launch_via(
+        &self,
+        stream: &Stream,
+        config: &LaunchConfig,
+        args: &mut LaunchArgs<'_>,
+        index: ThreadIndex,
+        cooperative: bool,
+    ) -> Result<()> {
         if args.overflow {
             return Err(Error::TooManyArguments {
                 max: MAX_KERNEL_ARGS,
@@ -550,6 +569,9 @@ impl Function {
             dynamic_shared_opt_in(self, config, device.limits()),
             self.name(),
         )?;
+        if cooperative {
+            self.check_cooperative_grid(config)?;
+        }
         let op = stream.begin_op();
         args.order_on(&op)?;
         if op.is_capturing() {
@@ -559,7 +581,12 @@ impl Function {
             }
         }
         device.bind()?;
-        let (g, b) = (config.grid, config.block);
+        let (f, s, p) = (self.raw(), stream.raw(), args.params_ptr());
+        let (g, b) = (
+            (config.grid.x, config.grid.y, config.grid.z),
+            (config.block.x, config.block.y, config.block.z),
+        );
+        let shared = config.shared_mem_bytes;
         // SAFETY: `self.raw()` is a live function (`self` keeps its module loaded; a capture keeps a
         // clone) of the stream's device (checked), which is current, and `stream.raw()` is live while
         // borrowed. `params_ptr` is an array of `args.len()` pointers, each to the bytes of an argument
@@ -570,16 +597,13 @@ impl Function {
         // (checked) and was ordered under `op`, held through this call: the stream waited for its
         // conflicting users and is recorded as its user (or, capturing, the capture keeps it), so it is
         // neither freed nor used in conflict before the kernel is done. What the kernel does beyond its
-        // arguments is the caller's contract.
+        // arguments is the caller's contract; cooperative, the grid is co-resident (checked).
         unsafe {
-            result::module_launch_kernel(
-                self.raw(),
-                (g.x, g.y, g.z),
-                (b.x, b.y, b.z),
-                config.shared_mem_bytes,
-                stream.raw(),
-                args.params_ptr(),
-            )
+            if cooperative {
+                result::module::module_launch_cooperative_kernel(f, g, b, shared, s, p)
+            } else {
+                result::module_launch_kernel(f, g, b, shared, s, p)
+            }
         }
     }
 }

@@ -187,3 +187,67 @@ pub unsafe fn module_launch_kernel(
         )
     })
 }
+
+/// Whether this build can launch a module's kernel cooperatively: `hipModuleLaunchCooperativeKernel` is
+/// declared by the HIP headers (5.7 and later; not 5.2), and HIP's NVIDIA platform has it through
+/// `cuLaunchCooperativeKernel` (hip-sys's `hipRsModuleLaunchCooperativeKernel`).
+pub const HAS_MODULE_LAUNCH_COOPERATIVE: bool =
+    cfg!(any(hip_module_launch_cooperative, hip_platform = "nvidia"));
+
+/// `hipModuleLaunchCooperativeKernel` (on NVIDIA, `cuLaunchCooperativeKernel`); where the headers lack it
+/// (HIP 5.2) [`Error::NotSupported`](crate::Error::NotSupported) naming it.
+///
+/// # Safety
+/// As [`module_launch_kernel`], and the grid can be co-resident on the device (the runtime checks this
+/// too, but a kernel that waits at a grid barrier for blocks that never run hangs).
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn module_launch_cooperative_kernel(
+    func: sys::hipFunction_t,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    shared_mem_bytes: u32,
+    stream: sys::hipStream_t,
+    params: *mut *mut c_void,
+) -> Result<()> {
+    #[cfg(hip_platform = "nvidia")]
+    // SAFETY: the caller's contract (`# Safety`), as in `module_launch_kernel`.
+    return check("hipModuleLaunchCooperativeKernel", unsafe {
+        sys::hipRsModuleLaunchCooperativeKernel(
+            func,
+            grid.0,
+            grid.1,
+            grid.2,
+            block.0,
+            block.1,
+            block.2,
+            shared_mem_bytes,
+            stream,
+            params,
+        )
+    });
+    #[cfg(all(hip_platform = "amd", hip_module_launch_cooperative))]
+    // SAFETY: the caller's contract (`# Safety`), as in `module_launch_kernel`.
+    return check("hipModuleLaunchCooperativeKernel", unsafe {
+        sys::hipModuleLaunchCooperativeKernel(
+            func,
+            grid.0,
+            grid.1,
+            grid.2,
+            block.0,
+            block.1,
+            block.2,
+            shared_mem_bytes,
+            stream,
+            params,
+        )
+    });
+    #[cfg(all(hip_platform = "amd", not(hip_module_launch_cooperative)))]
+    {
+        let _ = (func, grid, block, shared_mem_bytes, stream, params);
+        Err(crate::Error::NotSupported {
+            what: "hipModuleLaunchCooperativeKernel",
+            reason: "the HIP headers this crate was built with (5.2) declare no \
+                     hipModuleLaunchCooperativeKernel; HIP 5.7 added it",
+        })
+    }
+}
