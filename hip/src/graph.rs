@@ -97,12 +97,12 @@ impl CaptureMode {
     }
 }
 
-type Kept = Vec<Arc<dyn Any + Send + Sync>>;
+pub(crate) type Kept = Vec<Arc<dyn Any + Send + Sync>>;
 
 /// The allocations a graph's operations touch, each once (a write where any operation writes it).
-type Uses = Vec<(Arc<Allocation>, Access)>;
+pub(crate) type Uses = Vec<(Arc<Allocation>, Access)>;
 
-fn merge_uses(mut all: Uses) -> Uses {
+pub(crate) fn merge_uses(mut all: Uses) -> Uses {
     all.sort_by_key(|(a, _)| Arc::as_ptr(a) as usize);
     let mut merged: Uses = Vec::with_capacity(all.len());
     for (alloc, access) in all {
@@ -366,6 +366,33 @@ impl std::fmt::Debug for Graph {
 }
 
 impl Graph {
+    /// A graph built node by node (`graph_builder`): `raw` is owned from now on.
+    pub(crate) fn from_parts(
+        raw: sys::hipGraph_t,
+        device: Device,
+        kept: Kept,
+        uses: Uses,
+    ) -> Graph {
+        Graph {
+            raw,
+            calls: std::sync::Mutex::new(()),
+            device,
+            kept: Arc::new(kept),
+            uses: Arc::new(merge_uses(uses)),
+        }
+    }
+
+    /// The device, what the graph keeps alive and the allocations it uses (for a child graph node).
+    pub(crate) fn parts(&self) -> (&Device, &Arc<Kept>, &Arc<Uses>) {
+        (&self.device, &self.kept, &self.uses)
+    }
+
+    /// Hold the graph's calls off while `f` uses the raw handle.
+    pub(crate) fn with_raw<R>(&self, f: impl FnOnce(sys::hipGraph_t) -> R) -> R {
+        let _serialised = lock(&self.calls);
+        f(self.raw)
+    }
+
     /// The raw handle, still owned by this `Graph`.
     pub fn raw(&self) -> sys::hipGraph_t {
         self.raw

@@ -12,6 +12,7 @@ use std::ffi::c_void;
 
 mod check;
 mod devices;
+pub(crate) mod node;
 pub mod typed;
 #[cfg(test)]
 pub(crate) use check::check_config;
