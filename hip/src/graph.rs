@@ -272,6 +272,7 @@ impl<'s> Capture<'s> {
             device: self.stream.device().clone(),
             kept: Arc::new(std::mem::take(&mut self.kept)),
             uses: Arc::new(merge_uses(uses)),
+            origin: 0,
         })
     }
 }
@@ -347,6 +348,8 @@ pub struct Graph {
     device: Device,
     kept: Arc<Kept>,
     uses: Arc<Uses>,
+    /// The GraphBuilder that built it (its nodes' handles name it); 0 for a capture.
+    origin: u64,
 }
 
 // SAFETY: a graph handle may be used from any thread as long as calls on it do not overlap; every call on
@@ -366,33 +369,6 @@ impl std::fmt::Debug for Graph {
 }
 
 impl Graph {
-    /// A graph built node by node (`graph_builder`): `raw` is owned from now on.
-    pub(crate) fn from_parts(
-        raw: sys::hipGraph_t,
-        device: Device,
-        kept: Kept,
-        uses: Uses,
-    ) -> Graph {
-        Graph {
-            raw,
-            calls: std::sync::Mutex::new(()),
-            device,
-            kept: Arc::new(kept),
-            uses: Arc::new(merge_uses(uses)),
-        }
-    }
-
-    /// The device, what the graph keeps alive and the allocations it uses (for a child graph node).
-    pub(crate) fn parts(&self) -> (&Device, &Arc<Kept>, &Arc<Uses>) {
-        (&self.device, &self.kept, &self.uses)
-    }
-
-    /// Hold the graph's calls off while `f` uses the raw handle.
-    pub(crate) fn with_raw<R>(&self, f: impl FnOnce(sys::hipGraph_t) -> R) -> R {
-        let _serialised = lock(&self.calls);
-        f(self.raw)
-    }
-
     /// The raw handle, still owned by this `Graph`.
     pub fn raw(&self) -> sys::hipGraph_t {
         self.raw
@@ -509,6 +485,7 @@ impl Graph {
             kept: self.kept.clone(),
             uses: self.uses.clone(),
             launched: false,
+            origin: self.origin,
         })
     }
 }
@@ -523,6 +500,7 @@ impl Drop for Graph {
                 device: self.device.clone(),
                 kept: self.kept.clone(),
                 uses: self.uses.clone(),
+                origin: self.origin,
             };
             crate::release::defer(Box::new(move || drop(moved)));
             return;
@@ -543,6 +521,8 @@ pub struct GraphExec {
     kept: Arc<Kept>,
     uses: Arc<Uses>,
     launched: bool,
+    /// The GraphBuilder whose graph it was instantiated from (its node handles name it); 0 for a capture.
+    origin: u64,
 }
 
 // SAFETY: an executable graph handle may be used from any thread; the calls on it (launch, update) take
@@ -685,6 +665,7 @@ impl Drop for GraphExec {
                 kept: self.kept.clone(),
                 uses: self.uses.clone(),
                 launched: self.launched,
+                origin: self.origin,
             };
             crate::release::defer(Box::new(move || drop(moved)));
             return;
@@ -703,6 +684,9 @@ impl Drop for GraphExec {
         let _ = unsafe { result::graph::graph_exec_destroy(self.raw) };
     }
 }
+
+mod parts;
+pub(crate) use parts::ExecParts;
 
 #[cfg(test)]
 mod tests {

@@ -275,37 +275,7 @@ impl GraphBuilder {
         let raw_deps = self.deps(WHAT, deps)?;
         device_of_memory(WHAT, &self.device, dst.device())?;
         not_host_visible(WHAT, dst.allocation())?;
-        let size = std::mem::size_of::<T>();
-        let bits = match size {
-            1 | 2 | 4 => {
-                let mut b = [0u8; 4];
-                // SAFETY: `value` is a DeviceCopy of `size` <= 4 initialised bytes (no padding), copied
-                // into the first `size` bytes of `b`.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        (&value as *const T).cast::<u8>(),
-                        b.as_mut_ptr(),
-                        size,
-                    )
-                };
-                u32::from_ne_bytes(b)
-            }
-            _ => {
-                return Err(Error::InvalidArgument {
-                    what: WHAT,
-                    value: format!("an element of {size} bytes"),
-                    reason: "hipGraphAddMemsetNode sets elements of 1, 2 or 4 bytes".into(),
-                })
-            }
-        };
-        let params = sys::hipMemsetParams {
-            dst: dst.device_ptr(),
-            elementSize: size as u32,
-            height: 1,
-            pitch: 0,
-            value: bits,
-            width: dst.len(),
-        };
+        let params = memset_params(WHAT, dst, value)?;
         self.device.bind()?;
         // SAFETY: `self.raw` is live, `raw_deps` are its nodes (checked); `params` covers exactly `dst`'s
         // elements, device memory of this device (checked), which the graph keeps alive (below).
@@ -408,8 +378,9 @@ impl GraphBuilder {
         // SAFETY: both graphs are live (the child's calls are held off while HIP copies it) and
         // distinct (the child is a built `Graph`, this one is not built yet); `raw_deps` are nodes of
         // `self.raw` (checked). The copy refers to what the child keeps, which this graph keeps (below).
-        let raw = child.with_raw(|c| unsafe {
-            result::graph_build::add_child_graph_node(self.raw, &raw_deps, c)
+        let raw = child.with_raw(|c| {
+            // SAFETY: as said above.
+            unsafe { result::graph_build::add_child_graph_node(self.raw, &raw_deps, c) }
         })?;
         self.kept.push(kept.clone());
         self.uses.extend(uses.iter().cloned());
@@ -439,6 +410,7 @@ impl GraphBuilder {
             self.device.clone(),
             std::mem::take(&mut self.kept),
             std::mem::take(&mut self.uses),
+            self.id,
         )
     }
 }
@@ -450,6 +422,36 @@ impl Drop for GraphBuilder {
             drop(self.take());
         }
     }
+}
+
+/// HIP's memset parameters filling `dst` with `value`, whose width must be 1, 2 or 4 bytes.
+fn memset_params<T: DeviceCopy, M: DeviceMemory<T>>(
+    what: &'static str,
+    dst: &M,
+    value: T,
+) -> Result<sys::hipMemsetParams> {
+    let size = std::mem::size_of::<T>();
+    if !matches!(size, 1 | 2 | 4) {
+        return Err(Error::InvalidArgument {
+            what,
+            value: format!("an element of {size} bytes"),
+            reason: "HIP's memset nodes set elements of 1, 2 or 4 bytes".into(),
+        });
+    }
+    let mut b = [0u8; 4];
+    // SAFETY: `value` is a DeviceCopy of `size` <= 4 initialised bytes (no padding), copied into the
+    // first `size` bytes of `b`.
+    unsafe {
+        std::ptr::copy_nonoverlapping((&value as *const T).cast::<u8>(), b.as_mut_ptr(), size)
+    };
+    Ok(sys::hipMemsetParams {
+        dst: dst.device_ptr(),
+        elementSize: size as u32, // 1, 2 or 4
+        height: 1,
+        pitch: 0,
+        value: u32::from_ne_bytes(b),
+        width: dst.len(),
+    })
 }
 
 /// HIP's kernel node parameters for `function` with `config` and `args` (pointers into `args`).
@@ -477,5 +479,6 @@ fn kernel_params(
     }
 }
 
+mod exec;
 #[cfg(test)]
 mod tests;

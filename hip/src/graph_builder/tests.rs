@@ -130,6 +130,7 @@ fn a_child_of_another_device_is_refused() {
         Device::for_unit_tests(1),
         Vec::new(),
         Vec::new(),
+        0,
     );
     refused_as(
         b.child(&[], &child).unwrap_err(),

@@ -113,3 +113,60 @@ pub unsafe fn add_child_graph_node(
     })?;
     Ok(n)
 }
+
+/// `hipGraphExecKernelNodeSetParams`: later launches of `exec` run `node` with `params`.
+///
+/// # Safety
+/// `exec` is live and was instantiated from the live graph holding `node`; no launch of `exec` still
+/// queued needs the old arguments' memory freed by this; `params` is a valid launch (as for
+/// [`add_kernel_node`]) for every later launch.
+pub unsafe fn exec_kernel_node_set_params(
+    exec: sys::hipGraphExec_t,
+    node: sys::hipGraphNode_t,
+    params: &sys::hipKernelNodeParams,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("hipGraphExecKernelNodeSetParams", unsafe {
+        sys::hipGraphExecKernelNodeSetParams(exec, node, params)
+    })
+}
+
+/// `hipGraphExecMemsetNodeSetParams`.
+///
+/// # Safety
+/// As [`exec_kernel_node_set_params`], `params` describing device memory every later launch may write.
+pub unsafe fn exec_memset_node_set_params(
+    exec: sys::hipGraphExec_t,
+    node: sys::hipGraphNode_t,
+    params: &sys::hipMemsetParams,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("hipGraphExecMemsetNodeSetParams", unsafe {
+        sys::hipGraphExecMemsetNodeSetParams(exec, node, params)
+    })
+}
+
+/// `hipGraphExecMemcpyNodeSetParams1D`, device to device.
+///
+/// # Safety
+/// As [`exec_kernel_node_set_params`], `dst`/`src` being `bytes` of device memory every later launch may
+/// write/read.
+pub unsafe fn exec_memcpy_node_set_params_1d(
+    exec: sys::hipGraphExec_t,
+    node: sys::hipGraphNode_t,
+    dst: *mut c_void,
+    src: *const c_void,
+    bytes: usize,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("hipGraphExecMemcpyNodeSetParams1D", unsafe {
+        sys::hipGraphExecMemcpyNodeSetParams1D(
+            exec,
+            node,
+            dst,
+            src,
+            bytes,
+            sys::hipMemcpyDeviceToDevice,
+        )
+    })
+}
