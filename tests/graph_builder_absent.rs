@@ -15,7 +15,10 @@ fn graph_calls_name_themselves_without_a_device() {
     // that looks first refuses a null graph as an invalid value.
     let answers = unsafe {
         [
-            (raw::add_empty_node(nul(), &[]).err(), "hipGraphAddEmptyNode"),
+            (
+                raw::add_empty_node(nul(), &[]).err(),
+                "hipGraphAddEmptyNode",
+            ),
             (
                 raw::add_memset_node(nul(), &[], &std::mem::zeroed()).err(),
                 "hipGraphAddMemsetNode",

@@ -10,6 +10,7 @@ mod detector;
 mod device;
 mod events;
 mod graph;
+mod graph_nodes;
 mod kernels;
 mod memory;
 mod memory_api;
