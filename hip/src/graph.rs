@@ -51,8 +51,9 @@
 //! scalars, other buffers), capture it again and hand the new [`Graph`] to [`GraphExec::update`]
 //! (`hipGraphExecUpdate`): far cheaper than instantiating anew, and the executable graph then holds what
 //! the new capture kept. HIP refuses an update whose topology, node types or kernels differ, with an error
-//! naming which. This is the one parameter update the crate offers: it keeps the ownership rule above
-//! intact, where setting one node's raw arguments would not.
+//! naming which. A graph built node by node ([`GraphBuilder`](crate::GraphBuilder)) can also have one
+//! node's parameters set ([`GraphExec::set_kernel_node_params`] and its memset and copy forms): each
+//! checked like the operation it replaces, with what it uses joining the executable graph's uses.
 //!
 //! # Operations that cannot be captured
 //!
