@@ -7,28 +7,40 @@ use crate::launch::{node::check_node_launch, LaunchArgs, LaunchConfig};
 use crate::memory::{Access, DeviceCopy, DeviceMemory};
 use crate::module::Function;
 use crate::result;
+use hip_sys as sys;
 use std::sync::Arc;
 
-/// Check that `node` of `graph` names a node of `exec` (instantiated from that builder's graph), make the
-/// device current and, when the executable graph was launched since it was made or last updated, wait
+/// Check that `node` of `graph` names a node of `exec` (instantiated from that builder's graph) of type
+/// `ty` (asked of HIP, which may not check it itself before treating the node as one), make the device
+/// current and, when the executable graph was launched since it was made or last updated, wait
 /// for the device (queued launches may still use the old parameters), as [`GraphExec::update`] does.
 fn prepare(
     what: &'static str,
     parts: &mut ExecParts<'_>,
     graph: &Graph,
     node: GraphNode,
+    ty: sys::hipGraphNodeType,
 ) -> Result<()> {
     if parts.origin == 0 || graph.origin() != parts.origin || node.builder != parts.origin {
         return Err(Error::InvalidArgument {
             what,
             value: format!("node {}", node.index),
-            reason:
-                "the node, its graph and the executable graph must come from one GraphBuilder (the \
-                     graph this executable graph was instantiated from)"
-                    .into(),
+            reason: "the node, its graph and the executable graph must come from one GraphBuilder \
+                     (the graph this executable graph was instantiated from)"
+                .into(),
         });
     }
     parts.device.bind()?;
+    // SAFETY: `node` is a node of `graph` (same builder, checked), which is live while borrowed; its
+    // calls are held off while HIP reads the node.
+    let actual = graph.with_raw(|_| unsafe { result::graph::graph_node_type(node.raw) })?;
+    if actual != ty {
+        return Err(Error::InvalidArgument {
+            what,
+            value: format!("node {} of the graph", node.index),
+            reason: format!("it is a node of HIP type {actual}, not {ty}"),
+        });
+    }
     if *parts.launched {
         result::device_synchronize()?;
         *parts.launched = false;
@@ -93,7 +105,7 @@ impl GraphExec {
         const WHAT: &str = "graph kernel node update";
         let mut parts = self.parts_mut();
         check_node_launch(WHAT, function, parts.device, config, args)?;
-        prepare(WHAT, &mut parts, graph, node)?;
+        prepare(WHAT, &mut parts, graph, node, sys::hipGraphNodeTypeKernel)?;
         let params = kernel_params(function, config, args);
         // SAFETY: the executable graph is live and was instantiated from `graph`'s builder, whose live
         // graph holds `node` (checked); launches queued before were waited for. `params` is checked as a
@@ -140,7 +152,7 @@ impl GraphExec {
         device_of_memory(WHAT, parts.device, dst.device())?;
         not_host_visible(WHAT, dst.allocation())?;
         let params = memset_params(WHAT, dst, value)?;
-        prepare(WHAT, &mut parts, graph, node)?;
+        prepare(WHAT, &mut parts, graph, node, sys::hipGraphNodeTypeMemset)?;
         // SAFETY: as in set_kernel_node_params; `params` covers exactly `dst`, this device's memory
         // (checked), kept below.
         graph
@@ -184,7 +196,7 @@ impl GraphExec {
         device_of_memory(WHAT, parts.device, src.device())?;
         not_host_visible(WHAT, dst.allocation())?;
         not_host_visible(WHAT, src.allocation())?;
-        prepare(WHAT, &mut parts, graph, node)?;
+        prepare(WHAT, &mut parts, graph, node, sys::hipGraphNodeTypeMemcpy)?;
         // SAFETY: as in set_kernel_node_params; `dst` and `src` are `byte_len()` bytes of this device's
         // memory (checked), kept below; `&mut dst` and `&src` cannot be the same memory.
         graph
