@@ -16,6 +16,8 @@
 
 #if defined(__HIP_PLATFORM_NVIDIA__) && !defined(__CUDACC__)
 
+#include <string.h>
+
 static inline hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureMode mode) {
     return hipCUDAErrorTohipError(cudaStreamBeginCapture(stream, mode));
 }
@@ -83,6 +85,85 @@ static inline hipError_t hipGraphGetNodes(hipGraph_t graph, hipGraphNode_t* node
 
 static inline hipError_t hipGraphNodeGetType(hipGraphNode_t node, hipGraphNodeType* type) {
     return hipCUDAErrorTohipError(cudaGraphNodeGetType(node, type));
+}
+
+/* Graphs built node by node (hip::GraphBuilder) and node updates of executable graphs. A module's
+ * kernel is a driver-API CUfunction (hipModuleGetFunction maps to cuModuleGetFunction), so the kernel
+ * node calls go through the driver API, as hipModuleLaunchKernel does; hipGraph_t, hipGraphNode_t and
+ * hipGraphExec_t are the runtime's handles, which are the driver's (cudaGraph_t is CUgraph). */
+static inline hipError_t hipGraphCreate(hipGraph_t* graph, unsigned int flags) {
+    return hipCUDAErrorTohipError(cudaGraphCreate(graph, flags));
+}
+
+static inline void hip_rs_kernel_node_params(CUDA_KERNEL_NODE_PARAMS* out,
+                                             const hipKernelNodeParams* p) {
+    memset(out, 0, sizeof(*out));
+    out->func = (CUfunction)p->func;
+    out->gridDimX = p->gridDim.x;
+    out->gridDimY = p->gridDim.y;
+    out->gridDimZ = p->gridDim.z;
+    out->blockDimX = p->blockDim.x;
+    out->blockDimY = p->blockDim.y;
+    out->blockDimZ = p->blockDim.z;
+    out->sharedMemBytes = p->sharedMemBytes;
+    out->kernelParams = p->kernelParams;
+    out->extra = p->extra;
+}
+
+static inline hipError_t hipGraphAddKernelNode(hipGraphNode_t* node, hipGraph_t graph,
+                                               const hipGraphNode_t* deps, size_t count,
+                                               const hipKernelNodeParams* params) {
+    CUDA_KERNEL_NODE_PARAMS p;
+    if (!params) return hipErrorInvalidValue;
+    hip_rs_kernel_node_params(&p, params);
+    return hipCUResultTohipError(cuGraphAddKernelNode((CUgraphNode*)node, (CUgraph)graph,
+                                                      (const CUgraphNode*)deps, count, &p));
+}
+
+static inline hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
+                                                         const hipKernelNodeParams* params) {
+    CUDA_KERNEL_NODE_PARAMS p;
+    if (!params) return hipErrorInvalidValue;
+    hip_rs_kernel_node_params(&p, params);
+    return hipCUResultTohipError(
+        cuGraphExecKernelNodeSetParams((CUgraphExec)exec, (CUgraphNode)node, &p));
+}
+
+static inline hipError_t hipGraphAddMemsetNode(hipGraphNode_t* node, hipGraph_t graph,
+                                               const hipGraphNode_t* deps, size_t count,
+                                               const hipMemsetParams* params) {
+    return hipCUDAErrorTohipError(cudaGraphAddMemsetNode(node, graph, deps, count, params));
+}
+
+static inline hipError_t hipGraphExecMemsetNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
+                                                         const hipMemsetParams* params) {
+    return hipCUDAErrorTohipError(cudaGraphExecMemsetNodeSetParams(exec, node, params));
+}
+
+static inline hipError_t hipGraphAddMemcpyNode1D(hipGraphNode_t* node, hipGraph_t graph,
+                                                 const hipGraphNode_t* deps, size_t count,
+                                                 void* dst, const void* src, size_t bytes,
+                                                 hipMemcpyKind kind) {
+    return hipCUDAErrorTohipError(
+        cudaGraphAddMemcpyNode1D(node, graph, deps, count, dst, src, bytes, (enum cudaMemcpyKind)kind));
+}
+
+static inline hipError_t hipGraphExecMemcpyNodeSetParams1D(hipGraphExec_t exec, hipGraphNode_t node,
+                                                           void* dst, const void* src, size_t bytes,
+                                                           hipMemcpyKind kind) {
+    return hipCUDAErrorTohipError(cudaGraphExecMemcpyNodeSetParams1D(
+        exec, node, dst, src, bytes, (enum cudaMemcpyKind)kind));
+}
+
+static inline hipError_t hipGraphAddEmptyNode(hipGraphNode_t* node, hipGraph_t graph,
+                                              const hipGraphNode_t* deps, size_t count) {
+    return hipCUDAErrorTohipError(cudaGraphAddEmptyNode(node, graph, deps, count));
+}
+
+static inline hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* node, hipGraph_t graph,
+                                                   const hipGraphNode_t* deps, size_t count,
+                                                   hipGraph_t child) {
+    return hipCUDAErrorTohipError(cudaGraphAddChildGraphNode(node, graph, deps, count, child));
 }
 
 #endif

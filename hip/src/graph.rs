@@ -51,8 +51,9 @@
 //! scalars, other buffers), capture it again and hand the new [`Graph`] to [`GraphExec::update`]
 //! (`hipGraphExecUpdate`): far cheaper than instantiating anew, and the executable graph then holds what
 //! the new capture kept. HIP refuses an update whose topology, node types or kernels differ, with an error
-//! naming which. This is the one parameter update the crate offers: it keeps the ownership rule above
-//! intact, where setting one node's raw arguments would not.
+//! naming which. A graph built node by node ([`GraphBuilder`](crate::GraphBuilder)) can also have one
+//! node's parameters set ([`GraphExec::set_kernel_node_params`] and its memset and copy forms): each
+//! checked like the operation it replaces, with what it uses joining the executable graph's uses.
 //!
 //! # Operations that cannot be captured
 //!
@@ -97,12 +98,12 @@ impl CaptureMode {
     }
 }
 
-type Kept = Vec<Arc<dyn Any + Send + Sync>>;
+pub(crate) type Kept = Vec<Arc<dyn Any + Send + Sync>>;
 
 /// The allocations a graph's operations touch, each once (a write where any operation writes it).
-type Uses = Vec<(Arc<Allocation>, Access)>;
+pub(crate) type Uses = Vec<(Arc<Allocation>, Access)>;
 
-fn merge_uses(mut all: Uses) -> Uses {
+pub(crate) fn merge_uses(mut all: Uses) -> Uses {
     all.sort_by_key(|(a, _)| Arc::as_ptr(a) as usize);
     let mut merged: Uses = Vec::with_capacity(all.len());
     for (alloc, access) in all {
@@ -272,6 +273,7 @@ impl<'s> Capture<'s> {
             device: self.stream.device().clone(),
             kept: Arc::new(std::mem::take(&mut self.kept)),
             uses: Arc::new(merge_uses(uses)),
+            origin: 0,
         })
     }
 }
@@ -347,6 +349,8 @@ pub struct Graph {
     device: Device,
     kept: Arc<Kept>,
     uses: Arc<Uses>,
+    /// The GraphBuilder that built it (its nodes' handles name it); 0 for a capture.
+    origin: u64,
 }
 
 // SAFETY: a graph handle may be used from any thread as long as calls on it do not overlap; every call on
@@ -482,6 +486,7 @@ impl Graph {
             kept: self.kept.clone(),
             uses: self.uses.clone(),
             launched: false,
+            origin: self.origin,
         })
     }
 }
@@ -496,6 +501,7 @@ impl Drop for Graph {
                 device: self.device.clone(),
                 kept: self.kept.clone(),
                 uses: self.uses.clone(),
+                origin: self.origin,
             };
             crate::release::defer(Box::new(move || drop(moved)));
             return;
@@ -516,6 +522,8 @@ pub struct GraphExec {
     kept: Arc<Kept>,
     uses: Arc<Uses>,
     launched: bool,
+    /// The GraphBuilder whose graph it was instantiated from (its node handles name it); 0 for a capture.
+    origin: u64,
 }
 
 // SAFETY: an executable graph handle may be used from any thread; the calls on it (launch, update) take
@@ -658,6 +666,7 @@ impl Drop for GraphExec {
                 kept: self.kept.clone(),
                 uses: self.uses.clone(),
                 launched: self.launched,
+                origin: self.origin,
             };
             crate::release::defer(Box::new(move || drop(moved)));
             return;
@@ -676,6 +685,9 @@ impl Drop for GraphExec {
         let _ = unsafe { result::graph::graph_exec_destroy(self.raw) };
     }
 }
+
+mod parts;
+pub(crate) use parts::ExecParts;
 
 #[cfg(test)]
 mod tests {

@@ -200,6 +200,7 @@ pub mod event;
 pub mod fft;
 pub mod future;
 pub mod graph;
+pub mod graph_builder;
 pub mod host_fn;
 pub mod ipc;
 pub mod launch;
@@ -251,6 +252,7 @@ pub use error::{
 pub use event::Event;
 pub use future::{Completion, PinnedCopy, ReadFuture};
 pub use graph::{Capture, CaptureMode, Graph, GraphExec, GraphInstantiateFlags};
+pub use graph_builder::{GraphBuilder, GraphNode};
 pub use host_fn::{HostFnHandle, HostFnState};
 pub use launch::{Dim3, ElementCount, KernelArg, LaunchArgs, LaunchConfig};
 pub use memory::{

@@ -14,6 +14,7 @@ use std::mem::MaybeUninit;
 
 pub mod device;
 pub mod graph;
+pub mod graph_build;
 pub mod host_fn;
 pub mod ipc;
 pub mod memory;

@@ -1,7 +1,9 @@
 //! Stream capture and graphs: operations queued on a capturing stream are recorded as nodes (not run),
 //! other streams join a capture through events recorded in it, and a launch replays the nodes on the
 //! launch stream in their dependency order, each with the launch's clock joined with its dependencies'.
-//! Not modelled: nodes added through the graph API, child graphs, capture of host functions.
+//! Graphs built node by node (graph_nodes.rs) add their nodes here in addition order, which is
+//! topological (a dependency exists before its dependents), and replay the same way.
+//! Not modelled: capture of host functions.
 
 use crate::clock::{new_pid, Clock};
 use crate::state::Capture;
@@ -12,6 +14,7 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+#[derive(Clone)]
 pub struct Node {
     deps: Vec<usize>,
     ty: sys::hipGraphNodeType,
@@ -231,6 +234,86 @@ pub unsafe extern "C" fn hipGraphExecUpdate(
 }
 
 const NODE_SPAN: usize = 1 << 16;
+
+/// An empty graph (`hipGraphCreate`).
+pub fn create() -> usize {
+    let h = streams::new_handle();
+    graphs(|g| g.graphs.insert(h, Arc::new(Vec::new())));
+    h
+}
+
+/// Add a node after `deps` (handles from this graph's earlier additions): its handle, or the status
+/// HIP answers for an unknown graph or dependency.
+pub fn add_node(
+    graph: usize,
+    deps: &[sys::hipGraphNode_t],
+    ty: sys::hipGraphNodeType,
+    call: String,
+    action: Action,
+) -> Result<sys::hipGraphNode_t, Status> {
+    graphs(|g| {
+        let nodes = g.graphs.get_mut(&graph).ok_or(INVALID_VALUE)?;
+        let mut idx = Vec::with_capacity(deps.len());
+        for &d in deps {
+            let (dg, di) = (
+                d as usize / NODE_SPAN,
+                (d as usize % NODE_SPAN).wrapping_sub(1),
+            );
+            if dg != graph || di >= nodes.len() {
+                return Err(INVALID_VALUE);
+            }
+            idx.push(di);
+        }
+        let nodes = Arc::make_mut(nodes);
+        nodes.push(Node {
+            deps: idx,
+            ty,
+            call,
+            action,
+        });
+        Ok((graph * NODE_SPAN + nodes.len()) as sys::hipGraphNode_t)
+    })
+}
+
+/// The nodes of `graph` (for a child graph node, which replays them in order within one node).
+pub fn nodes_of(graph: usize) -> Option<Arc<Vec<Node>>> {
+    graphs(|g| g.graphs.get(&graph).cloned())
+}
+
+/// One action running `nodes` in their (topological) order, each logged under its own name.
+pub fn replay_action(nodes: Arc<Vec<Node>>) -> Action {
+    Arc::new(move |c: &Clock, w: &Arc<str>| {
+        for (i, n) in nodes.iter().enumerate() {
+            let what: Arc<str> = format!("{} (child node {i} of {w})", n.call).into();
+            (n.action)(c, &what);
+        }
+    })
+}
+
+/// Give node `node` of executable graph `exec` a new action (`hipGraphExec*NodeSetParams`); the node
+/// must be of type `ty`.
+pub fn set_exec_node(
+    exec: usize,
+    node: sys::hipGraphNode_t,
+    ty: sys::hipGraphNodeType,
+    call: String,
+    action: Action,
+) -> Status {
+    let idx = (node as usize % NODE_SPAN).wrapping_sub(1);
+    graphs(|g| {
+        let Some(nodes) = g.execs.get_mut(&exec) else {
+            return INVALID_VALUE;
+        };
+        match Arc::make_mut(nodes).get_mut(idx) {
+            Some(n) if n.ty == ty => {
+                n.call = call;
+                n.action = action;
+                SUCCESS
+            }
+            _ => INVALID_VALUE,
+        }
+    })
+}
 
 #[no_mangle]
 pub unsafe extern "C" fn hipGraphGetNodes(

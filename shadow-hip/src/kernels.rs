@@ -189,13 +189,38 @@ unsafe fn launch(
     s: sys::hipStream_t,
     params: *mut *mut c_void,
 ) -> Status {
-    let Some((name, decl)) = table(|t| {
+    let Some((name, act)) = kernel_action(f, params) else {
+        return INVALID_HANDLE;
+    };
+    let mut g = lock();
+    let rt = rt(&mut g);
+    if !rt.streams.contains_key(&(streams::key(s as usize))) {
+        return INVALID_HANDLE;
+    }
+    let call = format!("{what}({name})");
+    crate::graph::submit(
+        rt,
+        streams::key(s as usize),
+        &call,
+        sys::hipGraphNodeTypeKernel,
+        act,
+    );
+    SUCCESS
+}
+
+/// The kernel `f`'s name and what a launch of it with `params` does (logs its declared accesses).
+///
+/// # Safety
+/// `params` is null or holds a pointer per declared parameter, each to the argument's bytes.
+pub unsafe fn kernel_action(
+    f: sys::hipFunction_t,
+    params: *mut *mut c_void,
+) -> Option<(String, Action)> {
+    let (name, decl) = table(|t| {
         let name = t.functions.get(&(f as usize))?.clone();
         let decl = t.decls.get(&name).cloned().unwrap_or_default();
         Some((name, decl))
-    }) else {
-        return INVALID_HANDLE;
-    };
+    })?;
     let mut accesses = Vec::new();
     for (i, &role) in decl.roles.iter().enumerate() {
         if role == 0 || params.is_null() {
@@ -218,18 +243,5 @@ unsafe fn launch(
             memory::log(p, n, k, c, w);
         }
     });
-    let mut g = lock();
-    let rt = rt(&mut g);
-    if !rt.streams.contains_key(&(streams::key(s as usize))) {
-        return INVALID_HANDLE;
-    }
-    let call = format!("{what}({name})");
-    crate::graph::submit(
-        rt,
-        streams::key(s as usize),
-        &call,
-        sys::hipGraphNodeTypeKernel,
-        act,
-    );
-    SUCCESS
+    Some((name, act))
 }

@@ -10,6 +10,7 @@ mod detector;
 mod device;
 mod events;
 mod graph;
+mod graph_nodes;
 mod ipc;
 mod kernels;
 mod memory;

@@ -83,9 +83,19 @@ pub unsafe extern "C" fn hipMallocAsync(
     malloc_async(p, n, s, None)
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn hipMallocFromPoolAsync(
+    p: *mut *mut c_void,
+    n: usize,
+    pool: sys::hipMemPool_t,
+    s: sys::hipStream_t,
+) -> Status {
+    malloc_async(p, n, s, Some(pool as usize))
+}
+
 /// `hipMallocAsync` from the stream's device's current pool, or from `pool`
 /// (`hipMallocFromPoolAsync`), which must be live and of that device.
-pub(crate) unsafe fn malloc_async(
+unsafe fn malloc_async(
     p: *mut *mut c_void,
     n: usize,
     s: sys::hipStream_t,

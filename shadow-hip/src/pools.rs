@@ -137,16 +137,6 @@ pub unsafe extern "C" fn hipMemPoolDestroy(pool: sys::hipMemPool_t) -> Status {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn hipMallocFromPoolAsync(
-    p: *mut *mut c_void,
-    n: usize,
-    pool: sys::hipMemPool_t,
-    s: sys::hipStream_t,
-) -> Status {
-    crate::memory_api::malloc_async(p, n, s, Some(pool as usize))
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn hipDeviceSetMemPool(d: c_int, pool: sys::hipMemPool_t) -> Status {
     pools(|p| {
         if device_of(p, pool as usize) != Some(d) {

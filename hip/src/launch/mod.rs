@@ -13,6 +13,7 @@ use std::ffi::c_void;
 mod check;
 pub mod cooperative;
 mod devices;
+pub(crate) mod node;
 pub mod typed;
 #[cfg(test)]
 pub(crate) use check::check_config;

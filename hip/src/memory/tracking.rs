@@ -162,6 +162,11 @@ impl Allocation {
         matches!(self.release, Release::Free) && !self.host_visible
     }
 
+    /// Whether the host reads and writes it directly (pinned or managed memory), which graphs refuse.
+    pub(crate) fn is_host_visible(&self) -> bool {
+        self.host_visible
+    }
+
     /// Whether the memory goes back with `hipFreeAsync` (it came from a memory pool).
     pub(crate) fn is_stream_ordered(&self) -> bool {
         matches!(self.release, Release::FreeAsync(..))

@@ -175,37 +175,6 @@ pub unsafe extern "C" fn ncclCommInitRankConfig(
     IN_PROGRESS
 }
 
-/// After a call on `comm` succeeded: a non-blocking communicator answers `ncclInProgress` for it, and
-/// `ncclCommGetAsyncError` does twice more.
-pub(crate) fn in_progress_after(comm: usize, r: NcclResult) -> NcclResult {
-    if r != OK {
-        return r;
-    }
-    state(|s| match s.comms.get_mut(&comm) {
-        Some(c) if c.nonblocking => {
-            c.busy = 2;
-            IN_PROGRESS
-        }
-        _ => OK,
-    })
-}
-
-/// Before a call on `comm`: one on a non-blocking communicator whose last call is still in progress is a
-/// report (NCCL requires the caller to wait it out first).
-pub(crate) fn check_not_busy(comm: usize, call: &str) {
-    let busy = state(|s| {
-        s.comms
-            .get(&comm)
-            .is_some_and(|c| c.busy > 0 || c.joining.is_some())
-    });
-    if busy {
-        detector::report(format!(
-            "{call} on a non-blocking communicator whose last call is still in progress (its \
-             ncclInProgress was not waited out with ncclCommGetAsyncError)"
-        ));
-    }
-}
-
 /// Inside a group, destroying a communicator a pending call of the group uses is a report (NCCL would
 /// use it after its end).
 pub(crate) fn destroy(comm: ncclComm_t, call: &str) -> NcclResult {

@@ -185,3 +185,34 @@ pub(crate) fn state<R>(f: impl FnOnce(&mut State) -> R) -> R {
     let mut g = STATE.lock().unwrap_or_else(|p| p.into_inner());
     f(g.get_or_insert_with(State::default))
 }
+
+/// After a call on `comm` succeeded: a non-blocking communicator answers `ncclInProgress` for it, and
+/// `ncclCommGetAsyncError` does twice more.
+pub(crate) fn in_progress_after(comm: usize, r: NcclResult) -> NcclResult {
+    if r != OK {
+        return r;
+    }
+    state(|s| match s.comms.get_mut(&comm) {
+        Some(c) if c.nonblocking => {
+            c.busy = 2;
+            IN_PROGRESS
+        }
+        _ => OK,
+    })
+}
+
+/// Before a call on `comm`: one on a non-blocking communicator whose last call is still in progress is a
+/// report (NCCL requires the caller to wait it out first).
+pub(crate) fn check_not_busy(comm: usize, call: &str) {
+    let busy = state(|s| {
+        s.comms
+            .get(&comm)
+            .is_some_and(|c| c.busy > 0 || c.joining.is_some())
+    });
+    if busy {
+        detector::report(format!(
+            "{call} on a non-blocking communicator whose last call is still in progress (its \
+             ncclInProgress was not waited out with ncclCommGetAsyncError)"
+        ));
+    }
+}

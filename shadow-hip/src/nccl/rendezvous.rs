@@ -1,7 +1,6 @@
 //! A collective's parts meeting across the ranks' streams, the host-side reductions and copies, and
 //! the queueing of a group's calls at its end.
 
-use super::api::{check_not_busy, in_progress_after};
 use super::*;
 
 /// One rank's part of a collective (or one communicator's send/recv calls of a group).

@@ -1,0 +1,225 @@
+//! Node updates of an executable graph made from a built graph (`hipGraphExec*NodeSetParams`).
+
+use super::{device_of_memory, kernel_params, memset_params, not_host_visible, GraphNode};
+use crate::error::{Error, Result};
+use crate::graph::{merge_uses, ExecParts, Graph, GraphExec};
+use crate::launch::{node::check_node_launch, LaunchArgs, LaunchConfig};
+use crate::memory::{Access, DeviceCopy, DeviceMemory};
+use crate::module::Function;
+use crate::result;
+use hip_sys as sys;
+use std::sync::Arc;
+
+/// Check that `node` of `graph` names a node of `exec` (instantiated from that builder's graph) of type
+/// `ty` (asked of HIP, which may not check it itself before treating the node as one), make the device
+/// current and, when the executable graph was launched since it was made or last updated, wait
+/// for the device (queued launches may still use the old parameters), as [`GraphExec::update`] does.
+fn prepare(
+    what: &'static str,
+    parts: &mut ExecParts<'_>,
+    graph: &Graph,
+    node: GraphNode,
+    ty: sys::hipGraphNodeType,
+) -> Result<()> {
+    if parts.origin == 0 || graph.origin() != parts.origin || node.builder != parts.origin {
+        return Err(Error::InvalidArgument {
+            what,
+            value: format!("node {}", node.index),
+            reason: "the node, its graph and the executable graph must come from one GraphBuilder \
+                     (the graph this executable graph was instantiated from)"
+                .into(),
+        });
+    }
+    parts.device.bind()?;
+    // SAFETY: `node` is a node of `graph` (same builder, checked), which is live while borrowed; its
+    // calls are held off while HIP reads the node.
+    let actual = graph.with_raw(|_| unsafe { result::graph::graph_node_type(node.raw) })?;
+    if actual != ty {
+        return Err(Error::InvalidArgument {
+            what,
+            value: format!("node {} of the graph", node.index),
+            reason: format!("it is a node of HIP type {actual}, not {ty}"),
+        });
+    }
+    if *parts.launched {
+        result::device_synchronize()?;
+        *parts.launched = false;
+    }
+    Ok(())
+}
+
+/// HIP's refusal of an update, naming the node.
+fn name_node(mut err: Error, node: GraphNode) -> Error {
+    if let Error::Hip { message, .. } = &mut err {
+        message.push_str(&format!("; updating node {} of the graph", node.index));
+    }
+    err
+}
+
+/// The new uses join the old (other nodes may still make those), and the new owners the kept ones.
+fn join(parts: &mut ExecParts<'_>, uses: Vec<(Arc<crate::memory::Allocation>, Access)>) {
+    let mut all: Vec<_> = parts.uses.iter().cloned().collect();
+    all.extend(uses);
+    *parts.uses = Arc::new(merge_uses(all));
+}
+
+impl GraphExec {
+    /// Give kernel node `node` of `graph` (the built graph this executable graph was instantiated from)
+    /// a new launch (`hipGraphExecKernelNodeSetParams`), checked as [`Function::launch`] checks one.
+    /// Later launches run it; the executable graph then also keeps `function` and the crate's buffers
+    /// in `args`, and orders its launches by them too (the node's old buffers stay: kept and ordered
+    /// until the executable graph goes). When this executable graph was launched since it was made or
+    /// last updated, the update first waits for its device, as [`update`](GraphExec::update) does.
+    ///
+    /// # Safety
+    ///
+    /// As [`GraphBuilder::kernel`](super::GraphBuilder::kernel), for every later launch.
+    ///
+    /// # Errors
+    ///
+    /// Nothing changed when refused: [`Error::InvalidArgument`] for a node, graph or executable graph not
+    /// all of one builder; the launch checks' errors; HIP's refusal (such as another function where HIP
+    /// cannot change it), its message naming the node.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(exec: &mut hip::GraphExec, graph: &hip::Graph, node: hip::GraphNode, k: &Function,
+    /// #      y: &mut DeviceBuffer<f32>, stream: &Stream) -> hip::Result<()> {
+    /// let n = y.len() as u32;
+    /// // SAFETY: `k(float* x, unsigned n)` writes x[..n] only.
+    /// unsafe {
+    ///     exec.set_kernel_node_params(graph, node, k, &LaunchConfig::for_num_elems(n),
+    ///         LaunchArgs::new().arg_mut(y).arg(&n))?;
+    /// }
+    /// exec.launch(stream)?; // the node now writes `y`
+    /// # Ok(()) }
+    /// ```
+    pub unsafe fn set_kernel_node_params(
+        &mut self,
+        graph: &Graph,
+        node: GraphNode,
+        function: &Function,
+        config: &LaunchConfig,
+        args: &mut LaunchArgs<'_>,
+    ) -> Result<()> {
+        const WHAT: &str = "graph kernel node update";
+        let mut parts = self.parts_mut();
+        check_node_launch(WHAT, function, parts.device, config, args)?;
+        prepare(WHAT, &mut parts, graph, node, sys::hipGraphNodeTypeKernel)?;
+        let params = kernel_params(function, config, args);
+        // SAFETY: the executable graph is live and was instantiated from `graph`'s builder, whose live
+        // graph holds `node` (checked); launches queued before were waited for. `params` is checked as a
+        // launch; what it touches is kept below, the rest is the caller's contract.
+        graph
+            .with_raw(|_| {
+                // SAFETY: as said above, with `graph`'s calls held off.
+                unsafe {
+                    result::graph_build::exec_kernel_node_set_params(parts.raw, node.raw, &params)
+                }
+            })
+            .map_err(|e| name_node(e, node))?;
+        let mut kept: Vec<_> = parts.kept.iter().cloned().collect();
+        kept.push(Arc::new(function.clone()));
+        *parts.kept = Arc::new(kept);
+        join(&mut parts, args.tracked_uses());
+        Ok(())
+    }
+
+    /// Make memset node `node` of `graph` fill `dst` with `value` instead
+    /// (`hipGraphExecMemsetNodeSetParams`); `dst` is then kept and ordered like the graph's other memory.
+    /// Waits for the device first when launched since made or last updated.
+    ///
+    /// # Errors
+    ///
+    /// As [`GraphBuilder::memset`](super::GraphBuilder::memset), [`Error::InvalidArgument`] for a node,
+    /// graph or executable graph not all of one builder, and HIP's refusal naming the node.
+    ///
+    /// ```no_run
+    /// # fn f(exec: &mut hip::GraphExec, graph: &hip::Graph, node: hip::GraphNode,
+    /// #      y: &mut hip::DeviceBuffer<u32>) -> hip::Result<()> {
+    /// exec.set_memset_node_params(graph, node, y, 7u32)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn set_memset_node_params<T: DeviceCopy, M: DeviceMemory<T>>(
+        &mut self,
+        graph: &Graph,
+        node: GraphNode,
+        dst: &mut M,
+        value: T,
+    ) -> Result<()> {
+        const WHAT: &str = "graph memset node update";
+        let mut parts = self.parts_mut();
+        device_of_memory(WHAT, parts.device, dst.device())?;
+        not_host_visible(WHAT, dst.allocation())?;
+        let params = memset_params(WHAT, dst, value)?;
+        prepare(WHAT, &mut parts, graph, node, sys::hipGraphNodeTypeMemset)?;
+        // SAFETY: as in set_kernel_node_params; `params` covers exactly `dst`, this device's memory
+        // (checked), kept below.
+        graph
+            .with_raw(|_| {
+                // SAFETY: as said above, with `graph`'s calls held off.
+                unsafe {
+                    result::graph_build::exec_memset_node_set_params(parts.raw, node.raw, &params)
+                }
+            })
+            .map_err(|e| name_node(e, node))?;
+        join(&mut parts, vec![(dst.allocation().clone(), Access::Write)]);
+        Ok(())
+    }
+
+    /// Make copy node `node` of `graph` copy `src` into `dst` instead
+    /// (`hipGraphExecMemcpyNodeSetParams1D`); both are then kept and ordered like the graph's other
+    /// memory. Waits for the device first when launched since made or last updated.
+    ///
+    /// # Errors
+    ///
+    /// As [`GraphBuilder::copy`](super::GraphBuilder::copy), [`Error::InvalidArgument`] for a node, graph
+    /// or executable graph not all of one builder, and HIP's refusal naming the node.
+    ///
+    /// ```no_run
+    /// # fn f(exec: &mut hip::GraphExec, graph: &hip::Graph, node: hip::GraphNode,
+    /// #      y: &mut hip::DeviceBuffer<u32>, x: &hip::DeviceBuffer<u32>) -> hip::Result<()> {
+    /// exec.set_copy_node_params(graph, node, y, x)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn set_copy_node_params<T: DeviceCopy, D: DeviceMemory<T>, S: DeviceMemory<T>>(
+        &mut self,
+        graph: &Graph,
+        node: GraphNode,
+        dst: &mut D,
+        src: &S,
+    ) -> Result<()> {
+        const WHAT: &str = "graph copy node update";
+        let mut parts = self.parts_mut();
+        crate::memory::check_len(WHAT, dst.len(), src.len())?;
+        device_of_memory(WHAT, parts.device, dst.device())?;
+        device_of_memory(WHAT, parts.device, src.device())?;
+        not_host_visible(WHAT, dst.allocation())?;
+        not_host_visible(WHAT, src.allocation())?;
+        prepare(WHAT, &mut parts, graph, node, sys::hipGraphNodeTypeMemcpy)?;
+        // SAFETY: as in set_kernel_node_params; `dst` and `src` are `byte_len()` bytes of this device's
+        // memory (checked), kept below; `&mut dst` and `&src` cannot be the same memory.
+        graph
+            .with_raw(|_| {
+                // SAFETY: as said above, with `graph`'s calls held off.
+                unsafe {
+                    result::graph_build::exec_memcpy_node_set_params_1d(
+                        parts.raw,
+                        node.raw,
+                        dst.device_ptr(),
+                        src.device_ptr(),
+                        src.byte_len(),
+                    )
+                }
+            })
+            .map_err(|e| name_node(e, node))?;
+        join(
+            &mut parts,
+            vec![
+                (src.allocation().clone(), Access::Read),
+                (dst.allocation().clone(), Access::Write),
+            ],
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,172 @@
+//! Graphs built node by node (`hipGraphCreate`, `hipGraphAdd*Node`, `hipGraphExecKernelNodeSetParams`).
+//!
+//! On HIP's NVIDIA platform these are the mappings hip-sys adds in `nvidia_graph.h` (the kernel node
+//! calls go through the driver API, which takes a module's `CUfunction`).
+
+use super::check;
+use crate::error::Result;
+use hip_sys as sys;
+use std::ffi::c_void;
+
+/// `hipGraphCreate`: an empty graph.
+pub fn graph_create() -> Result<sys::hipGraph_t> {
+    let mut g = std::ptr::null_mut();
+    // SAFETY: `g` is a live local HIP writes the new graph to; flags must be 0.
+    check("hipGraphCreate", unsafe { sys::hipGraphCreate(&mut g, 0) })?;
+    Ok(g)
+}
+
+/// `hipGraphAddKernelNode`.
+///
+/// # Safety
+/// `graph` is live, `deps` are nodes of it, and `params` is a valid kernel launch (a live function,
+/// `kernelParams` pointing at its arguments, which HIP copies before returning).
+pub unsafe fn add_kernel_node(
+    graph: sys::hipGraph_t,
+    deps: &[sys::hipGraphNode_t],
+    params: &sys::hipKernelNodeParams,
+) -> Result<sys::hipGraphNode_t> {
+    let mut n = std::ptr::null_mut();
+    // SAFETY: the caller's contract; `n` is a live local, `deps` a live slice of its length.
+    check("hipGraphAddKernelNode", unsafe {
+        sys::hipGraphAddKernelNode(&mut n, graph, deps.as_ptr(), deps.len(), params)
+    })?;
+    Ok(n)
+}
+
+/// `hipGraphAddMemsetNode`.
+///
+/// # Safety
+/// `graph` is live, `deps` are nodes of it, and `params` describes device memory the graph's launches
+/// may write.
+pub unsafe fn add_memset_node(
+    graph: sys::hipGraph_t,
+    deps: &[sys::hipGraphNode_t],
+    params: &sys::hipMemsetParams,
+) -> Result<sys::hipGraphNode_t> {
+    let mut n = std::ptr::null_mut();
+    // SAFETY: the caller's contract; `n` is a live local, `deps` a live slice of its length.
+    check("hipGraphAddMemsetNode", unsafe {
+        sys::hipGraphAddMemsetNode(&mut n, graph, deps.as_ptr(), deps.len(), params)
+    })?;
+    Ok(n)
+}
+
+/// `hipGraphAddMemcpyNode1D`, device to device.
+///
+/// # Safety
+/// `graph` is live, `deps` are nodes of it, and `dst`/`src` are `bytes` of device memory the graph's
+/// launches may write/read.
+pub unsafe fn add_memcpy_node_1d(
+    graph: sys::hipGraph_t,
+    deps: &[sys::hipGraphNode_t],
+    dst: *mut c_void,
+    src: *const c_void,
+    bytes: usize,
+) -> Result<sys::hipGraphNode_t> {
+    let mut n = std::ptr::null_mut();
+    // SAFETY: the caller's contract; `n` is a live local, `deps` a live slice of its length.
+    check("hipGraphAddMemcpyNode1D", unsafe {
+        sys::hipGraphAddMemcpyNode1D(
+            &mut n,
+            graph,
+            deps.as_ptr(),
+            deps.len(),
+            dst,
+            src,
+            bytes,
+            sys::hipMemcpyDeviceToDevice,
+        )
+    })?;
+    Ok(n)
+}
+
+/// `hipGraphAddEmptyNode`.
+///
+/// # Safety
+/// `graph` is live and `deps` are nodes of it.
+pub unsafe fn add_empty_node(
+    graph: sys::hipGraph_t,
+    deps: &[sys::hipGraphNode_t],
+) -> Result<sys::hipGraphNode_t> {
+    let mut n = std::ptr::null_mut();
+    // SAFETY: the caller's contract; `n` is a live local, `deps` a live slice of its length.
+    check("hipGraphAddEmptyNode", unsafe {
+        sys::hipGraphAddEmptyNode(&mut n, graph, deps.as_ptr(), deps.len())
+    })?;
+    Ok(n)
+}
+
+/// `hipGraphAddChildGraphNode`: a copy of `child` becomes one node of `graph`.
+///
+/// # Safety
+/// `graph` and `child` are live and distinct, and `deps` are nodes of `graph`.
+pub unsafe fn add_child_graph_node(
+    graph: sys::hipGraph_t,
+    deps: &[sys::hipGraphNode_t],
+    child: sys::hipGraph_t,
+) -> Result<sys::hipGraphNode_t> {
+    let mut n = std::ptr::null_mut();
+    // SAFETY: the caller's contract; `n` is a live local, `deps` a live slice of its length.
+    check("hipGraphAddChildGraphNode", unsafe {
+        sys::hipGraphAddChildGraphNode(&mut n, graph, deps.as_ptr(), deps.len(), child)
+    })?;
+    Ok(n)
+}
+
+/// `hipGraphExecKernelNodeSetParams`: later launches of `exec` run `node` with `params`.
+///
+/// # Safety
+/// `exec` is live and was instantiated from the live graph holding `node`; no launch of `exec` still
+/// queued needs the old arguments' memory freed by this; `params` is a valid launch (as for
+/// [`add_kernel_node`]) for every later launch.
+pub unsafe fn exec_kernel_node_set_params(
+    exec: sys::hipGraphExec_t,
+    node: sys::hipGraphNode_t,
+    params: &sys::hipKernelNodeParams,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("hipGraphExecKernelNodeSetParams", unsafe {
+        sys::hipGraphExecKernelNodeSetParams(exec, node, params)
+    })
+}
+
+/// `hipGraphExecMemsetNodeSetParams`.
+///
+/// # Safety
+/// As [`exec_kernel_node_set_params`], `params` describing device memory every later launch may write.
+pub unsafe fn exec_memset_node_set_params(
+    exec: sys::hipGraphExec_t,
+    node: sys::hipGraphNode_t,
+    params: &sys::hipMemsetParams,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("hipGraphExecMemsetNodeSetParams", unsafe {
+        sys::hipGraphExecMemsetNodeSetParams(exec, node, params)
+    })
+}
+
+/// `hipGraphExecMemcpyNodeSetParams1D`, device to device.
+///
+/// # Safety
+/// As [`exec_kernel_node_set_params`], `dst`/`src` being `bytes` of device memory every later launch may
+/// write/read.
+pub unsafe fn exec_memcpy_node_set_params_1d(
+    exec: sys::hipGraphExec_t,
+    node: sys::hipGraphNode_t,
+    dst: *mut c_void,
+    src: *const c_void,
+    bytes: usize,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("hipGraphExecMemcpyNodeSetParams1D", unsafe {
+        sys::hipGraphExecMemcpyNodeSetParams1D(
+            exec,
+            node,
+            dst,
+            src,
+            bytes,
+            sys::hipMemcpyDeviceToDevice,
+        )
+    })
+}

@@ -1,0 +1,220 @@
+//! Graphs built node by node (`hipGraphCreate`, `hipGraphAdd*Node`) and node updates of executable
+//! graphs (`hipGraphExec*NodeSetParams`): each node does what the queued operation of its kind does,
+//! and replays like a captured one (graph.rs).
+
+use crate::graph::{add_node, create, nodes_of, replay_action, set_exec_node};
+use crate::kernels::kernel_action;
+use crate::memory::{self, Shape};
+use crate::streams::Action;
+use crate::{Status, INVALID_VALUE, SUCCESS};
+use hip_sys as sys;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// The dependencies HIP is handed (`count` handles at `deps`, which may be null when `count` is 0).
+///
+/// # Safety
+/// `deps` points at `count` handles unless null.
+unsafe fn deps<'a>(
+    deps: *const sys::hipGraphNode_t,
+    count: usize,
+) -> Option<&'a [sys::hipGraphNode_t]> {
+    if count == 0 {
+        Some(&[])
+    } else if deps.is_null() {
+        None
+    } else {
+        Some(std::slice::from_raw_parts(deps, count))
+    }
+}
+
+/// Add the node and write its handle to `out`.
+///
+/// # Safety
+/// `out` is null or writable; `d`/`n` as for [`deps`].
+unsafe fn add(
+    out: *mut sys::hipGraphNode_t,
+    graph: sys::hipGraph_t,
+    d: *const sys::hipGraphNode_t,
+    n: usize,
+    ty: sys::hipGraphNodeType,
+    call: String,
+    action: Action,
+) -> Status {
+    let (Some(d), false) = (deps(d, n), out.is_null()) else {
+        return INVALID_VALUE;
+    };
+    match add_node(graph as usize, d, ty, call, action) {
+        Ok(node) => {
+            *out = node;
+            SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphCreate(out: *mut sys::hipGraph_t, flags: u32) -> Status {
+    if out.is_null() || flags != 0 {
+        return INVALID_VALUE;
+    }
+    *out = create() as sys::hipGraph_t;
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphAddEmptyNode(
+    out: *mut sys::hipGraphNode_t,
+    graph: sys::hipGraph_t,
+    d: *const sys::hipGraphNode_t,
+    n: usize,
+) -> Status {
+    let noop: Action = Arc::new(|_: &crate::clock::Clock, _: &Arc<str>| {});
+    add(
+        out,
+        graph,
+        d,
+        n,
+        sys::hipGraphNodeTypeEmpty,
+        "hipGraphAddEmptyNode".into(),
+        noop,
+    )
+}
+
+/// A memset node's action, or None for parameters HIP refuses (2-D memsets are not modelled).
+fn memset_action(p: &sys::hipMemsetParams) -> Option<Action> {
+    let size = p.elementSize as usize;
+    (matches!(size, 1 | 2 | 4) && p.height <= 1)
+        .then(|| memory::fill_action(p.dst as usize, p.value, size, p.width))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphAddMemsetNode(
+    out: *mut sys::hipGraphNode_t,
+    graph: sys::hipGraph_t,
+    d: *const sys::hipGraphNode_t,
+    n: usize,
+    params: *const sys::hipMemsetParams,
+) -> Status {
+    let Some(act) = params.as_ref().and_then(memset_action) else {
+        return INVALID_VALUE;
+    };
+    add(
+        out,
+        graph,
+        d,
+        n,
+        sys::hipGraphNodeTypeMemset,
+        "hipGraphAddMemsetNode".into(),
+        act,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphAddMemcpyNode1D(
+    out: *mut sys::hipGraphNode_t,
+    graph: sys::hipGraph_t,
+    d: *const sys::hipGraphNode_t,
+    n: usize,
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    _kind: u32,
+) -> Status {
+    let act = memory::shaped_copy_action(Shape::linear(dst as usize, src as usize, count));
+    add(
+        out,
+        graph,
+        d,
+        n,
+        sys::hipGraphNodeTypeMemcpy,
+        "hipGraphAddMemcpyNode1D".into(),
+        act,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphAddKernelNode(
+    out: *mut sys::hipGraphNode_t,
+    graph: sys::hipGraph_t,
+    d: *const sys::hipGraphNode_t,
+    n: usize,
+    params: *const sys::hipKernelNodeParams,
+) -> Status {
+    let Some(p) = params.as_ref() else {
+        return INVALID_VALUE;
+    };
+    let Some((name, act)) = kernel_action(p.func as sys::hipFunction_t, p.kernelParams) else {
+        return sys::hipErrorInvalidDeviceFunction;
+    };
+    let call = format!("hipGraphAddKernelNode({name})");
+    add(out, graph, d, n, sys::hipGraphNodeTypeKernel, call, act)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphAddChildGraphNode(
+    out: *mut sys::hipGraphNode_t,
+    graph: sys::hipGraph_t,
+    d: *const sys::hipGraphNode_t,
+    n: usize,
+    child: sys::hipGraph_t,
+) -> Status {
+    // A copy of the child's nodes as they are now, as HIP's.
+    let Some(nodes) = nodes_of(child as usize).filter(|_| child != graph) else {
+        return INVALID_VALUE;
+    };
+    let act = replay_action(nodes);
+    add(
+        out,
+        graph,
+        d,
+        n,
+        sys::hipGraphNodeTypeGraph,
+        "hipGraphAddChildGraphNode".into(),
+        act,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphExecKernelNodeSetParams(
+    exec: sys::hipGraphExec_t,
+    node: sys::hipGraphNode_t,
+    params: *const sys::hipKernelNodeParams,
+) -> Status {
+    let Some(p) = params.as_ref() else {
+        return INVALID_VALUE;
+    };
+    let Some((name, act)) = kernel_action(p.func as sys::hipFunction_t, p.kernelParams) else {
+        return sys::hipErrorInvalidDeviceFunction;
+    };
+    let call = format!("hipGraphExecKernelNodeSetParams({name})");
+    set_exec_node(exec as usize, node, sys::hipGraphNodeTypeKernel, call, act)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphExecMemsetNodeSetParams(
+    exec: sys::hipGraphExec_t,
+    node: sys::hipGraphNode_t,
+    params: *const sys::hipMemsetParams,
+) -> Status {
+    let Some(act) = params.as_ref().and_then(memset_action) else {
+        return INVALID_VALUE;
+    };
+    let call = "hipGraphExecMemsetNodeSetParams".to_string();
+    set_exec_node(exec as usize, node, sys::hipGraphNodeTypeMemset, call, act)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphExecMemcpyNodeSetParams1D(
+    exec: sys::hipGraphExec_t,
+    node: sys::hipGraphNode_t,
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    _kind: u32,
+) -> Status {
+    let act = memory::shaped_copy_action(Shape::linear(dst as usize, src as usize, count));
+    let call = "hipGraphExecMemcpyNodeSetParams1D".to_string();
+    set_exec_node(exec as usize, node, sys::hipGraphNodeTypeMemcpy, call, act)
+}

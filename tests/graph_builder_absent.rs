@@ -1,0 +1,65 @@
+//! Graphs built node by node on a machine without a device: each call answers the runtime's own error,
+//! naming the call (the builder's refusals before HIP are unit tests in hip/src/graph_builder/tests.rs).
+use hip::result::graph_build as raw;
+use hip::Device;
+
+#[test]
+fn graph_calls_name_themselves_without_a_device() {
+    if Device::count().is_ok() {
+        return; // a device (or the shadow runtime): tests/gpu_graph_builder.rs, tests/shadow_graph_builder.rs
+    }
+    let err = raw::graph_create().unwrap_err();
+    assert!(err.to_string().contains("hipGraphCreate"), "{err}");
+    use std::ptr::{null, null_mut as nul};
+    // SAFETY: no device exists, so the runtime answers before it looks at the (null) graph; a runtime
+    // that looks first refuses a null graph as an invalid value.
+    let answers = unsafe {
+        [
+            (
+                raw::add_empty_node(nul(), &[]).err(),
+                "hipGraphAddEmptyNode",
+            ),
+            (
+                raw::add_memset_node(nul(), &[], &std::mem::zeroed()).err(),
+                "hipGraphAddMemsetNode",
+            ),
+            (
+                raw::add_memcpy_node_1d(nul(), &[], nul(), null(), 0).err(),
+                "hipGraphAddMemcpyNode1D",
+            ),
+            (
+                raw::add_child_graph_node(nul(), &[], nul()).err(),
+                "hipGraphAddChildGraphNode",
+            ),
+            (
+                raw::add_kernel_node(nul(), &[], &std::mem::zeroed()).err(),
+                "hipGraphAddKernelNode",
+            ),
+            (
+                raw::exec_kernel_node_set_params(nul(), nul(), &std::mem::zeroed()).err(),
+                "hipGraphExecKernelNodeSetParams",
+            ),
+            (
+                raw::exec_memset_node_set_params(nul(), nul(), &std::mem::zeroed()).err(),
+                "hipGraphExecMemsetNodeSetParams",
+            ),
+            (
+                raw::exec_memcpy_node_set_params_1d(nul(), nul(), nul(), null(), 0).err(),
+                "hipGraphExecMemcpyNodeSetParams1D",
+            ),
+        ]
+    };
+    for (err, call) in answers {
+        let err = err.unwrap_or_else(|| panic!("{call} succeeded without a device"));
+        assert!(err.to_string().contains(call), "{err}");
+        let name = err.hip_code().and_then(|c| c.name());
+        assert!(
+            matches!(
+                name,
+                Some("hipErrorInvalidDevice" | "hipErrorNoDevice" | "hipErrorInvalidValue")
+            ),
+            "{call}: {err}"
+        );
+        eprintln!("{call}: {name:?}");
+    }
+}

@@ -1,0 +1,251 @@
+//! Graphs built node by node (`hip::GraphBuilder`) under the shadow HIP runtime (scripts/shadow.sh): a
+//! graph of memset, kernel, copy, empty and child graph nodes with diamond dependencies, replayed while
+//! another stream reads and writes its buffers, gives the right values with no race reported; node
+//! updates replay with their new parameters; and the builder's refusals.
+#![cfg(feature = "shadow")]
+
+mod shadow;
+
+use hip::prelude::*;
+use hip::{Error, Graph, GraphBuilder, GraphNode};
+use shadow::assert_no_reports;
+use std::sync::OnceLock;
+
+const N: usize = 4096;
+const ROUNDS: u32 = 5;
+const KERNELS: &str = r#"
+extern "C" __global__ void consume(const unsigned int* x, unsigned int* y, unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i];
+}
+"#;
+
+fn code() -> &'static [u8] {
+    static CODE: OnceLock<Vec<u8>> = OnceLock::new();
+    CODE.get_or_init(|| {
+        shadow::declare_kernel("consume", b"rw\0");
+        shadow::declare_kernel_duration("consume", 1500);
+        let d = Device::get(0).unwrap();
+        let code = hip::rtc::ProgramBuilder::new(KERNELS)
+            .arch(d.arch_name().unwrap())
+            .compile()
+            .unwrap();
+        code.code().to_vec()
+    })
+}
+
+struct Bufs {
+    x: DeviceBuffer<u32>,
+    y: DeviceBuffer<u32>,
+    w: DeviceBuffer<u32>,
+    z: DeviceBuffer<u32>,
+}
+
+struct Built {
+    graph: Graph,
+    fill: GraphNode,
+    kernel: GraphNode,
+    last_copy: GraphNode,
+}
+
+/// fill x -> (copy x to y || kernel x to w) -> empty join -> child graph (copy y to z).
+fn build(d: &Device, k: &Function, b: &mut Bufs, value: u32) -> Built {
+    let mut child = GraphBuilder::new(d).unwrap();
+    child.copy(&[], &mut b.z, &b.y).unwrap();
+    let child = child.build().unwrap();
+    let mut g = GraphBuilder::new(d).unwrap();
+    let fill = g.memset(&[], &mut b.x, value).unwrap();
+    let copy = g.copy(&[fill], &mut b.y, &b.x).unwrap();
+    let n = N as u32;
+    // SAFETY: consume(const unsigned*, unsigned*, unsigned) reads x[..n] and writes w[..n].
+    let kernel = unsafe {
+        g.kernel(
+            &[fill],
+            k,
+            &LaunchConfig::for_num_elems(n),
+            LaunchArgs::new().arg(&b.x).arg_mut(&mut b.w).arg(&n),
+        )
+        .unwrap()
+    };
+    let join = g.empty(&[copy, kernel]).unwrap();
+    let last_copy = g.child(&[join], &child).unwrap();
+    assert_eq!(g.len(), 5);
+    let graph = g.build().unwrap();
+    assert_eq!(graph.node_count().unwrap(), 5);
+    assert_eq!(graph.kernel_node_count().unwrap(), 1);
+    Built {
+        graph,
+        fill,
+        kernel,
+        last_copy,
+    }
+}
+
+fn bufs(d: &Device) -> Bufs {
+    Bufs {
+        x: DeviceBuffer::zeroed(d, N).unwrap(),
+        y: DeviceBuffer::zeroed(d, N).unwrap(),
+        w: DeviceBuffer::zeroed(d, N).unwrap(),
+        z: DeviceBuffer::zeroed(d, N).unwrap(),
+    }
+}
+
+#[test]
+fn a_built_graph_replays_in_order_against_another_stream() {
+    let d = Device::get(0).unwrap();
+    let module = Module::load_data(&d, code()).unwrap();
+    let k = module.function("consume").unwrap();
+    let (a, other) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let mut b = bufs(&d);
+    let built = build(&d, &k, &mut b, 7);
+    assert_eq!(built.graph.tracked_allocations(), 4);
+    let mut exec = built.graph.instantiate().unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    for round in 0..ROUNDS {
+        exec.launch(&a).unwrap();
+        // Another stream reads what the graph wrote and overwrites what it reads: both ordered after it.
+        other.copy_device_async(&b.z, &mut out).unwrap();
+        other.fill_async(&mut b.x, 1000 + round).unwrap();
+        other.fill_async(&mut b.y, 2000 + round).unwrap();
+        assert_eq!(out.to_vec().unwrap(), vec![7; N], "round {round}");
+    }
+    assert_eq!(b.x.to_vec().unwrap(), vec![1000 + ROUNDS - 1; N]);
+    drop(exec);
+    assert_no_reports();
+}
+
+#[test]
+fn node_updates_replay_their_new_parameters() {
+    let d = Device::get(0).unwrap();
+    let module = Module::load_data(&d, code()).unwrap();
+    let k = module.function("consume").unwrap();
+    let (a, other) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let mut b = bufs(&d);
+    let built = build(&d, &k, &mut b, 3);
+    let mut exec = built.graph.instantiate().unwrap();
+    exec.launch(&a).unwrap();
+    assert_eq!(b.z.to_vec().unwrap(), vec![3; N]);
+
+    // The memset now writes 9; the kernel now writes v; the last node is a child graph node, not a copy node: refused before HIP, naming it.
+    exec.set_memset_node_params(&built.graph, built.fill, &mut b.x, 9u32)
+        .unwrap();
+    let mut v = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let n = N as u32;
+    // SAFETY: as in build, writing v[..n].
+    unsafe {
+        exec.set_kernel_node_params(
+            &built.graph,
+            built.kernel,
+            &k,
+            &LaunchConfig::for_num_elems(n),
+            LaunchArgs::new().arg(&b.x).arg_mut(&mut v).arg(&n),
+        )
+        .unwrap()
+    };
+    let mut y2 = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let err = exec
+        .set_copy_node_params(&built.graph, built.last_copy, &mut y2, &b.x)
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("graph copy node update"), "{text}");
+    assert!(text.contains("node 4 of the graph"), "{text}");
+    for round in 0..ROUNDS {
+        exec.launch(&a).unwrap();
+        // v is now one of the graph's buffers: another stream's write of it waits for the launch.
+        other.fill_async(&mut v, round).unwrap();
+        other.fill_async(&mut b.x, 50).unwrap();
+    }
+    assert_eq!(b.z.to_vec().unwrap(), vec![9; N]);
+    assert_eq!(v.to_vec().unwrap(), vec![ROUNDS - 1; N]);
+    drop(exec);
+    assert_no_reports();
+}
+
+#[test]
+fn the_builder_refuses_foreign_nodes_bad_configurations_and_arguments() {
+    let d = Device::get(0).unwrap();
+    let module = Module::load_data(&d, code()).unwrap();
+    let k = module.function("consume").unwrap();
+    let mut b = bufs(&d);
+    let mut one = GraphBuilder::new(&d).unwrap();
+    let mut two = GraphBuilder::new(&d).unwrap();
+    let foreign = one.memset(&[], &mut b.x, 1u32).unwrap();
+    let n = N as u32;
+    // SAFETY: refused before anything is recorded.
+    let err = unsafe {
+        two.kernel(
+            &[foreign],
+            &k,
+            &LaunchConfig::for_num_elems(n),
+            LaunchArgs::new().arg(&b.x).arg_mut(&mut b.w).arg(&n),
+        )
+    }
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidArgument {
+                what: "graph kernel node",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // A block the device cannot run.
+    // SAFETY: refused before anything is recorded.
+    let err = unsafe {
+        two.kernel(
+            &[],
+            &k,
+            &LaunchConfig::new(1u32, 4096u32),
+            LaunchArgs::new().arg(&b.x).arg_mut(&mut b.w).arg(&n),
+        )
+    }
+    .unwrap_err();
+    assert!(matches!(err, Error::InvalidLaunch(_)), "{err:?}");
+    // A missing argument.
+    // SAFETY: refused before anything is recorded.
+    let err = unsafe {
+        two.kernel(
+            &[],
+            &k,
+            &LaunchConfig::for_num_elems(n),
+            LaunchArgs::new().arg(&b.x).arg_mut(&mut b.w),
+        )
+    }
+    .unwrap_err();
+    assert!(matches!(err, Error::ArgumentMismatch { .. }), "{err:?}");
+    assert!(two.is_empty());
+    // A node update naming another builder's node.
+    let g1 = one.build().unwrap();
+    let mut exec = two.build().unwrap().instantiate().unwrap();
+    let err = exec
+        .set_memset_node_params(&g1, foreign, &mut b.x, 2u32)
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidArgument {
+                what: "graph memset node update",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // A captured graph's executable takes no node updates.
+    let s = Stream::non_blocking(&d).unwrap();
+    let capture = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    capture.stream().fill_async(&mut b.y, 1).unwrap();
+    let captured = capture.end().unwrap();
+    let mut cexec = captured.instantiate().unwrap();
+    assert!(cexec
+        .set_memset_node_params(&captured, foreign, &mut b.y, 2u32)
+        .is_err());
+    assert_no_reports();
+}
