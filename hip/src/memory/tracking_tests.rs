@@ -420,7 +420,8 @@ fn a_read_stamp_is_folded_into_the_readers() {
 #[test]
 fn only_hipmalloc_device_memory_is_exportable_to_other_processes() {
     let d = Device::for_unit_tests(0);
-    let fake = 0x1000 as *mut std::ffi::c_void;
+    // An address with no provenance: never dereferenced (Miri runs this with strict provenance).
+    let fake = std::ptr::without_provenance_mut::<std::ffi::c_void>(0x1000);
     assert!(!Allocation::new(std::ptr::null_mut(), &d, Release::Free).is_exportable());
     // Never freed: each release is set to Nothing before the drop (no HIP here).
     let cases = [
