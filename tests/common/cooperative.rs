@@ -95,5 +95,12 @@ pub fn builder(arch: &str) -> hip::rtc::ProgramBuilder {
     let dir = cuda_include().unwrap_or_else(|tried| {
         panic!("no cooperative_groups.h in {tried:?}: set HIP_RS_CUDA_INCLUDE to CUDA's include folder")
     });
-    builder.option(format!("-I{}", dir.display()))
+    let builder = builder.option(format!("-I{}", dir.display()));
+    // Newer CUDA toolkits keep libcu++ (`cuda/std/...`, which cooperative_groups includes) under
+    // include/cccl: the H100's /usr/local/cuda did (2026-12-06), NVRTC failing on `cuda/std/type_traits`.
+    let cccl = dir.join("cccl");
+    if cccl.join("cuda").is_dir() {
+        return builder.option(format!("-I{}", cccl.display()));
+    }
+    builder
 }
