@@ -7,8 +7,9 @@
 #   scripts/gpu-bundle-solver.sh HIPSOLVER_SRC HIPSPARSE_SRC [HIPBLAS_SRC]   -> .solver-lib-a/ ... and .solver-bundle/
 #
 # With HIPBLAS_SRC (rocm-5.2.3), hipBLAS's NVIDIA backend is built too (cuBLAS already travels for
-# cuSOLVER): the library-handle tests (gpu_library_handles, gpu_blas_handle) join the bundle, and
-# bench-solver's host-cost rows include a GEMM.
+# cuSOLVER): the library-handle tests (gpu_library_handles, gpu_blas_handle) join the bundle, bench-solver's
+# host-cost rows include a GEMM, and bench-blas --host-only (its paired GEMM host-cost table against raw
+# C++ hipBLAS) runs after bench-solver.
 #
 # The CUDA libraries are pruned to sm_90 (scripts/prune-fatbin.py), xz-compressed, put in one tar and cut
 # into as few equal pieces as let no call carry more than HIP_RS_CALL_MIB (default 55) MiB with the
@@ -39,7 +40,7 @@ targets=(
     "example sparse"
     "bench solver"
 )
-[ -n "$blas_src" ] && targets+=("test gpu_library_handles" "test gpu_blas_handle")
+[ -n "$blas_src" ] && targets+=("test gpu_library_handles" "test gpu_blas_handle" "bench blas")
 
 scripts/build-math-nvidia.sh solver "$solver_src" target/hipsolver-nvidia
 scripts/build-math-nvidia.sh sparse "$sparse_src" target/hipsparse-nvidia
@@ -114,9 +115,14 @@ g++ "${base_flags[@]}" -shared -fPIC bench/baseline/solver_baseline.cpp -o "$out
     "${base_libs[@]}" -Wl,--no-undefined
 g++ "${base_flags[@]}" -DHIPRS_SOLVER_BASELINE_MAIN bench/baseline/solver_baseline.cpp -o "$out/bin/baseline-solver" \
     "${base_libs[@]}"
-strip "$out"/bin/* "$out/lib/libhiprs_solver_baseline.so"
+if [ -n "$blas_src" ]; then # bench-blas's raw C++ side
+    g++ "${base_flags[@]}" -shared -fPIC -I"$HIPBLAS_PATH/include" bench/baseline/blas_baseline.cpp \
+        -o "$out/lib/libhiprs_blas_baseline.so" -L"$HIPBLAS_PATH/lib" -l:libhipblas.so.0 -Wl,--no-undefined \
+        -L"$cuda/lib" -lcudart -Wl,-rpath-link,"$cuda/lib"
+fi
+strip "$out"/bin/* "$out"/lib/libhiprs_*_baseline.so
 # NVRTC (16 MB compressed) only where a carried program links it.
-needed=$(for f in "$out"/bin/* "$out/lib/libhiprs_solver_baseline.so"; do readelf -d "$f"; done | grep -o 'NEEDED.*' | sort -u)
+needed=$(for f in "$out"/bin/* "$out"/lib/libhiprs_*_baseline.so; do readelf -d "$f"; done | grep -o 'NEEDED.*' | sort -u)
 for b in "$out"/bin/*; do xz -T1 -6 "$b"; done
 cp -L "$cuda/lib/libcudart.so.11.0" "$HIPSOLVER_PATH/lib/libhipsolver.so.0" "$HIPSPARSE_PATH/lib/libhipsparse.so.0" "$out/lib/"
 [ -n "$blas_src" ] && cp -L "$HIPBLAS_PATH/lib/libhipblas.so.0" "$out/lib/"
@@ -245,6 +251,11 @@ else
         # shellcheck disable=SC2086 # the arguments split on spaces
         "$here/bin/bench-solver" --baseline "$here/lib/libhiprs_solver_baseline.so" ${HIP_RS_BENCH_ARGS:-} |
             tee "$dest/bench-solver.md"
+        [ "${PIPESTATUS[0]}" = 0 ] || fail=1
+    fi
+    if [ -f "$here/bin/bench-blas" ]; then
+        echo "=== bench-blas --host-only"
+        "$here/bin/bench-blas" --baseline "$here/lib/libhiprs_blas_baseline.so" --host-only | tee "$dest/bench-blas.md"
         [ "${PIPESTATUS[0]}" = 0 ] || fail=1
     fi
     if [ ! -f "$here/bin/bench-solver" ] || [ "${HIP_RS_RAW_TABLE:-}" = 1 ]; then
