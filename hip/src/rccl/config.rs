@@ -2,11 +2,12 @@
 //! (`ncclCommInitRankConfig`), blocking or not, and [`PendingComm`], one whose initialization goes on in
 //! the background.
 
+use super::poll::{poll_until, Backoff};
 use super::{check_ranks, group, result, Comm, UniqueId};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use std::ffi::{c_int, CString};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How a communicator is made ([`Comm::with_config`]): `ncclConfig_t`'s fields, each left to the
 /// library (its default, or its `NCCL_*` environment variable) unless set here.
@@ -251,23 +252,17 @@ impl PendingComm {
     /// # Ok::<(), hip::Error>(())
     /// ```
     pub fn wait(mut self, timeout: Duration) -> Result<Comm> {
-        let start = Instant::now();
-        let mut pause = Duration::from_micros(20);
-        loop {
-            // On an error `self` drops, aborting the communicator.
-            if self.is_ready()? {
-                return Ok(self.comm.take().expect("held until consumed"));
-            }
-            let waited = start.elapsed();
-            if waited >= timeout {
-                return Err(Error::Timeout {
-                    what: "the RCCL communicator's initialization (ranks that never joined)",
-                    waited,
-                });
-            }
-            std::thread::sleep(pause.min(timeout - waited));
-            pause = (pause * 2).min(Duration::from_millis(1));
-        }
+        let backoff = Backoff {
+            first: Duration::from_micros(20),
+            cap: Duration::from_millis(1),
+            limit: Some((
+                timeout,
+                "the RCCL communicator's initialization (ranks that never joined)",
+            )),
+        };
+        // On an error or the timeout `self` drops, aborting the communicator.
+        poll_until(backoff, || self.is_ready())?;
+        Ok(self.comm.take().expect("held until consumed"))
     }
 
     /// Stop the initialization and free the communicator (`ncclCommAbort`).

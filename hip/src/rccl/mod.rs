@@ -75,6 +75,7 @@
 mod bootstrap;
 mod config;
 mod group;
+mod poll;
 mod result;
 mod split;
 mod types;

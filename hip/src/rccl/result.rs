@@ -2,9 +2,11 @@
 //! [`crate::rccl`]). Every function names the C call it wraps; see NCCL's API reference
 //! (<https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/api.html>), which RCCL follows.
 
+use super::poll::{poll_until, Backoff};
 use crate::error::{Error, NcclErrorCode, Result};
 use rccl_sys as sys;
 use std::ffi::{c_int, c_void, CStr};
+use std::time::Duration;
 
 /// The error for `code` returned by `call`, with the library's message (and the communicator's last error
 /// detail where `comm` is given).
@@ -59,23 +61,24 @@ fn check_comm(call: &'static str, code: sys::ncclResult_t, comm: sys::ncclComm_t
 /// # Safety
 /// `comm` is a live communicator.
 pub(crate) unsafe fn settle(call: &'static str, comm: sys::ncclComm_t) -> Result<()> {
-    let mut pause = std::time::Duration::from_micros(1);
-    loop {
+    let backoff = Backoff {
+        first: Duration::from_micros(1),
+        cap: Duration::from_micros(100),
+        limit: None,
+    };
+    poll_until(backoff, || {
         let mut state = sys::ncclResult_t::ncclSuccess;
         // SAFETY: `comm` is a live communicator (every caller's contract); `state` is a live local.
         let code = unsafe { sys::ncclCommGetAsyncError(comm, &mut state) };
         if code != sys::ncclResult_t::ncclSuccess {
             return Err(error("ncclCommGetAsyncError", code, comm));
         }
-        if state == sys::ncclResult_t::ncclSuccess {
-            return Ok(());
+        match state {
+            sys::ncclResult_t::ncclSuccess => Ok(true),
+            sys::ncclResult_t::ncclInProgress => Ok(false),
+            failed => Err(error(call, failed, comm)),
         }
-        if state != sys::ncclResult_t::ncclInProgress {
-            return Err(error(call, state, comm));
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(std::time::Duration::from_micros(100));
-    }
+    })
 }
 
 /// `ncclGetVersion`: the library's version as `major * 10000 + minor * 100 + patch` (NCCL >= 2.9).

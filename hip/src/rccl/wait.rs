@@ -1,10 +1,11 @@
 //! [`Comm::wait`]: wait for a communicator's work with a bound, watching for a peer that failed.
 
+use super::poll::{poll_until, Backoff};
 use super::Comm;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::event::same_device;
 use crate::stream::Stream;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The longest pause between two looks at the stream and the communicator.
 const MAX_PAUSE: Duration = Duration::from_millis(1);
@@ -19,10 +20,11 @@ impl Comm {
     ///
     /// # Errors
     ///
-    /// [`Error::Timeout`] when the stream's work is not done within `timeout`; the communicator's
-    /// asynchronous error ([`Error::Nccl`]) as soon as it has one; [`Error::DeviceMismatch`] for a
-    /// stream of another device; the stream's error from HIP ([`Error::Hip`]), and
-    /// [`Error::InvalidArgument`] for a stream being captured.
+    /// [`Error::Timeout`](crate::Error::Timeout) when the stream's work is not done within `timeout`;
+    /// the communicator's asynchronous error ([`Error::Nccl`](crate::Error::Nccl)) as soon as it has
+    /// one; [`Error::DeviceMismatch`](crate::Error::DeviceMismatch) for a stream of another device; the
+    /// stream's error from HIP ([`Error::Hip`](crate::Error::Hip)), and
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a stream being captured.
     ///
     /// ```no_run
     /// # fn f(comm: hip::rccl::Comm, stream: &hip::Stream, x: &mut hip::DeviceBuffer<f32>) -> hip::Result<()> {
@@ -37,22 +39,16 @@ impl Comm {
     /// ```
     pub fn wait(&self, stream: &Stream, timeout: Duration) -> Result<()> {
         same_device("Comm::wait", &self.device, stream.device())?;
-        let start = Instant::now();
-        let mut pause = Duration::from_micros(20);
-        loop {
+        let backoff = Backoff {
+            first: Duration::from_micros(20),
+            cap: MAX_PAUSE,
+            limit: Some((timeout, "the RCCL communicator's work on the stream")),
+        };
+        poll_until(backoff, || {
             if stream.query()? {
-                return Ok(());
+                return Ok(true);
             }
-            self.async_error()?;
-            let waited = start.elapsed();
-            if waited >= timeout {
-                return Err(Error::Timeout {
-                    what: "the RCCL communicator's work on the stream",
-                    waited,
-                });
-            }
-            std::thread::sleep(pause.min(timeout - waited));
-            pause = (pause * 2).min(MAX_PAUSE);
-        }
+            self.async_error().map(|()| false)
+        })
     }
 }
