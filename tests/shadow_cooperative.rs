@@ -11,7 +11,7 @@ mod shadow;
 use hip::launch::cooperative::{CALL, HAS_COOPERATIVE_LAUNCH};
 use hip::prelude::*;
 use hip::Error;
-use shadow::assert_no_reports;
+use shadow::{assert_no_reports, ShadowKernel};
 
 const N: usize = 4096;
 const KERNELS: &str = r#"
@@ -26,15 +26,14 @@ extern "C" __global__ void gather(const unsigned int* x, unsigned int* y, unsign
 "#;
 
 fn module(d: &Device) -> Module {
-    shadow::declare_kernel("produce", b"w\0");
-    shadow::declare_kernel_duration("produce", 1500);
-    shadow::declare_kernel("gather", b"rw\0");
-    shadow::declare_kernel_duration("gather", 300);
-    let code = hip::rtc::ProgramBuilder::new(KERNELS)
-        .arch(d.arch_name().unwrap())
-        .compile()
-        .unwrap();
-    Module::load_data(d, code.code()).unwrap()
+    let code = shadow::compile(
+        KERNELS,
+        &[
+            ShadowKernel("produce", b"w\0", 1500),
+            ShadowKernel("gather", b"rw\0", 300),
+        ],
+    );
+    Module::load_data(d, &code).unwrap()
 }
 
 #[test]

@@ -8,7 +8,7 @@ mod shadow;
 
 use hip::prelude::*;
 use hip::{Error, Graph, GraphBuilder, GraphNode};
-use shadow::assert_no_reports;
+use shadow::{assert_no_reports, ShadowKernel};
 use std::sync::OnceLock;
 
 const N: usize = 4096;
@@ -22,16 +22,7 @@ extern "C" __global__ void consume(const unsigned int* x, unsigned int* y, unsig
 
 fn code() -> &'static [u8] {
     static CODE: OnceLock<Vec<u8>> = OnceLock::new();
-    CODE.get_or_init(|| {
-        shadow::declare_kernel("consume", b"rw\0");
-        shadow::declare_kernel_duration("consume", 1500);
-        let d = Device::get(0).unwrap();
-        let code = hip::rtc::ProgramBuilder::new(KERNELS)
-            .arch(d.arch_name().unwrap())
-            .compile()
-            .unwrap();
-        code.code().to_vec()
-    })
+    CODE.get_or_init(|| shadow::compile(KERNELS, &[ShadowKernel("consume", b"rw\0", 1500)]))
 }
 
 struct Bufs {

@@ -8,7 +8,7 @@ mod shadow;
 
 use hip::memory::staging::{self, StagingConfig};
 use hip::prelude::*;
-use shadow::assert_no_reports;
+use shadow::{assert_no_reports, ShadowKernel};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -83,15 +83,14 @@ extern "C" __global__ void pause(unsigned int n) {}
 #[test]
 fn the_second_future_does_not_wait_for_the_first_ones_release() {
     let d = device();
-    shadow::declare_kernel("hold", b"rw\0");
-    shadow::declare_kernel_duration("hold", 1_000_000);
-    shadow::declare_kernel("pause", b"\0");
-    shadow::declare_kernel_duration("pause", 200_000);
-    let code = hip::rtc::ProgramBuilder::new(HOLD)
-        .arch(d.arch_name().unwrap())
-        .compile()
-        .unwrap();
-    let module = Module::load_data(&d, code.code()).unwrap();
+    let code = shadow::compile(
+        HOLD,
+        &[
+            ShadowKernel("hold", b"rw\0", 1_000_000),
+            ShadowKernel("pause", b"\0", 200_000),
+        ],
+    );
+    let module = Module::load_data(&d, &code).unwrap();
     let (s, busy) = (
         Stream::non_blocking(&d).unwrap(),
         Stream::non_blocking(&d).unwrap(),

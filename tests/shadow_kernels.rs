@@ -9,7 +9,7 @@
 mod shadow;
 
 use hip::prelude::*;
-use shadow::assert_no_reports;
+use shadow::{assert_no_reports, ShadowKernel};
 use std::sync::OnceLock;
 
 const N: usize = 4096;
@@ -28,16 +28,13 @@ extern "C" __global__ void consume(const unsigned int* x, unsigned int* y, unsig
 fn code() -> &'static [u8] {
     static CODE: OnceLock<Vec<u8>> = OnceLock::new();
     CODE.get_or_init(|| {
-        shadow::declare_kernel("produce", b"w\0");
-        shadow::declare_kernel_duration("produce", 1500);
-        shadow::declare_kernel("consume", b"rw\0");
-        shadow::declare_kernel_duration("consume", 800);
-        let d = Device::get(0).unwrap();
-        let code = hip::rtc::ProgramBuilder::new(KERNELS)
-            .arch(d.arch_name().unwrap())
-            .compile()
-            .unwrap();
-        code.code().to_vec()
+        shadow::compile(
+            KERNELS,
+            &[
+                ShadowKernel("produce", b"w\0", 1500),
+                ShadowKernel("consume", b"rw\0", 800),
+            ],
+        )
     })
 }
 

@@ -114,3 +114,21 @@ pub fn symbol_address(name: &str) -> Option<usize> {
         .ok()
         .map(|s| *s as usize)
 }
+
+/// A kernel the shadow runs: its name, its parameters' roles (as [`declare_kernel`]) and how long a
+/// launch takes, in microseconds (as [`declare_kernel_duration`]).
+pub struct ShadowKernel<'a>(pub &'a str, pub &'a [u8], pub u64);
+
+/// `source` compiled by HIPRTC for device 0's target, after declaring each of `kernels` to the shadow.
+pub fn compile(source: &str, kernels: &[ShadowKernel]) -> Vec<u8> {
+    for ShadowKernel(name, roles, us) in kernels {
+        declare_kernel(name, roles);
+        declare_kernel_duration(name, *us);
+    }
+    let d = hip::Device::get(0).unwrap();
+    let code = hip::rtc::ProgramBuilder::new(source)
+        .arch(d.arch_name().unwrap())
+        .compile()
+        .unwrap();
+    code.code().to_vec()
+}
