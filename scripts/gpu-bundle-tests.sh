@@ -31,6 +31,10 @@ strip "$out"/bin/*
 xz -T2 -6 "$out"/bin/*
 cp -L "$cuda/lib/$cudart_so" "$out/lib/"
 for l in $nvrtc_libs; do xz -T2 -6 -c "$cuda/lib/$l" > "$out/lib/$l.xz"; done
+# The CUDA headers of the NVRTC that travels (1.4 MiB compressed): kernels that include CUDA's own
+# headers (cooperative_groups.h) must see the ones matching NVRTC's built-in headers, not the GPU
+# machine's toolkit (a newer CUDA's cuda_fp8.hpp does not parse under NVRTC 12.9).
+tar -C "$cuda" -cJf "$out/cuda-include.tar.xz" include
 echo "$nvidia_label" > "$out/built-with"
 echo "$tests" > "$out/tests"
 cat > "$out/run.sh" <<'RUN'
@@ -41,6 +45,8 @@ for f in "$here"/lib/*.xz "$here"/bin/*.xz; do [ -f "${f%.xz}" ] || xz -dk "$f";
 chmod +x "$here"/bin/*
 rm -f "$here"/bin/*.xz
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+[ -d "$here/include" ] || tar -C "$here" -xJf "$here/cuda-include.tar.xz"
+export HIP_RS_CUDA_INCLUDE=${HIP_RS_CUDA_INCLUDE:-$here/include}
 fail=0
 echo "built with: $(cat "$here/built-with")"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true

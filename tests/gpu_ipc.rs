@@ -96,7 +96,7 @@ impl Peer {
         to.flush().unwrap();
     }
 
-    /// The next line starting with `key ` (without the key), within a minute; otherwise the test fails
+    /// What follows `key ` on the next line holding it, within a minute; otherwise the test fails
     /// with what the child wrote to stderr and how it ended.
     fn expect(&mut self, key: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -104,8 +104,11 @@ impl Peer {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
                 Ok(line) => {
-                    if let Some(rest) = line.strip_prefix(&format!("{key} ")) {
-                        return rest.to_string();
+                    // The test harness starts the child's first line (`test child_role ... `), so
+                    // the key may follow other text on its line.
+                    let tag = format!("{key} ");
+                    if let Some(at) = line.find(&tag) {
+                        return line[at + tag.len()..].to_string();
                     }
                 }
                 Err(e) => {
