@@ -8,7 +8,7 @@
 //! [`Function::launch`](crate::Function::launch), with the arguments' agreement with the kernel proved by
 //! the macro instead of promised by the caller.
 
-use super::KernelArg;
+use super::{KernelArg, LaunchConfig};
 use crate::error::{Error, Result};
 use crate::memory::{DeviceCopy, DeviceMemory, DeviceMemoryMut};
 use crate::module::{Function, Module};
@@ -69,6 +69,75 @@ pub fn load(module: &Module, export: &str, kernel: &str) -> Result<Function> {
     })
 }
 
+/// Refuse `config` when its dynamic shared memory is less than a `#[kernel]`'s `Shared<T, K>` needs:
+/// `per_thread` bytes (`K * size_of::<T>()`) for each thread of the block. `per_thread` 0 (no `Shared`)
+/// accepts any configuration.
+///
+/// The kernel reaches exactly `K * B` slots of `T` for a block of `B` threads (slot `t + k * B` is
+/// thread `t`'s `k`-th): past what the launch gave, it would read and write outside its block's shared
+/// memory.
+///
+/// # Errors
+///
+/// [`Error::InvalidLaunch`] naming the kernel, the bytes it needs and the bytes `config` gives.
+///
+/// ```
+/// use hip::LaunchConfig;
+/// use hip::launch::typed::check_shared;
+/// let config = LaunchConfig { shared_mem_bytes: 1024, ..LaunchConfig::new(8, 256) };
+/// assert!(check_shared(&config, "block_sum_u32", 4).is_ok()); // 256 threads x 4 bytes
+/// assert!(check_shared(&config, "tiled", 8).is_err()); // 2048 bytes needed
+/// ```
+pub fn check_shared(config: &LaunchConfig, kernel: &str, per_thread: u32) -> Result<()> {
+    if per_thread == 0 {
+        return Ok(());
+    }
+    let need = config.block.volume() * u128::from(per_thread);
+    if u128::from(config.shared_mem_bytes) >= need {
+        return Ok(());
+    }
+    Err(short_of_shared(config, kernel, per_thread, need))
+}
+
+#[cold]
+fn short_of_shared(config: &LaunchConfig, kernel: &str, per_thread: u32, need: u128) -> Error {
+    Error::InvalidLaunch(format!(
+        "kernel `{kernel}`: its Shared memory needs {per_thread} bytes per thread, {need} bytes for a block \
+         of {} threads ({:?}); the configuration gives {} bytes of dynamic shared memory \
+         (LaunchConfig::shared_mem_bytes; the kernel's `with_shared` sets it)",
+        config.block.volume(),
+        config.block,
+        config.shared_mem_bytes
+    ))
+}
+
+/// `config` with `shared_mem_bytes` set to `per_thread` bytes for each thread of its block: what a
+/// `#[kernel]` handle's `with_shared` returns.
+///
+/// # Errors
+///
+/// [`Error::InvalidLaunch`] when that is more than a `u32` holds.
+///
+/// ```
+/// use hip::LaunchConfig;
+/// let c = hip::launch::typed::with_shared(LaunchConfig::new(8, (16, 16)), 8).unwrap();
+/// assert_eq!(c.shared_mem_bytes, 2048);
+/// ```
+pub fn with_shared(config: LaunchConfig, per_thread: u32) -> Result<LaunchConfig> {
+    let need = config.block.volume() * u128::from(per_thread);
+    let shared_mem_bytes = u32::try_from(need).map_err(|_| {
+        Error::InvalidLaunch(format!(
+            "{per_thread} bytes of shared memory per thread for a block of {:?} is {need} bytes: more \
+             than a launch can ask for",
+            config.block
+        ))
+    })?;
+    Ok(LaunchConfig {
+        shared_mem_bytes,
+        ..config
+    })
+}
+
 /// The error for a module without the entry point `export` of the kernel `kernel`.
 #[cold]
 fn stale(export: &str, kernel: &str) -> Error {
@@ -81,6 +150,48 @@ fn stale(export: &str, kernel: &str) -> Error {
 
 #[cfg(test)]
 mod tests {
+    use crate::LaunchConfig;
+
+    #[test]
+    fn shared_memory_short_of_k_slots_per_thread_is_refused_naming_both_sizes() {
+        let config = LaunchConfig {
+            shared_mem_bytes: 2047,
+            ..LaunchConfig::new(4, (16, 16))
+        };
+        let e = super::check_shared(&config, "matmul_f32", 8).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("kernel `matmul_f32`")
+                && text.contains("2048 bytes for a block of 256 threads")
+                && text.contains("gives 2047 bytes"),
+            "{text}"
+        );
+        let enough = super::with_shared(config, 8).unwrap();
+        assert_eq!(enough.shared_mem_bytes, 2048);
+        super::check_shared(&enough, "matmul_f32", 8).unwrap();
+        // More than needed is accepted (the kernel uses K * B slots); no Shared accepts anything.
+        super::check_shared(
+            &LaunchConfig {
+                shared_mem_bytes: 1 << 16,
+                ..config
+            },
+            "k",
+            8,
+        )
+        .unwrap();
+        super::check_shared(&LaunchConfig::new(1, 1024), "k", 0).unwrap();
+    }
+
+    #[test]
+    fn a_shared_size_past_u32_is_an_error_not_a_wrap() {
+        let config = LaunchConfig::new(1, (1024, 1024, 64));
+        assert!(matches!(
+            super::with_shared(config, 1 << 20),
+            Err(crate::Error::InvalidLaunch(_))
+        ));
+        assert!(super::check_shared(&config, "k", 1 << 20).is_err());
+    }
+
     #[test]
     fn a_stale_artifact_is_named_with_both_names() {
         let e = super::stale("vector_add_hk00000000deadbeef", "vector_add");
