@@ -376,7 +376,7 @@ fn affine_reads_the_struct_the_host_wrote() {
     }
     // An empty parameter buffer: the kernel finds no Affine and writes nothing.
     let none = DeviceBuffer::<Affine>::zeroed(&d, 1).unwrap();
-    let mut dy = DeviceBuffer::from_slice(&d, &vec![7.0f32; 8]).unwrap();
+    let mut dy = DeviceBuffer::from_slice(&d, &[7.0f32; 8]).unwrap();
     k.launch(
         &s,
         &LaunchConfig::for_num_elems(8),

@@ -153,7 +153,7 @@ fn shared_memory_kernels_are_ordered_like_any_other_and_short_configs_never_laun
     for round in 0..ROUNDS {
         let mut x = DeviceBuffer::from_slice(&d, &vec![round as f32; n * n]).unwrap();
         let mut c = DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap();
-        let (n64, len) = (n as u64, (n * n) as usize);
+        let (n64, len) = (n as u64, n * n);
         // Read after write: A writes x slowly, B's tiled kernel reads it.
         axpy.launch(&a, &LaunchConfig::for_num_elems(len), 2.0, &ones, &mut x)
             .unwrap();

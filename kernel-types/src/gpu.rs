@@ -279,8 +279,10 @@ extern "C" {
 ///   elsewhere (divergent code, or returned early) would count one barrier for threads that did not reach
 ///   it: before the barrier, every live thread of the wavefront must be here (`ballot(true)` counts them
 ///   all), or the kernel stops (`abort`, as a panic does).
-/// - NVIDIA: `barrier.sync 0` without `.aligned` counts each thread's own arrival (sm_70 and later, the
-///   PTX this repository builds): divergent threads of one warp pair with the same barrier instance.
+/// - NVIDIA: `barrier.sync 0` without `.aligned` (sm_70 and later, the PTX this repository builds): a
+///   thread waits for the non-exited threads of its warp to arrive wherever they are, then marks the
+///   warp's arrival; exiting threads release a barrier they hold up (PTX ISA, `barrier` and `exit`).
+///   `bar.sync` (aligned) would be undefined when threads reach different instructions.
 #[inline(always)]
 pub(crate) fn shared_barrier() {
     #[cfg(target_arch = "amdgpu")]

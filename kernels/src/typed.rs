@@ -58,10 +58,8 @@ pub fn count_once(mut y: Out<u8>) {
 #[kernel]
 pub fn scale_chunks_f32(a: f32, x: In<f32>, mut y: OutChunk<f32, 4>) {
     y.for_each_mine(|first, chunk| {
-        let mut i = first;
-        for e in chunk.iter_mut() {
+        for (i, e) in (first..).zip(chunk.iter_mut()) {
             *e = a * x.get(i).unwrap_or(0.0);
-            i += 1;
         }
     });
 }
