@@ -252,11 +252,7 @@ impl<T: DeviceValue, const N: usize> OutChunk<'_, T, N> {
     /// Chunk `c` when it starts below `len()`: private, as `c` must be this thread's.
     #[inline(always)]
     fn chunk(&mut self, c: u64) -> Option<(u64, &mut [T])> {
-        let first = c.checked_mul(N as u64)?;
-        if first >= self.len {
-            return None;
-        }
-        let n = (self.len - first).min(N as u64);
+        let (first, n) = chunk_range(c, N as u64, self.len)?;
         // SAFETY: first + n <= len, and `from_raw_parts`' contract gives this thread chunk `c` (its own
         // index, or its grid-stride share of chunks: distinct from every other thread's, all threads
         // cutting chunks of the same N) for reading and writing; the &mut borrows `self`.
@@ -308,19 +304,10 @@ impl<T: DeviceValue, const N: usize> OutBlock<'_, T, N> {
     #[inline(always)]
     pub fn mine(&mut self) -> Option<&mut T> {
         let t = u64::from(gpu::thread_linear_id_in_block());
-        if t >= N as u64 {
-            return None;
-        }
-        let i = gpu::block_linear_id()
-            .checked_mul(N as u64)?
-            .checked_add(t)?;
-        if i < self.len {
-            // SAFETY: i < len; element b N + t with t < N is this thread's alone (blocks and threads in
-            // a block have distinct indices); the &mut borrows self.
-            Some(unsafe { &mut *self.ptr.add(i as usize) })
-        } else {
-            None
-        }
+        let i = block_element(gpu::block_linear_id(), t, N as u64, self.len)?;
+        // SAFETY: i < len; element b N + t with t < N is this thread's alone (blocks and threads in a
+        // block have distinct indices); the &mut borrows self.
+        Some(unsafe { &mut *self.ptr.add(i as usize) })
     }
 }
 
@@ -374,17 +361,117 @@ impl<T: DeviceValue> Out2d<'_, T> {
     /// thread with `z > 0`, a column past `cols()` or an index past the end.
     #[inline(always)]
     pub fn mine(&mut self) -> Option<&mut T> {
-        let (x, y) = (gpu::global_id_x(), gpu::global_id_y());
-        if gpu::global_id_z() != 0 || x >= self.cols {
-            return None;
+        let (x, y, z) = (gpu::global_id_x(), gpu::global_id_y(), gpu::global_id_z());
+        let i = cell(x, y, z, self.cols, self.len)?;
+        // SAFETY: i < len; (y, x) with x < cols maps to y cols + x for this thread alone (z = 0
+        // threads have distinct (x, y)); the &mut borrows self.
+        Some(unsafe { &mut *self.ptr.add(i as usize) })
+    }
+}
+
+/// Chunk `c` of `n`-element chunks over `len` elements: its first index and its length, `None` when it
+/// starts at or past `len` (or its start overflows).
+#[inline(always)]
+fn chunk_range(c: u64, n: u64, len: u64) -> Option<(u64, u64)> {
+    let first = c.checked_mul(n)?;
+    (first < len).then(|| (first, (len - first).min(n)))
+}
+
+/// The element of thread `t` of block `b` in an `OutBlock` of `n` per block over `len`.
+#[inline(always)]
+fn block_element(b: u64, t: u64, n: u64, len: u64) -> Option<u64> {
+    if t >= n {
+        return None;
+    }
+    let i = b.checked_mul(n)?.checked_add(t)?;
+    (i < len).then_some(i)
+}
+
+/// The element of the thread at global `(x, y, z)` in an `Out2d` of rows of `cols` over `len`.
+#[inline(always)]
+fn cell(x: u64, y: u64, z: u64, cols: u64, len: u64) -> Option<u64> {
+    if z != 0 || x >= cols {
+        return None;
+    }
+    let i = y.checked_mul(cols)?.checked_add(x)?;
+    (i < len).then_some(i)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The partitions the output types promise, checked over every thread of small launches: each
+    //! element reached by exactly one thread.
+    extern crate std;
+    use crate::gpu::GridStride;
+    use std::{vec, vec::Vec};
+
+    /// How many threads of a launch of `threads` reach each element (grid-stride over chunks).
+    fn chunk_owners(threads: u64, n: u64, len: u64) -> Vec<u8> {
+        let mut seen = vec![0u8; len as usize];
+        for g in 0..threads {
+            for c in GridStride::new(g, threads, len.div_ceil(n)) {
+                let (first, k) = super::chunk_range(c, n, len).unwrap();
+                for i in first..first + k {
+                    seen[i as usize] += 1;
+                }
+            }
         }
-        let i = y.checked_mul(self.cols)?.checked_add(x)?;
-        if i < self.len {
-            // SAFETY: i < len; (y, x) with x < cols maps to y cols + x for this thread alone (z = 0
-            // threads have distinct (x, y)); the &mut borrows self.
-            Some(unsafe { &mut *self.ptr.add(i as usize) })
-        } else {
-            None
+        seen
+    }
+
+    #[test]
+    fn out_chunk_reaches_each_element_once_for_any_thread_count() {
+        for (threads, n, len) in [
+            (3, 4, 50),
+            (64, 4, 1000),
+            (1, 7, 13),
+            (100, 3, 10),
+            (5, 1, 5),
+        ] {
+            assert_eq!(
+                chunk_owners(threads, n, len),
+                vec![1; len as usize],
+                "{threads} {n} {len}"
+            );
         }
+        assert_eq!(super::chunk_range(3, 4, 12), None);
+        assert_eq!(super::chunk_range(2, 4, 10), Some((8, 2)));
+        assert_eq!(super::chunk_range(u64::MAX / 2, 4, u64::MAX), None); // the start overflows
+    }
+
+    #[test]
+    fn out_block_gives_each_block_its_own_elements() {
+        let (blocks, threads, n, len) = (7u64, 32u64, 3u64, 20u64);
+        let mut seen = vec![0u8; len as usize];
+        for b in 0..blocks {
+            for t in 0..threads {
+                if let Some(i) = super::block_element(b, t, n, len) {
+                    assert_eq!(i / n, b);
+                    seen[i as usize] += 1;
+                }
+            }
+        }
+        assert_eq!(seen, vec![1; len as usize]);
+        assert_eq!(super::block_element(u64::MAX, 1, 2, u64::MAX), None);
+    }
+
+    #[test]
+    fn out_2d_maps_each_thread_to_its_own_cell_and_ignores_z() {
+        let (cols, rows) = (5u64, 3u64);
+        let len = cols * rows;
+        let mut seen = vec![0u8; len as usize];
+        // A grid wider and taller than the matrix, and two layers in z.
+        for z in 0..2 {
+            for y in 0..8 {
+                for x in 0..8 {
+                    if let Some(i) = super::cell(x, y, z, cols, len) {
+                        assert_eq!((z, i / cols, i % cols), (0, y, x));
+                        seen[i as usize] += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(seen, vec![1; len as usize]);
+        assert_eq!(super::cell(0, u64::MAX, 0, 2, u64::MAX), None);
     }
 }
