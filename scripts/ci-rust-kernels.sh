@@ -64,16 +64,22 @@ rust_kernels_ci() {
         # Shared::sync's barrier: before every s_barrier (since the one before it), the wavefront counts
         # its live lanes (s_bcnt1 of exec), and the kernel has the trap taken when some are missing (a
         # wavefront in divergent code would pair barriers wrongly: kernel-types/src/gpu.rs).
-        for k in "${shared[@]}"; do
-            awk -v k="$k" '
-                $0 ~ "^[0-9a-f]+ <" k "_hk[0-9a-f]+>:$" { on = 1; next }
+        # $1: the symbol, as an awk regex.
+        barriers_counted() {
+            awk -v k="$1" '
+                $0 ~ "^[0-9a-f]+ <" k ">:$" { on = 1; next }
                 on && /^[0-9a-f]+ </ { exit }
                 on && /s_bcnt1_i32_b(32|64) s[0-9]+, exec/ { counted = 1 }
                 on && /s_trap/ { trap = 1 }
                 on && /s_barrier/ { n++; if (!counted) bad++; counted = 0 }
-                END { exit !(n >= 2 && bad == 0 && trap) }' <<<"$dis" ||
+                END { exit !(n >= 2 && bad == 0 && trap) }' <<<"$dis"
+        }
+        for k in "${shared[@]}"; do
+            barriers_counted "${k}_hk[0-9a-f]+" ||
                 fail "$f: $k: an s_barrier without the live-lane count before it, or no trap"
         done
+        # Negative control: the raw twin's barriers (gpu::sync_threads) have no count, and the check says so.
+        ! barriers_counted matmul_f32_unchecked || fail "$f: the barrier check passes a kernel without counts"
         echo "ci-rust-kernels: $f: ${#shared[@]} Shared kernels count their live lanes before each barrier"
     done
     local listed
