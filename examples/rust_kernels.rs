@@ -1,10 +1,12 @@
 //! Kernels written in Rust (`kernels/`), built for AMD GPUs (an offload bundle of gfx90a and gfx1100) and
 //! NVIDIA GPUs (sm_70 PTX), loaded with `Module::load_data`; every result is checked on the host.
 //!
-//! `vector_add` and `saxpy` are `#[kernel]` functions (kernels/src/typed.rs, included here so the macro
-//! generates their host launchers): launched with no `unsafe`, their buffers ordered by the memory model.
-//! `block_sum_u32` (shared memory) and `affine_f32` (a struct through a pointer) are still raw
-//! `extern "gpu-kernel"` functions, launched through `LaunchArgs` under `unsafe`.
+//! Every kernel here is a `#[kernel]` function (kernels/src/typed.rs, included here so the macro generates
+//! their host launchers): `vector_add`, `saxpy`, `block_sum_u32` (a tree reduction in shared memory
+//! through `Shared<u32>`, whose launcher checks the configuration gives it), `affine_f32` (a `#[repr(C)]`
+//! struct shared with the host, read through `In<Affine>`) and `matmul_f32` (tiled in shared memory).
+//! No `unsafe` anywhere: the kernels' signatures proved the arguments, the memory model orders the
+//! buffers.
 //!
 //! The code objects are the committed ones in `kernels/prebuilt/` (rebuilt by
 //! `scripts/build-rust-kernels.sh`), or with `HIP_RS_BUILD_KERNELS=1` ones built by this package's build.rs
@@ -45,6 +47,7 @@ fn main() -> Result<(), Report> {
     saxpy_f64(&device, &module, &stream)?;
     block_sum(&device, &module, &stream)?;
     affine(&device, &module, &stream)?;
+    matmul(&device, &module, &stream)?;
     println!("all Rust-built kernels gave correct results");
     Ok(())
 }
@@ -73,8 +76,6 @@ fn list_kernels() -> Result<(), Report> {
 
 /// Elements per test: not a multiple of the block size, so the bounds checks are exercised.
 const N: u32 = (1 << 20) + 123;
-/// `N` as the kernels take a length: 64-bit, as their indices.
-const N64: u64 = N as u64;
 
 fn wrong(what: &str, bad: usize) -> Result<(), Report> {
     if bad == 0 {
@@ -151,7 +152,7 @@ fn saxpy_f64(device: &Device, module: &Module, stream: &Stream) -> Result<(), Re
 }
 
 fn block_sum(device: &Device, module: &Module, stream: &Stream) -> Result<(), Report> {
-    let kernel = module.function("block_sum_u32")?;
+    let kernel = typed::block_sum_u32::load(module)?;
     const BLOCK: u32 = 256;
     let blocks = N.div_ceil(BLOCK);
     let input: Vec<u32> = (0..N)
@@ -159,16 +160,9 @@ fn block_sum(device: &Device, module: &Module, stream: &Stream) -> Result<(), Re
         .collect();
     let d_in = DeviceBuffer::from_slice(device, &input)?;
     let mut d_partial = DeviceBuffer::<u32>::zeroed(device, blocks as usize)?;
-    let mut args = LaunchArgs::new();
-    args.arg(&d_in).arg_mut(&mut d_partial).arg(&N64);
-    let config = LaunchConfig {
-        shared_mem_bytes: BLOCK * 4, // one u32 per thread in workgroup memory (LDS)
-        ..LaunchConfig::new(blocks, BLOCK)
-    };
-    // SAFETY: (input, partial, n) as block_sum_u32 takes them; partial holds one u32 per block; the launch
-    // gives blockDim.x * 4 bytes of shared memory and blockDim.x is a power of two.
-    unsafe { kernel.launch(stream, &config, &mut args)? };
-    stream.synchronize()?;
+    // One u32 of shared memory (LDS) per thread: the launcher refuses a configuration with less.
+    let config = typed::block_sum_u32::with_shared(LaunchConfig::new(blocks, BLOCK))?;
+    kernel.launch(stream, &config, &d_in, &mut d_partial)?;
     let partial = d_partial.to_vec()?;
     let bad = input
         .chunks(BLOCK as usize)
@@ -187,24 +181,65 @@ fn block_sum(device: &Device, module: &Module, stream: &Stream) -> Result<(), Re
 }
 
 fn affine(device: &Device, module: &Module, stream: &Stream) -> Result<(), Report> {
-    let kernel = module.function("affine_f32")?;
+    let kernel = typed::affine_f32::load(module)?;
     let params = Affine {
         scale: 0.5,
         offset: 3.0,
-        len: N64,
+        len: u64::from(N),
     };
+    // The struct goes to device memory, and the kernel reads it through `In<Affine>`.
     let d_params = DeviceBuffer::from_slice(device, &[params])?;
     let x: Vec<f32> = (0..N).map(|i| (i % 4096) as f32).collect();
     let d_x = DeviceBuffer::from_slice(device, &x)?;
     let mut d_y = DeviceBuffer::<f32>::zeroed(device, N as usize)?;
-    let mut args = LaunchArgs::new();
-    args.arg(&d_params).arg(&d_x).arg_mut(&mut d_y);
-    // SAFETY: (p, x, y) as affine_f32 takes them: p points to one Affine, x and y hold params.len elements.
-    unsafe { kernel.launch(stream, &LaunchConfig::for_num_elems(N), &mut args)? };
-    stream.synchronize()?;
+    kernel.launch(
+        stream,
+        &LaunchConfig::for_num_elems(N),
+        &d_params,
+        &d_x,
+        &mut d_y,
+    )?;
     let y = d_y.to_vec()?;
     let bad = (0..N as usize)
         .filter(|&i| y[i] != params.apply(x[i]))
         .count();
     wrong("affine_f32 (a #[repr(C)] struct shared with the host)", bad)
+}
+
+/// `c = a b` for 300 x 200 times 200 x 100 matrices, in 16 x 16 tiles of shared memory.
+fn matmul(device: &Device, module: &Module, stream: &Stream) -> Result<(), Report> {
+    let kernel = typed::matmul_f32::load(module)?;
+    let (m, n, k) = (300usize, 100usize, 200usize);
+    let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 11) as f32 * 0.5).collect();
+    let (d_a, d_b) = (
+        DeviceBuffer::from_slice(device, &a)?,
+        DeviceBuffer::from_slice(device, &b)?,
+    );
+    let mut d_c = DeviceBuffer::<f32>::zeroed(device, m * n)?;
+    let grid = ((n as u32).div_ceil(16), (m as u32).div_ceil(16));
+    let config = typed::matmul_f32::with_shared(LaunchConfig::new(grid, (16, 16)))?;
+    let (m64, n64, k64) = (m as u64, n as u64, k as u64);
+    // c's row length (n) goes with it: thread (x, y) owns c[y][x].
+    kernel.launch(stream, &config, m64, n64, k64, &d_a, &d_b, &mut d_c, n64)?;
+    let c = d_c.to_vec()?;
+    let mut bad = 0;
+    for r in 0..m {
+        for col in 0..n {
+            // The kernel's order, no fused multiply-add: the same bits.
+            let mut acc = 0.0f32;
+            for j in 0..k {
+                acc += a[r * k + j] * b[j * n + col];
+            }
+            bad += usize::from(c[r * n + col] != acc);
+        }
+    }
+    if bad != 0 {
+        return Err(Report::msg(format!("matmul_f32: {bad} of {} wrong", m * n)));
+    }
+    println!(
+        "matmul_f32: {m}x{k} times {k}x{n}: {} results correct",
+        m * n
+    );
+    Ok(())
 }

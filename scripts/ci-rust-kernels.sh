@@ -17,8 +17,10 @@ fi
 # The raw kernels, then the #[kernel] ones (kernels/src/typed.rs), exported as NAME_hk + a 64-bit fingerprint
 # of their signature (tests/rust_kernels.rs pins the exact names against the launchers).
 fp='_hk[0-9a-f]{16}'
-typed=(count_once linear_ids saxpy_f32 saxpy_f64 vector_add)
-kernels=(affine_f32 block_sum_u32 saxpy_f32 saxpy_f64 vector_add "${typed[@]/%/$fp}")
+typed=(affine_f32 block_sum_u32 count_once linear_ids matmul_f32 saxpy_f32 saxpy_f64 scale_chunks_f32 vector_add)
+# The #[kernel]s with a Shared handle: their barriers are checked below.
+shared=(block_sum_u32 matmul_f32)
+kernels=(matmul_f32_unchecked saxpy_f32 saxpy_f64 vector_add "${typed[@]/%/$fp}")
 fail() { echo "ci-rust-kernels: $*" >&2; exit 1; }
 
 rust_kernels_ci() {
@@ -59,6 +61,26 @@ rust_kernels_ci() {
                 fail "$f: $k: no 64-bit bound compare and branch before its first store"
         done
         echo "ci-rust-kernels: $f: ${#typed[@]} #[kernel] entry points compare their bounds before storing"
+        # Shared::sync's barrier: before every s_barrier (since the one before it), the wavefront counts
+        # its live lanes (s_bcnt1 of exec), and the kernel has the trap taken when some are missing (a
+        # wavefront in divergent code would pair barriers wrongly: kernel-types/src/gpu.rs).
+        # $1: the symbol, as an awk regex.
+        barriers_counted() {
+            awk -v k="$1" '
+                $0 ~ "^[0-9a-f]+ <" k ">:$" { on = 1; next }
+                on && /^[0-9a-f]+ </ { exit }
+                on && /s_bcnt1_i32_b(32|64) s[0-9]+, exec/ { counted = 1 }
+                on && /s_trap/ { trap = 1 }
+                on && /s_barrier/ { n++; if (!counted) bad++; counted = 0 }
+                END { exit !(n >= 2 && bad == 0 && trap) }' <<<"$dis"
+        }
+        for k in "${shared[@]}"; do
+            barriers_counted "${k}_hk[0-9a-f]+" ||
+                fail "$f: $k: an s_barrier without the live-lane count before it, or no trap"
+        done
+        # Negative control: the raw twin's barriers (gpu::sync_threads) have no count, and the check says so.
+        ! barriers_counted matmul_f32_unchecked || fail "$f: the barrier check passes a kernel without counts"
+        echo "ci-rust-kernels: $f: ${#shared[@]} Shared kernels count their live lanes before each barrier"
     done
     local listed
     listed=$(clang-offload-bundler-22 -list -type=o -input="$dir/hip_rs_kernels.hipfb")
@@ -86,7 +108,7 @@ rust_kernels_ci() {
         HIP_KERNEL_TARGET_DIR="$CARGO_TARGET_DIR/rust-kernels-build" \
         CARGO_TARGET_DIR="$CARGO_TARGET_DIR/rust-kernels-example" cargo run -q --example rust_kernels)
     echo "$out"
-    grep -q "20 kernels" <<<"$out" || fail "the example did not find 20 kernels in the bundle it was built with"
+    grep -q "26 kernels" <<<"$out" || fail "the example did not find 26 kernels in the bundle it was built with"
     local built
     # The newest: earlier build-script runs may have left their own out/ directories.
     built=$(ls -t "$CARGO_TARGET_DIR"/rust-kernels-example/debug/build/hip-rs-*/out/hip_rs_kernels.hipfb | head -1)

@@ -4,7 +4,9 @@
 # folder (default .gpu-bundle/) under 64 MiB. On the GPU machine, `bash .gpu-bundle/run.sh` runs everything,
 # then the tests again under compute-sanitizer memcheck, and exits non-zero on any failure.
 # example-rust_kernels launches the Rust-built kernels (kernels/prebuilt/*.ptx) and checks their results;
-# bench-rust_kernel_vs_hiprtc (release) times the Rust-built vector_add against the HIPRTC-built one.
+# bench-rust_kernel_vs_hiprtc (release) times the Rust-built vector_add against the HIPRTC-built one;
+# bench-typed_launch (release) the #[kernel] launcher against the raw launch (host time) and the checked
+# kernels against their unchecked twins (vector_add, memory-bound; tiled matmul, compute-bound).
 #
 # CUDA 12.9 and the machine's HIP headers by default; CUDA_MAJOR=11 and HIP_HEADERS=DIR (newer HIP headers,
 # scripts/hip-nvidia-headers.sh) choose others (scripts/nvidia-env.sh). run.sh prints which it was built with.
@@ -15,7 +17,7 @@ out=${1:-.gpu-bundle}
 export CARGO_TARGET_DIR=$nvidia_target CARGO_PROFILE_DEV_DEBUG=0
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
 cargo build -q --features gpu --examples
-cargo build -q --release -p hip-rs-bench --bin rust_kernel_vs_hiprtc
+cargo build -q --release -p hip-rs-bench --bin rust_kernel_vs_hiprtc --bin typed_launch
 cargo build -q --release --example futures_bench --example async_pipeline # the futures' numbers, in release
 cargo test -q --features gpu --no-run --message-format=json 2>/dev/null |
     python3 -c 'import json,sys
@@ -32,6 +34,7 @@ for ex in vector_add device_query rtc_lowered_names rtc_link streams_events insp
     cp "$CARGO_TARGET_DIR/debug/examples/$ex" "$out/bin/example-$ex"
 done
 cp "$CARGO_TARGET_DIR/release/rust_kernel_vs_hiprtc" "$out/bin/bench-rust_kernel_vs_hiprtc"
+cp "$CARGO_TARGET_DIR/release/typed_launch" "$out/bin/bench-typed_launch"
 for ex in async_pipeline futures_bench; do
     cp "$CARGO_TARGET_DIR/release/examples/$ex" "$out/bin/bench-$ex"
 done

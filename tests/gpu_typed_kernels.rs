@@ -2,7 +2,9 @@
 //! through their generated, safe launchers on a real device: results against the host over 1-D, 2-D and
 //! 3-D grids and views, the memory model's ordering across streams (a slow producer on one stream, the
 //! typed kernel on another), a stale artifact refused by name, and (NVIDIA) a grid past 2^32 threads,
-//! each element reached by exactly one thread. No `unsafe` at any typed call site.
+//! each element reached by exactly one thread; the kernels with shared memory (`block_sum_u32`, a tiled
+//! `matmul_f32`) over many block shapes, and their launcher refusing too little shared memory. No
+//! `unsafe` at any typed call site.
 #![cfg(feature = "gpu")]
 
 mod common;
@@ -12,7 +14,11 @@ mod typed;
 
 use common::{device, load};
 use hip::prelude::*;
-use typed::{count_once, linear_ids, saxpy_f32, saxpy_f64, vector_add};
+use hip_rs_kernel_types::Affine;
+use typed::{
+    affine_f32, block_sum_u32, count_once, linear_ids, matmul_f32, saxpy_f32, saxpy_f64,
+    scale_chunks_f32, vector_add,
+};
 
 const BUNDLE: &[u8] = include_bytes!("../kernels/prebuilt/hip_rs_kernels.hipfb");
 const PTX: &[u8] = include_bytes!("../kernels/prebuilt/hip_rs_kernels-sm_70.ptx");
@@ -314,4 +320,256 @@ fn a_typed_launch_captured_in_a_graph_replays_on_new_inputs() {
         exec.launch(&s).unwrap();
         assert_eq!(c.to_vec().unwrap(), vec![v + 0.5; n], "replay {round}");
     }
+}
+
+#[test]
+fn scale_chunks_covers_every_element_once_with_any_grid() {
+    let d = device();
+    let m = module(&d);
+    let s = Stream::new(&d).unwrap();
+    let k = scale_chunks_f32::load(&m).unwrap();
+    let n = 100_003u32; // not a multiple of the chunk: the last chunk is short
+    let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.5).collect();
+    let dx = DeviceBuffer::from_slice(&d, &x).unwrap();
+    let few = [
+        LaunchConfig::new(3, 64),
+        LaunchConfig::new((3, 5), (8, 8)),
+        LaunchConfig::new((2, 3, 4), (4, 4, 4)),
+    ];
+    for config in few.iter().chain(&grids(n.div_ceil(4))) {
+        let mut dy = DeviceBuffer::from_slice(&d, &vec![f32::NAN; n as usize]).unwrap();
+        k.launch(&s, config, -1.5, &dx, &mut dy).unwrap();
+        let y = dy.to_vec().unwrap();
+        let bad = (0..n as usize).filter(|&i| y[i] != -1.5 * x[i]).count();
+        assert_eq!(bad, 0, "{config:?}");
+    }
+}
+
+#[test]
+fn affine_reads_the_struct_the_host_wrote() {
+    let d = device();
+    let m = module(&d);
+    let s = Stream::new(&d).unwrap();
+    let k = affine_f32::load(&m).unwrap();
+    let n = 4097u32;
+    let params = Affine {
+        scale: -2.0,
+        offset: 0.25,
+        len: u64::from(n - 1), // the last element must stay untouched
+    };
+    let dp = DeviceBuffer::from_slice(&d, &[params]).unwrap();
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let dx = DeviceBuffer::from_slice(&d, &x).unwrap();
+    for config in [
+        LaunchConfig::for_num_elems(n),
+        LaunchConfig::new((2, 2), (8, 8)),
+    ] {
+        let mut dy = DeviceBuffer::from_slice(&d, &vec![7.0f32; n as usize]).unwrap();
+        k.launch(&s, &config, &dp, &dx, &mut dy).unwrap();
+        let y = dy.to_vec().unwrap();
+        // Written out, not `Affine::apply` (the kernel calls that). Exact for every i here.
+        assert!(
+            (0..(n - 1) as usize).all(|i| y[i] == x[i] * -2.0 + 0.25),
+            "{config:?}"
+        );
+        assert_eq!(y[(n - 1) as usize], 7.0);
+    }
+    // An empty parameter buffer: the kernel finds no Affine and writes nothing.
+    let none = DeviceBuffer::<Affine>::zeroed(&d, 1).unwrap();
+    let mut dy = DeviceBuffer::from_slice(&d, &[7.0f32; 8]).unwrap();
+    k.launch(
+        &s,
+        &LaunchConfig::for_num_elems(8),
+        &none.slice(..0).unwrap(),
+        &dx,
+        &mut dy,
+    )
+    .unwrap();
+    assert_eq!(dy.to_vec().unwrap(), vec![7.0; 8]);
+}
+
+/// What `block_sum_u32` computes, on the host: for each block (x fastest), the wrapping sum of the input
+/// at its threads' global linear ids (x fastest over the grid's threads), 0 past the end.
+fn block_sums_on_host(input: &[u32], c: &LaunchConfig) -> Vec<u32> {
+    let (g, b) = (c.grid, c.block);
+    let (nx, ny) = (u64::from(g.x * b.x), u64::from(g.y * b.y));
+    let mut sums = vec![0u32; (g.x * g.y * g.z) as usize];
+    for (bz, by, bx) in itertools3(g.z, g.y, g.x) {
+        let block = ((bz * g.y + by) * g.x + bx) as usize;
+        for (tz, ty, tx) in itertools3(b.z, b.y, b.x) {
+            let (x, y, z) = (bx * b.x + tx, by * b.y + ty, bz * b.z + tz);
+            let i = (u64::from(z) * ny + u64::from(y)) * nx + u64::from(x);
+            let v = input.get(i as usize).copied().unwrap_or(0);
+            sums[block] = sums[block].wrapping_add(v);
+        }
+    }
+    sums
+}
+
+/// `(z, y, x)` over `0..nz x 0..ny x 0..nx`.
+fn itertools3(nz: u32, ny: u32, nx: u32) -> impl Iterator<Item = (u32, u32, u32)> {
+    (0..nz).flat_map(move |z| (0..ny).flat_map(move |y| (0..nx).map(move |x| (z, y, x))))
+}
+
+#[test]
+fn block_sum_in_shared_memory_matches_the_host_for_many_block_shapes() {
+    let d = device();
+    let m = module(&d);
+    let s = Stream::new(&d).unwrap();
+    let k = block_sum_u32::load(&m).unwrap();
+    let n = 200_003u32;
+    let input: Vec<u32> = (0..n).map(|i| i.wrapping_mul(2_654_435_761) >> 4).collect();
+    let din = DeviceBuffer::from_slice(&d, &input).unwrap();
+    let configs = [
+        LaunchConfig::new(n.div_ceil(2), 2),
+        LaunchConfig::new(n.div_ceil(64), 64),
+        LaunchConfig::new(n.div_ceil(100), 100), // not a power of two
+        LaunchConfig::new(n.div_ceil(1024), 1024),
+        LaunchConfig::new(1, 1),
+        LaunchConfig::new((40, 20), (16, 16)),
+        LaunchConfig::new((7, 5, 3), (10, 6, 3)), // 180 threads, 3 wavefronts or 6 warps, the last partial
+        LaunchConfig::new((3, 3, 3), (8, 4, 4)),
+    ];
+    for config in configs {
+        let config = block_sum_u32::with_shared(config).unwrap();
+        assert_eq!(
+            u128::from(config.shared_mem_bytes),
+            4 * config.block.volume()
+        );
+        let want = block_sums_on_host(&input, &config);
+        let not_yet: Vec<u32> = want.iter().map(|v| !v).collect();
+        let mut partial = DeviceBuffer::from_slice(&d, &not_yet).unwrap();
+        k.launch(&s, &config, &din, &mut partial).unwrap();
+        assert_eq!(partial.to_vec().unwrap(), want, "{config:?}");
+    }
+}
+
+#[test]
+fn too_little_shared_memory_is_refused_before_launch() {
+    let d = device();
+    let m = module(&d);
+    let s = Stream::new(&d).unwrap();
+    let k = block_sum_u32::load(&m).unwrap();
+    let din = DeviceBuffer::from_slice(&d, &[1u32; 256]).unwrap();
+    let mut partial = DeviceBuffer::from_slice(&d, &[9u32]).unwrap();
+    for shared_mem_bytes in [0, 1020] {
+        let config = LaunchConfig {
+            shared_mem_bytes,
+            ..LaunchConfig::new(1, 256)
+        };
+        match k.launch(&s, &config, &din, &mut partial) {
+            Err(Error::InvalidLaunch(msg)) => assert!(
+                msg.contains("kernel `block_sum_u32`") && msg.contains("1024 bytes"),
+                "{msg}"
+            ),
+            other => panic!("{shared_mem_bytes}: {other:?}"),
+        }
+    }
+    assert_eq!(partial.to_vec().unwrap(), vec![9]);
+    let mm = matmul_f32::load(&m).unwrap();
+    let (a, b) = (
+        DeviceBuffer::from_slice(&d, &[1.0f32; 256]).unwrap(),
+        DeviceBuffer::from_slice(&d, &[1.0f32; 256]).unwrap(),
+    );
+    let mut c = DeviceBuffer::from_slice(&d, &[5.0f32; 256]).unwrap();
+    // One tile's worth (4 bytes per thread) where the kernel needs two (8).
+    let config = LaunchConfig {
+        shared_mem_bytes: 1024,
+        ..LaunchConfig::new(1, (16, 16))
+    };
+    assert!(matches!(
+        mm.launch(&s, &config, 16, 16, 16, &a, &b, &mut c, 16),
+        Err(Error::InvalidLaunch(_))
+    ));
+    assert_eq!(c.to_vec().unwrap(), vec![5.0; 256]);
+}
+
+/// `c = a b` on the host in the kernel's order (k ascending, no fused multiply-add): the same bits.
+fn matmul_on_host(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
+    let mut c = vec![0.0f32; m * n];
+    for r in 0..m {
+        for col in 0..n {
+            let mut acc = 0.0f32;
+            for j in 0..k {
+                acc += a[r * k + j] * b[j * n + col];
+            }
+            c[r * n + col] = acc;
+        }
+    }
+    c
+}
+
+#[test]
+fn tiled_matmul_matches_the_host_for_tiles_of_4_to_32() {
+    let d = device();
+    let md = module(&d);
+    let s = Stream::new(&d).unwrap();
+    let k = matmul_f32::load(&md).unwrap();
+    for (m, n, kk) in [
+        (100usize, 70usize, 33usize),
+        (128, 128, 128),
+        (1, 300, 5),
+        (65, 1, 200),
+    ] {
+        let a: Vec<f32> = (0..m * kk).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+        let b: Vec<f32> = (0..kk * n).map(|i| ((i * 5) % 11) as f32 * 0.5).collect();
+        let want = matmul_on_host(&a, &b, m, n, kk);
+        let (da, db) = (
+            DeviceBuffer::from_slice(&d, &a).unwrap(),
+            DeviceBuffer::from_slice(&d, &b).unwrap(),
+        );
+        for t in [4u32, 8, 16, 32] {
+            let config =
+                LaunchConfig::new(((n as u32).div_ceil(t), (m as u32).div_ceil(t)), (t, t));
+            let config = matmul_f32::with_shared(config).unwrap();
+            let mut dc = DeviceBuffer::from_slice(&d, &vec![f32::NAN; m * n]).unwrap();
+            let (m64, n64, k64) = (m as u64, n as u64, kk as u64);
+            k.launch(&s, &config, m64, n64, k64, &da, &db, &mut dc, n64)
+                .unwrap();
+            let c = dc.to_vec().unwrap();
+            let bad = (0..m * n).filter(|&i| c[i] != want[i]).count();
+            assert_eq!(bad, 0, "{m}x{n}x{kk}, tile {t}");
+        }
+        // A block that is not square: the kernel writes nothing.
+        let config = matmul_f32::with_shared(LaunchConfig::new((8, 8), (16, 8))).unwrap();
+        let mut dc = DeviceBuffer::from_slice(&d, &vec![3.0f32; m * n]).unwrap();
+        k.launch(
+            &s, &config, m as u64, n as u64, kk as u64, &da, &db, &mut dc, n as u64,
+        )
+        .unwrap();
+        assert_eq!(dc.to_vec().unwrap(), vec![3.0; m * n]);
+    }
+}
+
+#[test]
+fn a_shared_memory_kernel_is_ordered_after_a_slow_producer_on_another_stream() {
+    let d = device();
+    let m = module(&d);
+    let producer = load(&d, SLOW_FILL);
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let k = matmul_f32::load(&m).unwrap();
+    let n = 64usize;
+    let ones = DeviceBuffer::from_slice(&d, &vec![1.0f32; n * n]).unwrap();
+    let mut x = DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap();
+    let mut c = DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap();
+    let config = matmul_f32::with_shared(LaunchConfig::new((4, 4), (16, 16))).unwrap();
+    let mut bad_rounds = Vec::new();
+    for round in 0..10u16 {
+        let v = f32::from(round) + 1.0;
+        // x = v everywhere (slowly, on A); then c = x * ones on B: every element n * v.
+        slow_fill(&producer, &a, &mut x, v);
+        k.launch(
+            &b, &config, n as u64, n as u64, n as u64, &x, &ones, &mut c, n as u64,
+        )
+        .unwrap();
+        let got = c.to_vec().unwrap();
+        let wrong = got.iter().filter(|&&g| g != n as f32 * v).count();
+        if wrong > 0 {
+            bad_rounds.push((round, wrong));
+        }
+    }
+    assert!(bad_rounds.is_empty(), "(round, wrong): {bad_rounds:?}");
 }

@@ -23,20 +23,24 @@ const GFX1100: &[u8] = include_bytes!("../kernels/prebuilt/hip_rs_kernels-gfx110
 const BUNDLE: &[u8] = include_bytes!("../kernels/prebuilt/hip_rs_kernels.hipfb");
 const PTX: &[u8] = include_bytes!("../kernels/prebuilt/hip_rs_kernels-sm_70.ptx");
 
-/// Each kernel and its parameters' sizes, as kernels/src/lib.rs and kernels/src/typed.rs declare them
-/// (sorted by name). A `#[kernel]`'s name is its host handle's: the committed code objects were built from
-/// the same signatures as the launchers compiled here.
-const EXPECTED: [(&str, &[u64]); 10] = [
-    ("affine_f32", &[8, 8, 8]),         // *const Affine, *const f32, *mut f32
-    ("block_sum_u32", &[8, 8, 8]),      // *const u32, *mut u32, u64
+/// Each kernel and its parameters' sizes, as kernels/src/lib.rs and kernels/src/typed.rs declare them. A
+/// `#[kernel]`'s name is its host handle's: the committed code objects were built from the same
+/// signatures as the launchers compiled here. A `Shared` takes no argument (it is the launch's dynamic
+/// shared memory).
+const EXPECTED: [(&str, &[u64]); 13] = [
+    ("matmul_f32_unchecked", &[8; 6]), // *const f32 x2, *mut f32, m, n, k: u64
+    ("saxpy_f32", &[4, 8, 8, 8]),      // f32, *const f32, *mut f32, u64
+    ("saxpy_f64", &[8, 8, 8, 8]),      // f64, *const f64, *mut f64, u64
+    ("vector_add", &[8, 8, 8, 8]),     // *const f32, *const f32, *mut f32, u64
+    (typed::affine_f32::NAME, &[8; 6]), // In<Affine>, In<f32>, Out<f32>: pointer + length each
+    (typed::block_sum_u32::NAME, &[8; 4]), // In<u32>, OutBlock<u32>, Shared<u32>
     (typed::count_once::NAME, &[8, 8]), // Out<u8>: *mut u8, u64
     (typed::linear_ids::NAME, &[8, 8]), // Out<u64>: *mut u64, u64
-    ("saxpy_f32", &[4, 8, 8, 8]),       // f32, *const f32, *mut f32, u64
+    (typed::matmul_f32::NAME, &[8; 10]), // m, n, k, In<f32> x2, Out2d<f32> (+ cols), Shared<f32, 2>
     (typed::saxpy_f32::NAME, &[4, 8, 8, 8, 8]), // f32, In<f32>, Out<f32>
-    ("saxpy_f64", &[8, 8, 8, 8]),       // f64, *const f64, *mut f64, u64
     (typed::saxpy_f64::NAME, &[8, 8, 8, 8, 8]), // f64, In<f64>, Out<f64>
-    ("vector_add", &[8, 8, 8, 8]),      // *const f32, *const f32, *mut f32, u64
-    (typed::vector_add::NAME, &[8, 8, 8, 8, 8, 8]), // In<f32>, In<f32>, Out<f32>
+    (typed::scale_chunks_f32::NAME, &[4, 8, 8, 8, 8]), // f32, In<f32>, OutChunk<f32, 4>
+    (typed::vector_add::NAME, &[8; 6]), // In<f32>, In<f32>, Out<f32>
 ];
 
 fn check(ks: &[Kernel], target: &str) {
@@ -51,12 +55,13 @@ fn check(ks: &[Kernel], target: &str) {
         })
         .collect();
     got.sort();
-    let want: Vec<(&str, Vec<u64>)> = EXPECTED.iter().map(|(n, s)| (*n, s.to_vec())).collect();
+    let mut want: Vec<(&str, Vec<u64>)> = EXPECTED.iter().map(|(n, s)| (*n, s.to_vec())).collect();
+    want.sort();
     assert_eq!(got, want, "kernels for {target}");
 }
 
 #[test]
-fn amd_code_objects_are_amdgpu_elf_with_the_ten_kernels() {
+fn amd_code_objects_are_amdgpu_elf_with_the_thirteen_kernels() {
     for (image, target) in [(GFX90A, "gfx90a"), (GFX1100, "gfx1100")] {
         assert_eq!(&image[..4], b"\x7fELF");
         assert_eq!(u16::from_le_bytes([image[0x12], image[0x13]]), EM_AMDGPU);
@@ -71,13 +76,17 @@ fn amd_code_objects_are_amdgpu_elf_with_the_ten_kernels() {
             assert!(k.kernarg_segment_size.unwrap() >= explicit);
             assert_eq!(k.group_segment_size, Some(0), "{}: no static LDS", k.name);
         }
-        let pointer_kinds = ks
+        // In<Affine>'s pointer is a device pointer (the struct is read from device memory), its length a
+        // value.
+        let affine: Vec<_> = ks
             .iter()
-            .find(|k| k.name == "affine_f32")
+            .find(|k| k.name == typed::affine_f32::NAME)
             .unwrap()
             .explicit_params()
-            .all(|a| a.kind == ParamKind::Pointer && a.value_kind == "global_buffer");
-        assert!(pointer_kinds, "affine_f32 takes three device pointers");
+            .map(|a| (a.kind == ParamKind::Pointer, a.value_kind.as_str()))
+            .collect();
+        assert_eq!(affine[0], (true, "global_buffer"));
+        assert_eq!(affine[1], (false, "by_value"));
     }
 }
 
@@ -85,18 +94,43 @@ fn amd_code_objects_are_amdgpu_elf_with_the_ten_kernels() {
 fn the_bundle_holds_both_gfx_targets() {
     assert!(BUNDLE.starts_with(b"__CLANG_OFFLOAD_BUNDLE__"));
     let ks = kernels(BUNDLE).unwrap();
-    assert_eq!(ks.len(), 20);
+    assert_eq!(ks.len(), 26);
     check(&ks, "gfx90a");
     check(&ks, "gfx1100");
 }
 
 #[test]
-fn the_ptx_has_the_ten_entries_for_sm_70() {
+fn the_ptx_has_the_thirteen_entries_for_sm_70() {
     let text = std::str::from_utf8(PTX).unwrap();
     assert!(text.contains(".version 7.0") && text.contains(".target sm_70"));
     check(&kernels(PTX).unwrap(), "sm_70");
-    // The reduction uses dynamic shared memory and a barrier.
+    // The tiled kernels use dynamic shared memory and barriers.
     assert!(text.contains(".extern .shared") && text.contains("bar.sync"));
+}
+
+#[test]
+fn typed_shared_memory_kernels_use_the_per_thread_barrier_and_no_aligned_one() {
+    // `Shared::sync` is `barrier.sync 0` (each thread arrives on its own, defined in divergent code on
+    // sm_70+), never `bar.sync` (= `barrier.sync.aligned`, undefined unless the whole block executes the
+    // same instruction); the raw kernel keeps `bar.sync` (`gpu::sync_threads`, unsafe).
+    let ptx = std::str::from_utf8(PTX).unwrap();
+    for name in [typed::block_sum_u32::NAME, typed::matmul_f32::NAME] {
+        let body = entry(ptx, name);
+        let barriers = body
+            .lines()
+            .filter(|l| l.trim_start().starts_with("barrier.sync"))
+            .count();
+        assert!(barriers >= 2, "{name}: {barriers} barrier.sync");
+        assert!(
+            !body.contains("bar.sync") && !body.contains(".aligned"),
+            "{name}"
+        );
+        assert!(
+            body.contains("ld.shared") && body.contains("st.shared"),
+            "{name}"
+        );
+    }
+    assert!(entry(ptx, "matmul_f32_unchecked").contains("bar.sync"));
 }
 
 /// The body of `.entry name(...)` in `ptx`, up to its closing brace.
@@ -138,12 +172,16 @@ fn typed_kernels_ptx_compares_each_length_and_checks_the_output_bound_before_the
     // and, for each output, that comparison comes before the first store, behind a predicated branch.
     let ptx = std::str::from_utf8(PTX).unwrap();
     // (kernel, length parameters of its In<T>, length parameter of its Out<T>)
-    let kernels: [(&str, &[usize], usize); 5] = [
+    let kernels: [(&str, &[usize], usize); 9] = [
         (typed::vector_add::NAME, &[1, 3], 5),
         (typed::saxpy_f32::NAME, &[2], 4),
         (typed::saxpy_f64::NAME, &[2], 4),
         (typed::linear_ids::NAME, &[], 1),
         (typed::count_once::NAME, &[], 1),
+        (typed::scale_chunks_f32::NAME, &[2], 4),
+        (typed::affine_f32::NAME, &[1, 3], 5),
+        (typed::block_sum_u32::NAME, &[1], 3),
+        (typed::matmul_f32::NAME, &[4, 6], 8),
     ];
     for (name, inputs, output) in kernels {
         let body = entry(ptx, name);
@@ -184,8 +222,18 @@ fn output_checked_before_store(body: &str, name: &str, output: usize) -> Result<
             "{name}: no branch on the bound check before the store"
         ));
     }
-    // The index the bound is compared with is 64-bit: no 32-bit compare of a thread index exists.
-    if body.contains("setp.ge.u32") || body.contains("setp.lt.u32") {
+    // The index the bound is compared with is 64-bit.
+    if !lines[check].contains("64") {
+        return Err(format!(
+            "{name}: a bound compare narrower than 64 bits: {}",
+            lines[check]
+        ));
+    }
+    // And, in a kernel without shared memory (whose tree compares the block's thread count, a 32-bit
+    // number), no 32-bit compare of a thread index exists at all.
+    if !body.contains("barrier.sync")
+        && (body.contains("setp.ge.u32") || body.contains("setp.lt.u32"))
+    {
         return Err(format!("{name}: a 32-bit compare"));
     }
     Ok(())
@@ -245,12 +293,12 @@ fn damaged_code_objects_are_errors_not_panics() {
     assert!(e.to_string().contains("62"), "{e}");
 }
 
-/// The Rust-built kernels on a real device (`--features gpu`): the image for this platform (the bundle on
-/// AMD, the PTX on NVIDIA), launched with block sizes other than the example's.
+/// The raw Rust-built kernels on a real device (`--features gpu`): the image for this platform (the bundle
+/// on AMD, the PTX on NVIDIA), launched with block sizes other than the example's. The `#[kernel]` ones:
+/// tests/gpu_typed_kernels.rs.
 #[cfg(feature = "gpu")]
 mod gpu {
     use hip::prelude::*;
-    use hip_rs_kernel_types::Affine;
 
     fn module() -> (Device, Module, Stream) {
         let d = Device::get(0).expect("--features gpu needs a HIP device");
@@ -319,70 +367,5 @@ mod gpu {
                 "saxpy_f32, block {block}"
             );
         }
-    }
-
-    #[test]
-    fn block_sum_reduces_in_shared_memory_for_each_power_of_two_block() {
-        let (d, m, s) = module();
-        let n = 1_000_001u32;
-        let n64 = u64::from(n);
-        let data = input(n, 7);
-        let din = DeviceBuffer::from_slice(&d, &data).unwrap();
-        for block in [2u32, 64, 256, 1024] {
-            let blocks = n.div_ceil(block);
-            let want: Vec<u32> = data
-                .chunks(block as usize)
-                .map(|c| c.iter().fold(0u32, |a, &v| a.wrapping_add(v)))
-                .collect();
-            let not_yet: Vec<u32> = want.iter().map(|v| !v).collect();
-            let mut partial = DeviceBuffer::from_slice(&d, &not_yet).unwrap();
-            let mut args = LaunchArgs::new();
-            args.arg(&din).arg_mut(&mut partial).arg(&n64);
-            let config = LaunchConfig {
-                shared_mem_bytes: block * 4,
-                ..LaunchConfig::new(blocks, block)
-            };
-            // SAFETY: block_sum_u32(input, partial, n): one partial per block, blockDim.x * 4 bytes of
-            // shared memory, blockDim.x a power of two.
-            unsafe {
-                m.function("block_sum_u32")
-                    .unwrap()
-                    .launch(&s, &config, &mut args)
-            }
-            .unwrap();
-            s.synchronize().unwrap();
-            let got = partial.to_vec().unwrap();
-            assert_eq!(got, want, "block {block}");
-        }
-    }
-
-    #[test]
-    fn affine_reads_the_struct_the_host_wrote() {
-        let (d, m, s) = module();
-        let n = 4097u32;
-        let params = Affine {
-            scale: -2.0,
-            offset: 0.25,
-            len: u64::from(n - 1), // the last element must stay untouched
-        };
-        let dp = DeviceBuffer::from_slice(&d, &[params]).unwrap();
-        let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
-        let dx = DeviceBuffer::from_slice(&d, &x).unwrap();
-        let mut dy = DeviceBuffer::from_slice(&d, &vec![7.0f32; n as usize]).unwrap();
-        let mut args = LaunchArgs::new();
-        args.arg(&dp).arg(&dx).arg_mut(&mut dy);
-        // SAFETY: affine_f32(p, x, y): p one Affine, x and y n > p.len elements.
-        unsafe {
-            m.function("affine_f32")
-                .unwrap()
-                .launch(&s, &LaunchConfig::for_num_elems(n), &mut args)
-        }
-        .unwrap();
-        s.synchronize().unwrap();
-        let y = dy.to_vec().unwrap();
-        // Written out, not `Affine::apply`: the kernel itself calls that (an oracle must not be the code
-        // under test). Exact: i * -2 + 0.25 is representable for every i here.
-        assert!((0..(n - 1) as usize).all(|i| y[i] == x[i] * -2.0 + 0.25));
-        assert_eq!(y[(n - 1) as usize], 7.0);
     }
 }

@@ -16,7 +16,7 @@ mod typed;
 use hip::prelude::*;
 use shadow::assert_no_reports;
 use std::sync::Once;
-use typed::{saxpy_f32, vector_add};
+use typed::{block_sum_u32, matmul_f32, saxpy_f32, vector_add};
 
 const N: usize = 4096;
 const ROUNDS: u32 = 6;
@@ -32,6 +32,12 @@ fn declare() {
         // f32, In<f32>, Out<f32>: a value, pointer (read) + length, pointer (written: y += a x) + length.
         shadow::declare_kernel(saxpy_f32::NAME, b"\0r\0b\0");
         shadow::declare_kernel_duration(saxpy_f32::NAME, 1500);
+        // In<u32>, OutBlock<u32> (Shared<u32> takes no argument): read + length, written + length.
+        shadow::declare_kernel(block_sum_u32::NAME, b"r\0w\0");
+        shadow::declare_kernel_duration(block_sum_u32::NAME, 1500);
+        // m, n, k, In<f32> x2, Out2d<f32> (pointer, length, row length).
+        shadow::declare_kernel(matmul_f32::NAME, b"\0\0\0r\0r\0w\0\0");
+        shadow::declare_kernel_duration(matmul_f32::NAME, 1500);
     });
 }
 
@@ -131,5 +137,47 @@ fn a_captured_typed_launch_replayed_then_read_and_written_elsewhere() {
         assert_eq!(z.to_vec().unwrap(), vec![want; N]);
     }
     drop(x); // the graph keeps it for its replays
+    assert_no_reports();
+}
+
+#[test]
+fn shared_memory_kernels_are_ordered_like_any_other_and_short_configs_never_launch() {
+    let (d, m, a, b) = setup();
+    let sum = block_sum_u32::load(&m).unwrap();
+    let mm = matmul_f32::load(&m).unwrap();
+    let axpy = saxpy_f32::load(&m).unwrap();
+    let n = 64usize;
+    let ones = DeviceBuffer::from_slice(&d, &vec![1.0f32; n * n]).unwrap();
+    let tile = matmul_f32::with_shared(LaunchConfig::new((4, 4), (16, 16))).unwrap();
+    let blocks = block_sum_u32::with_shared(LaunchConfig::new(16, 256)).unwrap();
+    for round in 0..ROUNDS {
+        let mut x = DeviceBuffer::from_slice(&d, &vec![round as f32; n * n]).unwrap();
+        let mut c = DeviceBuffer::<f32>::zeroed(&d, n * n).unwrap();
+        let (n64, len) = (n as u64, n * n);
+        // Read after write: A writes x slowly, B's tiled kernel reads it.
+        axpy.launch(&a, &LaunchConfig::for_num_elems(len), 2.0, &ones, &mut x)
+            .unwrap();
+        mm.launch(&b, &tile, n64, n64, n64, &x, &ones, &mut c, n64)
+            .unwrap();
+        // Write after read: A writes x again while B's kernel may still read it.
+        a.fill_async(&mut x, 0.0).unwrap();
+        // A block sum on A of data B's matmul writes (read after write across streams).
+        let words = DeviceBuffer::from_slice(&d, &vec![1u32; 16 * 256]).unwrap();
+        let mut partial = DeviceBuffer::<u32>::zeroed(&d, 16).unwrap();
+        sum.launch(&a, &blocks, &words, &mut partial).unwrap();
+        mm.launch(&a, &tile, n64, n64, n64, &ones, &ones, &mut c, n64)
+            .unwrap();
+        // A configuration short of shared memory is refused before anything is queued.
+        let short = LaunchConfig {
+            shared_mem_bytes: tile.shared_mem_bytes - 4,
+            ..tile
+        };
+        assert!(matches!(
+            mm.launch(&b, &short, n64, n64, n64, &ones, &ones, &mut c, n64),
+            Err(hip::Error::InvalidLaunch(_))
+        ));
+        assert_eq!(x.to_vec().unwrap(), vec![0.0; len]);
+        drop(c);
+    }
     assert_no_reports();
 }

@@ -9,12 +9,17 @@ const MAX_ARGS: usize = 32;
 /// Where the device types live (both sides name them by this path).
 const TYPES: &str = "::hip_rs_kernel_types::device";
 
-/// Refuse what parses but cannot launch: too many arguments, no output.
+/// Refuse what parses but cannot launch: too many arguments, no output, two `Shared`.
 pub fn check(k: &Kernel) -> Result<(), ParseError> {
     let args: usize = k
         .params
         .iter()
-        .map(|p| if p.role == Role::Scalar { 1 } else { 2 })
+        .map(|p| match p.role {
+            Role::Scalar => 1,
+            Role::Shared(_) => 0,
+            Role::Out2d => 3,
+            _ => 2,
+        })
         .sum();
     if args > MAX_ARGS {
         return Err(ParseError {
@@ -26,11 +31,25 @@ pub fn check(k: &Kernel) -> Result<(), ParseError> {
             ),
         });
     }
-    if !k.params.iter().any(|p| p.role == Role::Out) {
+    if !k.params.iter().any(|p| p.role.is_output()) {
         return Err(ParseError {
             span: k.name.span(),
             message: format!(
-                "kernel `{}` has no `Out<T>` parameter: it could write nothing",
+                "kernel `{}` has no `Out<T>` or `OutChunk<T, N>` parameter: it could write nothing",
+                k.name
+            ),
+        });
+    }
+    let mut shared = k
+        .params
+        .iter()
+        .filter(|p| matches!(p.role, Role::Shared(_)));
+    if let (Some(_), Some(second)) = (shared.next(), shared.next()) {
+        return Err(ParseError {
+            span: second.name.span(),
+            message: format!(
+                "kernel `{}` takes two `Shared` parameters: a block has one barrier, which one handle's \
+                 phases count; take one `Shared<T, K>` with K slots per thread (slot t + k * B is the k-th)",
                 k.name
             ),
         });
@@ -46,6 +65,10 @@ pub fn signature(k: &Kernel) -> String {
         .map(|p| match p.role {
             Role::In => format!("In<{}>", p.elem),
             Role::Out => format!("Out<{}>", p.elem),
+            Role::OutChunk(n) => format!("OutChunk<{},{n}>", p.elem),
+            Role::Shared(k) => format!("Shared<{},{k}>", p.elem),
+            Role::OutBlock(n) => format!("OutBlock<{},{n}>", p.elem),
+            Role::Out2d => format!("Out2d<{}>", p.elem),
             Role::Scalar => p.elem.clone(),
         })
         .collect();
@@ -122,10 +145,21 @@ fn device(k: &Kernel, out: &mut TokenStream) {
     let raw: Vec<String> = k
         .params
         .iter()
-        .map(|p| match p.role {
-            Role::In => format!("{0}__ptr: *const {1}, {0}__len: u64", p.name, p.elem),
-            Role::Out => format!("{0}__ptr: *mut {1}, {0}__len: u64", p.name, p.elem),
-            Role::Scalar => format!("{}: {}", p.name, p.elem),
+        .filter_map(|p| match p.role {
+            Role::In => Some(format!(
+                "{0}__ptr: *const {1}, {0}__len: u64",
+                p.name, p.elem_path
+            )),
+            Role::Out | Role::OutChunk(_) | Role::OutBlock(_) => Some(format!(
+                "{0}__ptr: *mut {1}, {0}__len: u64",
+                p.name, p.elem_path
+            )),
+            Role::Out2d => Some(format!(
+                "{0}__ptr: *mut {1}, {0}__len: u64, {0}__cols: u64",
+                p.name, p.elem_path
+            )),
+            Role::Shared(_) => None,
+            Role::Scalar => Some(format!("{}: {}", p.name, p.elem)),
         })
         .collect();
     let build: Vec<String> = k
@@ -134,6 +168,22 @@ fn device(k: &Kernel, out: &mut TokenStream) {
         .map(|p| match p.role {
             Role::In => format!("{TYPES}::In::from_raw_parts({0}__ptr, {0}__len)", p.name),
             Role::Out => format!("{TYPES}::Out::from_raw_parts({0}__ptr, {0}__len)", p.name),
+            Role::OutChunk(n) => format!(
+                "{TYPES}::OutChunk::<{1}, {n}>::from_raw_parts({0}__ptr, {0}__len)",
+                p.name, p.elem_path
+            ),
+            Role::OutBlock(n) => format!(
+                "{TYPES}::OutBlock::<{1}, {n}>::from_raw_parts({0}__ptr, {0}__len)",
+                p.name, p.elem_path
+            ),
+            Role::Out2d => format!(
+                "{TYPES}::Out2d::from_raw_parts({0}__ptr, {0}__len, {0}__cols)",
+                p.name
+            ),
+            Role::Shared(k) => format!(
+                "{TYPES}::Shared::<{0}, {k}>::from_raw_parts({TYPES}::launch_sized_shared::<{0}>())",
+                p.elem_path
+            ),
             Role::Scalar => p.name.to_string(),
         })
         .collect();
@@ -150,7 +200,9 @@ fn device(k: &Kernel, out: &mut TokenStream) {
         "// SAFETY: the host's generated launcher passes each In/Out as the address and length of a \
          buffer it borrows (shared for In, exclusive for Out, so no Out aliases anything else) and orders \
          the launch after that memory's conflicting users; it launched a grid whose threads have distinct \
-         64-bit linear indices (checked), so each Out element is reached by one thread.\n\
+         64-bit linear indices (checked), so each Out element is reached by one thread; a Shared is the \
+         block's dynamic shared memory, which the launcher checked holds K slots per thread, made once \
+         here by every thread, and the body reaches no other barrier (sync_threads is unsafe).\n\
          unsafe {{ __hiprs_body({}) }}",
         build.join(", ")
     )));
@@ -178,6 +230,7 @@ fn host(k: &Kernel, out: &mut TokenStream) {
     let mut params = Vec::new();
     let mut lens = Vec::new();
     let mut args = Vec::new();
+    let mut shared_per_thread = "0".to_string();
     for p in &k.params {
         // The launcher's own parameters are `stream` and `config`: a kernel parameter of either name is
         // `stream_arg` / `config_arg` there.
@@ -185,7 +238,7 @@ fn host(k: &Kernel, out: &mut TokenStream) {
             own @ ("stream" | "config") => format!("{own}_arg"),
             other => other.to_string(),
         };
-        let e = &p.elem;
+        let e = &p.elem_path;
         match p.role {
             Role::In => {
                 params.push(format!("{n}: &impl ::hip::launch::typed::KernelIn<{e}>"));
@@ -194,7 +247,24 @@ fn host(k: &Kernel, out: &mut TokenStream) {
                 ));
                 args.push(format!(".arg({n}).arg(&{n}__len)"));
             }
-            Role::Out => {
+            Role::Shared(k) => {
+                let size = format!("::core::mem::size_of::<{e}>() as u32");
+                shared_per_thread = if k == 1 {
+                    size
+                } else {
+                    format!("{k} * {size}")
+                };
+            }
+            Role::Out2d => {
+                params.push(format!(
+                    "{n}: &mut impl ::hip::launch::typed::KernelOut<{e}>, {n}_cols: u64"
+                ));
+                lens.push(format!(
+                    "let {n}__len: u64 = ::hip::launch::typed::KernelIn::<{e}>::kernel_len(&*{n});"
+                ));
+                args.push(format!(".arg_mut({n}).arg(&{n}__len).arg(&{n}_cols)"));
+            }
+            Role::Out | Role::OutChunk(_) | Role::OutBlock(_) => {
                 params.push(format!(
                     "{n}: &mut impl ::hip::launch::typed::KernelOut<{e}>"
                 ));
@@ -225,6 +295,21 @@ fn host(k: &Kernel, out: &mut TokenStream) {
         ::hip::launch::typed::load(module, Self::NAME, {plain:?}).map(|function| Self {{ function }})
     }}
 
+    /// Bytes of dynamic shared memory the kernel needs per thread of a block (`K * size_of::<T>()` for
+    /// its `Shared<T, K>`, 0 without): `LaunchConfig::shared_mem_bytes` must be at least this times the
+    /// block's threads.
+    pub const SHARED_BYTES_PER_THREAD: u32 = {shared_per_thread};
+
+    /// `config` with the dynamic shared memory this kernel needs for its block
+    /// ([`SHARED_BYTES_PER_THREAD`](Self::SHARED_BYTES_PER_THREAD) times its threads).
+    ///
+    /// # Errors
+    ///
+    /// `hip::Error::InvalidLaunch` when that does not fit a `u32`.
+    pub fn with_shared(config: ::hip::LaunchConfig) -> ::hip::Result<::hip::LaunchConfig> {{
+        ::hip::launch::typed::with_shared(config, Self::SHARED_BYTES_PER_THREAD)
+    }}
+
     /// The loaded function (for occupancy queries, attributes, or an `unsafe` raw launch).
     pub fn function(&self) -> &::hip::Function {{
         &self.function
@@ -238,10 +323,12 @@ fn host(k: &Kernel, out: &mut TokenStream) {
     /// # Errors
     ///
     /// `hip::Error::InvalidLaunch` for a configuration the device cannot run or whose threads a 64-bit
-    /// index cannot number, a stream of another device; `hip::Error::DeviceMismatch` for memory the
-    /// device cannot reach; what the launch returns.
+    /// index cannot number, with less dynamic shared memory than the kernel's `Shared` needs, or a
+    /// stream of another device; `hip::Error::DeviceMismatch` for memory the device cannot reach; what
+    /// the launch returns.
     #[allow(clippy::too_many_arguments)]
     pub fn launch(&self, stream: &::hip::Stream, config: &::hip::LaunchConfig, {params}) -> ::hip::Result<()> {{
+        ::hip::launch::typed::check_shared(config, {plain:?}, Self::SHARED_BYTES_PER_THREAD)?;
         {lens}
         let mut __args = ::hip::LaunchArgs::new();
         __args{args};
@@ -249,7 +336,8 @@ fn host(k: &Kernel, out: &mut TokenStream) {
         // signature, and `load` found the entry point by that signature's fingerprint): each In/Out a
         // buffer of this crate and its length, each scalar by value. The kernel reaches only those
         // buffers, within their lengths (In::get / Out::mine check), writes only the Out ones (passed
-        // with arg_mut), and indexes in 64 bits (ThreadIndex::Bits64).
+        // with arg_mut), indexes in 64 bits (ThreadIndex::Bits64), and reaches K slots per thread of
+        // shared memory, which check_shared found in the configuration.
         unsafe {{
             self.function.launch_with_index(stream, config, &mut __args, ::hip::launch::ThreadIndex::Bits64)
         }}

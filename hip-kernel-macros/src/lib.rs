@@ -15,9 +15,11 @@
 //! }
 //! ```
 //!
-//! Parameters are `In<T>` (read-only, every read checked), `Out<T>` (each thread reaches only the elements
-//! its 64-bit global index gives it: writes are disjoint by construction) and scalars by value, with `T`
-//! a primitive number. Anything else (`&mut [T]`, raw pointers, structs, generics, a return value) is a
+//! Parameters are `In<T>` (read-only, every read checked), `Out<T>`, `OutChunk<T, N>`, `OutBlock<T, N>`
+//! and `Out2d<T>` (each thread reaches only the elements its 64-bit global index gives it: writes are
+//! disjoint by construction), at most one `Shared<T, K>` (the block's shared memory: each thread writes
+//! its own `K` slots in a write phase, `sync()` is the barrier into a read phase where all read), and
+//! scalars by value; `T` a primitive number or another `DeviceValue` (`Affine`), scalars primitive. Anything else (`&mut [T]`, raw pointers, structs, generics, a return value) is a
 //! compile error naming the parameter.
 //!
 //! **On the GPU** (`target_arch` `amdgpu` or `nvptx64`) the macro emits the `extern "gpu-kernel"` entry
@@ -130,6 +132,107 @@
 //! }
 //! ```
 //!
+//! Shared memory: a thread writes only its own slots, in a write phase (`Shared`); another thread's
+//! slot is out of reach (no index operator, no method taking a slot index):
+//!
+//! ```compile_fail,E0608
+//! # use hip_kernel_macros::kernel;
+//! # use hip_rs_kernel_types::device::{Out, Shared};
+//! #[kernel]
+//! pub fn poke(mut y: Out<u32>, mut tile: Shared<u32>) {
+//!     tile[hip_rs_kernel_types::gpu::global_linear_id() + 1] = 1;
+//!     if let Some(y_i) = y.mine() { *y_i = 0; }
+//! }
+//! ```
+//!
+//! Nor in a read phase (`SharedRead` is read-only):
+//!
+//! ```compile_fail,E0594
+//! # use hip_kernel_macros::kernel;
+//! # use hip_rs_kernel_types::device::{Out, Shared};
+//! #[kernel]
+//! pub fn poke(mut y: Out<u32>, tile: Shared<u32>) {
+//!     let mut r = tile.sync();
+//!     r[0] = 1;
+//!     if let Some(y_i) = y.mine() { *y_i = 0; }
+//! }
+//! ```
+//!
+//! Reading the slots before the barrier (a write phase has no `get`):
+//!
+//! ```compile_fail,E0599
+//! # use hip_kernel_macros::kernel;
+//! # use hip_rs_kernel_types::device::{Out, Shared};
+//! #[kernel]
+//! pub fn early(mut y: Out<u32>, mut tile: Shared<u32>) {
+//!     if let Some(s) = tile.mine(0) { *s = 1; }
+//!     if let Some(y_i) = y.mine() { *y_i = tile.get(0).unwrap_or(0); }
+//! }
+//! ```
+//!
+//! Writing through the write phase after its barrier (`sync` consumed it):
+//!
+//! ```compile_fail,E0382
+//! # use hip_kernel_macros::kernel;
+//! # use hip_rs_kernel_types::device::{Out, Shared};
+//! #[kernel]
+//! pub fn stale(mut y: Out<u32>, mut tile: Shared<u32>) {
+//!     let r = tile.sync();
+//!     if let Some(s) = tile.mine(0) { *s = 1; }
+//!     if let Some(y_i) = y.mine() { *y_i = r.get(0).unwrap_or(0); }
+//! }
+//! ```
+//!
+//! A barrier outside the handle (it would desynchronize the phases of the block's threads):
+//!
+//! ```compile_fail,E0133
+//! # use hip_kernel_macros::kernel;
+//! # use hip_rs_kernel_types::device::Out;
+//! #[kernel]
+//! pub fn barrier(mut y: Out<u32>) {
+//!     hip_rs_kernel_types::gpu::sync_threads();
+//!     if let Some(y_i) = y.mine() { *y_i = 0; }
+//! }
+//! ```
+//!
+//! Two `Shared` parameters (one barrier per block, counted by one handle), and a chunk of 0 elements:
+//!
+//! ```compile_fail
+//! # use hip_kernel_macros::kernel;
+//! # use hip_rs_kernel_types::device::{Out, Shared};
+//! #[kernel]
+//! pub fn two(mut y: Out<u32>, a: Shared<u32>, b: Shared<f32>) {
+//!     if let Some(y_i) = y.mine() { *y_i = 0; }
+//! }
+//! ```
+//!
+//! ```compile_fail
+//! # use hip_kernel_macros::kernel;
+//! # use hip_rs_kernel_types::device::OutChunk;
+//! #[kernel]
+//! pub fn empty(mut y: OutChunk<u32, 0>) {}
+//! ```
+//!
+//! Another block's element of an `OutBlock`, another chunk of an `OutChunk` (no index, no chunk number):
+//!
+//! ```compile_fail,E0608
+//! # use hip_kernel_macros::kernel;
+//! # use hip_rs_kernel_types::device::OutBlock;
+//! #[kernel]
+//! pub fn other_block(mut partial: OutBlock<u32>) {
+//!     partial[hip_rs_kernel_types::gpu::block_linear_id() + 1] = 0;
+//! }
+//! ```
+//!
+//! ```compile_fail,E0624
+//! # use hip_kernel_macros::kernel;
+//! # use hip_rs_kernel_types::device::OutChunk;
+//! #[kernel]
+//! pub fn other_chunk(mut y: OutChunk<u32, 4>) {
+//!     if let Some((_, c)) = y.chunk(hip_rs_kernel_types::gpu::global_linear_id() + 1) { c[0] = 0; }
+//! }
+//! ```
+//!
 //! And the positive control of the cases above, which compiles (the launch itself needs a GPU):
 //!
 //! ```no_run
@@ -150,6 +253,32 @@
 //! assert!(k::scale::NAME.starts_with("scale_hk"));
 //! scale.launch(s, &hip::LaunchConfig::for_num_elems(y.len()), x, y, 2.0)?;
 //! scale.launch(s, &hip::LaunchConfig::for_num_elems(2), &x.slice(..2)?, &mut y.slice_mut(1..3)?, 0.5)?;
+//! # Ok(()) }
+//! ```
+//!
+//! A kernel with shared memory, phases and barriers (the positive control of the shared cases): its
+//! launcher checks that the configuration gives `K * size_of::<T>()` bytes per thread, which
+//! `with_shared` sets.
+//!
+//! ```no_run
+//! mod k {
+//!     use hip_kernel_macros::kernel;
+//!     use hip_rs_kernel_types::device::{In, OutBlock, Shared};
+//!     use hip_rs_kernel_types::gpu;
+//!     /// The largest element of each block.
+//!     #[kernel]
+//!     pub fn block_max(x: In<u32>, mut y: OutBlock<u32>, mut tile: Shared<u32>) {
+//!         if let Some(s) = tile.mine(0) { *s = x.get(gpu::global_linear_id()).unwrap_or(0); }
+//!         let all = tile.sync();
+//!         if let Some(y_b) = y.mine() {
+//!             *y_b = (0..all.len()).filter_map(|j| all.get(j)).max().unwrap_or(0);
+//!         }
+//!     }
+//! }
+//! # fn f(m: &hip::Module, s: &hip::Stream, x: &hip::DeviceBuffer<u32>, y: &mut hip::DeviceBuffer<u32>) -> hip::Result<()> {
+//! assert_eq!(k::block_max::SHARED_BYTES_PER_THREAD, 4);
+//! let config = k::block_max::with_shared(hip::LaunchConfig::new(y.len() as u32, 256))?;
+//! k::block_max::load(m)?.launch(s, &config, x, y)?;
 //! # Ok(()) }
 //! ```
 

@@ -1,6 +1,7 @@
 //! The kernel grammar, parsed with `proc_macro` alone: `[attrs] [pub[(..)]] fn name(params) { body }`,
-//! each parameter `[mut] ident: Type` with `Type` one of `In<E>`, `Out<E>` or a scalar `E`, and `E` a
-//! primitive number.
+//! each parameter `[mut] ident: Type` with `Type` one of `In<E>`, `Out<E>`, `OutChunk<E, N>`,
+//! `Shared<E>` / `Shared<E, K>` or a scalar `E`; a scalar is a primitive number, an element any
+//! `DeviceValue` (the compiler checks that bound).
 
 use proc_macro::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 
@@ -16,8 +17,27 @@ pub enum Role {
     In,
     /// `Out<E>`: each thread reaches its own elements.
     Out,
+    /// `OutChunk<E, N>`: each thread reaches its own chunks of `N` elements.
+    OutChunk(usize),
+    /// `OutBlock<E, N>`: each block its `N` elements, thread `t < N` of the block the `t`-th.
+    OutBlock(usize),
+    /// `Out2d<E>`: a row-major matrix whose row length the host passes; thread `(x, y)` element
+    /// `(y, x)`.
+    Out2d,
+    /// `Shared<E, K>`: the block's shared memory, `K` slots per thread (no entry-point argument).
+    Shared(usize),
     /// `E` by value.
     Scalar,
+}
+
+impl Role {
+    /// Written by the kernel (passed with `arg_mut`).
+    pub fn is_output(self) -> bool {
+        matches!(
+            self,
+            Role::Out | Role::OutChunk(_) | Role::OutBlock(_) | Role::Out2d
+        )
+    }
 }
 
 /// One parameter.
@@ -25,8 +45,10 @@ pub struct Param {
     pub mutable: bool,
     pub name: Ident,
     pub role: Role,
-    /// The element (or scalar) type's name, one of [`VALUES`].
+    /// The element (or scalar) type's name, its last path segment (what the fingerprint hashes).
     pub elem: String,
+    /// The element type as written (`hip_rs_kernel_types::Affine`), resolved in the user's scope.
+    pub elem_path: String,
     /// The type as written (the body's parameter keeps it, so the user's imports are used).
     pub ty: TokenStream,
 }
@@ -217,7 +239,9 @@ fn param(tokens: Vec<TokenTree>) -> Result<Param, ParseError> {
             ty_span,
             format!(
                 "#[kernel] parameter `{name}: {text}`: {what}; a kernel takes `In<T>` (read-only input), \
-                 `Out<T>` (each thread writes its own elements) or a scalar, with T one of {}",
+                 `Out<T>`, `OutChunk<T, N>`, `OutBlock<T, N>` or `Out2d<T>` (each thread writes its own \
+                 elements), `Shared<T>` or \
+                 `Shared<T, K>` (the block's shared memory) or a scalar (one of {})",
                 VALUES.join(", ")
             ),
         )
@@ -228,37 +252,90 @@ fn param(tokens: Vec<TokenTree>) -> Result<Param, ParseError> {
              would let two threads write one element)",
         );
     }
-    for (prefix, role) in [("In<", Role::In), ("Out<", Role::Out)] {
-        if let Some(rest) = last.strip_prefix(prefix) {
-            let elem = rest.strip_suffix('>').unwrap_or("");
-            if !VALUES.contains(&elem) {
-                return refuse(&format!(
-                    "the element type `{elem}` is not a primitive number"
-                ));
-            }
-            if role == Role::In && mutable {
-                return err(
-                    first,
-                    format!("`In<T>` is read-only: `{name}` need not be `mut`"),
-                );
-            }
-            return Ok(Param {
-                mutable,
-                name,
-                role,
-                elem: elem.to_string(),
-                ty: ty.iter().cloned().collect(),
-            });
+    for prefix in ["In<", "Out<", "OutChunk<", "OutBlock<", "Out2d<", "Shared<"] {
+        let Some(rest) = last.strip_prefix(prefix) else {
+            continue;
+        };
+        let inner = rest.strip_suffix('>').unwrap_or("");
+        let (elem_path, count) = match inner.split_once(',') {
+            Some((e, n)) => (e, Some(n)),
+            None => (inner, None),
+        };
+        let elem = elem_path.rsplit("::").next().unwrap_or(elem_path);
+        let is_path = !elem_path.is_empty()
+            && elem_path
+                .split("::")
+                .enumerate()
+                .all(|(i, seg)| (i == 0 && seg.is_empty()) || is_ident_text(seg));
+        if !is_path {
+            return refuse(&format!(
+                "the element type `{elem_path}` is not a plain type name (a primitive number or a \
+                 `DeviceValue` of hip_rs_kernel_types)"
+            ));
         }
+        let count = match (prefix, count) {
+            ("In<" | "Out<" | "Out2d<", None) => 0,
+            ("Shared<" | "OutBlock<", None) => 1,
+            ("OutChunk<" | "OutBlock<" | "Shared<", Some(n)) => match parse_count(n) {
+                Some(n) if n > 0 => n,
+                _ => {
+                    return refuse(&format!(
+                        "`{n}` is not a count: write a positive integer literal (`{prefix}{elem_path}, 4>`)"
+                    ))
+                }
+            },
+            ("OutChunk<", None) => {
+                return refuse("`OutChunk` needs its chunk length: `OutChunk<T, N>`, N > 0")
+            }
+            _ => return refuse("`In`, `Out` and `Out2d` take one type argument"),
+        };
+        let role = match prefix {
+            "In<" => Role::In,
+            "Out<" => Role::Out,
+            "OutChunk<" => Role::OutChunk(count),
+            "OutBlock<" => Role::OutBlock(count),
+            "Out2d<" => Role::Out2d,
+            _ => Role::Shared(count),
+        };
+        if role == Role::In && mutable {
+            return err(
+                first,
+                format!("`In<T>` is read-only: `{name}` need not be `mut`"),
+            );
+        }
+        return Ok(Param {
+            mutable,
+            name,
+            role,
+            elem: elem.to_string(),
+            elem_path: elem_path.to_string(),
+            ty: ty.iter().cloned().collect(),
+        });
     }
     if VALUES.contains(&last.as_str()) && last == text {
         return Ok(Param {
             mutable,
             name,
             role: Role::Scalar,
-            elem: text,
+            elem: text.clone(),
+            elem_path: text,
             ty: ty.iter().cloned().collect(),
         });
     }
     refuse("not a kernel parameter type")
+}
+
+/// Whether `s` is a Rust identifier (ASCII).
+fn is_ident_text(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// An integer literal (`4`, `4usize`, `1_024`).
+fn parse_count(s: &str) -> Option<usize> {
+    let digits = s.strip_suffix("usize").unwrap_or(s).replace('_', "");
+    digits.parse().ok()
 }

@@ -114,3 +114,99 @@ mod clash {
 fn parameter_names_do_not_clash_with_the_launchers() {
     assert!(clash::clash::NAME.starts_with("clash_hk"));
 }
+
+/// The new roles carry their counts in the fingerprint: a launcher built for chunks of 4 or for 2 shared
+/// slots per thread never launches code built for another count.
+mod counts {
+    pub mod chunk4 {
+        use hip_kernel_macros::kernel;
+        use hip_rs_kernel_types::device::OutChunk;
+        #[kernel]
+        pub fn fill(mut y: OutChunk<u32, 4>) {
+            y.for_each_mine(|_, c| c.fill(1));
+        }
+    }
+    pub mod chunk8 {
+        use hip_kernel_macros::kernel;
+        use hip_rs_kernel_types::device::OutChunk;
+        #[kernel]
+        pub fn fill(mut y: OutChunk<u32, 8>) {
+            y.for_each_mine(|_, c| c.fill(1));
+        }
+    }
+    pub mod shared_default {
+        use hip_kernel_macros::kernel;
+        use hip_rs_kernel_types::device::{OutBlock, Shared};
+        #[kernel]
+        pub fn first(mut y: OutBlock<u32>, tile: Shared<u32>) {
+            let all = tile.sync();
+            if let Some(y_b) = y.mine() {
+                *y_b = all.get(0).unwrap_or(0);
+            }
+        }
+    }
+    pub mod shared_one {
+        use hip_kernel_macros::kernel;
+        use hip_rs_kernel_types::device::{OutBlock, Shared};
+        #[kernel]
+        pub fn first(mut y: OutBlock<u32, 1>, tile: Shared<u32, 1>) {
+            let all = tile.sync();
+            if let Some(y_b) = y.mine() {
+                *y_b = all.get(0).unwrap_or(0);
+            }
+        }
+    }
+    pub mod shared_two {
+        use hip_kernel_macros::kernel;
+        use hip_rs_kernel_types::device::{OutBlock, Shared};
+        #[kernel]
+        pub fn first(mut y: OutBlock<u32>, tile: Shared<u32, 2>) {
+            let all = tile.sync();
+            if let Some(y_b) = y.mine() {
+                *y_b = all.get(0).unwrap_or(0);
+            }
+        }
+    }
+    pub mod affine_short {
+        use hip_kernel_macros::kernel;
+        use hip_rs_kernel_types::device::{In, Out};
+        use hip_rs_kernel_types::Affine;
+        #[kernel]
+        pub fn apply(p: In<Affine>, mut y: Out<f32>) {
+            if let (Some(p), Some(y_i)) = (p.get(0), y.mine()) {
+                *y_i = p.apply(*y_i);
+            }
+        }
+    }
+    pub mod affine_path {
+        use hip_kernel_macros::kernel;
+        use hip_rs_kernel_types::device::{In, Out};
+        #[kernel]
+        pub fn apply(p: In<hip_rs_kernel_types::Affine>, mut y: Out<f32>) {
+            if let (Some(p), Some(y_i)) = (p.get(0), y.mine()) {
+                *y_i = p.apply(*y_i);
+            }
+        }
+    }
+}
+
+#[test]
+fn chunk_lengths_and_shared_slots_are_in_the_fingerprint_and_paths_are_not() {
+    assert_ne!(counts::chunk4::fill::NAME, counts::chunk8::fill::NAME);
+    assert_eq!(
+        counts::shared_default::first::NAME,
+        counts::shared_one::first::NAME
+    );
+    assert_ne!(
+        counts::shared_one::first::NAME,
+        counts::shared_two::first::NAME
+    );
+    assert_eq!(
+        counts::affine_short::apply::NAME,
+        counts::affine_path::apply::NAME
+    );
+    // What the launcher checks the configuration against.
+    assert_eq!(counts::shared_one::first::SHARED_BYTES_PER_THREAD, 4);
+    assert_eq!(counts::shared_two::first::SHARED_BYTES_PER_THREAD, 8);
+    assert_eq!(counts::chunk4::fill::SHARED_BYTES_PER_THREAD, 0);
+}

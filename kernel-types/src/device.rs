@@ -1,13 +1,20 @@
 //! The parameter types of a `#[kernel]` function (`hiprs-kernel-macros`): [`In`], a read-only view whose
-//! every read is checked, and [`Out`], whose writes are disjoint by construction (a thread reaches only
-//! the elements its 64-bit global index gives it).
+//! every read is checked; [`Out`] and [`OutChunk`], whose writes are disjoint by construction (a thread
+//! reaches only the elements its 64-bit global index gives it: one, a grid-stride set, a contiguous
+//! chunk ([`OutChunk`]), its block's ([`OutBlock`]) or its row and column ([`Out2d`])); and [`Shared`] / [`SharedRead`], the block's shared memory in write and read phases with the
+//! barrier between them.
 //!
-//! Neither can be built outside `unsafe` ([`In::from_raw_parts`], [`Out::from_raw_parts`], which only the
-//! macro's generated entry point calls): a kernel body, compiled under `forbid(unsafe_code)`, receives
-//! them and can do nothing with them that reads out of bounds or writes another thread's element.
+//! None can be built outside `unsafe` (the `from_raw_parts` functions, which only the macro's generated
+//! entry point calls): a kernel body, compiled under `forbid(unsafe_code)`, receives them and can do
+//! nothing with them that reads out of bounds, writes another thread's element or slot, or reads a slot
+//! while another thread writes it.
 
 use crate::gpu;
 use core::marker::PhantomData;
+
+#[doc(hidden)]
+pub use crate::shared::launch_sized_shared;
+pub use crate::shared::{Shared, SharedRead};
 
 mod sealed {
     pub trait Sealed {}
@@ -22,6 +29,8 @@ macro_rules! device_values {
     ($($t:ty),*) => { $(impl sealed::Sealed for $t {} impl DeviceValue for $t {})* };
 }
 device_values!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
+// Plain data too (two f32 and a u64, no padding; every bit pattern a value): read through `In<Affine>`.
+device_values!(crate::Affine);
 
 /// A kernel's read-only input: `len` elements of `T` in device memory, read with [`get`](In::get)
 /// (`None` past the end) or `[]` (which stops the kernel past the end, as a panic on the GPU does).
@@ -168,5 +177,301 @@ impl<T: DeviceValue> Out<'_, T> {
         } else {
             None
         }
+    }
+}
+
+/// A kernel's output cut in chunks of `N` contiguous elements: chunk `c` (elements `c N .. (c + 1) N`,
+/// the last one shorter) belongs to the thread whose [`gpu::global_linear_id`] is `c` modulo
+/// [`gpu::grid_threads`]: [`mine`](OutChunk::mine) is chunk `global_linear_id()`,
+/// [`for_each_mine`](OutChunk::for_each_mine) its grid-stride share of chunks. `N` is part of the type
+/// (of the kernel's signature), so every thread cuts the same chunks: no two threads reach one element.
+///
+/// ```ignore
+/// #[kernel]
+/// pub fn scale4(x: In<f32>, mut y: OutChunk<f32, 4>) {
+///     y.for_each_mine(|first, chunk| {
+///         for (k, e) in chunk.iter_mut().enumerate() {
+///             *e *= x.get(first + k as u64).unwrap_or(0.0);
+///         }
+///     });
+/// }
+/// ```
+pub struct OutChunk<'a, T: DeviceValue, const N: usize> {
+    ptr: *mut T,
+    len: u64,
+    _data: PhantomData<&'a mut [T]>,
+}
+
+impl<T: DeviceValue, const N: usize> OutChunk<'_, T, N> {
+    /// A view of `len` elements at `ptr`, in chunks of `N`.
+    ///
+    /// # Safety
+    /// As [`Out::from_raw_parts`], and `N > 0` (the macro refuses `OutChunk<T, 0>`).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn from_raw_parts(ptr: *mut T, len: u64) -> Self {
+        OutChunk {
+            ptr,
+            len,
+            _data: PhantomData,
+        }
+    }
+
+    /// Number of elements (of all threads).
+    #[inline(always)]
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether there are none.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// This thread's chunk (number [`gpu::global_linear_id`]) and the index of its first element;
+    /// `None` when it starts past the end. The last chunk may be shorter than `N`.
+    #[inline(always)]
+    pub fn mine(&mut self) -> Option<(u64, &mut [T])> {
+        let c = gpu::global_linear_id();
+        self.chunk(c)
+    }
+
+    /// `f(first_index, chunk)` for each of this thread's chunks, in a grid-stride loop over chunk numbers
+    /// (`global_linear_id() + k * grid_threads()`).
+    #[inline(always)]
+    pub fn for_each_mine(&mut self, mut f: impl FnMut(u64, &mut [T])) {
+        let chunks = self.len.div_ceil(N as u64);
+        for c in gpu::grid_stride(chunks) {
+            if let Some((first, chunk)) = self.chunk(c) {
+                f(first, chunk);
+            }
+        }
+    }
+
+    /// Chunk `c` when it starts below `len()`: private, as `c` must be this thread's.
+    #[inline(always)]
+    fn chunk(&mut self, c: u64) -> Option<(u64, &mut [T])> {
+        let (first, n) = chunk_range(c, N as u64, self.len)?;
+        // SAFETY: first + n <= len, and `from_raw_parts`' contract gives this thread chunk `c` (its own
+        // index, or its grid-stride share of chunks: distinct from every other thread's, all threads
+        // cutting chunks of the same N) for reading and writing; the &mut borrows `self`.
+        Some((first, unsafe {
+            core::slice::from_raw_parts_mut(self.ptr.add(first as usize), n as usize)
+        }))
+    }
+}
+
+/// A kernel's output with `N` elements per block: block [`gpu::block_linear_id`] `b` owns elements
+/// `b N .. (b + 1) N`, and the thread of index `t < N` in the block ([`gpu::thread_linear_id_in_block`])
+/// the element `b N + t` ([`mine`](OutBlock::mine)). For per-block results: a reduction's partial sums
+/// (`N = 1`, written by the block's first thread).
+pub struct OutBlock<'a, T: DeviceValue, const N: usize = 1> {
+    ptr: *mut T,
+    len: u64,
+    _data: PhantomData<&'a mut [T]>,
+}
+
+impl<T: DeviceValue, const N: usize> OutBlock<'_, T, N> {
+    /// A view of `len` elements at `ptr`, `N` per block.
+    ///
+    /// # Safety
+    /// As [`Out::from_raw_parts`]; the launch's blocks have distinct [`gpu::block_linear_id`]s and its
+    /// threads distinct indices in their block (both hold for every grid).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn from_raw_parts(ptr: *mut T, len: u64) -> Self {
+        OutBlock {
+            ptr,
+            len,
+            _data: PhantomData,
+        }
+    }
+
+    /// Number of elements (of all blocks).
+    #[inline(always)]
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether there are none.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// This thread's element, `b N + t`: `None` for a thread `t >= N` or past the end.
+    #[inline(always)]
+    pub fn mine(&mut self) -> Option<&mut T> {
+        let t = u64::from(gpu::thread_linear_id_in_block());
+        let i = block_element(gpu::block_linear_id(), t, N as u64, self.len)?;
+        // SAFETY: i < len; element b N + t with t < N is this thread's alone (blocks and threads in a
+        // block have distinct indices); the &mut borrows self.
+        Some(unsafe { &mut *self.ptr.add(i as usize) })
+    }
+}
+
+/// A kernel's output as a row-major matrix whose row length (`cols`) the host passes with the buffer:
+/// the thread at global position `(x, y)` ([`gpu::global_id_x`], [`gpu::global_id_y`]; `z` 0) owns the
+/// element at row `y`, column `x`, index `y * cols + x`, when `x < cols` and the index is below
+/// `len()`. One `cols` for the whole launch (an argument, not something a thread chooses), so no two
+/// threads reach one element.
+pub struct Out2d<'a, T: DeviceValue> {
+    ptr: *mut T,
+    len: u64,
+    cols: u64,
+    _data: PhantomData<&'a mut [T]>,
+}
+
+impl<T: DeviceValue> Out2d<'_, T> {
+    /// A view of `len` elements at `ptr`, rows of `cols`.
+    ///
+    /// # Safety
+    /// As [`Out::from_raw_parts`], with `cols` the same in every thread of the launch.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn from_raw_parts(ptr: *mut T, len: u64, cols: u64) -> Self {
+        Out2d {
+            ptr,
+            len,
+            cols,
+            _data: PhantomData,
+        }
+    }
+
+    /// Number of elements.
+    #[inline(always)]
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether there are none.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Elements per row (the host's argument).
+    #[inline(always)]
+    pub fn cols(&self) -> u64 {
+        self.cols
+    }
+
+    /// This thread's element, row [`gpu::global_id_y`], column [`gpu::global_id_x`]; `None` for a
+    /// thread with `z > 0`, a column past `cols()` or an index past the end.
+    #[inline(always)]
+    pub fn mine(&mut self) -> Option<&mut T> {
+        let (x, y, z) = (gpu::global_id_x(), gpu::global_id_y(), gpu::global_id_z());
+        let i = cell(x, y, z, self.cols, self.len)?;
+        // SAFETY: i < len; (y, x) with x < cols maps to y cols + x for this thread alone (z = 0
+        // threads have distinct (x, y)); the &mut borrows self.
+        Some(unsafe { &mut *self.ptr.add(i as usize) })
+    }
+}
+
+/// Chunk `c` of `n`-element chunks over `len` elements: its first index and its length, `None` when it
+/// starts at or past `len` (or its start overflows).
+#[inline(always)]
+fn chunk_range(c: u64, n: u64, len: u64) -> Option<(u64, u64)> {
+    let first = c.checked_mul(n)?;
+    (first < len).then(|| (first, (len - first).min(n)))
+}
+
+/// The element of thread `t` of block `b` in an `OutBlock` of `n` per block over `len`.
+#[inline(always)]
+fn block_element(b: u64, t: u64, n: u64, len: u64) -> Option<u64> {
+    if t >= n {
+        return None;
+    }
+    let i = b.checked_mul(n)?.checked_add(t)?;
+    (i < len).then_some(i)
+}
+
+/// The element of the thread at global `(x, y, z)` in an `Out2d` of rows of `cols` over `len`.
+#[inline(always)]
+fn cell(x: u64, y: u64, z: u64, cols: u64, len: u64) -> Option<u64> {
+    if z != 0 || x >= cols {
+        return None;
+    }
+    let i = y.checked_mul(cols)?.checked_add(x)?;
+    (i < len).then_some(i)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The partitions the output types promise, checked over every thread of small launches: each
+    //! element reached by exactly one thread.
+    extern crate std;
+    use crate::gpu::GridStride;
+    use std::{vec, vec::Vec};
+
+    /// How many threads of a launch of `threads` reach each element (grid-stride over chunks).
+    fn chunk_owners(threads: u64, n: u64, len: u64) -> Vec<u8> {
+        let mut seen = vec![0u8; len as usize];
+        for g in 0..threads {
+            for c in GridStride::new(g, threads, len.div_ceil(n)) {
+                let (first, k) = super::chunk_range(c, n, len).unwrap();
+                for i in first..first + k {
+                    seen[i as usize] += 1;
+                }
+            }
+        }
+        seen
+    }
+
+    #[test]
+    fn out_chunk_reaches_each_element_once_for_any_thread_count() {
+        for (threads, n, len) in [
+            (3, 4, 50),
+            (64, 4, 1000),
+            (1, 7, 13),
+            (100, 3, 10),
+            (5, 1, 5),
+        ] {
+            assert_eq!(
+                chunk_owners(threads, n, len),
+                vec![1; len as usize],
+                "{threads} {n} {len}"
+            );
+        }
+        assert_eq!(super::chunk_range(3, 4, 12), None);
+        assert_eq!(super::chunk_range(2, 4, 10), Some((8, 2)));
+        assert_eq!(super::chunk_range(u64::MAX / 2, 4, u64::MAX), None); // the start overflows
+    }
+
+    #[test]
+    fn out_block_gives_each_block_its_own_elements() {
+        let (blocks, threads, n, len) = (7u64, 32u64, 3u64, 20u64);
+        let mut seen = vec![0u8; len as usize];
+        for b in 0..blocks {
+            for t in 0..threads {
+                if let Some(i) = super::block_element(b, t, n, len) {
+                    assert_eq!(i / n, b);
+                    seen[i as usize] += 1;
+                }
+            }
+        }
+        assert_eq!(seen, vec![1; len as usize]);
+        assert_eq!(super::block_element(u64::MAX, 1, 2, u64::MAX), None);
+    }
+
+    #[test]
+    fn out_2d_maps_each_thread_to_its_own_cell_and_ignores_z() {
+        let (cols, rows) = (5u64, 3u64);
+        let len = cols * rows;
+        let mut seen = vec![0u8; len as usize];
+        // A grid wider and taller than the matrix, and two layers in z.
+        for z in 0..2 {
+            for y in 0..8 {
+                for x in 0..8 {
+                    if let Some(i) = super::cell(x, y, z, cols, len) {
+                        assert_eq!((z, i / cols, i % cols), (0, y, x));
+                        seen[i as usize] += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(seen, vec![1; len as usize]);
+        assert_eq!(super::cell(0, u64::MAX, 0, 2, u64::MAX), None);
     }
 }

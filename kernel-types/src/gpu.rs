@@ -5,6 +5,9 @@
 //! threads along an axis, which an NVIDIA grid reaches (2^31 - 1 blocks of 1024 threads): two threads
 //! would then compute the same index and write one element. Every index here is a `u64`.
 //!
+//! The only barrier a `#[kernel]` body reaches is [`Shared::sync`](crate::device::Shared::sync);
+//! [`sync_threads`] is `unsafe` (see there why).
+//!
 //! On the host (any target that is not `amdgpu` or `nvptx64`) these functions exist only so that a kernel
 //! body type-checks there (the `#[kernel]` macro compiles it on both sides); calling one on the host
 //! panics.
@@ -199,10 +202,49 @@ impl Iterator for GridStride {
     }
 }
 
-/// Wait until every thread of the block arrives here; makes their shared-memory writes visible
-/// (`__syncthreads()`). Every thread of the block must reach it (not in divergent code).
+/// Blocks in the grid along x (`gridDim.x`; on AMD the dispatch packet's work-items over the block's).
 #[inline(always)]
-pub fn sync_threads() {
+pub fn grid_blocks_x() -> u64 {
+    grid_threads_x() / u64::from(block_dim_x())
+}
+
+/// Blocks in the grid along y (`gridDim.y`).
+#[inline(always)]
+pub fn grid_blocks_y() -> u64 {
+    grid_threads_y() / u64::from(block_dim_y())
+}
+
+/// This block's index in the grid, x fastest: `(bz * gy + by) * gx + bx`, in 64 bits. Distinct for
+/// every block of a launch.
+#[inline(always)]
+pub fn block_linear_id() -> u64 {
+    (u64::from(block_idx_z()) * grid_blocks_y() + u64::from(block_idx_y())) * grid_blocks_x()
+        + u64::from(block_idx_x())
+}
+
+/// This thread's index in its block, x fastest: `(tz * by + ty) * bx + tx` (the order in which the
+/// hardware packs threads into wavefronts and warps).
+#[inline(always)]
+pub fn thread_linear_id_in_block() -> u32 {
+    (thread_idx_z() * block_dim_y() + thread_idx_y()) * block_dim_x() + thread_idx_x()
+}
+
+/// Threads in a block (`blockDim.x * blockDim.y * blockDim.z`, at most 1024 on every GPU HIP runs on).
+#[inline(always)]
+pub fn block_threads() -> u32 {
+    block_dim_x() * block_dim_y() * block_dim_z()
+}
+
+/// Wait until every thread of the block arrives here; makes their shared-memory writes visible
+/// (`__syncthreads()`).
+///
+/// # Safety
+/// Every thread of the block reaches it (not in divergent code), and the kernel holds no
+/// [`Shared`](crate::device::Shared) handle: its phases count this block's barriers, and a barrier
+/// outside them would let one thread write a slot while another reads it. A `#[kernel]` body cannot call
+/// this (it is compiled under `forbid(unsafe_code)`); it synchronizes through `Shared::sync`.
+#[inline(always)]
+pub unsafe fn sync_threads() {
     #[cfg(target_arch = "amdgpu")]
     {
         // As HIP's __syncthreads: release fence, barrier, acquire fence, all at work-group scope. Rust has
@@ -218,6 +260,53 @@ pub fn sync_threads() {
     };
     #[cfg(not(any(target_arch = "amdgpu", target_arch = "nvptx64")))]
     panic!("sync_threads is a GPU barrier: it has no meaning on the host")
+}
+
+#[cfg(target_arch = "nvptx64")]
+extern "C" {
+    /// `barrier.sync 0` (not `.aligned`): each thread arrives on its own, so threads of one warp may reach
+    /// it from different places (PTX ISA, `barrier`: sm_70 and later).
+    #[link_name = "llvm.nvvm.barrier.cta.sync.all"]
+    fn barrier_cta_sync_all(id: u32);
+}
+
+/// The barrier of [`Shared::sync`](crate::device::Shared::sync), safe in any control flow: every thread
+/// of the block has, at any time, passed the same number of these barriers as every other thread that
+/// can still touch shared memory, or the kernel stops.
+///
+/// - AMD: `s_barrier` is executed per wavefront, and the hardware pairs each wavefront's n-th barrier
+///   with every other's (waves that ended are not waited for). A wavefront some of whose threads are
+///   elsewhere (divergent code, or returned early) would count one barrier for threads that did not reach
+///   it: before the barrier, every live thread of the wavefront must be here (`ballot(true)` counts them
+///   all), or the kernel stops (`abort`, as a panic does).
+/// - NVIDIA: `barrier.sync 0` without `.aligned` (sm_70 and later, the PTX this repository builds): a
+///   thread waits for the non-exited threads of its warp to arrive wherever they are, then marks the
+///   warp's arrival; exiting threads release a barrier they hold up (PTX ISA, `barrier` and `exit`).
+///   `bar.sync` (aligned) would be undefined when threads reach different instructions.
+#[inline(always)]
+pub(crate) fn shared_barrier() {
+    #[cfg(target_arch = "amdgpu")]
+    {
+        let wave = core::arch::amdgpu::wavefrontsize();
+        let here = core::arch::amdgpu::ballot(true).count_ones();
+        let me = thread_linear_id_in_block();
+        // The live threads of this wavefront: the block's threads from its first lane, at most a wave.
+        let first = me / wave * wave;
+        let live = (block_threads() - first).min(wave);
+        if here != live {
+            core::intrinsics::abort();
+        }
+        core::sync::atomic::fence(core::sync::atomic::Ordering::Release);
+        core::arch::amdgpu::s_barrier();
+        core::sync::atomic::fence(core::sync::atomic::Ordering::Acquire);
+    }
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the non-aligned barrier is defined for divergent threads on sm_70 and later.
+    unsafe {
+        barrier_cta_sync_all(0)
+    };
+    #[cfg(not(any(target_arch = "amdgpu", target_arch = "nvptx64")))]
+    panic!("Shared::sync is a GPU barrier: it has no meaning on the host")
 }
 
 #[cfg(test)]

@@ -6,19 +6,35 @@
 //! `hip` feature (host only) each type implements `hip::DeviceCopy` and passes straight to
 //! `LaunchArgs::arg`.
 //!
-//! [`device`] holds the parameter types of `#[kernel]` functions (`In`, `Out`) and [`gpu`] the work-item
-//! queries (64-bit global indices from every launch dimension): both compile for the host too, so a
-//! kernel body type-checks there, but only the GPU targets run them.
+//! [`device`] holds the parameter types of `#[kernel]` functions (`In`, `Out`, `OutChunk`, `Shared`) and
+//! [`gpu`] the work-item queries (64-bit global indices from every launch dimension): both compile for
+//! the host too, so a kernel body type-checks there, but only the GPU targets run them.
 #![no_std]
 #![cfg_attr(
     target_arch = "amdgpu",
-    feature(stdarch_amdgpu, core_intrinsics, gpu_intrinsics),
+    feature(
+        stdarch_amdgpu,
+        core_intrinsics,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem
+    ),
     allow(internal_features)
 )]
-#![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx))]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(
+        stdarch_nvptx,
+        core_intrinsics,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem,
+        link_llvm_intrinsics
+    ),
+    allow(internal_features)
+)]
 
 pub mod device;
 pub mod gpu;
+mod shared;
 
 /// Keeps its tokens on the GPU targets (`amdgpu`, `nvptx64`) and drops them elsewhere: the `#[kernel]`
 /// macro emits its device side through it, so the `cfg` naming the GPU targets is evaluated here, where it

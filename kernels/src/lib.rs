@@ -1,9 +1,11 @@
 //! Kernels written in Rust for HIP: one source for AMD GPUs (`amdgcn-amd-amdhsa`, a linked ELF code object)
 //! and NVIDIA GPUs (`nvptx64-nvidia-cuda`, PTX). `hip::Module::load_data` loads either.
 //!
-//! Each kernel is an `extern "gpu-kernel"` function exported under its plain name (`#[no_mangle]`), so the
-//! host finds it with `Module::function("vector_add")`. Parameters are what the host passes through
-//! `LaunchArgs`, in order: device pointers, scalars, and `#[repr(C)]` structs from `hip-rs-kernel-types`.
+//! The kernels here are raw `extern "gpu-kernel"` functions exported under their plain names
+//! (`#[no_mangle]`), so the host finds them with `Module::function("vector_add")` and launches them under
+//! `unsafe`: they stay as the unchecked twins of the `#[kernel]` ones in [`typed`] (`vector_add`,
+//! `saxpy_f32`/`_f64`, `matmul_f32_unchecked`), which benchmarks compare (the checks' cost) and the
+//! HIPRTC comparison launches. Every other kernel is a safe `#[kernel]` in [`typed`].
 //!
 //! Built by `hip-kernel-build` (from a `build.rs`) or `scripts/build-rust-kernels.sh`; both need a nightly
 //! compiler (or `RUSTC_BOOTSTRAP=1`) with the `rust-src` component for `-Zbuild-std=core`.
@@ -17,8 +19,6 @@
 #![cfg_attr(target_arch = "amdgpu", feature(stdarch_amdgpu))]
 #![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx))]
 #![allow(internal_features)]
-
-use hip_rs_kernel_types::Affine;
 
 mod gpu;
 pub mod typed;
@@ -75,49 +75,53 @@ pub unsafe extern "gpu-kernel" fn saxpy_f64(a: f64, x: *const f64, y: *mut f64, 
     saxpy::<f64>(a, x, y, n)
 }
 
-/// Sum of `input[..n]` per block: block `b` writes the sum of its `blockDim.x` elements to `partial[b]`.
-///
-/// A tree reduction in workgroup (shared, LDS) memory with a barrier between steps. The launch gives
-/// `blockDim.x * 4` bytes of dynamic shared memory, and `blockDim.x` is a power of two.
+/// `c = a b` for row-major `a` (`m x k`), `b` (`k x n`), `c` (`m x n`), in tiles of `blockDim.x` squared
+/// staged in shared memory: the unchecked twin of the `#[kernel]` `matmul_f32` (typed.rs), the same
+/// algorithm with raw pointers and no bounds checks on shared memory, for the benchmark
+/// (bench/src/bin/typed_launch.rs) to measure what the checks cost.
 ///
 /// # Safety
-/// `input` points to `n` `u32`, `partial` to one `u32` per block; the launch gives the shared memory above.
+/// Blocks of `T x T` threads, `2 T^2 * 4` bytes of dynamic shared memory; `a`, `b`, `c` hold `m k`,
+/// `k n`, `m n` `f32`, `c` overlapping neither.
 #[no_mangle]
-pub unsafe extern "gpu-kernel" fn block_sum_u32(input: *const u32, partial: *mut u32, n: u64) {
-    let shared: *mut u32 = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<u32>();
-    let tid = gpu::thread_idx_x();
-    let block = gpu::block_dim_x();
-    let i = gpu::global_id_x();
-    *shared.add(tid as usize) = if i < n { *input.add(i as usize) } else { 0 };
-    gpu::sync_threads();
-    let mut stride = block / 2;
-    while stride > 0 {
-        if tid < stride {
-            *shared.add(tid as usize) += *shared.add((tid + stride) as usize);
+pub unsafe extern "gpu-kernel" fn matmul_f32_unchecked(
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    m: u64,
+    n: u64,
+    k: u64,
+) {
+    let tiles: *mut f32 = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<f32>();
+    let t = u64::from(gpu::block_dim_x());
+    let (tx, ty) = (
+        u64::from(gpu::thread_idx_x()),
+        u64::from(gpu::thread_idx_y()),
+    );
+    let (row, col) = (gpu::global_id_y(), gpu::global_id_x());
+    let mine = (ty * t + tx) as usize;
+    let b_tile = (t * t) as usize;
+    let mut acc = 0.0f32;
+    let mut kt = 0;
+    while kt < k {
+        *tiles.add(mine) = if row < m && kt + tx < k {
+            *a.add((row * k + kt + tx) as usize)
+        } else {
+            0.0
+        };
+        *tiles.add(b_tile + mine) = if col < n && kt + ty < k {
+            *b.add(((kt + ty) * n + col) as usize)
+        } else {
+            0.0
+        };
+        gpu::sync_threads();
+        for j in 0..t {
+            acc += *tiles.add((ty * t + j) as usize) * *tiles.add(b_tile + (j * t + tx) as usize);
         }
         gpu::sync_threads();
-        stride /= 2;
+        kt += t;
     }
-    if tid == 0 {
-        *partial.add(gpu::block_idx_x() as usize) = *shared;
-    }
-}
-
-/// `y[i] = x[i] * p.scale + p.offset` for `i < p.len`: reads its parameters from a `#[repr(C)]` struct
-/// shared with the host ([`hip_rs_kernel_types::Affine`]), placed in device memory by the host.
-///
-/// The struct comes through a pointer, not by value: rustc lowers an aggregate `gpu-kernel` parameter to a
-/// pointer to it (the code object's metadata shows an 8-byte `global_buffer`, and rustc warns with
-/// `improper_gpu_kernel_arg`), so a 12-byte value passed by the host would be read as an address.
-///
-/// # Safety
-/// `p` points to one `Affine` in device memory; `x` and `y` to at least `p.len` `f32`.
-#[no_mangle]
-pub unsafe extern "gpu-kernel" fn affine_f32(p: *const Affine, x: *const f32, y: *mut f32) {
-    let p = *p;
-    let i = gpu::global_id_x();
-    if i < p.len {
-        let i = i as usize;
-        *y.add(i) = p.apply(*x.add(i));
+    if row < m && col < n {
+        *c.add((row * n + col) as usize) = acc;
     }
 }

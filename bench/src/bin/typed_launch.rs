@@ -3,8 +3,13 @@
 //! 1. host time per launch: `typed::vector_add::launch` (safe, generated) against
 //!    `Function::launch_with_index` with the same `LaunchArgs` built by hand (unsafe), on the same loaded
 //!    function, the same three tracked buffers, 256 elements (so the GPU is never the bottleneck);
-//! 2. device time per launch over 2^26 elements: the typed `vector_add` (each read `In::get`-checked, the
-//!    store `Out::mine`-checked) against the raw `vector_add` (one `i < n` check), both Rust-built.
+//! 2. device time per launch over 2^26 elements, memory-bound: the typed `vector_add` (each read
+//!    `In::get`-checked, the store `Out::mine`-checked) against the raw `vector_add` (one `i < n`
+//!    check), both Rust-built;
+//! 3. device time per launch, compute-bound: the typed, tiled `matmul_f32` (`Shared<f32, 2>`: checked
+//!    slot reads, the live-lane check before each barrier on AMD, `Out2d` store) against
+//!    `matmul_f32_unchecked` (the same algorithm, raw pointers, `gpu::sync_threads`), 1024 x 1024 x 1024,
+//!    16 x 16 tiles; both results checked against the host (256^3) and against each other (1024^3).
 //!
 //! `cargo run --release -p hip-rs-bench --bin typed_launch [-- ELEMENTS]`. Rounds alternate which side goes
 //! first; both kernels' results are checked before timing.
@@ -181,6 +186,7 @@ fn run(n: usize) -> hip::Result<()> {
         ht.median() - hr.median(),
         pair(&h_typed, &h_raw)
     );
+    let (mt, mr) = matmul(&device, &module, &stream)?;
     let (dt, dr) = (Samples::new(d_typed.clone()), Samples::new(d_raw.clone()));
     println!("| device time per launch (us), {n} f32, {ROUNDS} rounds x {DEVICE_LAUNCHES} | median (min-max) |");
     println!("|---|---:|");
@@ -190,5 +196,121 @@ fn run(n: usize) -> hip::Result<()> {
     );
     println!("| raw vector_add (one i < n) | {} |", dr.show(2));
     println!("typed / raw (paired): {}", pair(&d_typed, &d_raw));
+    let (st, sr) = (Samples::new(mt.clone()), Samples::new(mr.clone()));
+    println!(
+        "| device time per launch (us), matmul {MM}^3 f32, 16x16 tiles, {ROUNDS} rounds x {MM_LAUNCHES} | median (min-max) |"
+    );
+    println!("|---|---:|");
+    println!(
+        "| typed matmul_f32 (Shared<f32, 2>, checked reads, barrier check) | {} |",
+        st.show(2)
+    );
+    println!("| matmul_f32_unchecked (raw pointers) | {} |", sr.show(2));
+    println!("typed / unchecked (paired): {}", pair(&mt, &mr));
     Ok(())
+}
+
+/// Square size of the timed matrix multiply, and launches per timing.
+const MM: usize = 1024;
+const MM_LAUNCHES: u32 = 10;
+
+/// The typed tiled matmul against its unchecked twin: results checked, then paired device times (us).
+fn matmul(device: &Device, module: &Module, stream: &Stream) -> hip::Result<(Vec<f64>, Vec<f64>)> {
+    let typed = typed::matmul_f32::load(module)?;
+    let raw = module.function("matmul_f32_unchecked")?;
+    let config = typed::matmul_f32::with_shared(LaunchConfig::new(
+        ((MM / 16) as u32, (MM / 16) as u32),
+        (16, 16),
+    ))?;
+    let launch = |typed_side: bool,
+                  n: usize,
+                  a: &DeviceBuffer<f32>,
+                  b: &DeviceBuffer<f32>,
+                  c: &mut DeviceBuffer<f32>|
+     -> hip::Result<()> {
+        let n64 = n as u64;
+        let config = LaunchConfig {
+            grid: ((n as u32).div_ceil(16), (n as u32).div_ceil(16)).into(),
+            ..config
+        };
+        if typed_side {
+            return typed.launch(stream, &config, n64, n64, n64, a, b, c, n64);
+        }
+        let mut args = LaunchArgs::new();
+        args.arg(a).arg(b).arg_mut(c).arg(&n64).arg(&n64).arg(&n64);
+        // SAFETY: matmul_f32_unchecked(a, b, c, m, n, k) over n x n matrices, 16 x 16 blocks, 2 tiles of
+        // 16 x 16 f32 in shared memory (config, set by the typed kernel's with_shared: the same need).
+        unsafe { raw.launch(stream, &config, &mut args) }
+    };
+    // Results: 256^3 against the host (the kernel's order, no fused multiply-add: the same bits).
+    let small = 256usize;
+    let a: Vec<f32> = (0..small * small)
+        .map(|i| ((i * 7) % 13) as f32 - 6.0)
+        .collect();
+    let b: Vec<f32> = (0..small * small)
+        .map(|i| ((i * 5) % 11) as f32 * 0.5)
+        .collect();
+    let (da, db) = (
+        DeviceBuffer::from_slice(device, &a)?,
+        DeviceBuffer::from_slice(device, &b)?,
+    );
+    let mut want = vec![0.0f32; small * small];
+    for r in 0..small {
+        for c in 0..small {
+            let mut acc = 0.0f32;
+            for j in 0..small {
+                acc += a[r * small + j] * b[j * small + c];
+            }
+            want[r * small + c] = acc;
+        }
+    }
+    for (name, side) in [("typed matmul_f32", true), ("matmul_f32_unchecked", false)] {
+        let mut dc = DeviceBuffer::<f32>::zeroed(device, small * small)?;
+        launch(side, small, &da, &db, &mut dc)?;
+        if dc.to_vec()? != want {
+            return Err(hip::Error::InvalidLaunch(format!(
+                "{name}: wrong results at 256^3"
+            )));
+        }
+    }
+    // Timing at MM^3; the two results must agree bit for bit.
+    let a: Vec<f32> = (0..MM * MM).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+    let b: Vec<f32> = (0..MM * MM).map(|i| ((i * 5) % 11) as f32 * 0.5).collect();
+    let (da, db) = (
+        DeviceBuffer::from_slice(device, &a)?,
+        DeviceBuffer::from_slice(device, &b)?,
+    );
+    let (mut c1, mut c2) = (
+        DeviceBuffer::<f32>::zeroed(device, MM * MM)?,
+        DeviceBuffer::<f32>::zeroed(device, MM * MM)?,
+    );
+    launch(true, MM, &da, &db, &mut c1)?;
+    launch(false, MM, &da, &db, &mut c2)?;
+    if c1.to_vec()? != c2.to_vec()? {
+        return Err(hip::Error::InvalidLaunch(
+            "typed and unchecked matmul differ at 1024^3".into(),
+        ));
+    }
+    let (start, stop) = (Event::with_timing(device)?, Event::with_timing(device)?);
+    let time = |side: bool, c: &mut DeviceBuffer<f32>| -> hip::Result<f64> {
+        start.record(stream)?;
+        for _ in 0..MM_LAUNCHES {
+            launch(side, MM, &da, &db, c)?;
+        }
+        stop.record(stream)?;
+        stop.synchronize()?;
+        Ok(f64::from(start.elapsed_ms(&stop)?) * 1e3 / f64::from(MM_LAUNCHES))
+    };
+    time(true, &mut c1)?;
+    time(false, &mut c1)?;
+    let (mut t, mut r) = (Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        let first = round % 2 == 0;
+        let x = time(first, &mut c1)?;
+        let y = time(!first, &mut c1)?;
+        let (tt, rr) = if first { (x, y) } else { (y, x) };
+        t.push(tt);
+        r.push(rr);
+    }
+    Ok((t, r))
 }
