@@ -146,8 +146,35 @@ impl Fixture {
     }
 }
 
-/// A table's row: contender, median and mean (± 95%) difference to the first, HIP calls per operation.
-type Row = (String, f64, f64, f64, String);
+/// A table's row: contender, median and mean (± 95%) difference to the first, user-space instructions
+/// and HIP calls per operation.
+type Row = (String, f64, f64, f64, String, String);
+
+/// User-space instructions this thread retires per operation (`perf_event_open`; the stub's included),
+/// the least of 5 runs of 50 batches: unlike time, the same from run to run and machine load. "-" where
+/// the kernel refuses the counter.
+fn instructions_per_op(mut run: impl FnMut(usize) -> Result<(), String>) -> Result<String, String> {
+    use perf_event::events::Hardware;
+    let Ok(mut counter) = perf_event::Builder::new(Hardware::INSTRUCTIONS)
+        .exclude_kernel(true)
+        .exclude_hv(true)
+        .build()
+    else {
+        return Ok("-".into());
+    };
+    let ops = BATCH * 50;
+    let mut best = u64::MAX;
+    for _ in 0..5 {
+        let io = |err: std::io::Error| format!("perf counter: {err}");
+        counter.reset().map_err(io)?;
+        counter.enable().map_err(io)?;
+        let ran = run(ops);
+        counter.disable().map_err(io)?;
+        ran?;
+        best = best.min(counter.read().map_err(io)?);
+    }
+    Ok(format!("{:.0}", best as f64 / ops as f64))
+}
 
 /// One contender: a name and `n` operations.
 type Run<'a> = Box<dyn FnMut(&mut Fixture, usize) -> Result<(), String> + 'a>;
@@ -300,9 +327,10 @@ fn table(
 ) -> Result<Vec<Row>, String> {
     println!("### {title}\n");
     println!(
-        "| contender | ns per operation (median) | over the first: median (mean ± 95%) | HIP calls per operation |"
+        "| contender | ns per operation (median) | over the first: median (mean ± 95%) | instructions per \
+         operation | HIP calls per operation |"
     );
-    println!("| --- | ---: | ---: | --- |");
+    println!("| --- | ---: | ---: | ---: | --- |");
     let n = contenders.len();
     for (_, run) in contenders.iter_mut() {
         run(f, BATCH * 20)?;
@@ -325,6 +353,7 @@ fn table(
     let mut rows = Vec::new();
     for (c, (name, run)) in contenders.iter_mut().enumerate() {
         let calls = counters.per_op(BATCH * 4, || run(f, BATCH * 4))?;
+        let instructions = instructions_per_op(|n| run(f, n))?;
         let (m, ci) = stats::mean_ci(&diffs[c]);
         let med = stats::median(&diffs[c]);
         let over = if c == 0 {
@@ -332,8 +361,11 @@ fn table(
         } else {
             format!("{med:+.1} ({m:+.1} ± {ci:.1})")
         };
-        println!("| {name} | {:.1} | {over} | {calls} |", stats::median(&ns[c]));
-        rows.push((name.to_string(), med, m, ci, calls));
+        println!(
+            "| {name} | {:.1} | {over} | {instructions} | {calls} |",
+            stats::median(&ns[c])
+        );
+        rows.push((name.to_string(), med, m, ci, instructions, calls));
     }
     println!();
     Ok(rows)
@@ -405,9 +437,12 @@ fn run() -> Result<(), String> {
     let rows = table("Event record + query, one stream", &mut f, &counters, event_contenders(), rounds)?;
     summary.push(("event record + query", rows[1].clone()));
     println!("### Safe over raw, CPU stub (ns per operation: median of the rounds' differences, mean ± 95%)\n");
-    println!("| operation | safe - raw | HIP calls of the safe operation |\n| --- | ---: | --- |");
-    for (what, (_, med, m, ci, calls)) in summary {
-        println!("| {what} | {med:+.1} ({m:+.1} ± {ci:.1}) | {calls} |");
+    println!(
+        "| operation | safe - raw, ns | safe, instructions (raw's in its table) | HIP calls of the safe operation |\n\
+         | --- | ---: | ---: | --- |"
+    );
+    for (what, (_, med, m, ci, instructions, calls)) in summary {
+        println!("| {what} | {med:+.1} ({m:+.1} ± {ci:.1}) | {instructions} | {calls} |");
     }
     Ok(())
 }
