@@ -264,7 +264,9 @@ impl Event {
             return;
         }
         p.learnt = true;
-        let Some((queue, pos)) = p.at.as_ref().and_then(|(q, pos)| Some((q.upgrade()?, *pos)))
+        let Some((queue, pos)) =
+            p.at.as_ref()
+                .and_then(|(q, pos)| Some((q.upgrade()?, *pos)))
         else {
             return;
         };
@@ -289,9 +291,7 @@ impl Event {
     /// ```
     pub fn query(&self) -> Result<bool> {
         // Before the HIP call: see `Recorded` (the mirror is stored under the lock with the generation).
-        let generation = self
-            .generation
-            .load(std::sync::atomic::Ordering::Acquire);
+        let generation = self.generation.load(std::sync::atomic::Ordering::Acquire);
         // SAFETY: `self.raw` is live until Drop (created in `with_flags`, destroyed only there).
         let done = unsafe { result::event_query(self.raw) }?;
         if done {
@@ -316,9 +316,7 @@ impl Event {
     /// ```
     pub fn synchronize(&self) -> Result<()> {
         // As in `query`: the generation before the HIP call, the position after it.
-        let generation = self
-            .generation
-            .load(std::sync::atomic::Ordering::Acquire);
+        let generation = self.generation.load(std::sync::atomic::Ordering::Acquire);
         // SAFETY: as in `query`.
         unsafe { result::event_synchronize(self.raw) }?;
         self.completed_since(generation);

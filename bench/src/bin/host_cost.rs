@@ -64,7 +64,11 @@ impl Counters {
             let name: libloading::Symbol<unsafe extern "C" fn(i32) -> *const std::ffi::c_char> =
                 lib.get(b"hipstub_name\0").map_err(missing)?;
             let names = (0..count())
-                .map(|i| std::ffi::CStr::from_ptr(name(i)).to_string_lossy().into_owned())
+                .map(|i| {
+                    std::ffi::CStr::from_ptr(name(i))
+                        .to_string_lossy()
+                        .into_owned()
+                })
                 .collect();
             Ok(Counters {
                 names,
@@ -75,7 +79,11 @@ impl Counters {
     }
 
     /// The HIP calls `ops` operations made, per operation: "hipModuleLaunchKernel 1, hipEventRecord 0.5".
-    fn per_op(&self, ops: usize, run: impl FnOnce() -> Result<(), String>) -> Result<String, String> {
+    fn per_op(
+        &self,
+        ops: usize,
+        run: impl FnOnce() -> Result<(), String>,
+    ) -> Result<String, String> {
         // SAFETY: plain calls of the stub's exports (thread-local counters).
         unsafe { (self.reset)() };
         run()?;
@@ -179,7 +187,12 @@ fn instructions_per_op(mut run: impl FnMut(usize) -> Result<(), String>) -> Resu
 /// One contender: a name and `n` operations.
 type Run<'a> = Box<dyn FnMut(&mut Fixture, usize) -> Result<(), String> + 'a>;
 
-fn launch_raw(f: &Fixture, func: &Function, s: &Stream, params: *mut *mut c_void) -> Result<(), String> {
+fn launch_raw(
+    f: &Fixture,
+    func: &Function,
+    s: &Stream,
+    params: *mut *mut c_void,
+) -> Result<(), String> {
     // SAFETY: stub handles (the stub reads nothing); `params` is null or points at live argument slots.
     let rc = unsafe {
         sys::hipModuleLaunchKernel(
@@ -227,7 +240,9 @@ fn empty_contenders<'a>() -> Vec<(&'static str, Run<'a>)> {
                 for _ in 0..n {
                     f.empty.module().device().bind().map_err(e)?;
                     let args = LaunchArgs::new();
-                    std::hint::black_box(&args).check_against(&f.empty).map_err(e)?;
+                    std::hint::black_box(&args)
+                        .check_against(&f.empty)
+                        .map_err(e)?;
                     launch_raw(f, &f.empty, &f.streams[0], std::ptr::null_mut())?;
                 }
                 Ok(())
@@ -254,7 +269,11 @@ fn two_contenders<'a>(alternate: bool) -> Vec<(&'static str, Run<'a>)> {
     let k = usize::from(alternate);
     vec![
         (
-            if alternate { "raw hip-sys, alternating" } else { "raw hip-sys, one stream" },
+            if alternate {
+                "raw hip-sys, alternating"
+            } else {
+                "raw hip-sys, one stream"
+            },
             Box::new(move |f: &mut Fixture, n| {
                 let mut ptrs = [f.a[k].device_ptr(), f.b[k].device_ptr()];
                 let mut params = [
@@ -269,7 +288,11 @@ fn two_contenders<'a>(alternate: bool) -> Vec<(&'static str, Run<'a>)> {
             }),
         ),
         (
-            if alternate { "safe, alternating" } else { "safe, one stream" },
+            if alternate {
+                "safe, alternating"
+            } else {
+                "safe, one stream"
+            },
             Box::new(move |f: &mut Fixture, n| {
                 let cfg = LaunchConfig::new(1, 64);
                 for i in 0..n {
@@ -293,7 +316,10 @@ fn event_contenders<'a>() -> Vec<(&'static str, Run<'a>)> {
                 for _ in 0..n {
                     // SAFETY: a live event and stream of the stub.
                     unsafe {
-                        check("hipEventRecord", sys::hipEventRecord(f.raw_event.raw(), f.streams[0].raw()))?;
+                        check(
+                            "hipEventRecord",
+                            sys::hipEventRecord(f.raw_event.raw(), f.streams[0].raw()),
+                        )?;
                         let q = sys::hipEventQuery(f.raw_event.raw());
                         if q != sys::hipSuccess && q != sys::hipErrorNotReady {
                             check("hipEventQuery", q)?;
@@ -387,7 +413,10 @@ fn spin(f: &mut Fixture, which: &str, seconds: f64) -> Result<(), String> {
         run(f, 10_000)?;
         ops += 10_000;
     }
-    println!("{which}: {ops} operations, {:.1} ns each", t.elapsed().as_nanos() as f64 / ops as f64);
+    println!(
+        "{which}: {ops} operations, {:.1} ns each",
+        t.elapsed().as_nanos() as f64 / ops as f64
+    );
     Ok(())
 }
 
@@ -413,7 +442,11 @@ fn run() -> Result<(), String> {
             .ok_or("--spin CONTENDER SECONDS")?;
         return spin(&mut f, which, secs);
     }
-    let rounds = if args.iter().any(|a| a == "--quick") { 2000 } else { 20_000 };
+    let rounds = if args.iter().any(|a| a == "--quick") {
+        2000
+    } else {
+        20_000
+    };
     println!(
         "## Host cost on the CPU stub (no GPU: every HIP call returns at once)\n\n{} (`{}`), device: {}; \
          batches of {BATCH} operations, {rounds} rounds, contenders interleaved.\n",
@@ -422,9 +455,21 @@ fn run() -> Result<(), String> {
         f.device.properties().map_err(e)?.name,
     );
     let mut summary = Vec::new();
-    let rows = table("Empty launch, one stream", &mut f, &counters, empty_contenders(), rounds)?;
+    let rows = table(
+        "Empty launch, one stream",
+        &mut f,
+        &counters,
+        empty_contenders(),
+        rounds,
+    )?;
     summary.push(("empty launch", rows.last().cloned().unwrap()));
-    let rows = table("Two buffers, one stream", &mut f, &counters, two_contenders(false), rounds)?;
+    let rows = table(
+        "Two buffers, one stream",
+        &mut f,
+        &counters,
+        two_contenders(false),
+        rounds,
+    )?;
     summary.push(("two buffers, one stream", rows[1].clone()));
     let rows = table(
         "Two buffers, every launch changing stream (two streams)",
@@ -434,7 +479,13 @@ fn run() -> Result<(), String> {
         rounds,
     )?;
     summary.push(("two buffers, alternating streams", rows[1].clone()));
-    let rows = table("Event record + query, one stream", &mut f, &counters, event_contenders(), rounds)?;
+    let rows = table(
+        "Event record + query, one stream",
+        &mut f,
+        &counters,
+        event_contenders(),
+        rounds,
+    )?;
     summary.push(("event record + query", rows[1].clone()));
     println!("### Safe over raw, CPU stub (ns per operation: median of the rounds' differences, mean ± 95%)\n");
     println!(

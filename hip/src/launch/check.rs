@@ -157,7 +157,12 @@ pub(crate) fn check_config_for(
 /// shared memory within the plain per-block limit. `false` sends the configuration to the full check,
 /// which accepts or refuses it with the reason: never `true` for one the full check would refuse.
 #[inline]
-fn plainly_fits(c: &LaunchConfig, limits: &Limits, kernel_max_threads: u32, static_shared: u32) -> bool {
+fn plainly_fits(
+    c: &LaunchConfig,
+    limits: &Limits,
+    kernel_max_threads: u32,
+    static_shared: u32,
+) -> bool {
     let (g, b) = (c.grid, c.block);
     let [bx, by, bz] = limits.max_block_dim;
     let [gx, gy, gz] = limits.max_grid_dim;
@@ -438,14 +443,26 @@ mod tests {
         };
         let mut accepted = 0;
         for limits in [H100, small] {
-            let around = |l: u32| [0, 1, 2, l.saturating_sub(1), l, l.saturating_add(1), u32::MAX];
+            let around = |l: u32| {
+                [
+                    0,
+                    1,
+                    2,
+                    l.saturating_sub(1),
+                    l,
+                    l.saturating_add(1),
+                    u32::MAX,
+                ]
+            };
             let (lb, lg) = (limits.max_block_dim, limits.max_grid_dim);
             for bx in around(lb[0]) {
                 for by in [0, 1, lb[1], lb[1] + 1] {
                     for bz in [1, lb[2], lb[2] + 1] {
                         for gx in around(lg[0]).into_iter().chain([1 << 22, (1 << 22) - 1]) {
                             for (gy, gz) in [(1, 1), (lg[1], lg[2]), (lg[1] + 1, 1), (1, 0)] {
-                                for (kernel, stat, dynamic) in [(0, 0, 0), (64, 10, 990), (0, 500, 501)] {
+                                for (kernel, stat, dynamic) in
+                                    [(0, 0, 0), (64, 10, 990), (0, 500, 501)]
+                                {
                                     let mut c = LaunchConfig::new((gx, gy, gz), (bx, by, bz));
                                     c.shared_mem_bytes = dynamic;
                                     if !plainly_fits(&c, &limits, kernel, stat) {
