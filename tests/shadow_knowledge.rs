@@ -70,6 +70,34 @@ fn after_an_event_synchronize() {
     after(|f, _| f.a.record_event().unwrap().synchronize().unwrap());
 }
 
+/// One event, recorded on A after each round's writes and found complete by `Event::query`: the memory
+/// model learns A's work up to the record is done, so B's writer of `y` queues no wait for it (issue 56:
+/// a query reads its record's generation before the HIP call and the position after it; a record on the
+/// same stream as the last keeps its queue).
+#[test]
+fn an_event_query_teaches_completion_and_saves_the_wait() {
+    let f = f();
+    let e = Event::new(&f.d).unwrap();
+    for round in 0..ROUNDS {
+        let (mut x, mut y) = (buf(&f), buf(&f));
+        f.a.fill_async(&mut x, round).unwrap();
+        f.a.fill_async(&mut y, round).unwrap();
+        e.record(&f.a).unwrap();
+        while !e.query().unwrap() {}
+        let before = shadow::waits();
+        f.b.fill_async(&mut y, round + 2).unwrap();
+        assert_eq!(
+            shadow::waits(),
+            before,
+            "B waited for work a query found done"
+        );
+        f.a.fill_async(&mut x, round + 1).unwrap();
+        assert_eq!(x.to_vec().unwrap(), vec![round + 1; N]);
+        assert_eq!(y.to_vec().unwrap(), vec![round + 2; N]);
+    }
+    assert_no_reports();
+}
+
 #[test]
 fn after_b_waits_for_an_event_of_a() {
     after(|f, _| f.b.wait_event(&f.a.record_event().unwrap()).unwrap());

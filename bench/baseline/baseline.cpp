@@ -85,6 +85,17 @@ double bl_event_record_query(int reps) {
     return ns;
 }
 
+// `reps` pairs of record + query of `e` on `s` (both made by the caller), nothing else: the raw side of the
+// paired event rounds (bench/src/events.rs), timed by the caller around the call.
+int bl_event_record_query_on(hipEvent_t e, hipStream_t s, int reps) {
+    for (int i = 0; i < reps; ++i) {
+        if (hipEventRecord(e, s) != hipSuccess) return -1;
+        hipError_t q = hipEventQuery(e);
+        if (q != hipSuccess && q != hipErrorNotReady) return -2;
+    }
+    return 0;
+}
+
 // One HIPRTC compile of `source` for `arch`: create, compile, fetch the code, destroy. Writes the code size.
 double bl_compile(const char* source, const char* name, const char* arch_option, size_t* code_size) {
     auto t0 = clock_type::now();

@@ -1,6 +1,6 @@
 //! The raw C++ baseline (`bench/baseline/baseline.cpp`), loaded from the shared library scripts/bench.sh
 //! builds, so it runs in this process on the same device, interleaved with the Rust contenders.
-use hip::sys::{hipFunction_t, hipStream_t};
+use hip::sys::{hipEvent_t, hipFunction_t, hipStream_t};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
 type Init = unsafe extern "C" fn(c_int) -> c_int;
@@ -20,6 +20,7 @@ type Launch8 = unsafe extern "C" fn(
 ) -> f64;
 type Copy = unsafe extern "C" fn(c_int, *mut c_void, *const c_void, usize, c_int) -> f64;
 type Events = unsafe extern "C" fn(c_int) -> f64;
+type EventsOn = unsafe extern "C" fn(hipEvent_t, hipStream_t, c_int) -> c_int;
 type LaunchOnly = unsafe extern "C" fn(hipFunction_t, c_int, u32, hipStream_t) -> c_int;
 type LaunchArgs = unsafe extern "C" fn(
     hipFunction_t,
@@ -48,6 +49,7 @@ pub struct Baseline {
     pub launch_8: Launch8,
     pub copy: Copy,
     pub event_record_query: Events,
+    pub event_record_query_on: EventsOn,
     pub compile: Compile,
     pub pipeline: Pipeline,
     pub graph_replay: GraphReplay,
@@ -87,6 +89,7 @@ impl Baseline {
                 launch_8: symbol(lib, path, c"bl_launch_8")?,
                 copy: symbol(lib, path, c"bl_copy")?,
                 event_record_query: symbol(lib, path, c"bl_event_record_query")?,
+                event_record_query_on: symbol(lib, path, c"bl_event_record_query_on")?,
                 compile: symbol(lib, path, c"bl_compile")?,
                 pipeline: symbol(lib, path, c"bl_pipeline")?,
                 graph_replay: symbol(lib, path, c"bl_graph_replay")?,

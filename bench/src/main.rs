@@ -4,8 +4,8 @@
 //! round (the order rotates each round), with warm-up outside the timings and results verified.
 //!
 //! `hip-rs-bench [--baseline lib.so] [--csv copies.csv] [--link-gbps N] [--arch ARCH] [--quick] [--launch-only]
-//! [--compile-only]` (`--launch-only`: the launch-cost and graph sections alone, for iterating on the launch
-//! path; `--compile-only`: the compile-time section alone)
+//! [--compile-only]` (`--launch-only`: the launch-cost, memory-model, paired event and graph sections alone,
+//! for iterating on the host path; `--compile-only`: the compile-time section alone)
 //!
 //! Prints markdown: launch overhead, copy bandwidth, HIPRTC compile time, event cost, stream overlap, and
 //! whether the targets are met. Without a GPU it runs the compile-time section only. `scripts/bench.sh`
@@ -16,6 +16,7 @@ mod compile;
 mod copies;
 #[cfg(feature = "cudarc")]
 mod cudarc_side;
+mod events;
 mod launch;
 mod launch_cost;
 mod ordering;
@@ -207,6 +208,7 @@ fn run(opts: &Options) -> Result<String, String> {
         let (b, q) = (baseline.as_ref(), opts.quick);
         launch_cost::section(&mut out, &mut verdicts, device, &kernels, b, q)?;
         ordering::section(&mut out, &mut verdicts, device, &kernels, b, q)?;
+        events::section(&mut out, &mut verdicts, device, b, q)?;
         beyond::graph_section(&mut out, &mut verdicts, device, &kernels, b, q)?;
     } else if let (Some(device), false) = (&device, opts.compile_only) {
         let kernels = compile_kernels(device, &arch).map_err(e)?;
@@ -232,6 +234,7 @@ fn run(opts: &Options) -> Result<String, String> {
         beyond::staged_copy_section(&mut out, &mut verdicts, device, b, q)?;
         launch_cost::section(&mut out, &mut verdicts, device, &kernels, b, q)?;
         ordering::section(&mut out, &mut verdicts, device, &kernels, b, q)?;
+        events::section(&mut out, &mut verdicts, device, b, q)?;
         beyond::graph_section(&mut out, &mut verdicts, device, &kernels, b, q)?;
     }
     if !opts.launch_only {

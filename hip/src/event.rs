@@ -45,6 +45,9 @@ pub struct Event {
     /// wait on the event or its completion teaches the memory model, with the record's generation. Held
     /// across `hipEventRecord` and the store, so a record and its position are one step.
     position: Mutex<Recorded>,
+    /// `position`'s generation, stored under its lock with it: read without the lock before a HIP call
+    /// on the event (a query), the lock taken after the call only when there is something to learn.
+    generation: std::sync::atomic::AtomicU64,
     /// The stream that waits for this event to wake its futures (`Event::completion`), made on first use.
     waiter: std::sync::OnceLock<Stream>,
 }
@@ -131,6 +134,7 @@ impl Event {
             capture: Mutex::new(None),
             in_capture: std::sync::atomic::AtomicBool::new(false),
             position: Mutex::new(Recorded::default()),
+            generation: std::sync::atomic::AtomicU64::new(0),
             waiter: std::sync::OnceLock::new(),
         }
     }
@@ -177,8 +181,22 @@ impl Event {
         // made current.
         unsafe { result::event_record(self.raw, stream.raw()) }?;
         position.generation += 1;
-        position.at =
-            (!op.is_capturing()).then(|| (Arc::downgrade(&stream.handle().queue), op.label()));
+        position.learnt = false;
+        if op.is_capturing() {
+            position.at = None;
+        } else {
+            let queue = &stream.handle().queue;
+            match &mut position.at {
+                // Recorded on the same stream as last time: the same queue (a `Weak` keeps its
+                // allocation, so no other queue can have its address), only the label moves.
+                Some((weak, label)) if std::ptr::eq(weak.as_ptr(), Arc::as_ptr(queue)) => {
+                    *label = op.label();
+                }
+                at => *at = Some((Arc::downgrade(queue), op.label())),
+            }
+        }
+        self.generation
+            .store(position.generation, std::sync::atomic::Ordering::Release);
         drop(position);
         // Only a record on a capturing stream (or the first one after) touches the capture slot: plain
         // records stay as cheap as HIP's.
@@ -233,15 +251,27 @@ impl Event {
         Ok(self.waiter.get_or_init(|| s))
     }
 
-    /// The record of `generation`, at `position`, is complete: the memory model never waits for that
-    /// work again. Nothing is learnt if the event was recorded again meanwhile: the HIP call that found
-    /// it complete may have seen the newer record, which says nothing of the older one's stream.
-    fn completed(&self, (generation, position): (u64, Option<(Arc<Queue>, u64)>)) {
-        if let Some((queue, pos)) = position {
-            if self.is_generation(generation) {
-                queue.complete_through(pos);
-            }
+    /// A HIP call made after reading `generation` from the mirror (a query or synchronize) found the
+    /// event complete: the record of that generation is, and the memory model never waits for its work
+    /// again. Nothing is learnt if the event was recorded again meanwhile: the call may have seen the
+    /// newer record, which says nothing of the older one's stream. The position is looked up now, under
+    /// the lock: a record holds it from its HIP call to the generation's update, so finding the same
+    /// generation means the call saw this record (see `Recorded`). Once learnt, later calls for the same
+    /// record learn nothing new and stop at the lock.
+    fn completed_since(&self, generation: u64) {
+        let mut p = lock(&self.position);
+        if p.generation != generation || p.learnt {
+            return;
         }
+        p.learnt = true;
+        let Some((queue, pos)) =
+            p.at.as_ref()
+                .and_then(|(q, pos)| Some((q.upgrade()?, *pos)))
+        else {
+            return;
+        };
+        drop(p);
+        queue.complete_through(pos);
     }
 
     /// Whether the recorded work is done, without blocking (`hipEventQuery`). An event never recorded
@@ -260,11 +290,12 @@ impl Event {
     /// # Ok(()) }
     /// ```
     pub fn query(&self) -> Result<bool> {
-        let position = self.position();
+        // Before the HIP call: see `Recorded` (the mirror is stored under the lock with the generation).
+        let generation = self.generation.load(std::sync::atomic::Ordering::Acquire);
         // SAFETY: `self.raw` is live until Drop (created in `with_flags`, destroyed only there).
         let done = unsafe { result::event_query(self.raw) }?;
         if done {
-            self.completed(position);
+            self.completed_since(generation);
         }
         Ok(done)
     }
@@ -284,10 +315,11 @@ impl Event {
     /// # Ok(()) }
     /// ```
     pub fn synchronize(&self) -> Result<()> {
-        let position = self.position();
+        // As in `query`: the generation before the HIP call, the position after it.
+        let generation = self.generation.load(std::sync::atomic::Ordering::Acquire);
         // SAFETY: as in `query`.
         unsafe { result::event_synchronize(self.raw) }?;
-        self.completed(position);
+        self.completed_since(generation);
         Ok(())
     }
 
@@ -352,6 +384,8 @@ impl Drop for Event {
 struct Recorded {
     generation: u64,
     at: Option<(Weak<Queue>, u64)>,
+    /// The memory model already learnt that this record completed ([`Event::query`]).
+    learnt: bool,
 }
 
 /// Refuse work whose stream and memory (or event) are on different devices.

@@ -28,7 +28,7 @@ use crate::error::Result;
 use crate::release::RawHandle;
 use crate::result;
 use hip_sys as sys;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 /// How an operation uses memory: a kernel's [`arg`](crate::LaunchArgs::arg) reads,
@@ -156,6 +156,9 @@ pub(crate) struct Queue {
     done: AtomicU64,
     pub(crate) markers: Mutex<Markers>,
     knows: Mutex<Vec<Known>>,
+    /// Whether `knows` ever held anything (set under its lock): a completion with nothing to pass on
+    /// skips the lock. Knowledge missed this way would only make later work wait longer.
+    knows_any: AtomicBool,
     /// Threads waiting for an operation of this stream to be queued ([`Queue::wait_queued`]).
     queueing: Parking,
 }
@@ -182,6 +185,7 @@ impl Queue {
             done: AtomicU64::new(0),
             markers: Mutex::new(Markers::default()),
             knows: Mutex::new(Vec::new()),
+            knows_any: AtomicBool::new(false),
             queueing: Parking::default(),
         });
         let mut all = lock(&REGISTRY);
@@ -299,7 +303,9 @@ impl Queue {
 
     /// This stream, from its label `at` on, runs after `other`'s work up to `pos`.
     pub(crate) fn learn(&self, other: &Arc<Queue>, pos: u64, at: u64) {
-        Self::learn_in(&mut lock(&self.knows), other, pos, at);
+        let mut knows = lock(&self.knows);
+        Self::learn_in(&mut knows, other, pos, at);
+        self.knows_any.store(true, Ordering::Release);
     }
 
     fn learn_in(k: &mut Vec<Known>, other: &Arc<Queue>, pos: u64, at: u64) {
@@ -325,7 +331,12 @@ impl Queue {
 
     /// The host knows the work up to `pos` is complete; so is whatever this stream waited for before it.
     pub(crate) fn complete_through(&self, pos: u64) {
-        if pos == OPEN || self.done.fetch_max(pos, Ordering::AcqRel) >= pos {
+        // Known already (a load, not a read-modify-write), or learnt now.
+        if pos == OPEN
+            || self.done.load(Ordering::Acquire) >= pos
+            || self.done.fetch_max(pos, Ordering::AcqRel) >= pos
+            || !self.knows_any.load(Ordering::Acquire)
+        {
             return;
         }
         let implied: Vec<(Arc<Queue>, u64)> = lock(&self.knows)
@@ -358,6 +369,7 @@ impl Queue {
         // ring slot re-recorded by another thread after `event_covering` returned only covers more work.
         unsafe { result::stream_wait_event(self.raw, event)? };
         Self::learn_in(&mut knows, other, covered, at);
+        self.knows_any.store(true, Ordering::Release);
         Ok(())
     }
 

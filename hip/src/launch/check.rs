@@ -118,8 +118,88 @@ pub(crate) fn check_config(
 
 /// [`check_config`] for a kernel numbering its threads with `index`, on `platform` (a parameter so that
 /// both platforms' rules are tested on either).
+///
+/// Every launch runs it: a configuration that plainly fits ([`plainly_fits`]: a few comparisons in 64-bit
+/// arithmetic) returns at once; any other goes through [`check_config_full`], which names the limit a
+/// refused one breaks. The two agree on every configuration `plainly_fits` accepts (the unit tests
+/// compare them over a sweep of limits and configurations).
 #[allow(clippy::too_many_arguments)]
+#[inline]
 pub(crate) fn check_config_for(
+    platform: Platform,
+    index: ThreadIndex,
+    c: &LaunchConfig,
+    limits: &Limits,
+    kernel_max_threads: u32,
+    static_shared: u32,
+    dynamic_opt_in: u32,
+    name: &str,
+) -> Result<()> {
+    if index == ThreadIndex::Bits32 && plainly_fits(c, limits, kernel_max_threads, static_shared) {
+        return Ok(());
+    }
+    check_config_full(
+        platform,
+        index,
+        c,
+        limits,
+        kernel_max_threads,
+        static_shared,
+        dynamic_opt_in,
+        name,
+    )
+}
+
+/// Whether `c` fits the device and the kernel without the shared memory opt-in, for a kernel with 32-bit
+/// indices: no extent is 0, the block is within the device's block extents and within the device's and
+/// the kernel's thread limits, the grid within the device's grid extents, grid x block along each axis
+/// at most `u32::MAX` (so neither platform's thread-count rule refuses it), and static plus dynamic
+/// shared memory within the plain per-block limit. `false` sends the configuration to the full check,
+/// which accepts or refuses it with the reason: never `true` for one the full check would refuse.
+#[inline]
+fn plainly_fits(
+    c: &LaunchConfig,
+    limits: &Limits,
+    kernel_max_threads: u32,
+    static_shared: u32,
+) -> bool {
+    let (g, b) = (c.grid, c.block);
+    let [bx, by, bz] = limits.max_block_dim;
+    let [gx, gy, gz] = limits.max_grid_dim;
+    let max_threads = if kernel_max_threads > 0 {
+        limits.max_threads_per_block.min(kernel_max_threads)
+    } else {
+        limits.max_threads_per_block
+    };
+    // Each factor is a u32, so a product of two fits in a u64, and so does (at most u32::MAX) x u32.
+    let xy = u64::from(b.x) * u64::from(b.y);
+    let axis_fits = |gd: u32, bd: u32| u64::from(gd) * u64::from(bd) <= u64::from(u32::MAX);
+    let shared = u64::from(c.shared_mem_bytes) + u64::from(static_shared);
+    g.x != 0
+        && g.y != 0
+        && g.z != 0
+        && b.x != 0
+        && b.y != 0
+        && b.z != 0
+        && b.x <= bx
+        && b.y <= by
+        && b.z <= bz
+        && xy <= u64::from(max_threads)
+        && xy * u64::from(b.z) <= u64::from(max_threads)
+        && g.x <= gx
+        && g.y <= gy
+        && g.z <= gz
+        && axis_fits(g.x, b.x)
+        && axis_fits(g.y, b.y)
+        && axis_fits(g.z, b.z)
+        && shared <= limits.max_shared_mem_per_block as u64
+}
+
+/// The full configuration check behind [`check_config_for`]: every rule, with the reason of a refusal.
+#[allow(clippy::too_many_arguments)]
+#[cold]
+#[inline(never)]
+fn check_config_full(
     platform: Platform,
     index: ThreadIndex,
     c: &LaunchConfig,
@@ -347,6 +427,84 @@ mod tests {
             "k",
         ));
         assert!(m.contains("wraps past 18446744073709551615"), "{m}");
+    }
+
+    #[test]
+    fn the_fast_path_accepts_only_what_the_full_check_accepts() {
+        // Every launch takes `plainly_fits` first: it must never pass a configuration the full check
+        // refuses. Extents around each limit (0, 1, the limit, one past it, u32::MAX), over both
+        // platforms' rules, kernel thread limits and shared memory on both sides of the per-block limit.
+        let small = Limits {
+            max_threads_per_block: 256,
+            max_block_dim: [256, 8, 4],
+            max_grid_dim: [u32::MAX, 3, 2],
+            max_shared_mem_per_block: 1000,
+            max_shared_mem_optin: 4000,
+        };
+        let mut accepted = 0;
+        for limits in [H100, small] {
+            let around = |l: u32| {
+                [
+                    0,
+                    1,
+                    2,
+                    l.saturating_sub(1),
+                    l,
+                    l.saturating_add(1),
+                    u32::MAX,
+                ]
+            };
+            let (lb, lg) = (limits.max_block_dim, limits.max_grid_dim);
+            for bx in around(lb[0]) {
+                for by in [0, 1, lb[1], lb[1] + 1] {
+                    for bz in [1, lb[2], lb[2] + 1] {
+                        for gx in around(lg[0]).into_iter().chain([1 << 22, (1 << 22) - 1]) {
+                            for (gy, gz) in [(1, 1), (lg[1], lg[2]), (lg[1] + 1, 1), (1, 0)] {
+                                for (kernel, stat, dynamic) in
+                                    [(0, 0, 0), (64, 10, 990), (0, 500, 501)]
+                                {
+                                    let mut c = LaunchConfig::new((gx, gy, gz), (bx, by, bz));
+                                    c.shared_mem_bytes = dynamic;
+                                    if !plainly_fits(&c, &limits, kernel, stat) {
+                                        continue;
+                                    }
+                                    accepted += 1;
+                                    for platform in [Platform::Amd, Platform::Nvidia] {
+                                        let full = check_config_full(
+                                            platform,
+                                            ThreadIndex::Bits32,
+                                            &c,
+                                            &limits,
+                                            kernel,
+                                            stat,
+                                            0,
+                                            "k",
+                                        );
+                                        assert!(full.is_ok(), "{c:?} {limits:?}: {full:?}");
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // The sweep reaches the fast path (a check that accepted nothing would prove nothing).
+        assert!(accepted > 100, "{accepted}");
+        // And it falls through where it must: a 64-bit index, a block past the kernel's limit.
+        let c = LaunchConfig::new(1, 1024);
+        assert!(!plainly_fits(&c, &H100, 512, 0));
+        assert!(message(check_config_for(
+            Platform::Amd,
+            ThreadIndex::Bits32,
+            &c,
+            &H100,
+            512,
+            0,
+            0,
+            "k"
+        ))
+        .contains("exceeds the limit of 512"));
     }
 
     fn threads(c: &LaunchConfig) -> u128 {

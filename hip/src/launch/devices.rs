@@ -32,15 +32,27 @@ impl LaunchArgs<'_> {
     /// [`Error::DeviceMismatch`]. Costs one comparison per tracked argument when all are on `device`.
     /// With memory of another device the answer carries the peer gate: hold it until the kernel is
     /// queued, so that `Device::disable_peer_access` cannot take the access away in between.
+    #[inline]
     pub(crate) fn check_devices(&self, device: &Device) -> Result<Option<PeerGate>> {
         let foreign = (0..self.uses)
             .any(|i| self.tracked_allocation(i).device().ordinal() != device.ordinal());
-        let gate = foreign.then(crate::device::peer_gate_shared);
+        if !foreign {
+            // Every argument is the launching device's own memory: nothing to ask, no gate to hold.
+            return Ok(None);
+        }
+        self.check_foreign_devices(device)
+    }
+
+    /// [`check_devices`](Self::check_devices) when some argument is memory of another device.
+    #[cold]
+    #[inline(never)]
+    fn check_foreign_devices(&self, device: &Device) -> Result<Option<PeerGate>> {
+        let gate = crate::device::peer_gate_shared();
         // Asked with the launching device current: the runtime looks the address up in its context.
         self.check_devices_with(device, |addr| {
             device.bind().is_ok() && result::memory::is_managed(addr)
         })?;
-        Ok(gate)
+        Ok(Some(gate))
     }
 
     /// [`check_devices`](Self::check_devices), asking `is_managed` whether an address is managed

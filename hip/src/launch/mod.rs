@@ -327,16 +327,32 @@ impl<'a> LaunchArgs<'a> {
     }
 
     /// Order a launch (the operation `op`) by the tracked arguments and record it as their user.
+    #[inline]
     fn order_on(&self, op: &StreamOp<'_>) -> Result<()> {
+        match self.uses {
+            0 => Ok(()),
+            // One allocation needs no address order.
+            1 => self.tracked_allocation(0).use_on(op, self.access(0)),
+            _ => self.order_on_sorted(op),
+        }
+    }
+
+    /// Whether tracked allocation `i` is written or only read.
+    #[inline]
+    fn access(&self, i: usize) -> Access {
+        if self.writes >> i & 1 == 1 {
+            Access::Write
+        } else {
+            Access::Read
+        }
+    }
+
+    /// [`order_on`](Self::order_on) for two or more allocations, taken in address order.
+    fn order_on_sorted(&self, op: &StreamOp<'_>) -> Result<()> {
         let order = self.use_order();
         for &i in &order[..self.uses] {
-            let alloc = self.tracked_allocation(usize::from(i));
-            let access = if self.writes >> i & 1 == 1 {
-                Access::Write
-            } else {
-                Access::Read
-            };
-            alloc.use_on(op, access)?;
+            let i = usize::from(i);
+            self.tracked_allocation(i).use_on(op, self.access(i))?;
         }
         Ok(())
     }
