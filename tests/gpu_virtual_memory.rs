@@ -49,7 +49,10 @@ fn square(m: &hip::Module, s: &Stream, x: &mut impl KernelArg, n: usize) {
     let mut args = LaunchArgs::new();
     args.arg_mut(x).arg(&n);
     // SAFETY: square(unsigned*, unsigned) touches x's first n words.
-    unsafe { f.launch(s, &LaunchConfig::for_num_elems(n), &mut args).unwrap() };
+    unsafe {
+        f.launch(s, &LaunchConfig::for_num_elems(n), &mut args)
+            .unwrap()
+    };
 }
 
 fn slow_add(m: &hip::Module, s: &Stream, x: &mut impl KernelArg, v: i32, n: usize) {
@@ -58,7 +61,10 @@ fn slow_add(m: &hip::Module, s: &Stream, x: &mut impl KernelArg, v: i32, n: usiz
     let mut args = LaunchArgs::new();
     args.arg_mut(x).arg(&v).arg(&n).arg(&CYCLES);
     // SAFETY: slow_add(int*, int, unsigned, long long) touches x's first n ints.
-    unsafe { f.launch(s, &LaunchConfig::for_num_elems(n), &mut args).unwrap() };
+    unsafe {
+        f.launch(s, &LaunchConfig::for_num_elems(n), &mut args)
+            .unwrap()
+    };
 }
 
 #[test]
@@ -109,7 +115,10 @@ fn contents_survive_growth_and_a_kernel_writes_the_grown_part() {
     b.truncate(0);
     b.extend_from_slice(&[5; 3]).unwrap();
     b.grow_to(plain.len()).unwrap();
-    b.slice_mut(3..).unwrap().copy_from_device(&plain.slice(3..).unwrap()).unwrap();
+    b.slice_mut(3..)
+        .unwrap()
+        .copy_from_device(&plain.slice(3..).unwrap())
+        .unwrap();
     assert_eq!(b.to_vec().unwrap()[3..], plain.to_vec().unwrap()[3..]);
 }
 
@@ -216,9 +225,15 @@ fn pool_export_refusals_and_a_shareable_pool() {
         Err(e) => panic!("{e}"),
     };
     let e = plain.export_fd().unwrap_err();
-    assert!(e.to_string().contains("hipMemPoolExportToShareableHandle"), "{e}");
+    assert!(
+        e.to_string().contains("hipMemPoolExportToShareableHandle"),
+        "{e}"
+    );
     let default = hip::MemPool::default_for(&d).unwrap();
-    assert!(matches!(default.export_fd().unwrap_err(), Error::InvalidArgument { .. }));
+    assert!(matches!(
+        default.export_fd().unwrap_err(),
+        Error::InvalidArgument { .. }
+    ));
     let x = DeviceBuffer::<f32>::zeroed(&d, 16).unwrap();
     assert!(matches!(
         plain.export_pointer(&x).unwrap_err(),
