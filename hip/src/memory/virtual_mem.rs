@@ -442,3 +442,32 @@ impl Drop for Mapping {
         // `_memory` drops after this: released once unmapped.
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_to_the_granularity_and_its_overflow() {
+        assert_eq!(round_up(1, 65536).unwrap(), 65536);
+        assert_eq!(round_up(65536, 65536).unwrap(), 65536);
+        assert_eq!(round_up(65537, 65536).unwrap(), 131072);
+        assert_eq!(round_up(0, 65536).unwrap(), 0);
+        assert_eq!(
+            round_up(7, 0).unwrap(),
+            7,
+            "a granularity of 0 rounds nothing"
+        );
+        assert!(matches!(
+            round_up(usize::MAX - 1, 4096).unwrap_err(),
+            Error::AllocationTooLarge { .. }
+        ));
+    }
+
+    #[test]
+    fn access_flags_round_trip() {
+        for a in [MemAccess::None, MemAccess::Read, MemAccess::ReadWrite] {
+            assert_eq!(MemAccess::from_raw(u64::from(a.raw())), a);
+        }
+    }
+}
