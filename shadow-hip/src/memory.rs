@@ -63,8 +63,42 @@ pub fn live_block(p: usize) -> Option<(usize, usize)> {
 /// Whether `p` is device (or managed) memory, a reserved virtual range included (`vmm`); pinned and
 /// pageable memory is host memory.
 pub fn is_device(p: usize) -> bool {
-    matches!(find(p), Some((_, _, MemKind::Device | MemKind::Managed, _)))
-        || crate::vmm::reserved(p)
+    matches!(find(p), Some((_, _, MemKind::Device | MemKind::Managed, _))) || reserved(p)
+}
+
+/// Reserved virtual ranges (`vmm`): base -> size. Their bytes are device memory for the copies, and an
+/// access where no chunk is mapped is reported.
+static RESERVED: Mutex<BTreeMap<usize, usize>> = Mutex::new(BTreeMap::new());
+
+fn reserved_ranges() -> std::sync::MutexGuard<'static, BTreeMap<usize, usize>> {
+    RESERVED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `[base, base + size)` is a reserved range (`hipMemAddressReserve`).
+pub fn add_reserved(base: usize, size: usize) {
+    reserved_ranges().insert(base, size);
+}
+
+/// The range at `base` is freed (`hipMemAddressFree`).
+pub fn remove_reserved(base: usize) {
+    reserved_ranges().remove(&base);
+}
+
+/// Whether `p` lies in a reserved range, mapped or not.
+pub fn reserved(p: usize) -> bool {
+    reserved_ranges()
+        .range(..=p)
+        .next_back()
+        .is_some_and(|(&base, &size)| p < base + size)
+}
+
+/// An access of `[p, p + len)` that reaches memory of a reserved range where nothing is mapped.
+fn report_unmapped(p: usize, len: usize, kind: Kind, what: &str) {
+    detector::report(format!(
+        "{kind:?} of [{p:#x}, {:#x}) by {what}: nothing is mapped there in its reserved range \
+         (never mapped, or unmapped)",
+        p + len
+    ));
 }
 
 /// The flag of a block that is a mapped chunk of a reserved range (`vmm`): live while mapped.
@@ -106,7 +140,7 @@ pub fn log(p: usize, len: usize, kind: Kind, clock: &Clock, what: &Arc<str>) {
             Some((base, blen, _, flags)) => {
                 let stop = end.min(base + blen.max(1));
                 if flags & VMM_CHUNK != 0 && live_block(at).is_none() {
-                    crate::vmm::report_unmapped(at, stop - at, kind, what);
+                    report_unmapped(at, stop - at, kind, what);
                 }
                 detector::access(base, at, stop.saturating_sub(at), kind, clock, what);
                 if flags & VMM_CHUNK == 0 {
@@ -115,8 +149,8 @@ pub fn log(p: usize, len: usize, kind: Kind, clock: &Clock, what: &Arc<str>) {
                 at = stop;
             }
             None => {
-                if crate::vmm::reserved(at) {
-                    crate::vmm::report_unmapped(at, end - at, kind, what);
+                if reserved(at) {
+                    report_unmapped(at, end - at, kind, what);
                 }
                 return;
             }

@@ -58,11 +58,6 @@ fn range_of(v: &Vmm, p: usize) -> Option<(usize, usize)> {
     (p < base + size).then_some((base, size))
 }
 
-/// Whether `p` lies in a reserved range (mapped or not): device memory for the copies.
-pub fn reserved(p: usize) -> bool {
-    vmm(|v| range_of(v, p).is_some())
-}
-
 /// The run of contiguous mapped chunks holding `p`, from `p`: (p, bytes to the run's end).
 pub fn mapped_run(p: usize) -> Option<(usize, usize)> {
     vmm(|v| {
@@ -76,15 +71,6 @@ pub fn mapped_run(p: usize) -> Option<(usize, usize)> {
         }
         Some((p, end - p))
     })
-}
-
-/// An access of `[p, p + len)` that reaches memory of a reserved range where nothing is mapped.
-pub fn report_unmapped(p: usize, len: usize, kind: Kind, what: &str) {
-    detector::report(format!(
-        "{kind:?} of [{p:#x}, {:#x}) by {what}: nothing is mapped there in its reserved range \
-         (never mapped, or unmapped)",
-        p + len
-    ));
 }
 
 #[no_mangle]
@@ -125,6 +111,7 @@ pub unsafe extern "C" fn hipMemAddressReserve(
         return sys::hipErrorOutOfMemory;
     }
     vmm(|v| v.ranges.insert(base, size));
+    memory::add_reserved(base, size);
     *p = base as *mut c_void;
     SUCCESS
 }
@@ -137,6 +124,7 @@ pub unsafe extern "C" fn hipMemAddressFree(p: *mut c_void, size: usize) -> Statu
             return INVALID_VALUE;
         }
         v.ranges.remove(&p);
+        memory::remove_reserved(p);
         SUCCESS
     })
 }

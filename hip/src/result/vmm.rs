@@ -3,7 +3,7 @@
 //!
 //! AMD's headers declare these calls from 5.2; HIP's NVIDIA headers only from 5.7. Built against headers
 //! without them (`cfg(hip_vmm)` unset, see the crate's build script) every call here answers
-//! [`Error::NotSupported`] naming itself.
+//! [`Error::NotSupported`](crate::Error::NotSupported) naming itself.
 
 #[cfg(hip_vmm)]
 use super::check;
