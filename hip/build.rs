@@ -12,6 +12,9 @@
 //! - `cfg(hip_memory_type_managed)`, `cfg(hip_memory_type_unregistered)` where `hipMemoryType` has those
 //!   values (5.7 and 6.x), `cfg(hip_device_set_limit)` where the headers declare `hipDeviceSetLimit` (not 5.2),
 //!   `cfg(hip_module_launch_cooperative)` where they declare `hipModuleLaunchCooperativeKernel` (not 5.2),
+//!   `cfg(hip_vmm)` where they declare the virtual memory calls (`hipMemAddressReserve`: AMD from 5.2, NVIDIA
+//!   from 5.7) and `cfg(hip_vmm_attribute)` where `hipDeviceAttributeVirtualMemoryManagementSupported`
+//!   exists (not 5.2),
 //! - the name tables of every `hipError_t` and `hiprtcResult` value the installed headers list.
 use std::env;
 use std::fmt::Write;
@@ -47,6 +50,11 @@ fn main() {
         (
             "hip_module_launch_cooperative",
             "fn hipModuleLaunchCooperativeKernel(",
+        ),
+        ("hip_vmm", "fn hipMemAddressReserve("),
+        (
+            "hip_vmm_attribute",
+            "const hipDeviceAttributeVirtualMemoryManagementSupported:",
         ),
     ] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");

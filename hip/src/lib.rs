@@ -257,8 +257,8 @@ pub use host_fn::{HostFnHandle, HostFnState};
 pub use launch::{Dim3, ElementCount, KernelArg, LaunchArgs, LaunchConfig};
 pub use memory::{
     Access, DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut, DevicePtr, DeviceSlice,
-    DeviceSliceMut, HostMemory, HostMemoryMut, ManagedBuffer, MemAdvice, MemAttach, MemPool,
-    PinnedBuffer, PinnedFlags, PinnedSlice, PinnedSliceMut, PoolAccess, ReusePolicy,
+    DeviceSliceMut, GrowableBuffer, HostMemory, HostMemoryMut, ManagedBuffer, MemAdvice, MemAttach,
+    MemPool, PinnedBuffer, PinnedFlags, PinnedSlice, PinnedSliceMut, PoolAccess, ReusePolicy,
 };
 pub use module::{FuncCache, Function, Global, Module};
 pub use occupancy::BlockSizeSuggestion;

@@ -21,7 +21,9 @@ pub mod memory;
 pub mod module;
 pub mod occupancy;
 pub mod pool;
+pub mod pool_share;
 pub mod stream_memop;
+pub mod vmm;
 
 // Module and kernel calls, at this level as they always were.
 pub use module::{

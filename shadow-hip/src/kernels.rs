@@ -227,7 +227,10 @@ pub unsafe fn kernel_action(
             continue;
         }
         let p = *(*params.add(i) as *const usize);
-        if let Some((base, len, _, _)) = find(p) {
+        // A growable buffer's chunks: the whole mapped run from the pointer on.
+        let found =
+            crate::vmm::mapped_run(p).or_else(|| find(p).map(|(base, len, _, _)| (base, len)));
+        if let Some((base, len)) = found {
             if role == b'r' || role == b'b' {
                 accesses.push((base, len, Kind::Read));
             }

@@ -23,6 +23,7 @@ mod state;
 mod stream_api;
 mod stream_memop;
 mod streams;
+mod vmm;
 
 use hip_sys as sys;
 

@@ -60,17 +60,101 @@ pub fn live_block(p: usize) -> Option<(usize, usize)> {
     })
 }
 
-/// Whether `p` is device (or managed) memory; pinned and pageable memory is host memory.
+/// Whether `p` is device (or managed) memory, a reserved virtual range included (`vmm`); pinned and
+/// pageable memory is host memory.
 pub fn is_device(p: usize) -> bool {
-    matches!(find(p), Some((_, _, MemKind::Device | MemKind::Managed, _)))
+    matches!(find(p), Some((_, _, MemKind::Device | MemKind::Managed, _))) || reserved(p)
+}
+
+/// Reserved virtual ranges (`vmm`): base -> size. Their bytes are device memory for the copies, and an
+/// access where no chunk is mapped is reported.
+static RESERVED: Mutex<BTreeMap<usize, usize>> = Mutex::new(BTreeMap::new());
+
+fn reserved_ranges() -> std::sync::MutexGuard<'static, BTreeMap<usize, usize>> {
+    RESERVED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `[base, base + size)` is a reserved range (`hipMemAddressReserve`).
+pub fn add_reserved(base: usize, size: usize) {
+    reserved_ranges().insert(base, size);
+}
+
+/// The range at `base` is freed (`hipMemAddressFree`).
+pub fn remove_reserved(base: usize) {
+    reserved_ranges().remove(&base);
+}
+
+/// Whether `p` lies in a reserved range, mapped or not.
+pub fn reserved(p: usize) -> bool {
+    reserved_ranges()
+        .range(..=p)
+        .next_back()
+        .is_some_and(|(&base, &size)| p < base + size)
+}
+
+/// An access of `[p, p + len)` that reaches memory of a reserved range where nothing is mapped.
+fn report_unmapped(p: usize, len: usize, kind: Kind, what: &str) {
+    detector::report(format!(
+        "{kind:?} of [{p:#x}, {:#x}) by {what}: nothing is mapped there in its reserved range \
+         (never mapped, or unmapped)",
+        p + len
+    ));
+}
+
+/// The flag of a block that is a mapped chunk of a reserved range (`vmm`): live while mapped.
+pub const VMM_CHUNK: u32 = 1 << 31;
+
+/// A chunk of a reserved range mapped at `[base, base + len)`: a live device block (again, if it was
+/// mapped there before), never handed out by [`alloc`].
+pub fn adopt(base: usize, len: usize) {
+    heap(|h| {
+        h.blocks.insert(
+            base,
+            Block {
+                len,
+                kind: MemKind::Device,
+                flags: VMM_CHUNK,
+                live: true,
+            },
+        )
+    });
+}
+
+/// The chunk at `base` is unmapped: its block stays, not live, so later accesses are reported.
+pub fn unadopt(base: usize) {
+    heap(|h| {
+        if let Some(b) = h.blocks.get_mut(&base) {
+            b.live = false;
+        }
+    });
 }
 
 /// Log an access of `[p, p + len)` if it lies in an allocation of the shadow (pageable memory is not
-/// tracked).
+/// tracked). An access of mapped chunks of a reserved range goes on into the chunks mapped after it; one
+/// that reaches where nothing is mapped is reported.
 pub fn log(p: usize, len: usize, kind: Kind, clock: &Clock, what: &Arc<str>) {
-    if let Some((base, blen, _, _)) = find(p) {
-        let end = (p + len).min(base + blen);
-        detector::access(base, p, end.saturating_sub(p), kind, clock, what);
+    let end = p + len;
+    let mut at = p;
+    while at < end {
+        match find(at) {
+            Some((base, blen, _, flags)) => {
+                let stop = end.min(base + blen.max(1));
+                if flags & VMM_CHUNK != 0 && live_block(at).is_none() {
+                    report_unmapped(at, stop - at, kind, what);
+                }
+                detector::access(base, at, stop.saturating_sub(at), kind, clock, what);
+                if flags & VMM_CHUNK == 0 {
+                    return;
+                }
+                at = stop;
+            }
+            None => {
+                if reserved(at) {
+                    report_unmapped(at, end - at, kind, what);
+                }
+                return;
+            }
+        }
     }
 }
 

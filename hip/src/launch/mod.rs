@@ -656,6 +656,7 @@ memory_kernel_arg!(DeviceSlice<'a>);
 memory_kernel_arg!(DeviceSliceMut<'a>);
 memory_kernel_arg!(ManagedBuffer);
 memory_kernel_arg!(ForeignBuffer);
+memory_kernel_arg!(GrowableBuffer);
 
 /// The dynamic shared memory `f` opted in to, asked of the runtime only when `config` needs more than
 /// the device's plain per-block limit (on NVIDIA; 0 otherwise, and 0 if the runtime cannot say, which

@@ -153,6 +153,17 @@ impl<T: DeviceCopy> ForeignBuffer<T> {
         })
     }
 
+    /// A foreign buffer over `len` elements at `ptr`, released as `alloc` says (a pool pointer imported
+    /// from another process, `mem_pool_share`).
+    pub(super) fn from_parts(ptr: DevicePtr, len: usize, alloc: Arc<Allocation>) -> Self {
+        ForeignBuffer {
+            ptr,
+            len,
+            alloc,
+            _elem: PhantomData,
+        }
+    }
+
     /// Number of elements (also [`DeviceMemory::len`](super::DeviceMemory::len)).
     pub fn len(&self) -> usize {
         self.len

@@ -58,10 +58,10 @@ pub(crate) fn from_current_pool<P>(
 /// buffer keeps its pool until its free is queued.
 #[derive(Debug, Clone)]
 pub struct MemPool {
-    raw: sys::hipMemPool_t,
-    device: Device,
+    pub(super) raw: sys::hipMemPool_t,
+    pub(super) device: Device,
     /// `Some` for a pool of one's own: destroys it when the last clone goes.
-    own: Option<Arc<Own>>,
+    pub(super) own: Option<Arc<Own>>,
 }
 
 // SAFETY: a pool handle is a runtime object HIP synchronises internally (its calls lock the pool), usable
@@ -72,9 +72,9 @@ unsafe impl Sync for MemPool {}
 
 /// A pool of one's own, destroyed when dropped.
 #[derive(Debug)]
-struct Own {
-    raw: sys::hipMemPool_t,
-    device: Device,
+pub(super) struct Own {
+    pub(super) raw: sys::hipMemPool_t,
+    pub(super) device: Device,
 }
 
 // SAFETY: as for MemPool.

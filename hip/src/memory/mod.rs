@@ -86,9 +86,12 @@ macro_rules! device_memory {
 }
 
 mod device;
+mod growable;
 mod ipc;
 mod managed;
 mod mem_pool;
+#[cfg(unix)]
+mod mem_pool_share;
 mod ops;
 mod peer;
 mod pinned;
@@ -99,15 +102,20 @@ pub mod staging;
 pub(crate) mod tracking;
 mod users;
 mod views;
+mod virtual_mem;
 
 pub use device::{DeviceBuffer, DeviceSlice, DeviceSliceMut};
+pub use growable::GrowableBuffer;
 pub use ipc::{ForeignBuffer, IpcExport};
 pub use managed::{ManagedBuffer, MemAttach};
 pub use mem_pool::{MemPool, PoolAccess, ReusePolicy};
+#[cfg(unix)]
+pub use mem_pool_share::{ImportedMemPool, PoolPointerExport};
 pub use ops::MemAdvice;
 pub use pinned::{PinnedBuffer, PinnedFlags};
 pub use pinned_view::{HostMemory, HostMemoryMut, PinnedSlice, PinnedSliceMut};
 pub use tracking::{Access, Allocation};
+pub use virtual_mem::{AddressRange, Granularity, Mapping, MemAccess, PhysicalMemory};
 
 use crate::device::Device;
 use crate::error::{Error, Result};

@@ -59,6 +59,10 @@ pub(crate) enum Release {
     /// `hipIpcCloseMemHandle`: memory another process exported, opened here (`ForeignBuffer`); never
     /// freed by this process, unmapped once no stream still uses it.
     IpcClose,
+    /// Virtual memory ([`GrowableBuffer`](crate::memory::GrowableBuffer)): once no stream still uses the
+    /// range, this is dropped, and the last clone's drop unmaps the range, releases its physical memory
+    /// and frees the reservation. If waiting fails it is leaked instead (never unmapped under work).
+    Unmap(Keep),
 }
 
 /// One allocation: its address, its device, how it is freed, and who may still use it.
@@ -434,7 +438,10 @@ impl Allocation {
                 self.release = Release::Nothing;
                 Ok(())
             }
-            Release::FreeAsync(..) | Release::HostFree | Release::IpcClose => Err(Error::InvalidArgument {
+            Release::FreeAsync(..)
+            | Release::HostFree
+            | Release::IpcClose
+            | Release::Unmap(_) => Err(Error::InvalidArgument {
                 what: "buffer to release as a raw allocation",
                 value: "stream-ordered (memory pool) memory".into(),
                 reason:
@@ -540,6 +547,15 @@ impl Drop for Allocation {
                     // `Release::IpcClose`), closed once; the host waited for every stream recorded as a
                     // user and the last owner is gone, so no queued work of this process uses it.
                     let _ = unsafe { result::ipc::close_mem_handle(self.ptr) };
+                }
+            }
+            Release::Unmap(mapped) => {
+                if self.wait_for_all_users(None).is_ok() {
+                    // The host waited for every stream recorded as a user and the last owner is gone: the
+                    // keep's own drop (the last clone's) may unmap and free.
+                    drop(mapped);
+                } else {
+                    std::mem::forget(mapped);
                 }
             }
             Release::FreeAsync(stream, _pool) => {

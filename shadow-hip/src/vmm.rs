@@ -1,0 +1,325 @@
+//! Virtual memory management: reserved ranges (`hipMemAddressReserve`, backed by zeroed host memory that
+//! is never given back), physical allocations (`hipMemCreate`: a handle and a size, no bytes of their
+//! own), mappings (`hipMemMap`: the reservation's bytes at that address become a live device block of
+//! the heap, `memory::adopt`) and access per device (`hipMemSetAccess`).
+//!
+//! What the detector sees: an unmap is a free of the chunk from the host's clock, so an unmap while
+//! queued work still uses the memory is reported as a race; an access of a reserved range where nothing
+//! is mapped (never mapped, or unmapped) is reported as such (`memory::log`). A physical allocation's
+//! bytes are the reservation's at the address it is mapped at: mapping one allocation at two addresses
+//! does not alias them here (the real runtime does).
+
+use crate::detector::{self, Kind};
+use crate::memory;
+use crate::streams::{host_now, lock, rt};
+use crate::{Status, INVALID_VALUE, SUCCESS};
+use hip_sys as sys;
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::{c_int, c_ulonglong, c_void};
+use std::sync::{Arc, Mutex};
+
+/// The granularity the shadow answers (what AMD GPUs answer for the minimum is 4 KiB to 2 MiB).
+pub const GRANULARITY: usize = 64 << 10;
+
+struct Physical {
+    size: usize,
+    released: bool,
+    /// Addresses it is mapped at.
+    mapped: usize,
+}
+
+struct Chunk {
+    size: usize,
+    handle: usize,
+    /// Access flags by device.
+    access: HashMap<i32, c_ulonglong>,
+}
+
+#[derive(Default)]
+struct Vmm {
+    /// Reserved ranges: base -> size.
+    ranges: BTreeMap<usize, usize>,
+    /// Mapped chunks: address -> chunk.
+    chunks: BTreeMap<usize, Chunk>,
+    physical: HashMap<usize, Physical>,
+    next: usize,
+}
+
+static VMM: Mutex<Option<Vmm>> = Mutex::new(None);
+
+fn vmm<R>(f: impl FnOnce(&mut Vmm) -> R) -> R {
+    let mut g = VMM.lock().unwrap_or_else(|p| p.into_inner());
+    f(g.get_or_insert_with(Vmm::default))
+}
+
+/// The reservation holding `p`: (base, size).
+fn range_of(v: &Vmm, p: usize) -> Option<(usize, usize)> {
+    let (&base, &size) = v.ranges.range(..=p).next_back()?;
+    (p < base + size).then_some((base, size))
+}
+
+/// The run of contiguous mapped chunks holding `p`, from `p`: (p, bytes to the run's end).
+pub fn mapped_run(p: usize) -> Option<(usize, usize)> {
+    vmm(|v| {
+        let (&at, c) = v.chunks.range(..=p).next_back()?;
+        if p >= at + c.size {
+            return None;
+        }
+        let mut end = at + c.size;
+        while let Some(next) = v.chunks.get(&end) {
+            end += next.size;
+        }
+        Some((p, end - p))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemGetAllocationGranularity(
+    g: *mut usize,
+    prop: *const sys::hipMemAllocationProp,
+    _option: sys::hipMemAllocationGranularity_flags,
+) -> Status {
+    if g.is_null() || prop.is_null() || !(0..crate::state::count()).contains(&(*prop).location.id) {
+        return INVALID_VALUE;
+    }
+    *g = GRANULARITY;
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemAddressReserve(
+    p: *mut *mut c_void,
+    size: usize,
+    alignment: usize,
+    addr: *mut c_void,
+    flags: c_ulonglong,
+) -> Status {
+    if p.is_null()
+        || size == 0
+        || !size.is_multiple_of(GRANULARITY)
+        || flags != 0
+        || !addr.is_null()
+    {
+        return INVALID_VALUE;
+    }
+    let Ok(layout) = std::alloc::Layout::from_size_align(size, alignment.max(GRANULARITY)) else {
+        return INVALID_VALUE;
+    };
+    // SAFETY: a non-zero size. Never deallocated: a late access reads memory that is still there.
+    let base = std::alloc::alloc_zeroed(layout) as usize;
+    if base == 0 {
+        return sys::hipErrorOutOfMemory;
+    }
+    vmm(|v| v.ranges.insert(base, size));
+    memory::add_reserved(base, size);
+    *p = base as *mut c_void;
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemAddressFree(p: *mut c_void, size: usize) -> Status {
+    let p = p as usize;
+    vmm(|v| {
+        if v.ranges.get(&p) != Some(&size) || v.chunks.range(p..p + size).next().is_some() {
+            return INVALID_VALUE;
+        }
+        v.ranges.remove(&p);
+        memory::remove_reserved(p);
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemCreate(
+    h: *mut sys::hipMemGenericAllocationHandle_t,
+    size: usize,
+    prop: *const sys::hipMemAllocationProp,
+    flags: c_ulonglong,
+) -> Status {
+    if h.is_null() || prop.is_null() || flags != 0 || size == 0 || !size.is_multiple_of(GRANULARITY)
+    {
+        return INVALID_VALUE;
+    }
+    if !(0..crate::state::count()).contains(&(*prop).location.id) {
+        return INVALID_VALUE;
+    }
+    let handle = vmm(|v| {
+        v.next += 1;
+        let handle = 0x5600_0000 + v.next * 16;
+        v.physical.insert(
+            handle,
+            Physical {
+                size,
+                released: false,
+                mapped: 0,
+            },
+        );
+        handle
+    });
+    *h = handle as sys::hipMemGenericAllocationHandle_t;
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemRelease(h: sys::hipMemGenericAllocationHandle_t) -> Status {
+    vmm(|v| match v.physical.get_mut(&(h as usize)) {
+        Some(ph) if !ph.released => {
+            ph.released = true;
+            if ph.mapped == 0 {
+                v.physical.remove(&(h as usize));
+            }
+            SUCCESS
+        }
+        _ => INVALID_VALUE,
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemMap(
+    p: *mut c_void,
+    size: usize,
+    offset: usize,
+    h: sys::hipMemGenericAllocationHandle_t,
+    flags: c_ulonglong,
+) -> Status {
+    let (p, h) = (p as usize, h as usize);
+    let ok = vmm(|v| {
+        let fits = range_of(v, p).is_some_and(|(base, len)| p + size <= base + len);
+        let free = v
+            .chunks
+            .range(..p + size)
+            .next_back()
+            .is_none_or(|(&at, c)| at + c.size <= p);
+        let Some(ph) = v.physical.get_mut(&h) else {
+            return false;
+        };
+        if !fits
+            || !free
+            || offset != 0
+            || flags != 0
+            || ph.released
+            || ph.size != size
+            || !p.is_multiple_of(GRANULARITY)
+        {
+            return false;
+        }
+        ph.mapped += 1;
+        v.chunks.insert(
+            p,
+            Chunk {
+                size,
+                handle: h,
+                access: HashMap::new(),
+            },
+        );
+        true
+    });
+    if !ok {
+        return INVALID_VALUE;
+    }
+    memory::adopt(p, size);
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemUnmap(p: *mut c_void, size: usize) -> Status {
+    let p = p as usize;
+    // The range must be whole chunks, back to back.
+    let gone = vmm(|v| {
+        let mut at = p;
+        let mut found = Vec::new();
+        while at < p + size {
+            let c = v.chunks.get(&at)?;
+            found.push((at, c.size));
+            at += c.size;
+        }
+        (at == p + size && !found.is_empty()).then(|| {
+            for (at, _) in &found {
+                let c = v.chunks.remove(at).unwrap();
+                if let Some(ph) = v.physical.get_mut(&c.handle) {
+                    ph.mapped -= 1;
+                    if ph.released && ph.mapped == 0 {
+                        v.physical.remove(&c.handle);
+                    }
+                }
+            }
+            found
+        })
+    });
+    let Some(gone) = gone else {
+        return INVALID_VALUE;
+    };
+    let mut g = lock();
+    let r = rt(&mut g);
+    let (c, name) = host_now(r);
+    let what: Arc<str> = format!("hipMemUnmap by {name}").into();
+    for (at, len) in gone {
+        // Nothing may still use the chunk: the unmap is a free of it, as the host sees it now.
+        detector::access(at, at, len, Kind::Free, &c, &what);
+        memory::unadopt(at);
+    }
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemSetAccess(
+    p: *mut c_void,
+    size: usize,
+    desc: *const sys::hipMemAccessDesc,
+    count: usize,
+) -> Status {
+    if desc.is_null() || count == 0 {
+        return INVALID_VALUE;
+    }
+    let p = p as usize;
+    let descs = std::slice::from_raw_parts(desc, count);
+    if descs.iter().any(|d| {
+        !(0..crate::state::count()).contains(&d.location.id) || d.flags > 3 || d.flags == 2
+    }) {
+        return INVALID_VALUE;
+    }
+    vmm(|v| {
+        let mut at = p;
+        let mut covered = Vec::new();
+        while at < p + size {
+            let Some((&start, c)) = v.chunks.range(..=at).next_back() else {
+                return INVALID_VALUE;
+            };
+            if at >= start + c.size {
+                return INVALID_VALUE;
+            }
+            covered.push(start);
+            at = start + c.size;
+        }
+        for start in covered {
+            let c = v.chunks.get_mut(&start).unwrap();
+            for d in descs {
+                c.access.insert(d.location.id, d.flags as c_ulonglong);
+            }
+        }
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemGetAccess(
+    flags: *mut c_ulonglong,
+    location: *const sys::hipMemLocation,
+    p: *mut c_void,
+) -> Status {
+    if flags.is_null() || location.is_null() {
+        return INVALID_VALUE;
+    }
+    let d: c_int = (*location).id;
+    let p = p as usize;
+    vmm(|v| {
+        let Some((&start, c)) = v.chunks.range(..=p).next_back() else {
+            return INVALID_VALUE;
+        };
+        if p >= start + c.size {
+            return INVALID_VALUE;
+        }
+        *flags = c.access.get(&d).copied().unwrap_or(0);
+        SUCCESS
+    })
+}
