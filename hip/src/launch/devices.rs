@@ -13,18 +13,19 @@ pub(crate) type PeerGate = std::sync::RwLockReadGuard<'static, ()>;
 
 /// Whether a kernel on device `on` may be given memory of device `owner`: its own device's; managed
 /// memory of any device (every device reaches it); device memory of a peer that `on` was given access
-/// to. Never stream-ordered memory of another device (`pool`): peer access does not reach memory pools,
-/// which grant access per pool (`hipMemPoolSetAccess`: even where `MemPool::set_access` granted it, this
-/// check does not ask the pool, and refuses). `peer` and
-/// `managed` are asked only when the answer needs them, in that order.
+/// to. Never memory of another device whose access is granted per allocation (`granted`): peer access
+/// reaches neither memory pools (`hipMemPoolSetAccess`) nor virtual-memory mappings (`hipMemSetAccess`,
+/// [`GrowableBuffer`](crate::GrowableBuffer)); even where `MemPool::set_access` or
+/// `GrowableBuffer::grant_access` granted it, this check does not ask, and refuses. `peer` and `managed`
+/// are asked only when the answer needs them, in that order.
 pub(crate) fn reaches(
     on: usize,
     owner: usize,
-    pool: bool,
+    granted: bool,
     peer: impl FnOnce() -> bool,
     managed: impl FnOnce() -> bool,
 ) -> bool {
-    on == owner || (!pool && (peer() || managed()))
+    on == owner || (!granted && (peer() || managed()))
 }
 
 impl LaunchArgs<'_> {
@@ -86,7 +87,7 @@ fn other_device(
     let ok = reaches(
         device.ordinal(),
         owner.ordinal(),
-        alloc.is_stream_ordered(),
+        alloc.access_is_granted_per_allocation(),
         || device.has_peer_access(owner),
         || addr.is_some_and(is_managed),
     );
@@ -94,8 +95,10 @@ fn other_device(
         Ok(())
     } else {
         Err(Error::DeviceMismatch {
-            what: "kernel launch argument (memory of another device, not managed, without peer access \
-                   from the stream's device enabled through Device::enable_peer_access)",
+            what:
+                "kernel launch argument (memory of another device: not managed, and either without \
+                   peer access from the stream's device (Device::enable_peer_access) or pool or \
+                   virtual memory, which peer access does not reach)",
             stream: device.ordinal(),
             other: owner.ordinal(),
         })

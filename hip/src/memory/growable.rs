@@ -384,7 +384,10 @@ impl<T: DeviceCopy> GrowableBuffer<T> {
     }
 
     /// Let `peer` read and write the buffer, now and after every later growth (`hipMemSetAccess` on each
-    /// mapped chunk). Access only grows, so no queued work loses it.
+    /// mapped chunk). Access only grows, so no queued work loses it. A checked kernel launch on `peer`
+    /// given this buffer is still refused: the launch check does not ask a mapping's access (nor a
+    /// pool's), and refuses memory of another device whose access is granted per allocation, so a
+    /// kernel of `peer` never faults on a range it was not granted.
     ///
     /// # Errors
     ///

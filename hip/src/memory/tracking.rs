@@ -176,6 +176,13 @@ impl Allocation {
         matches!(self.release, Release::FreeAsync(..))
     }
 
+    /// Whether other devices reach this memory only by a grant of its own (a pool's
+    /// `hipMemPoolSetAccess`, a mapping's `hipMemSetAccess`), never by peer access: pool memory and
+    /// virtual-memory mappings ([`GrowableBuffer`](crate::GrowableBuffer)).
+    pub(crate) fn access_is_granted_per_allocation(&self) -> bool {
+        matches!(self.release, Release::FreeAsync(..) | Release::Unmap(_))
+    }
+
     /// Order an operation on `stream` that makes `access` to this memory after the conflicting work
     /// queued earlier on other streams (up to the conflicting uses, not later work), and record the
     /// operation as a user at its label. Call it before queueing the operation, with the operation's

@@ -233,6 +233,7 @@ fn an_allocation_of_no_memory_frees_nothing_and_says_what_it_is() {
     );
     assert!(matches!(a.release, Release::Nothing));
     assert!(!a.is_stream_ordered());
+    assert!(!a.access_is_granted_per_allocation());
     assert_eq!(a.device().ordinal(), 3);
     assert_eq!(format!("{a:?}"), "Allocation { ptr: 0x0, device: 3 }");
 }
@@ -434,4 +435,15 @@ fn only_hipmalloc_device_memory_is_exportable_to_other_processes() {
         assert_eq!(a.is_exportable(), exportable, "{a:?}");
         Arc::get_mut(&mut a).unwrap().release = Release::Nothing;
     }
+}
+
+#[test]
+fn mapped_memory_is_reached_from_other_devices_only_by_its_own_grant() {
+    // A virtual-memory mapping (GrowableBuffer) is granted per range (hipMemSetAccess), never by peer
+    // access: the launch check refuses it on other devices as it refuses pool memory. Its release drops
+    // the keep only (no HIP call).
+    let d = Device::for_unit_tests(4);
+    let mapped = Allocation::new(0x1000 as *mut _, &d, Release::Unmap(Arc::new(())));
+    assert!(mapped.access_is_granted_per_allocation());
+    assert!(!mapped.is_stream_ordered());
 }
