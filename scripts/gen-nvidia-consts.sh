@@ -33,6 +33,9 @@ out=hip-sys/build/nvidia_consts.txt
         case $name in hipJitOption*) fallback=" $(grep -oE "^#define $name CU_JIT_[A-Z0-9_]+" "$hdr" | awk '{print $3}')" ;; esac
         [ -n "$ty" ] && echo "$name $ty$fallback"
     done < "$tmp/values"
+    # Macros only newer NVIDIA headers define (5.7.1's virtual memory management), with their CUDA value.
+    echo "hipMemAllocationGranularityMinimum hipMemAllocationGranularity_flags CU_MEM_ALLOC_GRANULARITY_MINIMUM"
+    echo "hipMemAllocationGranularityRecommended hipMemAllocationGranularity_flags CU_MEM_ALLOC_GRANULARITY_RECOMMENDED"
 } > "$out"
 echo "$(grep -vc '^#' "$out") constants of $(wc -l < "$tmp/candidates") candidate macros -> $out"
 rm -rf "$tmp"

@@ -38,6 +38,12 @@ fn missing(call: &'static str) -> Error {
     }
 }
 
+/// `ptr` as the runtime's device pointer type: void* on AMD, an integer (CUdeviceptr) on NVIDIA.
+#[cfg(hip_vmm)]
+fn dptr(ptr: *mut c_void) -> sys::hipDeviceptr_t {
+    ptr as usize as sys::hipDeviceptr_t
+}
+
 /// Pinned device memory on device `ordinal`, no shareable handle.
 #[cfg(hip_vmm)]
 fn device_prop(ordinal: i32) -> sys::hipMemAllocationProp {
@@ -83,13 +89,14 @@ pub fn granularity(ordinal: i32, recommended: bool) -> Result<usize> {
 pub fn address_reserve(size: usize, alignment: usize) -> Result<*mut c_void> {
     #[cfg(hip_vmm)]
     {
-        let mut p = std::ptr::null_mut();
+        // hipDeviceptr_t is void* on AMD and an integer (CUdeviceptr) on NVIDIA; both hold one address.
+        let mut p = 0usize as sys::hipDeviceptr_t;
         // SAFETY: an out-pointer to a live local; no fixed address is asked for (null) and the flags are
         // 0, as the header requires.
         check("hipMemAddressReserve", unsafe {
-            sys::hipMemAddressReserve(&mut p, size, alignment, std::ptr::null_mut(), 0)
+            sys::hipMemAddressReserve(&mut p, size, alignment, 0usize as sys::hipDeviceptr_t, 0)
         })?;
-        Ok(p)
+        Ok(p as usize as *mut c_void)
     }
     #[cfg(not(hip_vmm))]
     {
@@ -107,7 +114,7 @@ pub unsafe fn address_free(ptr: *mut c_void, size: usize) -> Result<()> {
     {
         // SAFETY: the caller's contract (`# Safety`).
         check("hipMemAddressFree", unsafe {
-            sys::hipMemAddressFree(ptr, size)
+            sys::hipMemAddressFree(dptr(ptr), size)
         })
     }
     #[cfg(not(hip_vmm))]
@@ -165,7 +172,7 @@ pub unsafe fn map(ptr: *mut c_void, size: usize, handle: RawPhysical) -> Result<
     {
         // SAFETY: the caller's contract (`# Safety`); offset and flags 0, as the header requires.
         check("hipMemMap", unsafe {
-            sys::hipMemMap(ptr, size, 0, handle, 0)
+            sys::hipMemMap(dptr(ptr), size, 0, handle, 0)
         })
     }
     #[cfg(not(hip_vmm))]
@@ -183,7 +190,7 @@ pub unsafe fn unmap(ptr: *mut c_void, size: usize) -> Result<()> {
     #[cfg(hip_vmm)]
     {
         // SAFETY: the caller's contract (`# Safety`).
-        check("hipMemUnmap", unsafe { sys::hipMemUnmap(ptr, size) })
+        check("hipMemUnmap", unsafe { sys::hipMemUnmap(dptr(ptr), size) })
     }
     #[cfg(not(hip_vmm))]
     {
@@ -209,7 +216,7 @@ pub unsafe fn set_access(ptr: *mut c_void, size: usize, ordinal: i32, flags: u32
         };
         // SAFETY: the caller's contract (`# Safety`); one live descriptor HIP only reads.
         check("hipMemSetAccess", unsafe {
-            sys::hipMemSetAccess(ptr, size, &desc, 1)
+            sys::hipMemSetAccess(dptr(ptr), size, &desc, 1)
         })
     }
     #[cfg(not(hip_vmm))]
@@ -231,7 +238,7 @@ pub fn get_access(addr: usize, ordinal: i32) -> Result<u64> {
         // SAFETY: an out-pointer to a live local and a live location HIP only reads; an address HIP does
         // not know is an error code (HIP only looks the address up).
         check("hipMemGetAccess", unsafe {
-            sys::hipMemGetAccess(&mut flags, &location, addr as *mut c_void)
+            sys::hipMemGetAccess(&mut flags, &location, addr as sys::hipDeviceptr_t)
         })?;
         Ok(flags)
     }
