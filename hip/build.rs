@@ -12,6 +12,7 @@
 //! - `cfg(hip_memory_type_managed)`, `cfg(hip_memory_type_unregistered)` where `hipMemoryType` has those
 //!   values (5.7 and 6.x), `cfg(hip_device_set_limit)` where the headers declare `hipDeviceSetLimit` (not 5.2),
 //!   `cfg(hip_module_launch_cooperative)` where they declare `hipModuleLaunchCooperativeKernel` (not 5.2),
+//!   `cfg(hip_surface_object)` where they declare `hipCreateSurfaceObject` for C (not 5.2: C++ only there),
 //! - the name tables of every `hipError_t` and `hiprtcResult` value the installed headers list.
 use std::env;
 use std::fmt::Write;
@@ -48,6 +49,7 @@ fn main() {
             "hip_module_launch_cooperative",
             "fn hipModuleLaunchCooperativeKernel(",
         ),
+        ("hip_surface_object", "fn hipCreateSurfaceObject("),
     ] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
         if hip.contains(needle) {

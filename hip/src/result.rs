@@ -22,6 +22,7 @@ pub mod module;
 pub mod occupancy;
 pub mod pool;
 pub mod stream_memop;
+pub mod texture;
 
 // Module and kernel calls, at this level as they always were.
 pub use module::{

@@ -74,7 +74,7 @@ fn other_device(
     let ok = reaches(
         device.ordinal(),
         owner.ordinal(),
-        alloc.is_stream_ordered(),
+        alloc.is_stream_ordered() || alloc.is_array(),
         || device.has_peer_access(owner),
         || addr.is_some_and(is_managed),
     );

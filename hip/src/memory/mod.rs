@@ -85,6 +85,7 @@ macro_rules! device_memory {
     };
 }
 
+mod copy_2d;
 mod device;
 mod ipc;
 mod managed;
@@ -93,6 +94,7 @@ mod ops;
 mod peer;
 mod pinned;
 mod pinned_view;
+mod pitched;
 mod pool;
 mod raw;
 pub mod staging;
@@ -100,6 +102,7 @@ pub(crate) mod tracking;
 mod users;
 mod views;
 
+pub(crate) use copy_2d::{check_plane, row_bytes};
 pub use device::{DeviceBuffer, DeviceSlice, DeviceSliceMut};
 pub use ipc::{ForeignBuffer, IpcExport};
 pub use managed::{ManagedBuffer, MemAttach};
@@ -107,6 +110,7 @@ pub use mem_pool::{MemPool, PoolAccess, ReusePolicy};
 pub use ops::MemAdvice;
 pub use pinned::{PinnedBuffer, PinnedFlags};
 pub use pinned_view::{HostMemory, HostMemoryMut, PinnedSlice, PinnedSliceMut};
+pub use pitched::PitchedBuffer;
 pub use tracking::{Access, Allocation};
 
 use crate::device::Device;

@@ -59,6 +59,9 @@ pub(crate) enum Release {
     /// `hipIpcCloseMemHandle`: memory another process exported, opened here (`ForeignBuffer`); never
     /// freed by this process, unmapped once no stream still uses it.
     IpcClose,
+    /// `hipFreeArray`: an array (`hip::texture::Array`), whose `ptr` is the `hipArray_t` handle, not an
+    /// address a kernel or a copy may take.
+    FreeArray,
 }
 
 /// One allocation: its address, its device, how it is freed, and who may still use it.
@@ -170,6 +173,17 @@ impl Allocation {
     /// Whether the memory goes back with `hipFreeAsync` (it came from a memory pool).
     pub(crate) fn is_stream_ordered(&self) -> bool {
         matches!(self.release, Release::FreeAsync(..))
+    }
+
+    /// Whether this is an array (`hipMallocArray`, `hipMalloc3DArray`): reached only through copies,
+    /// texture and surface objects of its own device, never by another device's kernels.
+    pub(crate) fn is_array(&self) -> bool {
+        matches!(self.release, Release::FreeArray)
+    }
+
+    /// The raw handle or address the allocation was made with (an array's `hipArray_t`).
+    pub(crate) fn raw_ptr(&self) -> *mut c_void {
+        self.ptr
     }
 
     /// Order an operation on `stream` that makes `access` to this memory after the conflicting work
@@ -434,7 +448,7 @@ impl Allocation {
                 self.release = Release::Nothing;
                 Ok(())
             }
-            Release::FreeAsync(..) | Release::HostFree | Release::IpcClose => Err(Error::InvalidArgument {
+            Release::FreeAsync(..) | Release::HostFree | Release::IpcClose | Release::FreeArray => Err(Error::InvalidArgument {
                 what: "buffer to release as a raw allocation",
                 value: "stream-ordered (memory pool) memory".into(),
                 reason:
@@ -540,6 +554,16 @@ impl Drop for Allocation {
                     // `Release::IpcClose`), closed once; the host waited for every stream recorded as a
                     // user and the last owner is gone, so no queued work of this process uses it.
                     let _ = unsafe { result::ipc::close_mem_handle(self.ptr) };
+                }
+            }
+            Release::FreeArray => {
+                if self.wait_for_all_users(None).is_ok() && self.device.bind().is_ok() {
+                    // SAFETY: an array from hipMallocArray or hipMalloc3DArray (`texture::Array`, the only
+                    // `Release::FreeArray`), freed once; the host waited for every stream recorded as a
+                    // user (copies, and kernels given a texture or surface object of it), and the last owner
+                    // is gone: the array and every texture or surface object over it (each holds this
+                    // allocation, and destroys itself first).
+                    let _ = unsafe { result::texture::free_array(self.ptr.cast()) };
                 }
             }
             Release::FreeAsync(stream, _pool) => {
