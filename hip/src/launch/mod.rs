@@ -431,7 +431,7 @@ impl<'a> LaunchArgs<'a> {
     }
 
     /// What each argument is (size, pointer or value).
-    fn infos(&self) -> &[ArgInfo] {
+    pub(crate) fn infos(&self) -> &[ArgInfo] {
         // SAFETY: `push` initialised entries `..len` (len <= MAX_KERNEL_ARGS, the array's length), and
         // MaybeUninit<ArgInfo> has ArgInfo's layout, so the first `len` entries are `len` valid ArgInfo,
         // borrowed with `self`.

@@ -193,6 +193,20 @@ impl<T: ChannelFormat> Array<T> {
     }
 }
 
+#[cfg(test)]
+impl<T: ChannelFormat> Array<T> {
+    /// An array record for unit tests without a GPU: a fake handle, never freed; only for checks made
+    /// before any HIP call.
+    pub(crate) fn for_unit_tests(device: &Device, extent: Extent, flags: ArrayFlags) -> Self {
+        Array {
+            alloc: Allocation::new(0x1000 as *mut _, device, Release::Nothing),
+            extent,
+            flags,
+            _elem: PhantomData,
+        }
+    }
+}
+
 /// Refuse an extent HIP cannot hold, before any call: [`Error::InvalidArgument`] naming what is wrong.
 pub(crate) fn check_extent<T>(e: Extent) -> Result<()> {
     let refuse = |reason: &str| Error::InvalidArgument {

@@ -29,6 +29,8 @@ mod copy;
 mod format;
 mod object;
 mod surface;
+#[cfg(test)]
+mod tests;
 
 pub use array::{Array, ArrayFlags, Extent};
 pub use copy::{Volume, VolumeLayout};

@@ -400,6 +400,18 @@ impl TextureObject {
     pub fn raw(&self) -> sys::hipTextureObject_t {
         self.raw
     }
+
+    /// An object record for unit tests without a GPU: a null handle over `alloc`, `keep` standing for
+    /// the runtime object (nothing is destroyed).
+    #[cfg(test)]
+    pub(crate) fn for_unit_tests(alloc: &Arc<Allocation>, keep: KeepAlive) -> Self {
+        TextureObject {
+            // SAFETY: all-zero bits are a value of the handle type (a pointer or an integer).
+            raw: unsafe { std::mem::zeroed() },
+            alloc: alloc.clone(),
+            keep,
+        }
+    }
 }
 
 /// Whether a texture or surface object is a pointer parameter in the kernel's metadata: on AMD
