@@ -151,37 +151,29 @@ fn channel_descriptors_match_the_runtimes_own() {
     );
 }
 
-/// A kernel taking a texture and a surface object, as tests/gpu_textures.rs launches them.
-#[cfg(hip_platform = "amd")]
-const OBJECTS_KERNEL: &str = r#"
-#include <hip/hip_runtime.h>
-extern "C" __global__ void sample(hipTextureObject_t t, float* out, hipSurfaceObject_t s, int n) {
-  int i = threadIdx.x;
-  if (i < n) out[i] = tex2D<float>(t, i + 0.5f, 0.5f);
-  surf2Dwrite(1.0f, s, i * 4, 0);
-}
-"#;
-
 #[cfg(hip_platform = "amd")]
 #[test]
 fn texture_and_surface_parameters_are_pointers_in_amd_metadata() {
+    // The kernels of tests/gpu_textures.rs, compiled offline.
     use hip::code_object::{CodeObject, ParamKind};
-    let out = hip::rtc::ProgramBuilder::new(OBJECTS_KERNEL)
+    let out = hip::rtc::ProgramBuilder::new(common::textures::KERNELS)
         .arch(common::OFFLINE_ARCH)
         .compile()
         .unwrap();
     let code = CodeObject::parse(out.code()).unwrap();
-    let k = code.kernel("sample", None).expect("the kernel");
-    let kinds: Vec<_> = k.params.iter().map(|p| (p.kind, p.size)).collect();
+    let kinds = |name: &str| -> Vec<(ParamKind, u64)> {
+        let k = code.kernel(name, None).expect("the kernel");
+        k.params
+            .iter()
+            .filter(|p| p.kind != ParamKind::Hidden)
+            .map(|p| (p.kind, p.size))
+            .collect()
+    };
     // What `TextureObject` and `SurfaceObject` tell the signature check: 8-byte pointers on AMD.
     assert!(OBJECT_IS_POINTER_PARAM);
-    assert_eq!(
-        kinds,
-        [
-            (ParamKind::Pointer, 8),
-            (ParamKind::Pointer, 8),
-            (ParamKind::Pointer, 8),
-            (ParamKind::Value, 4)
-        ]
-    );
+    let (ptr, word) = ((ParamKind::Pointer, 8), (ParamKind::Value, 4));
+    assert_eq!(kinds("fetch2d"), [ptr, ptr, ptr, ptr, word]);
+    assert_eq!(kinds("fetch_linear"), [ptr, ptr, word]);
+    assert_eq!(kinds("paint"), [ptr, word, word]);
+    assert_eq!(kinds("repaint"), [ptr, word, word]);
 }
