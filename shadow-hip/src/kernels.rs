@@ -227,7 +227,15 @@ pub unsafe fn kernel_action(
             continue;
         }
         let p = *(*params.add(i) as *const usize);
-        if let Some((base, len, _, _)) = find(p) {
+        // A texture or surface object: its descriptor is read, and its memory used as the role says.
+        let target = match crate::texture::object_memory(p) {
+            Some(mem) => {
+                accesses.push((p, 1, Kind::Read));
+                Some(mem)
+            }
+            None => find(p).map(|(base, len, _, _)| (base, len)),
+        };
+        if let Some((base, len)) = target {
             if role == b'r' || role == b'b' {
                 accesses.push((base, len, Kind::Read));
             }

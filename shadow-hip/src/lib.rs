@@ -23,6 +23,7 @@ mod state;
 mod stream_api;
 mod stream_memop;
 mod streams;
+mod texture;
 
 use hip_sys as sys;
 
