@@ -120,8 +120,8 @@ fn channel_descriptors_match_the_runtimes_own() {
         let theirs =
             unsafe { sys::hipCreateChannelDesc(ours.x, ours.y, ours.z, ours.w, ours.f as _) };
         assert_eq!(
-            (ours.x, ours.y, ours.z, ours.w, ours.f as u32),
-            (theirs.x, theirs.y, theirs.z, theirs.w, theirs.f as u32)
+            (ours.x, ours.y, ours.z, ours.w, i64::from(ours.f)),
+            (theirs.x, theirs.y, theirs.z, theirs.w, i64::from(theirs.f))
         );
         assert_eq!(T::DESC.bytes(), std::mem::size_of::<T>());
     }
@@ -138,16 +138,16 @@ fn channel_descriptors_match_the_runtimes_own() {
     same::<[i8; 4]>();
     // The kinds are the runtime's values.
     assert_eq!(
-        <[i8; 4]>::DESC.raw().f as u32,
-        sys::hipChannelFormatKindSigned as u32
+        i64::from(<[i8; 4]>::DESC.raw().f),
+        i64::from(sys::hipChannelFormatKindSigned)
     );
     assert_eq!(
-        u16::DESC.raw().f as u32,
-        sys::hipChannelFormatKindUnsigned as u32
+        i64::from(u16::DESC.raw().f),
+        i64::from(sys::hipChannelFormatKindUnsigned)
     );
     assert_eq!(
-        f32::DESC.raw().f as u32,
-        sys::hipChannelFormatKindFloat as u32
+        i64::from(f32::DESC.raw().f),
+        i64::from(sys::hipChannelFormatKindFloat)
     );
 }
 
@@ -170,7 +170,7 @@ fn texture_and_surface_parameters_are_pointers_in_amd_metadata() {
             .collect()
     };
     // What `TextureObject` and `SurfaceObject` tell the signature check: 8-byte pointers on AMD.
-    assert!(OBJECT_IS_POINTER_PARAM);
+    const { assert!(OBJECT_IS_POINTER_PARAM) };
     let (ptr, word) = ((ParamKind::Pointer, 8), (ParamKind::Value, 4));
     assert_eq!(kinds("fetch2d"), [ptr, ptr, ptr, ptr, word]);
     assert_eq!(kinds("fetch_linear"), [ptr, ptr, word]);

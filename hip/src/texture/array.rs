@@ -66,7 +66,7 @@ impl ArrayFlags {
     /// Read through texture objects and copies only.
     pub const DEFAULT: ArrayFlags = ArrayFlags(0);
     /// Also read and written by kernels through surface objects ([`super::SurfaceObject`]).
-    pub const SURFACE_LOAD_STORE: ArrayFlags = ArrayFlags(sys::hipArraySurfaceLoadStore as u32);
+    pub const SURFACE_LOAD_STORE: ArrayFlags = ArrayFlags(sys::hipArraySurfaceLoadStore);
 
     /// The flags as HIP takes them.
     pub fn bits(self) -> u32 {

@@ -146,6 +146,6 @@ mod tests {
         assert!(!f32::DESC.normalizable());
         let raw = <[i8; 2]>::DESC.raw();
         assert_eq!((raw.x, raw.y, raw.z, raw.w), (8, 8, 0, 0));
-        assert_eq!(raw.f as u32, sys::hipChannelFormatKindSigned as u32);
+        assert_eq!(i64::from(raw.f), i64::from(sys::hipChannelFormatKindSigned));
     }
 }

@@ -181,14 +181,14 @@ fn texture_descriptions_the_format_cannot_take_are_refused() {
     .raw();
     assert_eq!(raw.normalizedCoords, 1);
     assert_eq!(raw.borderColor, [1.0, 2.0, 3.0, 4.0]);
-    assert_eq!(raw.addressMode.map(|m| m as u32), [0, 2, 3]);
+    assert_eq!(raw.addressMode.map(i64::from), [0, 2, 3]);
     assert_eq!(
-        raw.filterMode as u32,
-        crate::sys::hipFilterModeLinear as u32
+        i64::from(raw.filterMode),
+        i64::from(crate::sys::hipFilterModeLinear)
     );
     assert_eq!(
-        raw.readMode as u32,
-        crate::sys::hipReadModeNormalizedFloat as u32
+        i64::from(raw.readMode),
+        i64::from(crate::sys::hipReadModeNormalizedFloat)
     );
 }
 
