@@ -187,9 +187,28 @@ impl<T: ChannelFormat> Array<T> {
         self.alloc.device()
     }
 
-    /// The `hipArray_t` handle, for raw calls (ordered by the caller with the crate's other uses).
+    /// The `hipArray_t` handle, for raw calls: order each with [`track_use`](Self::track_use) first.
     pub fn raw(&self) -> sys::hipArray_t {
         self.alloc.raw_ptr().cast()
+    }
+
+    /// Order work about to be queued on `stream` outside this crate (a raw call on [`raw`](Self::raw))
+    /// that makes `access` to the array, as [`DeviceMemory::track_use`](crate::DeviceMemory::track_use)
+    /// does for buffers: `stream` waits for the conflicting work of other streams, and later operations
+    /// of this crate are ordered after it.
+    ///
+    /// # Errors
+    ///
+    /// What HIP returns for the wait queued on `stream`.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, a: &hip::texture::Array<f32>) -> hip::Result<()> {
+    /// a.track_use(stream, Access::Read)?; // a raw hipMemcpy2DFromArrayAsync on `stream` follows
+    /// # Ok(()) }
+    /// ```
+    pub fn track_use(&self, stream: &crate::Stream, access: crate::Access) -> Result<()> {
+        self.alloc.use_on_open(&stream.begin_op(), access)
     }
 }
 
