@@ -5,7 +5,7 @@
 //! kernel compiled offline by HIPRTC shows how its parameters look to the signature check. The checks
 //! made before any HIP call are unit tests (`hip::texture::tests`); with a GPU, tests/gpu_textures.rs.
 use hip::result::texture as raw;
-use hip::texture::{ChannelFormat, OBJECT_IS_POINTER_PARAM};
+use hip::texture::ChannelFormat;
 use hip::{sys, Device, Error};
 
 mod common;
@@ -170,7 +170,7 @@ fn texture_and_surface_parameters_are_pointers_in_amd_metadata() {
             .collect()
     };
     // What `TextureObject` and `SurfaceObject` tell the signature check: 8-byte pointers on AMD.
-    const { assert!(OBJECT_IS_POINTER_PARAM) };
+    const { assert!(hip::texture::OBJECT_IS_POINTER_PARAM) };
     let (ptr, word) = ((ParamKind::Pointer, 8), (ParamKind::Value, 4));
     assert_eq!(kinds("fetch2d"), [ptr, ptr, ptr, ptr, word]);
     assert_eq!(kinds("fetch_linear"), [ptr, ptr, word]);

@@ -42,4 +42,4 @@ pub use surface::SurfaceObject;
 
 /// Whether this build can make surface objects: the HIP headers declare `hipCreateSurfaceObject` for C
 /// (5.7 and later, and NVIDIA); on 5.2 [`SurfaceObject::new`] answers `NotSupported` naming the call.
-pub const HAS_SURFACE_OBJECT: bool = cfg!(any(hip_surface_object, hip_platform = "nvidia"));
+pub const HAS_SURFACE_OBJECT: bool = cfg!(hip_surface_object);
