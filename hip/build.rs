@@ -15,6 +15,7 @@
 //!   `cfg(hip_vmm)` where they declare the virtual memory calls (`hipMemAddressReserve`: AMD from 5.2, NVIDIA
 //!   from 5.7) and `cfg(hip_vmm_attribute)` where `hipDeviceAttributeVirtualMemoryManagementSupported`
 //!   exists (not 5.2),
+//!   `cfg(hip_surface_object)` where they declare `hipCreateSurfaceObject` for C (not 5.2: C++ only there),
 //! - the name tables of every `hipError_t` and `hiprtcResult` value the installed headers list.
 use std::env;
 use std::fmt::Write;
@@ -56,6 +57,7 @@ fn main() {
             "hip_vmm_attribute",
             "const hipDeviceAttributeVirtualMemoryManagementSupported:",
         ),
+        ("hip_surface_object", "fn hipCreateSurfaceObject("),
     ] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
         if hip.contains(needle) {

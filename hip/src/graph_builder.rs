@@ -246,6 +246,7 @@ impl GraphBuilder {
         // what the kernel does beyond them is the caller's contract.
         let raw = unsafe { result::graph_build::add_kernel_node(self.raw, &raw_deps, &params)? };
         self.kept.push(Arc::new(function.clone()));
+        self.kept.extend(args.kept_alive());
         self.uses.extend(args.tracked_uses());
         Ok(self.added(raw))
     }

@@ -240,6 +240,7 @@ pub mod stream_memop;
 mod test_fuzz;
 #[cfg(all(test, any(unix, windows)))]
 mod test_time;
+pub mod texture;
 
 pub use code_object::CodeObject;
 pub use device::{driver_version, runtime_version, Device, DeviceProperties};
@@ -258,7 +259,8 @@ pub use launch::{Dim3, ElementCount, KernelArg, LaunchArgs, LaunchConfig};
 pub use memory::{
     Access, DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut, DevicePtr, DeviceSlice,
     DeviceSliceMut, GrowableBuffer, HostMemory, HostMemoryMut, ManagedBuffer, MemAdvice, MemAttach,
-    MemPool, PinnedBuffer, PinnedFlags, PinnedSlice, PinnedSliceMut, PoolAccess, ReusePolicy,
+    MemPool, PinnedBuffer, PinnedFlags, PinnedSlice, PinnedSliceMut, PitchedBuffer, PoolAccess,
+    ReusePolicy,
 };
 pub use module::{FuncCache, Function, Global, Module};
 pub use occupancy::BlockSizeSuggestion;

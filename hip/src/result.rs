@@ -24,6 +24,7 @@ pub mod pool;
 pub mod pool_share;
 pub mod stream_memop;
 pub mod vmm;
+pub mod texture;
 
 // Module and kernel calls, at this level as they always were.
 pub use module::{

@@ -227,10 +227,16 @@ pub unsafe fn kernel_action(
             continue;
         }
         let p = *(*params.add(i) as *const usize);
-        // A growable buffer's chunks: the whole mapped run from the pointer on.
-        let found =
-            crate::vmm::mapped_run(p).or_else(|| find(p).map(|(base, len, _, _)| (base, len)));
-        if let Some((base, len)) = found {
+        // A texture or surface object: its descriptor is read, and its memory used as the role says. A
+        // growable buffer's chunks: the whole mapped run from the pointer on.
+        let target = match crate::texture::object_memory(p) {
+            Some(mem) => {
+                accesses.push((p, 1, Kind::Read));
+                Some(mem)
+            }
+            None => crate::vmm::mapped_run(p).or_else(|| find(p).map(|(base, len, _, _)| (base, len))),
+        };
+        if let Some((base, len)) = target {
             if role == b'r' || role == b'b' {
                 accesses.push((base, len, Kind::Read));
             }

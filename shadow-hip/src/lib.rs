@@ -24,6 +24,7 @@ mod stream_api;
 mod stream_memop;
 mod streams;
 mod vmm;
+mod texture;
 
 use hip_sys as sys;
 

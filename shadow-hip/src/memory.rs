@@ -13,6 +13,11 @@ pub enum MemKind {
     Device,
     Pinned,
     Managed,
+    /// An array (`hipMallocArray`, `hipMalloc3DArray`): rows packed, freed by `hipFreeArray` only.
+    Array,
+    /// A texture or surface object's descriptor: read by every kernel given the object, freed (a write
+    /// for the detector) by its destroy.
+    Object,
 }
 
 struct Block {

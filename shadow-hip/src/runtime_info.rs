@@ -35,7 +35,8 @@ pub unsafe extern "C" fn hipPointerGetAttributes(
     #[cfg(not(hip6))]
     let managed_type = sys::hipMemoryTypeDevice;
     let ty = match kind {
-        MemKind::Device => sys::hipMemoryTypeDevice,
+        MemKind::Device | MemKind::Object => sys::hipMemoryTypeDevice,
+        MemKind::Array => sys::hipMemoryTypeArray,
         MemKind::Pinned => sys::hipMemoryTypeHost,
         MemKind::Managed => managed_type,
     };

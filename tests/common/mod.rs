@@ -9,6 +9,7 @@ pub mod elf;
 pub mod rng;
 pub mod slow;
 pub mod tempdir;
+pub mod textures;
 
 /// Device 0, for the `--features gpu` tests.
 pub fn device() -> hip::Device {

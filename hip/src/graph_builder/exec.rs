@@ -120,6 +120,7 @@ impl GraphExec {
             .map_err(|e| name_node(e, node))?;
         let mut kept: Vec<_> = parts.kept.iter().cloned().collect();
         kept.push(Arc::new(function.clone()));
+        kept.extend(args.kept_alive());
         *parts.kept = Arc::new(kept);
         join(&mut parts, args.tracked_uses());
         Ok(())

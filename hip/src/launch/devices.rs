@@ -87,7 +87,7 @@ fn other_device(
     let ok = reaches(
         device.ordinal(),
         owner.ordinal(),
-        alloc.access_is_granted_per_allocation(),
+        alloc.access_is_granted_per_allocation() || alloc.is_array(),
         || device.has_peer_access(owner),
         || addr.is_some_and(is_managed),
     );

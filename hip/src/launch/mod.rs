@@ -164,7 +164,19 @@ pub unsafe trait KernelArg {
     fn allocation(&self) -> Option<&Arc<Allocation>> {
         None
     }
+
+    /// What a graph that records a launch with this argument must keep alive besides its allocation
+    /// (a texture or surface object: the runtime object the kernel reads through); `None` for
+    /// everything else.
+    #[doc(hidden)]
+    fn keep_alive(&self) -> Option<&KeepAlive> {
+        None
+    }
 }
+
+/// An owner a graph keeps for an argument ([`KernelArg::keep_alive`]).
+#[doc(hidden)]
+pub type KeepAlive = Arc<dyn std::any::Any + Send + Sync>;
 
 // SAFETY: `as_kernel_param` points at `self`, a DeviceCopy value whose size_of::<T>() bytes (the default
 // `kernel_param_size`) are all initialised (no padding), valid as long as `self` is borrowed; it is a
@@ -200,6 +212,10 @@ pub struct LaunchArgs<'a> {
     tracked: [MaybeUninit<*const Arc<Allocation>>; MAX_KERNEL_ARGS],
     /// The parameter (index into `params`) of each tracked allocation, entries `..uses`.
     tracked_param: [MaybeUninit<u8>; MAX_KERNEL_ARGS],
+    /// What a graph recording the launch keeps besides the allocations (entries `..keeps`), each
+    /// borrowed for `'a` ([`KernelArg::keep_alive`]).
+    kept: [MaybeUninit<*const KeepAlive>; MAX_KERNEL_ARGS],
+    keeps: usize,
     uses: usize,
     writes: u32,
     len: usize,
@@ -221,6 +237,8 @@ impl<'a> LaunchArgs<'a> {
             info: [const { MaybeUninit::uninit() }; MAX_KERNEL_ARGS],
             tracked: [const { MaybeUninit::uninit() }; MAX_KERNEL_ARGS],
             tracked_param: [const { MaybeUninit::uninit() }; MAX_KERNEL_ARGS],
+            kept: [const { MaybeUninit::uninit() }; MAX_KERNEL_ARGS],
+            keeps: 0,
             uses: 0,
             writes: 0,
             len: 0,
@@ -273,11 +291,22 @@ impl<'a> LaunchArgs<'a> {
                 self.writes |= u32::from(access == Access::Write) << self.uses;
                 self.uses += 1;
             }
+            if let Some(keep) = value.keep_alive() {
+                // keeps <= len < MAX_KERNEL_ARGS.
+                self.kept[self.keeps].write(keep);
+                self.keeps += 1;
+            }
             self.len += 1;
         } else {
             self.overflow = true;
         }
         self
+    }
+
+    /// The owners a graph recording these arguments keeps ([`KernelArg::keep_alive`]), cloned.
+    pub(crate) fn kept_alive(&self) -> impl Iterator<Item = KeepAlive> + '_ {
+        // SAFETY: `push` wrote entries `..keeps` from `&'a KeepAlive` references; 'a outlives `&self`.
+        (0..self.keeps).map(|i| unsafe { (*self.kept[i].assume_init()).clone() })
     }
 
     /// Tracked allocation `i` (`i < uses`).
@@ -418,7 +447,7 @@ impl<'a> LaunchArgs<'a> {
     }
 
     /// What each argument is (size, pointer or value).
-    fn infos(&self) -> &[ArgInfo] {
+    pub(crate) fn infos(&self) -> &[ArgInfo] {
         // SAFETY: `push` initialised entries `..len` (len <= MAX_KERNEL_ARGS, the array's length), and
         // MaybeUninit<ArgInfo> has ArgInfo's layout, so the first `len` entries are `len` valid ArgInfo,
         // borrowed with `self`.
@@ -594,7 +623,10 @@ impl Function {
         if op.is_capturing() {
             // The kernel node refers to the module's code: the graph must keep the module loaded.
             if let Some(log) = op.capture_log() {
-                crate::stream::lock(&log.kept).push(Arc::new(self.clone()));
+                let mut kept = crate::stream::lock(&log.kept);
+                kept.push(Arc::new(self.clone()));
+                // Texture and surface objects: their runtime objects must outlive every replay.
+                kept.extend(args.kept_alive());
             }
         }
         device.bind()?;
@@ -657,6 +689,7 @@ memory_kernel_arg!(DeviceSliceMut<'a>);
 memory_kernel_arg!(ManagedBuffer);
 memory_kernel_arg!(ForeignBuffer);
 memory_kernel_arg!(GrowableBuffer);
+memory_kernel_arg!(PitchedBuffer);
 
 /// The dynamic shared memory `f` opted in to, asked of the runtime only when `config` needs more than
 /// the device's plain per-block limit (on NVIDIA; 0 otherwise, and 0 if the runtime cannot say, which

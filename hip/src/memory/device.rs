@@ -250,4 +250,13 @@ device_memory!(DeviceSlice<'a>);
 device_memory!(DeviceSliceMut<'a>);
 
 impl<T: DeviceCopy> DeviceMemoryMut<T> for DeviceBuffer<T> {}
+
+#[cfg(test)]
+impl<T: DeviceCopy> DeviceBuffer<T> {
+    /// A buffer record of `len` elements for unit tests without a GPU: no memory behind it (null, never
+    /// freed); only for checks made before any HIP call.
+    pub(crate) fn for_unit_tests(device: &Device, len: usize) -> Self {
+        Self::from_parts(std::ptr::null_mut(), len, device, Release::Nothing)
+    }
+}
 impl<T: DeviceCopy> DeviceMemoryMut<T> for DeviceSliceMut<'_, T> {}

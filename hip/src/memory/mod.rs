@@ -85,6 +85,7 @@ macro_rules! device_memory {
     };
 }
 
+mod copy_2d;
 mod device;
 mod growable;
 mod ipc;
@@ -96,6 +97,7 @@ mod ops;
 mod peer;
 mod pinned;
 mod pinned_view;
+mod pitched;
 mod pool;
 mod raw;
 pub mod staging;
@@ -104,6 +106,7 @@ mod users;
 mod views;
 mod virtual_mem;
 
+pub(crate) use copy_2d::{check_plane, row_bytes};
 pub use device::{DeviceBuffer, DeviceSlice, DeviceSliceMut};
 pub use growable::GrowableBuffer;
 pub use ipc::{ForeignBuffer, IpcExport};
@@ -114,6 +117,7 @@ pub use mem_pool_share::{ImportedMemPool, PoolPointerExport};
 pub use ops::MemAdvice;
 pub use pinned::{PinnedBuffer, PinnedFlags};
 pub use pinned_view::{HostMemory, HostMemoryMut, PinnedSlice, PinnedSliceMut};
+pub use pitched::PitchedBuffer;
 pub use tracking::{Access, Allocation};
 pub use virtual_mem::{AddressRange, Granularity, Mapping, MemAccess, PhysicalMemory};
 

@@ -63,6 +63,9 @@ pub(crate) enum Release {
     /// range, this is dropped, and the last clone's drop unmaps the range, releases its physical memory
     /// and frees the reservation. If waiting fails it is leaked instead (never unmapped under work).
     Unmap(Keep),
+    /// `hipFreeArray`: an array (`hip::texture::Array`), whose `ptr` is the `hipArray_t` handle, not an
+    /// address a kernel or a copy may take.
+    FreeArray,
 }
 
 /// One allocation: its address, its device, how it is freed, and who may still use it.
@@ -181,6 +184,17 @@ impl Allocation {
     /// virtual-memory mappings ([`GrowableBuffer`](crate::GrowableBuffer)).
     pub(crate) fn access_is_granted_per_allocation(&self) -> bool {
         matches!(self.release, Release::FreeAsync(..) | Release::Unmap(_))
+    }
+
+    /// Whether this is an array (`hipMallocArray`, `hipMalloc3DArray`): reached only through copies,
+    /// texture and surface objects of its own device, never by another device's kernels.
+    pub(crate) fn is_array(&self) -> bool {
+        matches!(self.release, Release::FreeArray)
+    }
+
+    /// The raw handle or address the allocation was made with (an array's `hipArray_t`).
+    pub(crate) fn raw_ptr(&self) -> *mut c_void {
+        self.ptr
     }
 
     /// Order an operation on `stream` that makes `access` to this memory after the conflicting work
@@ -448,7 +462,8 @@ impl Allocation {
             Release::FreeAsync(..)
             | Release::HostFree
             | Release::IpcClose
-            | Release::Unmap(_) => Err(Error::InvalidArgument {
+            | Release::Unmap(_)
+            | Release::FreeArray => Err(Error::InvalidArgument {
                 what: "buffer to release as a raw allocation",
                 value: "stream-ordered (memory pool) memory".into(),
                 reason:
@@ -563,6 +578,16 @@ impl Drop for Allocation {
                     drop(mapped);
                 } else {
                     std::mem::forget(mapped);
+                }
+            }
+            Release::FreeArray => {
+                if self.wait_for_all_users(None).is_ok() && self.device.bind().is_ok() {
+                    // SAFETY: an array from hipMallocArray or hipMalloc3DArray (`texture::Array`, the only
+                    // `Release::FreeArray`), freed once; the host waited for every stream recorded as a
+                    // user (copies, and kernels given a texture or surface object of it), and the last owner
+                    // is gone: the array and every texture or surface object over it (each holds this
+                    // allocation, and destroys itself first).
+                    let _ = unsafe { result::texture::free_array(self.ptr.cast()) };
                 }
             }
             Release::FreeAsync(stream, _pool) => {

@@ -1,0 +1,203 @@
+//! Pitched allocations (`hipMallocPitch`, `hipMalloc3D`): rows padded by the runtime to its preferred
+//! alignment, for 2-D and 3-D data.
+
+use super::tracking::{Allocation, Release};
+use super::{DeviceCopy, DeviceMemoryMut, DevicePtr};
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::result;
+use hip_sys as sys;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// `depth` slices of `height` rows of `width` values of `T`, each row starting `pitch_bytes()` after the
+/// previous (the runtime pads rows to its alignment). Allocated with `hipMallocPitch` (2-D) or
+/// `hipMalloc3D` (3-D), zero-filled, freed like a [`DeviceBuffer`](super::DeviceBuffer).
+///
+/// As device memory ([`DeviceMemory`](super::DeviceMemory)) it is every row with its padding:
+/// `pitch() * height * depth` elements, so it passes to kernels (`arg`, `arg_mut`) and to the 2-D and
+/// 3-D copies ([`Stream::copy_2d_async`](crate::Stream::copy_2d_async),
+/// [`Stream::copy_3d_async`](crate::Stream::copy_3d_async)) with its own pitch.
+///
+/// ```no_run
+/// use hip::prelude::*;
+/// use hip::memory::PitchedBuffer;
+///
+/// let device = Device::get(0)?;
+/// let image = PitchedBuffer::<f32>::zeroed_2d(&device, 100, 30)?;
+/// assert!(image.pitch_bytes() >= 100 * 4);
+/// assert_eq!(image.len(), image.pitch() * 30);
+/// # Ok::<(), hip::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct PitchedBuffer<T: DeviceCopy> {
+    ptr: DevicePtr,
+    len: usize,
+    alloc: Arc<Allocation>,
+    pitch_bytes: usize,
+    extent: [usize; 3],
+    _elem: PhantomData<T>,
+}
+
+// SAFETY: as for DeviceBuffer: `ptr` is a device address the host never dereferences, the allocation is
+// Send + Sync, T is DeviceCopy.
+unsafe impl<T: DeviceCopy> Send for PitchedBuffer<T> {}
+// SAFETY: as for DeviceBuffer: through `&PitchedBuffer` safe code only queues reads, ordered by the
+// allocation's thread-safe tracking.
+unsafe impl<T: DeviceCopy> Sync for PitchedBuffer<T> {}
+
+device_memory!(PitchedBuffer);
+impl<T: DeviceCopy> DeviceMemoryMut<T> for PitchedBuffer<T> {}
+
+/// Refuse an extent with a zero side or whose row bytes overflow: `what` names the call.
+fn row_bytes<T>(what: &'static str, extent: [usize; 3]) -> Result<usize> {
+    let [w, h, d] = extent;
+    let refuse = |reason: &str| Error::InvalidArgument {
+        what,
+        value: format!(
+            "width {w}, height {h}, depth {d} (elements of {} bytes)",
+            size_of::<T>()
+        ),
+        reason: reason.into(),
+    };
+    if w == 0 || h == 0 || d == 0 || size_of::<T>() == 0 {
+        return Err(refuse(
+            "a pitched allocation needs every side (and the element) at least 1",
+        ));
+    }
+    let row = w
+        .checked_mul(size_of::<T>())
+        .ok_or_else(|| refuse("the row's bytes overflow usize"))?;
+    h.checked_mul(d)
+        .and_then(|rows| rows.checked_mul(row))
+        .ok_or_else(|| refuse("the allocation's bytes overflow usize"))?;
+    Ok(row)
+}
+
+impl<T: DeviceCopy> PitchedBuffer<T> {
+    /// `height` rows of `width` values (`hipMallocPitch`), zero-filled (a `hipMemset` on the device's null
+    /// stream, ordered before every later use).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a zero width or height or a size that overflows, or a pitch the
+    /// runtime chose that is not a whole number of elements (never seen); what HIP returns for making
+    /// the device current, `hipMallocPitch` and `hipMemset`.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device) -> hip::Result<()> {
+    /// let b = hip::memory::PitchedBuffer::<[u8; 4]>::zeroed_2d(device, 640, 480)?;
+    /// assert_eq!((b.width(), b.height(), b.depth()), (640, 480, 1));
+    /// # Ok(()) }
+    /// ```
+    pub fn zeroed_2d(device: &Device, width: usize, height: usize) -> Result<Self> {
+        let row = row_bytes::<T>("hipMallocPitch extent", [width, height, 1])?;
+        device.bind()?;
+        let (ptr, pitch) = result::texture::malloc_pitch(row, height)?;
+        Self::adopt(ptr, pitch, [width, height, 1], device)
+    }
+
+    /// `depth` slices of `height` rows of `width` values (`hipMalloc3D`), zero-filled as
+    /// [`zeroed_2d`](Self::zeroed_2d).
+    ///
+    /// # Errors
+    ///
+    /// As [`zeroed_2d`](Self::zeroed_2d), with `hipMalloc3D`.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device) -> hip::Result<()> {
+    /// let v = hip::memory::PitchedBuffer::<f32>::zeroed_3d(device, 33, 17, 5)?;
+    /// assert_eq!(v.len(), v.pitch() * 17 * 5);
+    /// # Ok(()) }
+    /// ```
+    pub fn zeroed_3d(device: &Device, width: usize, height: usize, depth: usize) -> Result<Self> {
+        let row = row_bytes::<T>("hipMalloc3D extent", [width, height, depth])?;
+        device.bind()?;
+        let p = result::texture::malloc_3d(sys::hipExtent {
+            width: row,
+            height,
+            depth,
+        })?;
+        Self::adopt(p.ptr, p.pitch, [width, height, depth], device)
+    }
+
+    /// Own memory the runtime just allocated, then zero it.
+    fn adopt(ptr: DevicePtr, pitch: usize, extent: [usize; 3], device: &Device) -> Result<Self> {
+        // Owned first: any refusal below frees it (hipFree frees hipMallocPitch and hipMalloc3D memory).
+        let alloc = Allocation::new(ptr, device, Release::Free);
+        let e = size_of::<T>();
+        let [w, h, d] = extent;
+        let len = if pitch % e == 0 && pitch >= w * e {
+            (pitch / e).checked_mul(h).and_then(|n| n.checked_mul(d))
+        } else {
+            None
+        };
+        let Some(len) = len else {
+            return Err(Error::InvalidArgument {
+                what: "pitch the runtime chose",
+                value: format!("{pitch} bytes for rows of {w} elements of {e} bytes"),
+                reason: "not a whole number of elements at least a row long".into(),
+            });
+        };
+        let mut b = PitchedBuffer {
+            ptr,
+            len,
+            alloc,
+            pitch_bytes: pitch,
+            extent,
+            _elem: PhantomData,
+        };
+        b.zero()?;
+        Ok(b)
+    }
+
+    /// Bytes from one row's start to the next's.
+    pub fn pitch_bytes(&self) -> usize {
+        self.pitch_bytes
+    }
+
+    /// Elements from one row's start to the next's.
+    pub fn pitch(&self) -> usize {
+        self.pitch_bytes / size_of::<T>()
+    }
+
+    /// Values in a row (without the padding).
+    pub fn width(&self) -> usize {
+        self.extent[0]
+    }
+
+    /// Rows in a slice.
+    pub fn height(&self) -> usize {
+        self.extent[1]
+    }
+
+    /// Slices (1 for a 2-D buffer).
+    pub fn depth(&self) -> usize {
+        self.extent[2]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extents_are_refused_before_any_call() {
+        for (extent, what) in [
+            ([0, 4, 1], "every side"),
+            ([4, 0, 1], "every side"),
+            ([4, 4, 0], "every side"),
+            ([usize::MAX / 2, 1, 1], "row's bytes overflow"),
+            ([1 << 20, 1 << 30, 1 << 20], "allocation's bytes overflow"),
+        ] {
+            let e = row_bytes::<f32>("hipMalloc3D extent", extent).unwrap_err();
+            assert!(
+                matches!(&e, Error::InvalidArgument { what: "hipMalloc3D extent", reason, .. } if reason.contains(what)),
+                "{extent:?}: {e}"
+            );
+        }
+        assert_eq!(row_bytes::<[f32; 4]>("x", [3, 2, 1]).unwrap(), 48);
+    }
+}

@@ -1,0 +1,434 @@
+//! Copies into and out of arrays (`hipMemcpy2DToArrayAsync`, `hipMemcpy2DFromArrayAsync`) and 3-D copies
+//! between arrays and pitched memory (`hipMemcpy3DAsync`), every extent checked against both sides
+//! before HIP is called, ordered by the memory model like any copy.
+
+use super::{Array, ChannelFormat};
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::event::same_device;
+use crate::memory::tracking::{use_both, Allocation};
+use crate::memory::{check_plane, row_bytes, Access, DeviceCopy, DeviceMemory, DeviceMemoryMut};
+use crate::memory::{DevicePtr, PitchedBuffer};
+use crate::result;
+use crate::stream::Stream;
+use hip_sys as sys;
+use std::sync::Arc;
+
+/// Refuse a region `at + size` (per axis) past `extent`, naming `what` and the axis.
+fn check_region(
+    what: &'static str,
+    whose: &str,
+    at: [usize; 3],
+    size: [usize; 3],
+    extent: [usize; 3],
+) -> Result<()> {
+    for (axis, ((a, s), e)) in ["x", "y", "z"].iter().zip(at.iter().zip(size).zip(extent)) {
+        let end = a.checked_add(s);
+        if end.is_none_or(|end| end > e) {
+            return Err(Error::InvalidArgument {
+                what,
+                value: format!("position {at:?} + extent {size:?} (elements)"),
+                reason: format!(
+                    "passes the {whose}'s extent {extent:?} along {axis}: beyond the allocation"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+impl Stream {
+    /// Queue a copy of `height` rows of `width` elements from device memory `src` (rows `src_pitch` bytes
+    /// apart) into the 1-D or 2-D array `dst` at element column `at.0`, row `at.1`
+    /// (`hipMemcpy2DToArrayAsync`). A write of the array for the memory model. `src` may be a
+    /// [`PitchedBuffer`] (its `pitch_bytes()`), a buffer or a view, of the stream's device.
+    ///
+    /// # Errors
+    ///
+    /// Before HIP is called: [`Error::InvalidArgument`] naming the side for a pitch shorter than a row,
+    /// rows past the end of `src`, a region past the array's extent, a 3-D array (use
+    /// [`copy_3d_async`](Self::copy_3d_async)) or sizes that overflow; [`Error::DeviceMismatch`] unless
+    /// all three share a device. Then what HIP returns.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device, stream: &Stream) -> hip::Result<()> {
+    /// use hip::texture::{Array, ArrayFlags, Extent};
+    /// let texels = DeviceBuffer::from_slice(device, &[0.5f32; 16 * 8])?;
+    /// let mut a = Array::<f32>::zeroed(device, Extent::new(16, 8, 0), ArrayFlags::DEFAULT)?;
+    /// stream.copy_2d_to_array_async(&texels, 16 * 4, &mut a, (0, 0), 16, 8)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn copy_2d_to_array_async<T: ChannelFormat>(
+        &self,
+        src: &impl DeviceMemory<T>,
+        src_pitch: usize,
+        dst: &mut Array<T>,
+        at: (usize, usize),
+        width: usize,
+        height: usize,
+    ) -> Result<()> {
+        const CALL: &str = "hipMemcpy2DToArrayAsync";
+        let row = row_bytes::<T>("hipMemcpy2DToArrayAsync width", width)?;
+        check_plane(
+            "hipMemcpy2DToArrayAsync source",
+            src.byte_len(),
+            0,
+            src_pitch,
+            row,
+            height,
+        )?;
+        check_array_2d(
+            "hipMemcpy2DToArrayAsync destination",
+            dst,
+            at,
+            width,
+            height,
+        )?;
+        same_device(CALL, self.device(), src.device())?;
+        same_device(CALL, self.device(), dst.device())?;
+        if row == 0 || height == 0 {
+            return Ok(());
+        }
+        let op = self.begin_op();
+        use_both(
+            &op,
+            (src.allocation(), Access::Read),
+            (&dst.alloc, Access::Write),
+        )?;
+        self.device().bind()?;
+        // SAFETY: `src` holds `(height - 1) * src_pitch + row` bytes (check_plane) and the array the region
+        // (check_array_2d; the byte column is `at.0` elements of `T`, the array's format); both on the
+        // stream's device (current). The stream waits for their conflicting users and is recorded as a
+        // user of both, so neither is freed or used in conflict before the copy is done.
+        unsafe {
+            result::texture::memcpy_2d_to_array_async(
+                dst.raw(),
+                at.0 * size_of::<T>(),
+                at.1,
+                src.device_ptr(),
+                src_pitch,
+                row,
+                height,
+                sys::hipMemcpyDeviceToDevice,
+                self.raw(),
+            )
+        }
+    }
+
+    /// Queue a copy of `height` rows of `width` elements of the 1-D or 2-D array `src`, from element
+    /// column `at.0`, row `at.1`, into device memory `dst` (rows `dst_pitch` bytes apart)
+    /// (`hipMemcpy2DFromArrayAsync`). A read of the array for the memory model.
+    ///
+    /// # Errors
+    ///
+    /// As [`copy_2d_to_array_async`](Self::copy_2d_to_array_async), the sides swapped.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device, stream: &Stream, a: &hip::texture::Array<f32>) -> hip::Result<()> {
+    /// let mut out = DeviceBuffer::<f32>::zeroed(device, 4 * 2)?;
+    /// stream.copy_2d_from_array_async(a, (3, 1), &mut out, 4 * 4, 4, 2)?; // columns 3..7 of rows 1..3
+    /// # Ok(()) }
+    /// ```
+    pub fn copy_2d_from_array_async<T: ChannelFormat>(
+        &self,
+        src: &Array<T>,
+        at: (usize, usize),
+        dst: &mut impl DeviceMemoryMut<T>,
+        dst_pitch: usize,
+        width: usize,
+        height: usize,
+    ) -> Result<()> {
+        const CALL: &str = "hipMemcpy2DFromArrayAsync";
+        let row = row_bytes::<T>("hipMemcpy2DFromArrayAsync width", width)?;
+        check_array_2d("hipMemcpy2DFromArrayAsync source", src, at, width, height)?;
+        check_plane(
+            "hipMemcpy2DFromArrayAsync destination",
+            dst.byte_len(),
+            0,
+            dst_pitch,
+            row,
+            height,
+        )?;
+        same_device(CALL, self.device(), src.device())?;
+        same_device(CALL, self.device(), dst.device())?;
+        if row == 0 || height == 0 {
+            return Ok(());
+        }
+        let op = self.begin_op();
+        use_both(
+            &op,
+            (&src.alloc, Access::Read),
+            (dst.allocation(), Access::Write),
+        )?;
+        self.device().bind()?;
+        // SAFETY: as in copy_2d_to_array_async, the other way.
+        unsafe {
+            result::texture::memcpy_2d_from_array_async(
+                dst.device_ptr(),
+                dst_pitch,
+                src.raw(),
+                at.0 * size_of::<T>(),
+                at.1,
+                row,
+                height,
+                sys::hipMemcpyDeviceToDevice,
+                self.raw(),
+            )
+        }
+    }
+
+    /// Queue a copy of an `extent` (elements: width, height, depth) box from `src` at `src_at` into `dst`
+    /// at `dst_at` (`hipMemcpy3DAsync`). Each side is an [`Array`] or a [`PitchedBuffer`] (any
+    /// dimensions: 1-D and 2-D ones have one slice, and one row); every position plus the extent is
+    /// checked against that side's extent. A read of `src` and a write of `dst` for the memory model.
+    ///
+    /// # Errors
+    ///
+    /// Before HIP is called: [`Error::InvalidArgument`] naming the side and axis for a box past its
+    /// extent (or sizes that overflow); [`Error::DeviceMismatch`] unless all three share a device. Then
+    /// what HIP returns.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device, stream: &Stream) -> hip::Result<()> {
+    /// use hip::memory::PitchedBuffer;
+    /// use hip::texture::{Array, ArrayFlags, Extent};
+    /// let v = PitchedBuffer::<f32>::zeroed_3d(device, 33, 17, 5)?;
+    /// let mut a = Array::<f32>::zeroed(device, Extent::new(33, 17, 5), ArrayFlags::DEFAULT)?;
+    /// stream.copy_3d_async(&v, [0; 3], &mut a, [0; 3], [33, 17, 5])?;
+    /// # Ok(()) }
+    /// ```
+    pub fn copy_3d_async<T: DeviceCopy>(
+        &self,
+        src: &impl Volume<T>,
+        src_at: [usize; 3],
+        dst: &mut impl Volume<T>,
+        dst_at: [usize; 3],
+        extent: [usize; 3],
+    ) -> Result<()> {
+        const CALL: &str = "hipMemcpy3DAsync";
+        let (s, d) = (src.layout(), dst.layout());
+        check_region(
+            "hipMemcpy3DAsync source",
+            s.whose(),
+            src_at,
+            extent,
+            s.extent(),
+        )?;
+        check_region(
+            "hipMemcpy3DAsync destination",
+            d.whose(),
+            dst_at,
+            extent,
+            d.extent(),
+        )?;
+        same_device(CALL, self.device(), src.device())?;
+        same_device(CALL, self.device(), dst.device())?;
+        if extent.contains(&0) || size_of::<T>() == 0 {
+            return Ok(());
+        }
+        let e = size_of::<T>();
+        let any_array = s.is_array() || d.is_array();
+        let mut p = sys::hipMemcpy3DParms {
+            kind: sys::hipMemcpyDeviceToDevice as _,
+            extent: sys::hipExtent {
+                // Elements when an array takes part, bytes between pitched memories (HIP's and CUDA's
+                // rule); the region was checked in elements, so neither overflows (it fits an
+                // allocation).
+                width: if any_array { extent[0] } else { extent[0] * e },
+                height: extent[1],
+                depth: extent[2],
+            },
+            ..Default::default()
+        };
+        match s.0 {
+            Shape::Array { raw, .. } => {
+                p.srcArray = raw;
+                p.srcPos = pos(src_at, 1);
+            }
+            Shape::Pitched { ptr, pitch, extent } => {
+                p.srcPtr = pitched(ptr, pitch, e, extent);
+                p.srcPos = pos(src_at, e);
+            }
+        }
+        match d.0 {
+            Shape::Array { raw, .. } => {
+                p.dstArray = raw;
+                p.dstPos = pos(dst_at, 1);
+            }
+            Shape::Pitched { ptr, pitch, extent } => {
+                p.dstPtr = pitched(ptr, pitch, e, extent);
+                p.dstPos = pos(dst_at, e);
+            }
+        }
+        let op = self.begin_op();
+        use_both(
+            &op,
+            (src.allocation(), Access::Read),
+            (dst.allocation(), Access::Write),
+        )?;
+        self.device().bind()?;
+        // SAFETY: both sides hold their region (check_region against the extent each was made with: an
+        // array's, or a pitched buffer's rows of `pitch` bytes, `width * e <= pitch`); on the stream's
+        // device (current). The stream waits for their conflicting users and is recorded as a user of
+        // both, so neither is freed or used in conflict before the copy is done.
+        unsafe { result::texture::memcpy_3d_async(&p, self.raw()) }
+    }
+}
+
+/// A 2-D array region: refused on a 3-D array, or past the extent.
+fn check_array_2d<T: ChannelFormat>(
+    what: &'static str,
+    a: &Array<T>,
+    at: (usize, usize),
+    width: usize,
+    height: usize,
+) -> Result<()> {
+    let e = a.extent();
+    if e.depth != 0 {
+        return Err(Error::InvalidArgument {
+            what,
+            value: format!("a 3-D array of extent {e:?}"),
+            reason:
+                "2-D array copies take 1-D and 2-D arrays: copy slices with Stream::copy_3d_async"
+                    .into(),
+        });
+    }
+    check_region(
+        what,
+        "array",
+        [at.0, at.1, 0],
+        [width, height, 1],
+        [e.width, e.rows(), 1],
+    )
+}
+
+fn pos(at: [usize; 3], x_unit: usize) -> sys::hipPos {
+    sys::hipPos {
+        x: at[0] * x_unit,
+        y: at[1],
+        z: at[2],
+    }
+}
+
+fn pitched(ptr: DevicePtr, pitch: usize, elem: usize, extent: [usize; 3]) -> sys::hipPitchedPtr {
+    sys::hipPitchedPtr {
+        ptr,
+        pitch,
+        xsize: pitch / elem,
+        ysize: extent[1],
+    }
+}
+
+/// What one side of a 3-D copy is.
+#[derive(Clone, Copy)]
+enum Shape {
+    Array {
+        raw: sys::hipArray_t,
+        extent: [usize; 3],
+    },
+    Pitched {
+        ptr: DevicePtr,
+        pitch: usize,
+        extent: [usize; 3],
+    },
+}
+
+/// One side of a 3-D copy, as [`Volume::layout`] describes it (opaque).
+#[doc(hidden)]
+pub struct VolumeLayout(Shape);
+
+impl VolumeLayout {
+    fn extent(&self) -> [usize; 3] {
+        match self.0 {
+            Shape::Array { extent, .. } | Shape::Pitched { extent, .. } => extent,
+        }
+    }
+    fn is_array(&self) -> bool {
+        matches!(self.0, Shape::Array { .. })
+    }
+    fn whose(&self) -> &'static str {
+        if self.is_array() {
+            "array"
+        } else {
+            "pitched buffer"
+        }
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Memory a 3-D copy takes as one side ([`Stream::copy_3d_async`]): an [`Array`] or a
+/// [`PitchedBuffer`]. Sealed: only this crate's types implement it, so each layout is right.
+pub trait Volume<T: DeviceCopy>: sealed::Sealed {
+    /// The device it lives on.
+    fn device(&self) -> &Device;
+    /// Its extent in elements (width, rows, slices; each at least 1).
+    fn volume_extent(&self) -> [usize; 3] {
+        self.layout().extent()
+    }
+    #[doc(hidden)]
+    fn layout(&self) -> VolumeLayout;
+    #[doc(hidden)]
+    fn allocation(&self) -> &Arc<Allocation>;
+}
+
+impl<T: ChannelFormat> sealed::Sealed for Array<T> {}
+impl<T: ChannelFormat> Volume<T> for Array<T> {
+    fn device(&self) -> &Device {
+        Array::device(self)
+    }
+    fn layout(&self) -> VolumeLayout {
+        let e = self.extent();
+        VolumeLayout(Shape::Array {
+            raw: self.raw(),
+            extent: [e.width, e.rows(), e.slices()],
+        })
+    }
+    fn allocation(&self) -> &Arc<Allocation> {
+        &self.alloc
+    }
+}
+
+impl<T: DeviceCopy> sealed::Sealed for PitchedBuffer<T> {}
+impl<T: DeviceCopy> Volume<T> for PitchedBuffer<T> {
+    fn device(&self) -> &Device {
+        DeviceMemory::device(self)
+    }
+    fn layout(&self) -> VolumeLayout {
+        VolumeLayout(Shape::Pitched {
+            ptr: self.device_ptr(),
+            pitch: self.pitch_bytes(),
+            extent: [self.width(), self.height(), self.depth()],
+        })
+    }
+    fn allocation(&self) -> &Arc<Allocation> {
+        DeviceMemory::allocation(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_are_checked_per_axis_naming_it() {
+        check_region("w", "array", [1, 2, 3], [4, 5, 6], [5, 7, 9]).unwrap();
+        let e = check_region("w", "array", [1, 2, 3], [4, 6, 6], [5, 7, 9]).unwrap_err();
+        assert!(e.to_string().contains("along y"), "{e}");
+        let e = check_region(
+            "w",
+            "pitched buffer",
+            [usize::MAX, 0, 0],
+            [1, 1, 1],
+            [5, 7, 9],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("along x"), "{e}");
+        assert!(e.to_string().contains("pitched buffer"), "{e}");
+    }
+}

@@ -1,0 +1,404 @@
+//! Arrays, pitched allocations, 2-D/3-D copies to and from arrays, texture and surface objects. An array
+//! is a block of packed rows (elements of its channel format) with its extent remembered; an object is a
+//! one-byte descriptor block naming the memory it reads: a kernel given the object reads the descriptor
+//! and reads (texture, or a surface passed as read) or writes (a surface passed as written) that memory,
+//! and destroying the object frees the descriptor, which the detector reports if a queued kernel still
+//! uses it.
+
+use crate::clock::Clock;
+use crate::detector::Kind;
+use crate::memory::{self, find, MemKind, Shape};
+use crate::streams::{self, host_join_local, lock, rt};
+use crate::{Status, INVALID_VALUE, SUCCESS};
+use hip_sys as sys;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+
+/// An array's layout: bytes per element, elements per row, rows per slice, slices.
+#[derive(Clone, Copy)]
+struct Layout {
+    elem: usize,
+    width: usize,
+    rows: usize,
+    slices: usize,
+}
+
+impl Layout {
+    fn row(&self) -> usize {
+        self.elem * self.width
+    }
+}
+
+#[derive(Default)]
+struct Tables {
+    arrays: HashMap<usize, Layout>,
+    /// Descriptor block -> (base, length) of the memory the object reads.
+    objects: HashMap<usize, (usize, usize)>,
+}
+
+static TABLES: Mutex<Option<Tables>> = Mutex::new(None);
+
+fn tables<R>(f: impl FnOnce(&mut Tables) -> R) -> R {
+    let mut g = TABLES.lock().unwrap_or_else(|p| p.into_inner());
+    f(g.get_or_insert_with(Tables::default))
+}
+
+/// The memory a texture or surface object at `p` reads, if `p` is one's descriptor.
+pub fn object_memory(p: usize) -> Option<(usize, usize)> {
+    tables(|t| t.objects.get(&p).copied())
+}
+
+fn elem_bytes(d: &sys::hipChannelFormatDesc) -> usize {
+    [d.x, d.y, d.z, d.w]
+        .iter()
+        .map(|&b| b.max(0) as usize)
+        .sum::<usize>()
+        / 8
+}
+
+/// Allocate `len` bytes of `kind` ordered after the host's view (as hipMalloc).
+fn alloc_now(len: usize, kind: MemKind) -> usize {
+    let mut g = lock();
+    let rt = rt(&mut g);
+    let (ptr, freed) = memory::alloc(rt, len, kind, 0, None);
+    host_join_local(rt, &freed);
+    ptr
+}
+
+unsafe fn new_array(
+    a: *mut sys::hipArray_t,
+    desc: *const sys::hipChannelFormatDesc,
+    w: usize,
+    h: usize,
+    d: usize,
+) -> Status {
+    if a.is_null() || desc.is_null() || w == 0 {
+        return INVALID_VALUE;
+    }
+    let layout = Layout {
+        elem: elem_bytes(&*desc),
+        width: w,
+        rows: h.max(1),
+        slices: d.max(1),
+    };
+    if layout.elem == 0 {
+        return INVALID_VALUE;
+    }
+    let ptr = alloc_now(layout.row() * layout.rows * layout.slices, MemKind::Array);
+    tables(|t| t.arrays.insert(ptr, layout));
+    *a = ptr as sys::hipArray_t;
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMallocArray(
+    a: *mut sys::hipArray_t,
+    desc: *const sys::hipChannelFormatDesc,
+    width: usize,
+    height: usize,
+    _flags: u32,
+) -> Status {
+    new_array(a, desc, width, height, 0)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMalloc3DArray(
+    a: *mut sys::hipArray_t,
+    desc: *const sys::hipChannelFormatDesc,
+    e: sys::hipExtent,
+    _flags: u32,
+) -> Status {
+    new_array(a, desc, e.width, e.height, e.depth)
+}
+
+/// Free `p` (an array or an object descriptor) in the host's order: a write of the whole block.
+fn free_now(p: usize, kind: MemKind, call: &str) -> Status {
+    let mut g = lock();
+    let rt = rt(&mut g);
+    let (c, name) = streams::host_now(rt);
+    let what: Arc<str> = format!("{call} by {name}").into();
+    match memory::free(p, &[kind], &c, &what, None) {
+        Some(()) => SUCCESS,
+        None => INVALID_VALUE,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipFreeArray(a: sys::hipArray_t) -> Status {
+    let p = a as usize;
+    if tables(|t| t.arrays.remove(&p)).is_none() {
+        return INVALID_VALUE;
+    }
+    free_now(p, MemKind::Array, "hipFreeArray")
+}
+
+/// Rows padded to 128 bytes, as a real runtime pads to its alignment.
+fn pitch_of(width: usize) -> usize {
+    width.div_ceil(128).max(1) * 128
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMallocPitch(
+    p: *mut *mut c_void,
+    pitch: *mut usize,
+    width: usize,
+    height: usize,
+) -> Status {
+    if p.is_null() || pitch.is_null() {
+        return INVALID_VALUE;
+    }
+    *pitch = pitch_of(width);
+    *p = alloc_now(*pitch * height, MemKind::Device) as *mut c_void;
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMalloc3D(p: *mut sys::hipPitchedPtr, e: sys::hipExtent) -> Status {
+    if p.is_null() {
+        return INVALID_VALUE;
+    }
+    let pitch = pitch_of(e.width);
+    let ptr = alloc_now(pitch * e.height * e.depth, MemKind::Device);
+    *p = sys::hipPitchedPtr {
+        ptr: ptr as *mut c_void,
+        pitch,
+        xsize: e.width,
+        ysize: e.height,
+    };
+    SUCCESS
+}
+
+fn layout_of(a: usize) -> Option<Layout> {
+    tables(|t| t.arrays.get(&a).copied())
+}
+
+/// A queued copy of several 2-D shapes (one per slice) as one operation.
+fn submit_shapes(shapes: Vec<Shape>, s: sys::hipStream_t, call: &str) -> Status {
+    let mut g = lock();
+    let rt = rt(&mut g);
+    let sid = streams::key(s as usize);
+    if !rt.streams.contains_key(&sid) {
+        return crate::INVALID_HANDLE;
+    }
+    let act: streams::Action = Arc::new(move |c: &Clock, w: &Arc<str>| {
+        for sh in &shapes {
+            memory::log(sh.src, sh.src_span(), Kind::Read, c, w);
+            memory::log(sh.dst, sh.dst_span(), Kind::Write, c, w);
+        }
+        for sh in &shapes {
+            sh.write(&sh.read());
+        }
+    });
+    crate::graph::submit(rt, sid, call, sys::hipGraphNodeTypeMemcpy, act);
+    SUCCESS
+}
+
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpy2DToArrayAsync(
+    dst: sys::hipArray_t,
+    x_bytes: usize,
+    y: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    _kind: u32,
+    s: sys::hipStream_t,
+) -> Status {
+    let Some(l) = layout_of(dst as usize) else {
+        return INVALID_VALUE;
+    };
+    if x_bytes + width > l.row() || y + height > l.rows || width > spitch {
+        return INVALID_VALUE;
+    }
+    let shape = Shape {
+        dst: dst as usize + y * l.row() + x_bytes,
+        dpitch: l.row(),
+        src: src as usize,
+        spitch,
+        width,
+        height,
+    };
+    submit_shapes(vec![shape], s, "hipMemcpy2DToArrayAsync")
+}
+
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpy2DFromArrayAsync(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: sys::hipArray_const_t,
+    x_bytes: usize,
+    y: usize,
+    width: usize,
+    height: usize,
+    _kind: u32,
+    s: sys::hipStream_t,
+) -> Status {
+    let Some(l) = layout_of(src as usize) else {
+        return INVALID_VALUE;
+    };
+    if x_bytes + width > l.row() || y + height > l.rows || width > dpitch {
+        return INVALID_VALUE;
+    }
+    let shape = Shape {
+        dst: dst as usize,
+        dpitch,
+        src: src as usize + y * l.row() + x_bytes,
+        spitch: l.row(),
+        width,
+        height,
+    };
+    submit_shapes(vec![shape], s, "hipMemcpy2DFromArrayAsync")
+}
+
+/// One side of a 3-D copy: its first byte at (x in bytes, y, z), its pitch, rows per slice, and its
+/// extent in bytes x rows x slices for the bounds check.
+struct Side {
+    base: usize,
+    pitch: usize,
+    rows: usize,
+    limit: (usize, usize, usize),
+}
+
+unsafe fn side(
+    array: sys::hipArray_t,
+    pos: sys::hipPos,
+    ptr: sys::hipPitchedPtr,
+    elem: &mut usize,
+) -> Option<(Side, usize)> {
+    if !array.is_null() {
+        let l = layout_of(array as usize)?;
+        *elem = l.elem;
+        let x = pos.x * l.elem;
+        let side = Side {
+            base: array as usize,
+            pitch: l.row(),
+            rows: l.rows,
+            limit: (l.row(), l.rows, l.slices),
+        };
+        return Some((side, x));
+    }
+    let (base, len, _, _) = find(ptr.ptr as usize)?;
+    let rows = ptr.ysize.max(1);
+    let slices = (base + len - ptr.ptr as usize) / (ptr.pitch * rows).max(1);
+    let side = Side {
+        base: ptr.ptr as usize,
+        pitch: ptr.pitch,
+        rows,
+        limit: (ptr.pitch, rows, slices),
+    };
+    Some((side, pos.x))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpy3DAsync(
+    p: *const sys::hipMemcpy3DParms,
+    s: sys::hipStream_t,
+) -> Status {
+    let Some(p) = p.as_ref() else {
+        return INVALID_VALUE;
+    };
+    let mut elem = 0;
+    let Some((src, sx)) = side(p.srcArray, p.srcPos, p.srcPtr, &mut elem) else {
+        return INVALID_VALUE;
+    };
+    let Some((dst, dx)) = side(p.dstArray, p.dstPos, p.dstPtr, &mut elem) else {
+        return INVALID_VALUE;
+    };
+    // Elements when an array takes part, bytes between pitched memories.
+    let any_array = !p.srcArray.is_null() || !p.dstArray.is_null();
+    let width = if any_array {
+        p.extent.width * elem
+    } else {
+        p.extent.width
+    };
+    let (h, d) = (p.extent.height, p.extent.depth);
+    let fits = |sd: &Side, x: usize, pos: sys::hipPos| {
+        x + width <= sd.limit.0 && pos.y + h <= sd.limit.1 && pos.z + d <= sd.limit.2
+    };
+    if !fits(&src, sx, p.srcPos) || !fits(&dst, dx, p.dstPos) {
+        return INVALID_VALUE;
+    }
+    let at = |sd: &Side, x: usize, pos: sys::hipPos, z: usize| {
+        sd.base + ((pos.z + z) * sd.rows + pos.y) * sd.pitch + x
+    };
+    let shapes = (0..d)
+        .map(|z| Shape {
+            dst: at(&dst, dx, p.dstPos, z),
+            dpitch: dst.pitch,
+            src: at(&src, sx, p.srcPos, z),
+            spitch: src.pitch,
+            width,
+            height: h,
+        })
+        .collect();
+    submit_shapes(shapes, s, "hipMemcpy3DAsync")
+}
+
+/// The memory a resource description names: (base, length) of the array, or of the allocation holding
+/// the linear or pitched pointer.
+unsafe fn resource(r: &sys::hipResourceDesc) -> Option<(usize, usize)> {
+    let p = match r.resType {
+        sys::hipResourceTypeArray => {
+            let a = r.res.array.array as usize;
+            layout_of(a)?;
+            a
+        }
+        sys::hipResourceTypeLinear => r.res.linear.devPtr as usize,
+        sys::hipResourceTypePitch2D => r.res.pitch2D.devPtr as usize,
+        _ => return None,
+    };
+    let (base, len, kind, _) = find(p)?;
+    (memory::live_block(base).is_some() && kind != MemKind::Object).then_some((base, len))
+}
+
+unsafe fn new_object(out: *mut usize, r: *const sys::hipResourceDesc) -> Status {
+    let (Some(out), Some(r)) = (out.as_mut(), r.as_ref()) else {
+        return INVALID_VALUE;
+    };
+    let Some(mem) = resource(r) else {
+        return INVALID_VALUE;
+    };
+    let obj = alloc_now(1, MemKind::Object);
+    tables(|t| t.objects.insert(obj, mem));
+    *out = obj;
+    SUCCESS
+}
+
+fn destroy_object(p: usize, call: &str) -> Status {
+    if tables(|t| t.objects.remove(&p)).is_none() {
+        return INVALID_VALUE;
+    }
+    free_now(p, MemKind::Object, call)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipCreateTextureObject(
+    t: *mut sys::hipTextureObject_t,
+    r: *const sys::hipResourceDesc,
+    _desc: *const sys::hipTextureDesc,
+    _view: *const c_void,
+) -> Status {
+    new_object(t.cast(), r)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipDestroyTextureObject(t: sys::hipTextureObject_t) -> Status {
+    destroy_object(t as usize, "hipDestroyTextureObject")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipCreateSurfaceObject(
+    s: *mut sys::hipSurfaceObject_t,
+    r: *const sys::hipResourceDesc,
+) -> Status {
+    new_object(s.cast(), r)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipDestroySurfaceObject(s: sys::hipSurfaceObject_t) -> Status {
+    destroy_object(s as usize, "hipDestroySurfaceObject")
+}

@@ -1,0 +1,46 @@
+//! The texture and surface kernels of tests/gpu_textures.rs, also compiled offline by
+//! tests/textures_absent.rs (HIPRTC on AMD; NVRTC on NVIDIA, where the object types are CUDA's).
+
+/// `fetch2d`, `fetch1d`, `fetch_linear`, `fetch3d` (texture reads), `paint` and `repaint` (surface
+/// writes, and a read then a write).
+pub const KERNELS: &str = r#"
+#ifdef __CUDACC_RTC__
+typedef cudaTextureObject_t tex_t;
+typedef cudaSurfaceObject_t surf_t;
+#else
+#include <hip/hip_runtime.h>
+typedef hipTextureObject_t tex_t;
+typedef hipSurfaceObject_t surf_t;
+#endif
+extern "C" __global__ void fetch2d(tex_t t, const float* xs, const float* ys, float* out, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex2D<float>(t, xs[i], ys[i]);
+}
+extern "C" __global__ void fetch1d(tex_t t, const float* us, float* out, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex1D<float>(t, us[i]);
+}
+extern "C" __global__ void fetch_linear(tex_t t, float* out, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex1Dfetch<float>(t, (int)i);
+}
+extern "C" __global__ void fetch3d(tex_t t, float* out, unsigned w, unsigned h, unsigned d) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < w * h * d) {
+        unsigned x = i % w, y = (i / w) % h, z = i / (w * h);
+        out[i] = tex3D<float>(t, x + 0.5f, y + 0.5f, z + 0.5f);
+    }
+}
+extern "C" __global__ void paint(surf_t s, unsigned w, unsigned h) {
+    unsigned x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+    if (x < w && y < h) surf2Dwrite((float)(y * 1000 + x), s, (int)(x * sizeof(float)), (int)y);
+}
+extern "C" __global__ void repaint(surf_t s, unsigned w, unsigned h) {
+    unsigned x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+    if (x < w && y < h) {
+        float v;
+        surf2Dread(&v, s, (int)(x * sizeof(float)), (int)y);
+        surf2Dwrite(v * 2.0f + 1.0f, s, (int)(x * sizeof(float)), (int)y);
+    }
+}
+"#;

@@ -1,0 +1,234 @@
+//! Arrays, pitched memory, 2-D/3-D copies, texture and surface objects under the shadow HIP runtime
+//! (scripts/shadow.sh): copies into and out of arrays on several streams are ordered like any buffer's
+//! (no report, values moved), a kernel reading through a texture is ordered after the copies that wrote
+//! its array and before the next write, dropping a texture object or its array while a kernel still
+//! reads them neither destroys nor frees anything under it, and a captured fetch keeps them for its
+//! replays. The shadow runs no kernel body: a launch reads the texture's descriptor and array (or writes
+//! a surface's array) for its declared time.
+#![cfg(feature = "shadow")]
+
+mod shadow;
+#[path = "common/textures.rs"]
+mod textures;
+
+use hip::memory::PitchedBuffer;
+use hip::prelude::*;
+use hip::texture::{Array, ArrayFlags, Extent, SurfaceObject, TextureDesc, TextureObject};
+use shadow::assert_no_reports;
+use std::sync::OnceLock;
+
+const W: usize = 24;
+const H: usize = 10;
+
+fn device() -> Device {
+    Device::get(0).expect("the shadow runtime's device 0")
+}
+
+fn code() -> &'static [u8] {
+    static CODE: OnceLock<Vec<u8>> = OnceLock::new();
+    CODE.get_or_init(|| {
+        // fetch2d(tex, xs, ys, out, n): the texture, then two inputs, one output.
+        shadow::declare_kernel("fetch2d", b"rrrw\0");
+        shadow::declare_kernel_duration("fetch2d", 1500);
+        // paint(surf, w, h) writes the array through the surface.
+        shadow::declare_kernel("paint", b"w\0\0");
+        shadow::declare_kernel_duration("paint", 1500);
+        let d = device();
+        let code = hip::rtc::ProgramBuilder::new(textures::KERNELS)
+            .arch(d.arch_name().unwrap())
+            .compile()
+            .unwrap();
+        code.code().to_vec()
+    })
+}
+
+fn texels(round: u32) -> Vec<f32> {
+    (0..W * H).map(|i| (i as u32 * 3 + round) as f32).collect()
+}
+
+/// A fetch of every texel of `t` into `out` on `s`.
+fn fetch(m: &Module, s: &Stream, t: &TextureObject, coords: &Coords, out: &mut DeviceBuffer<f32>) {
+    let n = (W * H) as u32;
+    let mut args = LaunchArgs::new();
+    args.arg(t)
+        .arg(&coords.0)
+        .arg(&coords.1)
+        .arg_mut(out)
+        .arg(&n);
+    let f = m.function("fetch2d").unwrap();
+    // SAFETY: fetch2d(texture, const float*, const float*, float*, unsigned) reads the texture and the
+    // coordinates and writes out[..n].
+    unsafe { f.launch(s, &LaunchConfig::for_num_elems(n), &mut args) }.unwrap();
+}
+
+struct Coords(DeviceBuffer<f32>, DeviceBuffer<f32>);
+
+fn coords(d: &Device) -> Coords {
+    let xs: Vec<f32> = (0..W * H).map(|i| (i % W) as f32 + 0.5).collect();
+    let ys: Vec<f32> = (0..W * H).map(|i| (i / W) as f32 + 0.5).collect();
+    Coords(
+        DeviceBuffer::from_slice(d, &xs).unwrap(),
+        DeviceBuffer::from_slice(d, &ys).unwrap(),
+    )
+}
+
+#[test]
+fn copies_through_arrays_on_several_streams_are_ordered() {
+    let d = device();
+    let (a, b, c) = (
+        Stream::new(&d).unwrap(),
+        Stream::new(&d).unwrap(),
+        Stream::new(&d).unwrap(),
+    );
+    let mut arr = Array::<f32>::zeroed(&d, Extent::new(W, H, 0), ArrayFlags::DEFAULT).unwrap();
+    let mut p = PitchedBuffer::<f32>::zeroed_2d(&d, W, H).unwrap();
+    let mut back = DeviceBuffer::<f32>::zeroed(&d, W * H).unwrap();
+    for round in 0..4 {
+        let src = DeviceBuffer::from_slice(&d, &texels(round)).unwrap();
+        let pitch = p.pitch_bytes();
+        a.copy_2d_async(&src, W * 4, &mut p, pitch, W, H).unwrap();
+        b.copy_2d_to_array_async(&p, pitch, &mut arr, (0, 0), W, H)
+            .unwrap();
+        c.copy_2d_from_array_async(&arr, (0, 0), &mut back, W * 4, W, H)
+            .unwrap();
+        assert_eq!(back.to_vec().unwrap(), texels(round), "round {round}");
+    }
+    // 3-D: pitched -> 3-D array on one stream, a box back out on another.
+    let (w, h, z) = (7, 5, 3);
+    let vol: Vec<f32> = (0..w * h * z).map(|i| i as f32).collect();
+    let mut pv = PitchedBuffer::<f32>::zeroed_3d(&d, w, h, z).unwrap();
+    let packed = DeviceBuffer::from_slice(&d, &vol).unwrap();
+    let pitch = pv.pitch_bytes();
+    a.copy_2d_async(&packed, w * 4, &mut pv, pitch, w, h * z)
+        .unwrap();
+    let mut a3 = Array::<f32>::zeroed(&d, Extent::new(w, h, z), ArrayFlags::DEFAULT).unwrap();
+    b.copy_3d_async(&pv, [0; 3], &mut a3, [0; 3], [w, h, z])
+        .unwrap();
+    let mut out = PitchedBuffer::<f32>::zeroed_3d(&d, w, h, z).unwrap();
+    c.copy_3d_async(&a3, [1, 1, 1], &mut out, [0; 3], [w - 1, h - 1, z - 1])
+        .unwrap();
+    let got = out.to_vec().unwrap();
+    let op = out.pitch();
+    for zz in 0..z - 1 {
+        for y in 0..h - 1 {
+            for x in 0..w - 1 {
+                let want = vol[(zz + 1) * w * h + (y + 1) * w + x + 1];
+                assert_eq!(got[(zz * h + y) * op + x], want, "({x}, {y}, {zz})");
+            }
+        }
+    }
+    assert_no_reports();
+}
+
+#[test]
+fn a_texture_fetch_is_ordered_between_the_writes_of_its_array() {
+    let d = device();
+    let m = Module::load_data(&d, code()).unwrap();
+    let (a, b) = (Stream::new(&d).unwrap(), Stream::new(&d).unwrap());
+    let xy = coords(&d);
+    let mut arr = Array::<f32>::zeroed(&d, Extent::new(W, H, 0), ArrayFlags::DEFAULT).unwrap();
+    let t = TextureObject::from_array(&arr, &TextureDesc::default()).unwrap();
+    let mut outs: Vec<_> = (0..4)
+        .map(|_| DeviceBuffer::<f32>::zeroed(&d, W * H).unwrap())
+        .collect();
+    for (round, out) in outs.iter_mut().enumerate() {
+        let src = DeviceBuffer::from_slice(&d, &texels(round as u32)).unwrap();
+        // The copy on a writes the array the fetch on b reads; the next round's copy must wait for it.
+        a.copy_2d_to_array_async(&src, W * 4, &mut arr, (0, 0), W, H)
+            .unwrap();
+        fetch(&m, &b, &t, &xy, out);
+    }
+    b.synchronize().unwrap();
+    assert_no_reports();
+}
+
+#[test]
+fn dropping_a_texture_and_its_array_under_a_fetch_frees_nothing_under_it() {
+    let d = device();
+    let m = Module::load_data(&d, code()).unwrap();
+    let s = Stream::new(&d).unwrap();
+    let xy = coords(&d);
+    let mut out = DeviceBuffer::<f32>::zeroed(&d, W * H).unwrap();
+    for _ in 0..3 {
+        let arr = Array::<f32>::zeroed(&d, Extent::new(W, H, 0), ArrayFlags::DEFAULT).unwrap();
+        let t = TextureObject::from_array(&arr, &TextureDesc::default()).unwrap();
+        fetch(&m, &s, &t, &xy, &mut out);
+        // Both go while the fetch (1.5 ms) may still run: the destroy and the free wait for it.
+        drop(t);
+        drop(arr);
+    }
+    // A texture over linear memory keeps the buffer too.
+    let lin = DeviceBuffer::from_slice(&d, &texels(1)).unwrap();
+    let t = TextureObject::from_linear(&lin, &TextureDesc::default()).unwrap();
+    drop(lin);
+    fetch(&m, &s, &t, &xy, &mut out);
+    drop(t);
+    s.synchronize().unwrap();
+    assert_no_reports();
+}
+
+#[test]
+fn a_captured_fetch_keeps_its_texture_for_the_replays() {
+    let d = device();
+    let m = Module::load_data(&d, code()).unwrap();
+    let (s, other) = (Stream::new(&d).unwrap(), Stream::new(&d).unwrap());
+    let xy = coords(&d);
+    let mut out = DeviceBuffer::<f32>::zeroed(&d, W * H).unwrap();
+    let mut exec = {
+        let arr = Array::<f32>::zeroed(&d, Extent::new(W, H, 0), ArrayFlags::DEFAULT).unwrap();
+        let t = TextureObject::from_array(&arr, &TextureDesc::default()).unwrap();
+        let capture = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
+        fetch(&m, capture.stream(), &t, &xy, &mut out);
+        capture.end().unwrap().instantiate().unwrap()
+        // The texture and the array are dropped here: the graph keeps them.
+    };
+    for _ in 0..3 {
+        exec.launch(&s).unwrap();
+        // Another stream reads what the replay wrote: ordered after it.
+        let mut copy = DeviceBuffer::<f32>::zeroed(&d, W * H).unwrap();
+        other.copy_device_async(&out, &mut copy).unwrap();
+    }
+    drop(exec);
+    s.synchronize().unwrap();
+    assert_no_reports();
+}
+
+#[test]
+fn a_surface_write_is_ordered_before_a_copy_on_another_stream() {
+    let d = device();
+    let m = Module::load_data(&d, code()).unwrap();
+    let (a, b) = (Stream::new(&d).unwrap(), Stream::new(&d).unwrap());
+    let arr =
+        Array::<f32>::zeroed(&d, Extent::new(W, H, 0), ArrayFlags::SURFACE_LOAD_STORE).unwrap();
+    let mut surface = match SurfaceObject::new(&arr) {
+        Ok(s) => s,
+        Err(hip::Error::NotSupported { what, .. }) => {
+            // The host's HIP 5.2.3 headers (what scripts/shadow.sh builds with): no C surface calls.
+            assert!(
+                !has_surfaces(),
+                "{what} refused where the build has surfaces"
+            );
+            assert_eq!(what, "hipCreateSurfaceObject");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let (w, h) = (W as u32, H as u32);
+    let mut out = DeviceBuffer::<f32>::zeroed(&d, W * H).unwrap();
+    for _ in 0..3 {
+        let mut args = LaunchArgs::new();
+        args.arg_mut(&mut surface).arg(&w).arg(&h);
+        let f = m.function("paint").unwrap();
+        // SAFETY: paint(surface, unsigned, unsigned) writes the array through the surface only.
+        unsafe { f.launch(&a, &LaunchConfig::new((1, h), (64, 1)), &mut args) }.unwrap();
+        b.copy_2d_from_array_async(&arr, (0, 0), &mut out, W * 4, W, H)
+            .unwrap();
+    }
+    b.synchronize().unwrap();
+    assert_no_reports();
+}
+
+/// Whether this build makes surface objects (a function: the answer depends on the headers built with).
+fn has_surfaces() -> bool {
+    hip::texture::HAS_SURFACE_OBJECT
+}
