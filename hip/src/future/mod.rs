@@ -63,8 +63,8 @@ mod read;
 mod signal;
 #[cfg(test)]
 mod tests;
-mod wake;
 mod waiter;
+mod wake;
 
 pub use reactor::{reactor_stats, ReactorStats};
 pub use read::{PinnedCopy, ReadFuture};

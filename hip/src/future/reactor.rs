@@ -544,7 +544,8 @@ mod tests {
             signal: Arc::new(Signal::default()),
         });
         assert_eq!(tl.expected(), Some(t0), "no history: expected at once");
-        tl.recent.extend([Duration::from_micros(900), Duration::from_micros(700)]);
+        tl.recent
+            .extend([Duration::from_micros(900), Duration::from_micros(700)]);
         assert_eq!(tl.expected(), Some(t0 + Duration::from_micros(700)));
     }
 
@@ -595,9 +596,15 @@ mod tests {
         unsafe { std::ptr::write_volatile(&mut word, 4) };
         let s = scan(&mut st, later, later, Duration::from_secs(1));
         assert_eq!((s.fired.len(), st.pending), (1, 0));
-        assert_eq!(st.timelines[&7].slot.value, 4, "the slot's value, for reuse");
+        assert_eq!(
+            st.timelines[&7].slot.value, 4,
+            "the slot's value, for reuse"
+        );
         retire_idle(&mut st, later + IDLE);
-        assert!(st.timelines.is_empty() && st.free[&0].len() == 1, "slot reused");
+        assert!(
+            st.timelines.is_empty() && st.free[&0].len() == 1,
+            "slot reused"
+        );
         drop(signals);
     }
 }
