@@ -85,3 +85,9 @@ pub extern "C" fn hip_rs_shadow_fail_stream(s: *mut c_void, code: crate::Status)
         None => false,
     }
 }
+
+/// How many `hipHostRegister` calls succeeded so far.
+#[no_mangle]
+pub extern "C" fn hip_rs_shadow_registrations() -> usize {
+    crate::memory_api::REGISTRATIONS.load(std::sync::atomic::Ordering::Relaxed)
+}

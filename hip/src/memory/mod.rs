@@ -95,6 +95,7 @@ mod pinned;
 mod pinned_view;
 mod pool;
 mod raw;
+mod registered;
 pub mod staging;
 pub(crate) mod tracking;
 mod users;
