@@ -25,6 +25,14 @@ const LEN: usize = 4096;
 /// Requests in flight at once: tasks on the one executor thread, each serving every `IN_FLIGHT`th request.
 const IN_FLIGHT: usize = 64;
 
+/// A row of the table: its summary key, its name, and the executor and wake mechanism (`None`: the
+/// blocking threads).
+type Row<'a> = (
+    &'a str,
+    &'a str,
+    Option<(&'a tokio::runtime::Runtime, Wake)>,
+);
+
 /// What every request shares: the streams and the kernel.
 struct Server {
     device: Device,
@@ -171,7 +179,7 @@ fn main() -> Result<(), Report> {
         })?;
         Ok(REQUESTS as f64 / t.elapsed().as_secs_f64())
     };
-    let rows: [(&str, &str, Option<(&tokio::runtime::Runtime, Wake)>); 5] = [
+    let rows: [Row; 5] = [
         ("blocking", "4 blocking threads (one per stream)", None),
         (
             "one_thread",
