@@ -1,9 +1,12 @@
 //! An async server's GPU work: many concurrent requests over a few streams, each one an upload, a kernel
 //! and a download, every step awaited (`hip::future`) instead of blocking a thread. Runs on tokio's
-//! current-thread runtime: one thread serves every request. As a server bounds the work it has in
+//! current-thread runtime (one thread serves every request) and on its multi-thread runtime with four
+//! workers (as many threads as the blocking side), each with the futures' waiting threads and with the
+//! completion reactor, interleaved in one process. As a server bounds the work it has in
 //! flight, [`IN_FLIGHT`] tasks serve the requests, each reusing its own pinned upload buffer (allocating
 //! pinned memory per request would cost more than the request). Every result is checked, and the same
 //! requests are then served by one blocking thread per stream for comparison.
+use hip::future::{set_wake, Wake};
 use hip::prelude::*;
 use hip::Report;
 use std::sync::Arc;
@@ -21,6 +24,14 @@ const STREAMS: usize = 4;
 const LEN: usize = 4096;
 /// Requests in flight at once: tasks on the one executor thread, each serving every `IN_FLIGHT`th request.
 const IN_FLIGHT: usize = 64;
+
+/// A row of the table: its summary key, its name, and the executor and wake mechanism (`None`: the
+/// blocking threads).
+type Row<'a> = (
+    &'a str,
+    &'a str,
+    Option<(&'a tokio::runtime::Runtime, Wake)>,
+);
 
 /// What every request shares: the streams and the kernel.
 struct Server {
@@ -121,8 +132,16 @@ fn main() -> Result<(), Report> {
         kernel: module.function("serve")?,
         device,
     });
-    let rt = tokio::runtime::Builder::new_current_thread().build()?;
-    let run_async = |n: usize| -> Result<f64, Report> {
+    // Executors: tokio's current-thread runtime (one thread serves every request, as before) and its
+    // multi-thread runtime with STREAMS workers: as many threads issuing HIP calls as the blocking side
+    // has, the fair comparison (one executor thread issues every HIP call of 64 requests in flight, where
+    // the blocking side has four).
+    let one = tokio::runtime::Builder::new_current_thread().build()?;
+    let many = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(STREAMS)
+        .build()?;
+    let run_async = |rt: &tokio::runtime::Runtime, wake: Wake, n: usize| -> Result<f64, Report> {
+        set_wake(wake);
         let t = Instant::now();
         rt.block_on(async {
             let mut tasks = tokio::task::JoinSet::new();
@@ -136,34 +155,88 @@ fn main() -> Result<(), Report> {
         })?;
         Ok(n as f64 / t.elapsed().as_secs_f64())
     };
-    run_async(100)?; // warm-up
-    let async_rate = run_async(REQUESTS)?;
-    let t = Instant::now();
-    std::thread::scope(|scope| -> Result<(), Report> {
-        let workers: Vec<_> = (0..STREAMS)
-            .map(|s| {
-                let server = &server;
-                scope.spawn(move || -> Result<(), Report> {
-                    let mut pinned = PinnedBuffer::zeroed(&server.device, LEN)?;
-                    let mut out = PinnedBuffer::zeroed(&server.device, LEN)?;
-                    for id in (s..REQUESTS).step_by(STREAMS) {
-                        serve_blocking(server, &server.streams[s], id, &mut pinned, &mut out)?;
-                    }
-                    Ok(())
+    let run_blocking = || -> Result<f64, Report> {
+        let t = Instant::now();
+        std::thread::scope(|scope| -> Result<(), Report> {
+            let workers: Vec<_> = (0..STREAMS)
+                .map(|s| {
+                    let server = &server;
+                    scope.spawn(move || -> Result<(), Report> {
+                        let mut pinned = PinnedBuffer::zeroed(&server.device, LEN)?;
+                        let mut out = PinnedBuffer::zeroed(&server.device, LEN)?;
+                        for id in (s..REQUESTS).step_by(STREAMS) {
+                            serve_blocking(server, &server.streams[s], id, &mut pinned, &mut out)?;
+                        }
+                        Ok(())
+                    })
                 })
-            })
-            .collect();
-        for w in workers {
-            w.join()
-                .map_err(|_| Report::msg("a blocking worker panicked"))??;
+                .collect();
+            for w in workers {
+                w.join()
+                    .map_err(|_| Report::msg("a blocking worker panicked"))??;
+            }
+            Ok(())
+        })?;
+        Ok(REQUESTS as f64 / t.elapsed().as_secs_f64())
+    };
+    let rows: [Row; 5] = [
+        ("blocking", "4 blocking threads (one per stream)", None),
+        (
+            "one_thread",
+            "1 executor thread, waiting threads",
+            Some((&one, Wake::Thread)),
+        ),
+        (
+            "one_reactor",
+            "1 executor thread, reactor",
+            Some((&one, Wake::Reactor)),
+        ),
+        (
+            "four_thread",
+            "4 executor workers, waiting threads",
+            Some((&many, Wake::Thread)),
+        ),
+        (
+            "four_reactor",
+            "4 executor workers, reactor",
+            Some((&many, Wake::Reactor)),
+        ),
+    ];
+    for (_, _, how) in &rows {
+        if let Some((rt, w)) = how {
+            run_async(rt, *w, 100)?; // warm-up
         }
-        Ok(())
-    })?;
-    let blocking_rate = REQUESTS as f64 / t.elapsed().as_secs_f64();
+    }
+    // Interleaved rounds, so drift hits every row alike; the median round per row.
+    let rounds = 3;
+    let mut rates = vec![Vec::new(); rows.len()];
+    for _ in 0..rounds {
+        for (i, (_, _, how)) in rows.iter().enumerate() {
+            rates[i].push(match how {
+                None => run_blocking()?,
+                Some((rt, w)) => run_async(rt, *w, REQUESTS)?,
+            });
+        }
+    }
+    set_wake(Wake::Thread);
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let med: Vec<f64> = rates.iter_mut().map(median).collect();
     println!(
-        "{REQUESTS} requests over {STREAMS} streams ({IN_FLIGHT} in flight), every result checked:\n\
-         one executor thread, awaited:        {async_rate:8.0} requests/s\n\
-         {STREAMS} blocking threads (one per stream): {blocking_rate:8.0} requests/s"
+        "{REQUESTS} requests over {STREAMS} streams ({IN_FLIGHT} in flight), every result checked; \
+         median of {rounds} interleaved rounds, requests/s:"
     );
+    for (i, (key, name, _)) in rows.iter().enumerate() {
+        println!(
+            "{name:<42} {:>9.0}  ({:.2}x blocking)",
+            med[i],
+            med[i] / med[0]
+        );
+        if i > 0 {
+            println!("summary: pipeline_ratio_{key} {:.3}", med[i] / med[0]);
+        }
+    }
     Ok(())
 }

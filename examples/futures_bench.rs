@@ -7,10 +7,15 @@
 //! (`getrusage(RUSAGE_SELF)`: the streams' waiting threads count) per awaited operation of a longer
 //! kernel. Requests per second of a pipeline: `cargo run --release --example async_pipeline`.
 //!
+//! Every future method runs twice, interleaved in the same process: with the waiting thread per stream
+//! (`Wake::Thread`) and with the completion reactor (`Wake::Reactor`); lines starting `summary:` are what
+//! `scripts/futures-runs.sh` collects over many processes (medians and spread).
+//!
 //! Two diagnostics say where a slow wake comes from: the same future polled in a loop by a thread that
 //! never parks (only the stream's waiting thread sleeps and wakes), and a plain `std` control with no GPU
 //! (the time from `Thread::unpark` to the parked thread running), this machine's cost of waking a
 //! sleeping thread.
+use hip::future::{reactor_stats, set_wake, Wake};
 use hip::prelude::*;
 use hip::Report;
 use std::future::Future;
@@ -62,15 +67,21 @@ enum Wait {
     StreamFuture,
     EventFuture,
     SpinPolledFuture,
+    StreamReactor,
+    EventReactor,
+    SpinPolledReactor,
 }
 
 impl Wait {
-    const ALL: [Wait; 5] = [
+    const ALL: [Wait; 8] = [
         Wait::Synchronize,
         Wait::EventPoll,
         Wait::StreamFuture,
         Wait::EventFuture,
         Wait::SpinPolledFuture,
+        Wait::StreamReactor,
+        Wait::EventReactor,
+        Wait::SpinPolledReactor,
     ];
     fn name(self) -> &'static str {
         match self {
@@ -79,6 +90,18 @@ impl Wait {
             Wait::StreamFuture => "Stream::completion().await",
             Wait::EventFuture => "Event::completion().await",
             Wait::SpinPolledFuture => "Stream::completion() polled, never parked",
+            Wait::StreamReactor => "Stream::completion().await, reactor",
+            Wait::EventReactor => "Event::completion().await, reactor",
+            Wait::SpinPolledReactor => "Stream::completion() never parked, reactor",
+        }
+    }
+
+    /// The wake mechanism a future of this method is created with (`None`: not a future).
+    fn wake(self) -> Option<Wake> {
+        match self {
+            Wait::Synchronize | Wait::EventPoll => None,
+            Wait::StreamFuture | Wait::EventFuture | Wait::SpinPolledFuture => Some(Wake::Thread),
+            _ => Some(Wake::Reactor),
         }
     }
 }
@@ -94,6 +117,9 @@ fn once(
 ) -> hip::Result<Duration> {
     let mut args = LaunchArgs::new();
     args.arg(&cycles);
+    if let Some(w) = how.wake() {
+        set_wake(w);
+    }
     let t = Instant::now();
     // SAFETY: spin(long long) touches no memory.
     unsafe { spin.launch(stream, &LaunchConfig::for_num_elems(1), &mut args)? };
@@ -103,12 +129,12 @@ fn once(
             event.record(stream)?;
             while !event.query()? {}
         }
-        Wait::StreamFuture => rt.block_on(stream.completion())?,
-        Wait::EventFuture => {
+        Wait::StreamFuture | Wait::StreamReactor => rt.block_on(stream.completion())?,
+        Wait::EventFuture | Wait::EventReactor => {
             event.record(stream)?;
             rt.block_on(event.completion())?
         }
-        Wait::SpinPolledFuture => {
+        Wait::SpinPolledFuture | Wait::SpinPolledReactor => {
             let mut future = std::pin::pin!(stream.completion());
             let mut cx = Context::from_waker(Waker::noop());
             loop {
@@ -211,6 +237,11 @@ fn main() -> Result<(), Report> {
             us(medians[i].saturating_sub(poll))
         );
     }
+    let ratio = |i: usize| medians[i].as_secs_f64() / medians[0].as_secs_f64();
+    println!("summary: round_trip_ratio_thread {:.3}", ratio(2));
+    println!("summary: round_trip_ratio_reactor {:.3}", ratio(5));
+    println!("summary: event_round_trip_ratio_thread {:.3}", ratio(3));
+    println!("summary: event_round_trip_ratio_reactor {:.3}", ratio(6));
     let blocked = medians[0].saturating_sub(poll);
     let future = medians[2].saturating_sub(poll);
     println!(
@@ -234,18 +265,39 @@ fn main() -> Result<(), Report> {
     let ops = (samples / 10).max(50);
     println!("\nCPU time per awaited ~1 ms kernel ({ops} each; whole process, getrusage)");
     println!("{:<42} {:>12} {:>12}", "method", "wall us/op", "CPU us/op");
-    for how in Wait::ALL {
-        let (c0, t0) = (cpu_time(), Instant::now());
-        for _ in 0..ops {
-            once(&rt, &spin, &stream, &event, long, how)?;
+    // Interleaved in four blocks per method, so drift hits all alike.
+    let mut wall = [Duration::ZERO; Wait::ALL.len()];
+    let mut cpu = [Duration::ZERO; Wait::ALL.len()];
+    let block = ops.div_ceil(4);
+    for _ in 0..4 {
+        for (i, how) in Wait::ALL.into_iter().enumerate() {
+            let (c0, t0) = (cpu_time(), Instant::now());
+            for _ in 0..block {
+                once(&rt, &spin, &stream, &event, long, how)?;
+            }
+            cpu[i] += cpu_time() - c0;
+            wall[i] += t0.elapsed();
         }
-        let (cpu, wall) = (cpu_time() - c0, t0.elapsed());
+    }
+    let n = (4 * block) as f64;
+    for (i, how) in Wait::ALL.into_iter().enumerate() {
         println!(
             "{:<42} {:>12.1} {:>12.1}",
             how.name(),
-            us(wall) / ops as f64,
-            us(cpu) / ops as f64
+            us(wall[i]) / n,
+            us(cpu[i]) / n
         );
     }
+    let w = |i: usize| wall[i].as_secs_f64() / wall[0].as_secs_f64();
+    println!("summary: long_wall_ratio_thread {:.4}", w(2));
+    println!("summary: long_wall_ratio_reactor {:.4}", w(5));
+    println!("summary: long_cpu_us_thread {:.1}", us(cpu[2]) / n);
+    println!("summary: long_cpu_us_reactor {:.1}", us(cpu[5]) / n);
+    let s = reactor_stats();
+    println!(
+        "reactor: {} futures watched, {} fell back to the waiting thread, {} fired in {} wakes",
+        s.watched, s.fell_back, s.fired, s.wakes
+    );
+    set_wake(Wake::Thread);
     Ok(())
 }

@@ -2,8 +2,10 @@
 # A small GPU bundle for the futures (issue 45): tests/gpu_futures*.rs (debug, as the full bundle builds
 # tests) and the release examples futures_bench and async_pipeline, with the run-time libraries (the same
 # recipe as scripts/gpu-bundle.sh, a few MiB). On the GPU machine `bash .gpu-bundle-futures/run.sh` runs
-# the tests, then the two programs (their numbers go to docs/BENCHMARKS.md, "Futures"), then the tests
-# under compute-sanitizer memcheck; it exits non-zero on any failure.
+# the tests with each wake mechanism (HIP_RS_FUTURE_WAKE=thread, then reactor), then the two programs
+# once, then both over RUNS processes (default 10) with medians and spread (scripts/futures-runs.sh; their
+# numbers go to docs/BENCHMARKS.md, "Futures"), then the tests under compute-sanitizer memcheck with the
+# reactor; it exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.gpu-bundle-futures}
@@ -28,6 +30,7 @@ strip "$out"/bin/*
 xz -T2 -6 "$out"/bin/*
 cp -L "$cuda/lib/$cudart_so" "$out/lib/"
 for l in $nvrtc_libs; do xz -T2 -6 -c "$cuda/lib/$l" > "$out/lib/$l.xz"; done
+cp scripts/futures-runs.sh "$out/futures-runs.sh"
 echo "$nvidia_label" > "$out/built-with"
 cat > "$out/run.sh" <<'RUN'
 #!/usr/bin/env bash
@@ -40,18 +43,24 @@ export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fail=0
 echo "built with: $(cat "$here/built-with")"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
-for t in gpu_futures gpu_futures_threads; do
-    echo "=== test-$t"
-    "$here/bin/test-$t" --test-threads=1 --nocapture || fail=1
+# The futures tests with each wake mechanism (issue 56: the reactor beside the waiting thread).
+for wake in thread reactor; do
+    for t in gpu_futures gpu_futures_threads; do
+        echo "=== test-$t (HIP_RS_FUTURE_WAKE=$wake)"
+        HIP_RS_FUTURE_WAKE=$wake "$here/bin/test-$t" --test-threads=1 --nocapture || fail=1
+    done
 done
 for b in futures_bench async_pipeline; do
     echo "=== bench-$b"; "$here/bin/bench-$b" || fail=1
 done
+# Every row of issue 56's futures table over RUNS processes (default 10), medians and spread.
+echo "=== futures-runs ($here/futures-runs/)"
+bash "$here/futures-runs.sh" "$here/bin" "${RUNS:-10}" "$here/futures-runs" || fail=1
 if command -v compute-sanitizer >/dev/null && [ "${SKIP_MEMCHECK:-0}" != 1 ]; then
     for t in gpu_futures gpu_futures_threads; do
-        echo "=== memcheck test-$t"
+        echo "=== memcheck test-$t (HIP_RS_FUTURE_WAKE=reactor; the waiting thread's pass: scripts/gpu-bundle.sh)"
         log="$here/memcheck-$t.log"
-        compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 \
+        HIP_RS_FUTURE_WAKE=reactor compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 \
             "$here/bin/test-$t" --test-threads=1 --skip deliberate_device_fault > "$log" 2>&1 || fail=1
         grep -E "ERROR SUMMARY|test result|Target application" "$log"
     done

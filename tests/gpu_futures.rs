@@ -279,3 +279,40 @@ fn completion_waits_for_the_work_and_the_host_then_reuses_memory_without_waiting
         .unwrap_err();
     assert_eq!(e.status(), Status::ExtentMismatch, "{e}");
 }
+
+/// Issue 56: with the reactor chosen, futures on three streams resolve with the right values and the
+/// reactor's counts say it woke them (or, on a device without 64-bit stream memory operations, that
+/// every one fell back to the waiting thread: never neither).
+#[test]
+fn the_reactor_wakes_reads_and_completions_on_three_streams() {
+    use hip::future::{reactor_stats, set_wake, wake, Wake};
+    let device = device();
+    let rt = runtime();
+    let before_wake = wake();
+    set_wake(Wake::Reactor);
+    let before = reactor_stats();
+    let streams: Vec<Stream> = (0..3)
+        .map(|_| Stream::non_blocking(&device).unwrap())
+        .collect();
+    for round in 0..200u32 {
+        let s = &streams[round as usize % 3];
+        let mut x = DeviceBuffer::<u32>::zeroed(&device, 1024).unwrap();
+        s.fill_async(&mut x, round).unwrap();
+        let read = x.to_vec_future(s);
+        let done = s.completion();
+        let (v, d) = rt.block_on(async { (read.await, done.await) });
+        assert_eq!(v.unwrap(), vec![round; 1024]);
+        d.unwrap();
+    }
+    set_wake(before_wake);
+    let after = reactor_stats();
+    let (taken, fell) = (
+        after.watched - before.watched,
+        after.fell_back - before.fell_back,
+    );
+    println!("reactor: {taken} watched, {fell} fell back, {after:?}");
+    assert!(
+        taken + fell >= 400,
+        "every future went one way or the other"
+    );
+}

@@ -48,14 +48,21 @@ fn staged_copies_match_at_every_size_and_setting() {
     let _turn = CONFIG.lock().unwrap_or_else(|e| e.into_inner());
     let d = device();
     let saved = staging::config();
-    // Tiny chunks and a tiny threshold: many chunks, the ring wraps around many times.
-    for (threads, buffers) in [(1, 2), (4, 3), (8, 4)] {
+    // Tiny chunks and a tiny threshold: many chunks, the ring wraps around many times; then the same
+    // through the user's registered pages (issue 56: unaligned Vec starts, partial pages at both ends).
+    for (threads, buffers, register_bytes) in [
+        (1, 2, usize::MAX),
+        (4, 3, usize::MAX),
+        (8, 4, usize::MAX),
+        (4, 3, 0),
+    ] {
         staging::set_config(StagingConfig {
             enabled: true,
             threshold_bytes: 1,
             chunk_bytes: 64 << 10,
             buffers,
             threads,
+            register_bytes,
         });
         for n in [1usize, 1000, 16_384, 16_385, 250_001, 1 << 20] {
             round_trip(&d, n, n as u32 ^ threads as u32);

@@ -228,6 +228,21 @@ impl StreamHandle {
         self.gate_waiters.wake_all();
     }
 
+    /// The gate if it is free now (`None` when any thread, this one included, holds it): while the guard
+    /// lives no operation is between its check and its HIP calls, and no capture of this crate begins or
+    /// ends on the stream. For a thread that must not wait behind a long operation (the futures'
+    /// reactor, which asks the stream for its error state only outside a capture).
+    pub(crate) fn try_close_gate(&self) -> Option<GateGuard<'_>> {
+        let me = thread_token();
+        self.gate
+            .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
+            .ok()
+            .map(|_| GateGuard {
+                handle: self,
+                owned: true,
+            })
+    }
+
     /// Exclusive use of the gate: no operation is between its check and its HIP calls.
     fn close_gate(&self) -> GateGuard<'_> {
         let owned = self.close_gate_for(thread_token());
@@ -239,7 +254,7 @@ impl StreamHandle {
 }
 
 /// The gate held by a capture's start or end, released on drop (unless it was held already).
-struct GateGuard<'a> {
+pub(crate) struct GateGuard<'a> {
     handle: &'a StreamHandle,
     owned: bool,
 }

@@ -161,6 +161,9 @@ pub unsafe extern "C" fn hipEventSynchronize(e: sys::hipEvent_t) -> Status {
         Err(s) => return s,
     };
     let mut g = wait_done(g, rec.stream, rec.seq);
+    if let Some(code) = crate::streams::failed_before(rt(&mut g), rec.stream, rec.seq) {
+        return code;
+    }
     host_join(rt(&mut g), &rec.clock);
     SUCCESS
 }
@@ -174,6 +177,9 @@ pub unsafe extern "C" fn hipEventQuery(e: sys::hipEvent_t) -> Status {
         Ok(None) => return SUCCESS,
         Err(s) => return s,
     };
+    if let Some(code) = crate::streams::failed_before(rt, rec.stream, rec.seq) {
+        return code;
+    }
     if rt
         .streams
         .get(&rec.stream)

@@ -407,3 +407,52 @@ pub fn to_host(sid: usize, shape: Shape, call: &str) -> crate::Status {
     shape.write(&staged.lock().unwrap());
     crate::SUCCESS
 }
+
+/// `hipHostRegister`'s record: `[p, p + len)` of the caller's memory becomes a pinned block (copies of it
+/// are then logged, and `hipHostGetFlags` answers for it). `false` if it overlaps a live block.
+pub fn register(p: usize, len: usize, flags: u32) -> bool {
+    heap(|h| {
+        let overlaps = h
+            .blocks
+            .range(..p + len)
+            .next_back()
+            .is_some_and(|(&b, blk)| blk.live && b + blk.len > p);
+        if overlaps {
+            return false;
+        }
+        h.blocks.insert(
+            p,
+            Block {
+                len,
+                kind: MemKind::Pinned,
+                flags,
+                live: true,
+            },
+        );
+        true
+    })
+}
+
+/// `hipHostUnregister`'s record: the block registered at `p` goes (logged as a free with `clock`: an
+/// unregister not ordered after a copy of the memory is reported); its memory is the caller's, never
+/// reused. `false` if `p` is not a registered block's base.
+pub fn unregister(p: usize, clock: &Clock, what: &Arc<str>) -> bool {
+    let len = heap(|h| match h.blocks.get(&p) {
+        Some(b) if b.live && b.flags & REGISTERED != 0 => {
+            let len = b.len;
+            h.blocks.remove(&p);
+            Some(len)
+        }
+        _ => None,
+    });
+    match len {
+        Some(len) => {
+            detector::access(p, p, len, Kind::Free, clock, what);
+            true
+        }
+        None => false,
+    }
+}
+
+/// A flag bit the shadow keeps on registered blocks (above HIP's flags).
+pub const REGISTERED: u32 = 1 << 31;

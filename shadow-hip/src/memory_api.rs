@@ -345,7 +345,7 @@ pub unsafe extern "C" fn hipMemsetD32Async(
 pub unsafe extern "C" fn hipHostGetFlags(flags: *mut u32, p: *mut c_void) -> Status {
     match find(p as usize) {
         Some((_, _, MemKind::Pinned, f)) if !flags.is_null() => {
-            *flags = f;
+            *flags = f & !memory::REGISTERED;
             SUCCESS
         }
         _ => INVALID_VALUE,
@@ -408,4 +408,36 @@ pub unsafe extern "C" fn hipStreamAttachMemAsync(
     _flags: u32,
 ) -> Status {
     SUCCESS
+}
+
+/// Successful `hipHostRegister` calls so far (`hip_rs_shadow_registrations`).
+pub static REGISTRATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Page-locks the caller's memory: from now on a pinned block of the shadow (copies of it are logged).
+#[no_mangle]
+pub unsafe extern "C" fn hipHostRegister(p: *mut c_void, n: usize, flags: u32) -> Status {
+    if p.is_null() || n == 0 {
+        return INVALID_VALUE;
+    }
+    let _g = lock();
+    if memory::register(p as usize, n, flags | memory::REGISTERED) {
+        REGISTRATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        SUCCESS
+    } else {
+        sys::hipErrorHostMemoryAlreadyRegistered
+    }
+}
+
+/// The end of a registration, checked like a free: every copy of the memory must be ordered before it.
+#[no_mangle]
+pub unsafe extern "C" fn hipHostUnregister(p: *mut c_void) -> Status {
+    let mut g = lock();
+    let rt = rt(&mut g);
+    let (c, name) = host_now(rt);
+    let what: Arc<str> = format!("hipHostUnregister by {name}").into();
+    if memory::unregister(p as usize, &c, &what) {
+        SUCCESS
+    } else {
+        sys::hipErrorHostMemoryNotRegistered
+    }
 }

@@ -19,7 +19,11 @@ pub unsafe extern "C" fn hip_rs_shadow_host_access(ptr: *const c_void, len: usiz
 /// caller after it.
 fn drain() {
     let mut g = lock();
-    let all = streams::snapshot(rt(&mut g), None, false);
+    let rt = rt(&mut g);
+    let all: Vec<_> = streams::snapshot(rt, None, false)
+        .into_iter()
+        .filter(|(id, _, _)| rt.streams.get(id).is_none_or(|s| s.failed.is_none()))
+        .collect();
     for (id, seq, _) in all {
         g = streams::wait_done(g, id, seq);
     }
@@ -64,4 +68,26 @@ pub extern "C" fn hip_rs_shadow_waits() -> usize {
 pub extern "C" fn hip_rs_shadow_redundant_waits() -> usize {
     let mut g = lock();
     rt(&mut g).redundant_waits
+}
+
+/// Stop stream `s` as a device fault would: what is queued on it (and later) never runs, and
+/// `hipStreamQuery` answers `code` (the test of a future on a failed stream). Answers whether `s` is a
+/// stream.
+#[no_mangle]
+pub extern "C" fn hip_rs_shadow_fail_stream(s: *mut c_void, code: crate::Status) -> bool {
+    let mut g = lock();
+    let rt = rt(&mut g);
+    match rt.streams.get_mut(&streams::key(s as usize)) {
+        Some(st) => {
+            st.failed = Some(code);
+            true
+        }
+        None => false,
+    }
+}
+
+/// How many `hipHostRegister` calls succeeded so far.
+#[no_mangle]
+pub extern "C" fn hip_rs_shadow_registrations() -> usize {
+    crate::memory_api::REGISTRATIONS.load(std::sync::atomic::Ordering::Relaxed)
 }

@@ -65,6 +65,12 @@ pub unsafe extern "C" fn hipStreamSynchronize(s: sys::hipStream_t) -> Status {
     } else {
         vec![(sid, st.queued, st.clock.clone())]
     };
+    if let Some(code) = targets
+        .iter()
+        .find_map(|(id, seq, _)| streams::failed_before(rt, *id, *seq))
+    {
+        return code;
+    }
     drop(streams::host_wait_all(g, targets));
     SUCCESS
 }
@@ -76,6 +82,9 @@ pub unsafe extern "C" fn hipStreamQuery(s: sys::hipStream_t) -> Status {
     let Some(st) = rt.streams.get(&(streams::key(s as usize))) else {
         return INVALID_HANDLE;
     };
+    if let Some(code) = st.failed {
+        return code;
+    }
     if st.done < st.queued {
         return NOT_READY;
     }

@@ -3,7 +3,8 @@
 //! is ordered after the first write to the same address already queued whose value satisfies it (what
 //! releases it when writes only grow, as the `hip` crate's flags do); both are logged as reads of the
 //! word: a flag's accesses synchronize and do not race with each other, but a free under a queued one is
-//! reported.
+//! reported. A write that ran is known to every host thread from then on (host reads of the word are
+//! plain loads the shadow does not see: see `write`).
 
 use crate::clock::Clock;
 use crate::detector::Kind;
@@ -52,6 +53,13 @@ fn write(s: sys::hipStream_t, ptr: *mut c_void, value: u64, size: usize, call: &
     }
     let act: Action = Arc::new(move |c: &Clock, w: &Arc<str>| {
         memory::log(addr, size, Kind::Read, c, w);
+        // A host thread that reads the word (the `hip` crate's future reactor, a flag's `value`) learns
+        // that the stream's work before the write is done (the write follows a memory barrier): plain
+        // host reads the shadow does not see, so, as for a completed host function, every host thread
+        // knows it from here. Joined before the word changes, so no reader sees the value first.
+        let mut g = lock();
+        streams::rt(&mut g).released.join(c);
+        drop(g);
         // SAFETY: a live shadow allocation, aligned (checked when queued; a free before this runs is
         // reported by the detector).
         unsafe {

@@ -33,6 +33,9 @@ pub struct StreamState {
     pub clock: Clock,
     pub capture: Option<Capture>,
     pub destroyed: bool,
+    /// Set by `hip_rs_shadow_fail_stream`: the stream stopped as a device fault stops it (nothing more
+    /// runs) and `hipStreamQuery` answers this code.
+    pub failed: Option<crate::Status>,
 }
 
 #[derive(Default)]
@@ -140,6 +143,7 @@ fn new_stream_state(non_blocking: bool, device: i32) -> StreamState {
         clock: Clock::default(),
         capture: None,
         destroyed: false,
+        failed: None,
     }
 }
 
@@ -297,10 +301,18 @@ pub fn wait_done(
     loop {
         let rt = rt(&mut g);
         match rt.streams.get(&sid) {
-            Some(s) if s.done < seq => g = wait(g),
+            Some(s) if s.done < seq && s.failed.is_none() => g = wait(g),
             _ => return g,
         }
     }
+}
+
+/// The code of a failed stream (`hip_rs_shadow_fail_stream`) that will never complete `seq`.
+pub fn failed_before(rt: &Rt, sid: usize, seq: u64) -> Option<crate::Status> {
+    rt.streams
+        .get(&sid)
+        .filter(|s| s.done < seq)
+        .and_then(|s| s.failed)
 }
 
 static SEED: AtomicU64 = AtomicU64::new(0);
@@ -375,6 +387,7 @@ fn worker(sid: usize, rng: &mut u64) {
                 return;
             }
             None => false,
+            Some(_) if s.failed.is_some() => false,
             Some(front) => front
                 .deps
                 .iter()

@@ -30,6 +30,17 @@
 //! there belongs to the capture (a point of the graph, not of the stream's live work), and the host
 //! cannot wait for it.
 //!
+//! That is [`Wake::Thread`], the default. [`Wake::Reactor`] (chosen by [`set_wake`] or
+//! `HIP_RS_FUTURE_WAKE=reactor`, for futures created from then on) queues a stream write of a ticket
+//! into a pinned slot instead of the event (`hipStreamWriteValue64`), and one scanner thread for the
+//! process reads the slots of every pending future: it sleeps until shortly before a completion is
+//! expected (the stream's recent completion times say when), spins around it, backs off to short sleeps,
+//! fires every future whose ticket arrived in one scan, and sleeps on a condition variable while nothing
+//! is pending. A stream in an error state never writes its ticket: the scanner asks it `hipStreamQuery`
+//! every 20 ms while its futures are pending and fires them with the error. Where the device has no
+//! 64-bit stream memory operations, a future created with the reactor chosen uses the waiting thread
+//! ([`reactor_stats`] counts both). Everything below holds for both.
+//!
 //! # Cancellation
 //!
 //! Dropping a future before it resolves never frees memory the queued work still uses and never leaks it:
@@ -47,13 +58,17 @@
 //! costs 50 us of CPU and then none. `examples/futures_bench.rs` measures both against a blocked thread
 //! on your machine.
 
+mod reactor;
 mod read;
 mod signal;
 #[cfg(test)]
 mod tests;
 mod waiter;
+mod wake;
 
+pub use reactor::{reactor_stats, ReactorStats};
 pub use read::{PinnedCopy, ReadFuture};
+pub use wake::{set_wake, wake, Wake};
 
 use crate::error::{Error, Result};
 use crate::event::Event;
@@ -143,13 +158,19 @@ fn refuse_in_capture(what: &'static str, on: String) -> Error {
     }
 }
 
-/// Record the completion event on the stream `op` holds, keeping `payload` until it resolves,
+/// Record the completion event (or, with [`Wake::Reactor`], queue the reactor's ticket write) on the
+/// stream `op` holds, keeping `payload` until it resolves,
 /// then end `op`. Call with `op` held (its capture state checked), after the work the future waits for
 /// was queued. On failure the payload is dropped after `op` ended.
 fn queue_on<P: signal::Settle>(op: StreamOp<'_>, payload: P) -> Result<Pending<P>> {
     let handle = op.handle();
     let signal = Arc::new(Signal::default());
     let watched = handle.device.bind().and_then(|()| {
+        // SAFETY: `op` holds the stream's gate and its stream is not being captured (the callers
+        // checked); `bind` made its device current.
+        if wake() == Wake::Reactor && unsafe { reactor::watch(handle, &signal) } {
+            return Ok(());
+        }
         // SAFETY: `handle.raw` is live (the handle is held by the caller's borrow, and by the payload
         // until the event was waited for) or null (the device's null stream), and `bind` made its device
         // current.

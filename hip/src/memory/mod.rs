@@ -100,6 +100,7 @@ mod pinned_view;
 mod pitched;
 mod pool;
 mod raw;
+mod registered;
 pub mod staging;
 pub(crate) mod tracking;
 mod users;

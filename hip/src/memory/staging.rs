@@ -10,6 +10,7 @@
 //! A copy that finds the ring busy (another thread is copying) goes the raw way rather than waiting, and so
 //! does a copy whose host side is pinned already (`hipHostGetFlags` answers for it).
 
+use super::registered;
 use super::tracking::{Access, Allocation};
 use crate::device::Device;
 use crate::error::Result;
@@ -33,6 +34,12 @@ pub struct StagingConfig {
     pub buffers: usize,
     /// Threads doing the host-side copy, the caller's included (1 = no extra threads); capped at 16.
     pub threads: usize,
+    /// The smallest staged copy, in bytes, that instead page-locks the user's own pages for its duration
+    /// (`hipHostRegister`, then a direct copy, then `hipHostUnregister` once it completed: see
+    /// `memory/registered.rs`); `usize::MAX`, the default, never does. Registering costs time about
+    /// linear in the size, so where it pays is measured (`bench`'s staged-copy table); the environment's
+    /// `HIP_RS_STAGING_REGISTER_MIB` sets it in MiB (read by [`StagingConfig::default`]).
+    pub register_bytes: usize,
 }
 
 impl Default for StagingConfig {
@@ -44,6 +51,10 @@ impl Default for StagingConfig {
             chunk_bytes: 8 << 20,
             buffers: 3,
             threads: cores.clamp(1, 4),
+            register_bytes: std::env::var("HIP_RS_STAGING_REGISTER_MIB")
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .map_or(usize::MAX, |m| m.saturating_mul(1 << 20)),
         }
     }
 }
@@ -288,6 +299,13 @@ impl Ring {
     ) -> Result<()> {
         // Nothing left from a copy that failed midway.
         self.stream.synchronize()?;
+        if len >= config().register_bytes {
+            // SAFETY: the caller's contract, which is `registered::to_device`'s; the ring's stream is on
+            // `alloc`'s device, current (`synchronize` bound it).
+            if let Some(r) = unsafe { registered::to_device(&self.stream, alloc, dst, src, len) } {
+                return r;
+            }
+        }
         // Held until the last copy is queued (StreamOp's contract): the use's label is published as
         // queued, and its marker recorded, only after the copies, so a consumer on another stream (or a
         // free after an error part-way) waits for the copies, not for a marker recorded before them.
@@ -340,6 +358,12 @@ impl Ring {
     ) -> Result<()> {
         // Nothing left from a copy that failed midway.
         self.stream.synchronize()?;
+        if len >= config().register_bytes {
+            // SAFETY: as in `to_device`.
+            if let Some(r) = unsafe { registered::to_host(&self.stream, alloc, dst, src, len) } {
+                return r;
+            }
+        }
         // Held until the last copy is queued, as in `to_device`: a writer on another stream waits for
         // the copies out of the memory, not for a marker recorded before them.
         let op = self.stream.begin_op();
@@ -464,6 +488,7 @@ pub(crate) unsafe fn to_device(
     src: *const u8,
     len: usize,
 ) -> Option<Result<()>> {
+    registered::wait_clear(src as usize, len);
     if !should_stage(&config(), len) || is_pinned(src) {
         return None;
     }
@@ -484,6 +509,7 @@ pub(crate) unsafe fn to_host(
     src: *const c_void,
     len: usize,
 ) -> Option<Result<()>> {
+    registered::wait_clear(dst as usize, len);
     if !should_stage(&config(), len) || is_pinned(dst) {
         return None;
     }

@@ -155,6 +155,27 @@ pub unsafe fn host_get_flags(ptr: *const c_void) -> Result<u32> {
     Ok(flags)
 }
 
+/// `hipHostRegister`: page-lock `bytes` of host memory at `ptr` so the device can copy it directly.
+///
+/// # Safety
+/// `ptr` is valid for `bytes` bytes and stays allocated until [`host_unregister`] of it returned; the
+/// caller unregisters it only after every copy using it completed.
+pub unsafe fn host_register(ptr: *mut c_void, bytes: usize, flags: u32) -> Result<()> {
+    // SAFETY: the caller's contract (`# Safety`).
+    check("hipHostRegister", unsafe {
+        sys::hipHostRegister(ptr, bytes, flags)
+    })
+}
+
+/// `hipHostUnregister`: make memory [`host_register`] page-locked pageable again.
+///
+/// # Safety
+/// `ptr` was registered by [`host_register`] and no copy using it is queued or running.
+pub unsafe fn host_unregister(ptr: *mut c_void) -> Result<()> {
+    // SAFETY: the caller's contract (`# Safety`).
+    check("hipHostUnregister", unsafe { sys::hipHostUnregister(ptr) })
+}
+
 /// `hipPointerGetAttribute(HIP_POINTER_ATTRIBUTE_IS_MANAGED)`: whether `ptr` is in managed memory
 /// (`hipMallocManaged`). Any failure (an address HIP does not know, no device) is `false`: the answer is
 /// only ever used to let memory pass, never to refuse it.
