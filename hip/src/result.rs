@@ -23,8 +23,8 @@ pub mod occupancy;
 pub mod pool;
 pub mod pool_share;
 pub mod stream_memop;
-pub mod vmm;
 pub mod texture;
+pub mod vmm;
 
 // Module and kernel calls, at this level as they always were.
 pub use module::{
