@@ -14,7 +14,7 @@ use core::marker::PhantomData;
 
 #[doc(hidden)]
 pub use crate::shared::launch_sized_shared;
-pub use crate::shared::{Shared, SharedRead};
+pub use crate::shared::{Shared, SharedRead, Strided, StridedIter};
 
 mod sealed {
     pub trait Sealed {}

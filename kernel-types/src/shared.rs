@@ -171,6 +171,61 @@ impl<'a, T: DeviceValue, const K: usize> SharedRead<'a, T, K> {
         }
     }
 
+    /// Slots `start .. start + len` as a slice (`None` unless `start + len <= self.len()`), checked once
+    /// here: reading it costs no check per element. It borrows this read phase, so the phase's
+    /// [`sync`](SharedRead::sync) cannot run while the slice lives (no thread writes what it reads).
+    ///
+    /// ```ignore
+    /// let tile = tiles.sync();
+    /// if let Some(row) = tile.slice(ty * t, t) {
+    ///     acc = row.iter().sum::<f32>();
+    /// }
+    /// let tiles = tile.sync(); // `row` is gone: its borrow ends before the next write phase
+    /// ```
+    #[inline(always)]
+    pub fn slice(&self, start: u64, len: u64) -> Option<&[T]> {
+        let end = start.checked_add(len)?;
+        if end <= self.len() {
+            // SAFETY: start + len <= K B: inside the block's slots (from_raw_parts' contract: they exist,
+            // so their count and size fit a usize and an isize); read-only until the next barrier, which
+            // `sync(self)` cannot reach while this borrow of `self` lives.
+            Some(unsafe { core::slice::from_raw_parts(self.ptr.add(start as usize), len as usize) })
+        } else {
+            None
+        }
+    }
+
+    /// The `count` slots `start, start + stride, .., start + (count - 1) stride` (a column of a row-major
+    /// tile, for `stride` its row length), or `None` unless the last of them is below `self.len()`
+    /// (computed without overflow; with `count == 0`, unless `start <= self.len()`). Checked once here:
+    /// reading its elements costs no check each. Borrows this read phase, as [`slice`](SharedRead::slice).
+    ///
+    /// ```ignore
+    /// let (row, col) = (tile.slice(ty * t, t), tile.strided(t * t + tx, t, t));
+    /// if let (Some(row), Some(col)) = (row, col) {
+    ///     for (x, y) in row.iter().zip(col) {
+    ///         acc += x * y;
+    ///     }
+    /// }
+    /// ```
+    #[inline(always)]
+    pub fn strided(&self, start: u64, stride: u64, count: u64) -> Option<Strided<'_, T>> {
+        let fits = match count.checked_sub(1) {
+            None => start <= self.len(),
+            Some(last) => last
+                .checked_mul(stride)
+                .and_then(|offset| offset.checked_add(start))
+                .is_some_and(|end| end < self.len()),
+        };
+        fits.then(|| Strided {
+            // SAFETY: start <= K B (checked above either way): inside the slots or one past them.
+            ptr: unsafe { self.ptr.add(start as usize) },
+            stride: stride as usize,
+            count: count as usize,
+            _data: PhantomData,
+        })
+    }
+
     /// Wait for every thread of the block (all reads of this phase done), then write this thread's slots
     /// again.
     #[inline(always)]
@@ -194,5 +249,142 @@ impl<T: DeviceValue, const K: usize> core::ops::Index<u64> for SharedRead<'_, T,
         assert!(j < self.len(), "shared slot out of bounds");
         // SAFETY: as in `get`; the reference borrows this read phase, which `sync` consumes.
         unsafe { &*self.ptr.add(j as usize) }
+    }
+}
+
+/// A read-only view of `count` slots of a read phase, `stride` apart ([`SharedRead::strided`]): bounds
+/// checked once, when it was made, so [`iter`](Strided::iter) reads every element with no check and
+/// [`get`](Strided::get) checks only `i < len()`. It borrows the read phase it came from, so that phase's
+/// `sync` waits until it is gone.
+#[derive(Clone, Copy)]
+pub struct Strided<'r, T: DeviceValue> {
+    // Invariant: for every i < count, ptr + i * stride is a slot of the read phase this borrows.
+    ptr: *const T,
+    stride: usize,
+    count: usize,
+    _data: PhantomData<&'r [T]>,
+}
+
+impl<'r, T: DeviceValue> Strided<'r, T> {
+    /// How many elements the view has (its `count`).
+    #[inline(always)]
+    pub fn len(&self) -> u64 {
+        self.count as u64
+    }
+
+    /// Whether it has none.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Element `i` (slot `start + i * stride`), or `None` when `i >= len()`.
+    #[inline(always)]
+    pub fn get(&self, i: u64) -> Option<T> {
+        if i < self.count as u64 {
+            // SAFETY: i < count: the struct's invariant makes ptr + i stride a slot of a read phase.
+            Some(unsafe { self.ptr.add(i as usize * self.stride).read() })
+        } else {
+            None
+        }
+    }
+
+    /// The elements in order, each read without a check (the view's were made once).
+    #[inline(always)]
+    pub fn iter(&self) -> StridedIter<'r, T> {
+        StridedIter {
+            view: *self,
+            next: 0,
+        }
+    }
+}
+
+impl<'r, T: DeviceValue> IntoIterator for Strided<'r, T> {
+    type Item = T;
+    type IntoIter = StridedIter<'r, T>;
+    #[inline(always)]
+    fn into_iter(self) -> StridedIter<'r, T> {
+        self.iter()
+    }
+}
+
+/// The elements of a [`Strided`] view, by value, in order.
+#[derive(Clone)]
+pub struct StridedIter<'r, T: DeviceValue> {
+    view: Strided<'r, T>,
+    next: usize,
+}
+
+impl<T: DeviceValue> Iterator for StridedIter<'_, T> {
+    type Item = T;
+    #[inline(always)]
+    fn next(&mut self) -> Option<T> {
+        let i = self.next;
+        if i < self.view.count {
+            self.next = i + 1;
+            // SAFETY: i < count: the view's invariant makes ptr + i stride a slot of a read phase.
+            Some(unsafe { self.view.ptr.add(i * self.view.stride).read() })
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.view.count - self.next;
+        (left, Some(left))
+    }
+}
+
+impl<T: DeviceValue> ExactSizeIterator for StridedIter<'_, T> {}
+
+#[cfg(test)]
+mod tests {
+    //! The read views' bounds, on host memory standing in for a block's slots (2 per thread, 6 threads).
+    extern crate std;
+    use super::SharedRead;
+    use core::marker::PhantomData;
+    use std::vec::Vec;
+
+    fn phase(slots: &mut [f32]) -> SharedRead<'_, f32, 2> {
+        SharedRead {
+            ptr: slots.as_mut_ptr(),
+            me: 0,
+            threads: slots.len() as u64 / 2,
+            _data: PhantomData,
+        }
+    }
+
+    #[test]
+    fn slice_is_checked_once_against_the_block_slots() {
+        let mut slots: Vec<f32> = (0..12).map(|i| i as f32).collect();
+        let read = phase(&mut slots);
+        assert_eq!(read.slice(3, 4), Some(&[3.0, 4.0, 5.0, 6.0][..]));
+        assert_eq!(read.slice(0, 12).map(<[f32]>::len), Some(12));
+        assert_eq!(read.slice(12, 0), Some(&[][..]));
+        assert_eq!(read.slice(9, 4), None); // one past the end
+        assert_eq!(read.slice(13, 0), None);
+        assert_eq!(read.slice(u64::MAX, 2), None); // start + len overflows
+    }
+
+    #[test]
+    fn strided_reaches_only_slots_of_the_block() {
+        let mut slots: Vec<f32> = (0..12).map(|i| i as f32).collect();
+        let read = phase(&mut slots);
+        // A column of a 3 x 4 row-major tile.
+        let col = read.strided(1, 4, 3).unwrap();
+        assert_eq!(col.iter().collect::<Vec<_>>(), [1.0, 5.0, 9.0]);
+        assert_eq!((col.len(), col.get(2), col.get(3)), (3, Some(9.0), None));
+        assert_eq!(read.strided(11, 0, 5).unwrap().iter().count(), 5); // stride 0: one slot, 5 times
+        assert!(read.strided(3, 4, 3).is_some()); // 3, 7, 11: the last slot
+        assert!(read.strided(4, 4, 3).is_none()); // 4, 8, 12: one past the end
+        assert!(read.strided(12, 1, 0).is_some_and(|v| v.is_empty()));
+        assert!(read.strided(13, 1, 0).is_none());
+        assert!(read.strided(1, u64::MAX, 2).is_none()); // the offset overflows
+        assert!(read.strided(u64::MAX, 1, 1).is_none()); // start + offset overflows
+        assert_eq!(
+            read.strided(0, 3, 4).unwrap().iter().size_hint(),
+            (4, Some(4))
+        );
     }
 }

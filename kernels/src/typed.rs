@@ -159,10 +159,15 @@ pub fn matmul_f32(
             };
         }
         let tile = tiles.sync();
-        for j in 0..t {
-            let x = tile.get(ty * t + j).unwrap_or(0.0);
-            let y = tile.get(b_tile + j * t + tx).unwrap_or(0.0);
-            acc += x * y;
+        // My row of the a tile and my column of the b tile, each bounds-checked once here. Both are `t`
+        // long, so the loop bound `n` is both lengths: the compiler proves every `j` inside them, drops
+        // the per-element checks and unrolls the loop as it does the unchecked twin's.
+        if let (Some(a_row), Some(b_col)) = (tile.slice(ty * t, t), tile.strided(b_tile + tx, t, t))
+        {
+            let n = a_row.len().min(b_col.len() as usize);
+            for j in 0..n {
+                acc += a_row[j] * b_col.get(j as u64).unwrap_or(0.0);
+            }
         }
         tiles = tile.sync();
         kt = kt.saturating_add(t);
