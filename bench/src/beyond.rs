@@ -268,6 +268,121 @@ pub fn graph_section(
         ratio(&i, &u)
     )
     .unwrap();
+    built_graph_rows(out, verdicts, device, k, baseline, quick)
+}
+
+/// Issue 57's rows: the same 100 launches as a graph built node by node (`GraphBuilder`, a chain of kernel
+/// nodes: the topology a capture makes), replayed against raw C++'s captured graph in alternating rounds;
+/// then changing one node (`GraphExec::set_kernel_node_params`) against instantiating the graph again.
+fn built_graph_rows(
+    out: &mut String,
+    verdicts: &mut Vec<String>,
+    device: &Device,
+    k: &Kernels,
+    baseline: Option<&Baseline>,
+    quick: bool,
+) -> Result<(), String> {
+    const KERNELS: usize = 100;
+    let (rounds, replays) = if quick { (3, 20) } else { (9, 100) };
+    let stream = Stream::new(device).map_err(e)?;
+    let cfg = LaunchConfig::new(1, 64);
+    let mut builder = hip::GraphBuilder::new(device).map_err(e)?;
+    let mut last: Option<hip::GraphNode> = None;
+    let mut nodes = Vec::with_capacity(KERNELS);
+    for _ in 0..KERNELS {
+        let deps: Vec<_> = last.into_iter().collect();
+        // SAFETY: `empty` takes no arguments and touches no memory.
+        let node =
+            unsafe { builder.kernel(&deps, &k.empty, &cfg, &mut LaunchArgs::new()) }.map_err(e)?;
+        nodes.push(node);
+        last = Some(node);
+    }
+    let graph = builder.build().map_err(e)?;
+    let mut exec = graph.instantiate().map_err(e)?;
+    exec.launch(&stream).map_err(e)?;
+    stream.synchronize().map_err(e)?;
+    let (mut safe, mut raw) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let t = Instant::now();
+        for _ in 0..replays {
+            exec.launch(&stream).map_err(e)?;
+            stream.synchronize().map_err(e)?;
+        }
+        safe.push(t.elapsed().as_nanos() as f64 / (replays * KERNELS) as f64);
+        if let Some(b) = baseline {
+            let mut obo = 0.0;
+            let g = checked("graph replay", unsafe {
+                (b.graph_replay)(k.empty.raw(), KERNELS as i32, replays as i32, 64, &mut obo)
+            })?;
+            raw.push(g / KERNELS as f64);
+        }
+    }
+    let safe = Samples::new(safe);
+    writeln!(out, "A graph of the same {KERNELS} launches built node by node (`GraphBuilder`, a chain), {rounds} rounds of {replays} replays alternating with raw C++'s captured graph; ns per kernel, median (min-max):\n").unwrap();
+    writeln!(
+        out,
+        "| safe, built graph | raw C++, captured graph | safe / raw |\n| ---: | ---: | ---: |"
+    )
+    .unwrap();
+    if raw.is_empty() {
+        writeln!(out, "| {} | - | - |\n", safe.show(0)).unwrap();
+    } else {
+        let raw = Samples::new(raw);
+        writeln!(
+            out,
+            "| {} | {} | {} |\n",
+            safe.show(0),
+            raw.show(0),
+            ratio(&safe, &raw)
+        )
+        .unwrap();
+        verdicts.push(format!(
+            "built graph replay (issue 57): safe {:.0} ns per kernel, raw C++ captured {:.0}: raw / safe = {:.3}x of raw speed",
+            safe.median(),
+            raw.median(),
+            raw.median() / safe.median()
+        ));
+    }
+    // One node changed (the 50th: a new configuration, the same kernel) against a new instantiation.
+    let updates = if quick { 20 } else { 200 };
+    let (mut update_ns, mut instantiate_ns) = (Vec::new(), Vec::new());
+    for i in 0..updates {
+        let cfg = LaunchConfig::new(1, if i % 2 == 0 { 32 } else { 64 });
+        let t = Instant::now();
+        // SAFETY: as above; `empty` runs with any block size.
+        unsafe {
+            exec.set_kernel_node_params(
+                &graph,
+                nodes[KERNELS / 2],
+                &k.empty,
+                &cfg,
+                &mut LaunchArgs::new(),
+            )
+        }
+        .map_err(e)?;
+        update_ns.push(t.elapsed().as_nanos() as f64);
+        let t = Instant::now();
+        let fresh = graph.instantiate().map_err(e)?;
+        instantiate_ns.push(t.elapsed().as_nanos() as f64);
+        drop(fresh);
+    }
+    exec.launch(&stream).map_err(e)?;
+    stream.synchronize().map_err(e)?;
+    let (u, i) = (Samples::new(update_ns), Samples::new(instantiate_ns));
+    writeln!(
+        out,
+        "Changing one kernel node of the built graph, median (min-max) of {updates}, us:\n"
+    )
+    .unwrap();
+    writeln!(out, "| `GraphExec::set_kernel_node_params` | `Graph::instantiate` | instantiate / update |\n| ---: | ---: | ---: |").unwrap();
+    writeln!(
+        out,
+        "| {} | {} | {} |\n",
+        u.map(|x| x / 1e3).show(1),
+        i.map(|x| x / 1e3).show(2),
+        ratio(&i, &u)
+    )
+    .unwrap();
     Ok(())
 }
 

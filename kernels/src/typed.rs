@@ -165,6 +165,9 @@ pub fn matmul_f32(
         if let (Some(a_row), Some(b_col)) = (tile.slice(ty * t, t), tile.strided(b_tile + tx, t, t))
         {
             let n = a_row.len().min(b_col.len() as usize);
+            // An index loop on purpose: the iterator forms compile to a loop the backend neither
+            // unrolls nor frees of its checks.
+            #[allow(clippy::needless_range_loop)]
             for j in 0..n {
                 acc += a_row[j] * b_col.get(j as u64).unwrap_or(0.0);
             }
