@@ -31,7 +31,8 @@ fn image(w: usize, h: usize) -> Vec<f32> {
 fn array_of(d: &Device, s: &Stream, texels: &[f32], w: usize, h: usize) -> Array<f32> {
     let mut a = Array::<f32>::zeroed(d, Extent::new(w, h, 0), ArrayFlags::DEFAULT).unwrap();
     let src = DeviceBuffer::from_slice(d, texels).unwrap();
-    s.copy_2d_to_array_async(&src, w * 4, &mut a, (0, 0), w, h)
+    // A 1-D array (h == 0) is one row to a 2-D copy: zero rows would copy nothing.
+    s.copy_2d_to_array_async(&src, w * 4, &mut a, (0, 0), w, h.max(1))
         .unwrap();
     a
 }

@@ -231,6 +231,14 @@ impl Stream {
         }
         let e = size_of::<T>();
         let any_array = s.is_array() || d.is_array();
+        // A pitched side's x position: bytes on AMD, where HIP scales only an array side's x by its
+        // element size (clr's getDrvMemcpy3DDesc); on NVIDIA, elements whenever an array takes part
+        // (CUDA 12.9 on an H100: a pitched destination at x = 1 passed as 4 bytes landed at element 4).
+        let pitched_x = if any_array && crate::PLATFORM == "nvidia" {
+            1
+        } else {
+            e
+        };
         let mut p = sys::hipMemcpy3DParms {
             kind: sys::hipMemcpyDeviceToDevice as _,
             extent: sys::hipExtent {
@@ -250,7 +258,7 @@ impl Stream {
             }
             Shape::Pitched { ptr, pitch, extent } => {
                 p.srcPtr = pitched(ptr, pitch, e, extent);
-                p.srcPos = pos(src_at, e);
+                p.srcPos = pos(src_at, pitched_x);
             }
         }
         match d.0 {
@@ -260,7 +268,7 @@ impl Stream {
             }
             Shape::Pitched { ptr, pitch, extent } => {
                 p.dstPtr = pitched(ptr, pitch, e, extent);
-                p.dstPos = pos(dst_at, e);
+                p.dstPos = pos(dst_at, pitched_x);
             }
         }
         let op = self.begin_op();
