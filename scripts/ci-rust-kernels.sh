@@ -20,7 +20,7 @@ fp='_hk[0-9a-f]{16}'
 typed=(affine_f32 block_sum_u32 count_once linear_ids matmul_f32 saxpy_f32 saxpy_f64 scale_chunks_f32 vector_add)
 # The #[kernel]s with a Shared handle: their barriers are checked below.
 shared=(block_sum_u32 matmul_f32)
-kernels=(matmul_f32_unchecked saxpy_f32 saxpy_f64 vector_add "${typed[@]/%/$fp}")
+kernels=(matmul_f32_unchecked matmul_f32_unchecked_pb saxpy_f32 saxpy_f64 vector_add "${typed[@]/%/$fp}")
 fail() { echo "ci-rust-kernels: $*" >&2; exit 1; }
 
 rust_kernels_ci() {

@@ -27,8 +27,9 @@ const PTX: &[u8] = include_bytes!("../kernels/prebuilt/hip_rs_kernels-sm_70.ptx"
 /// `#[kernel]`'s name is its host handle's: the committed code objects were built from the same
 /// signatures as the launchers compiled here. A `Shared` takes no argument (it is the launch's dynamic
 /// shared memory).
-const EXPECTED: [(&str, &[u64]); 13] = [
+const EXPECTED: [(&str, &[u64]); 14] = [
     ("matmul_f32_unchecked", &[8; 6]), // *const f32 x2, *mut f32, m, n, k: u64
+    ("matmul_f32_unchecked_pb", &[8; 6]), // the same, with the per-thread barrier
     ("saxpy_f32", &[4, 8, 8, 8]),      // f32, *const f32, *mut f32, u64
     ("saxpy_f64", &[8, 8, 8, 8]),      // f64, *const f64, *mut f64, u64
     ("vector_add", &[8, 8, 8, 8]),     // *const f32, *const f32, *mut f32, u64
@@ -61,7 +62,7 @@ fn check(ks: &[Kernel], target: &str) {
 }
 
 #[test]
-fn amd_code_objects_are_amdgpu_elf_with_the_thirteen_kernels() {
+fn amd_code_objects_are_amdgpu_elf_with_the_fourteen_kernels() {
     for (image, target) in [(GFX90A, "gfx90a"), (GFX1100, "gfx1100")] {
         assert_eq!(&image[..4], b"\x7fELF");
         assert_eq!(u16::from_le_bytes([image[0x12], image[0x13]]), EM_AMDGPU);
@@ -94,13 +95,13 @@ fn amd_code_objects_are_amdgpu_elf_with_the_thirteen_kernels() {
 fn the_bundle_holds_both_gfx_targets() {
     assert!(BUNDLE.starts_with(b"__CLANG_OFFLOAD_BUNDLE__"));
     let ks = kernels(BUNDLE).unwrap();
-    assert_eq!(ks.len(), 26);
+    assert_eq!(ks.len(), 2 * EXPECTED.len());
     check(&ks, "gfx90a");
     check(&ks, "gfx1100");
 }
 
 #[test]
-fn the_ptx_has_the_thirteen_entries_for_sm_70() {
+fn the_ptx_has_the_fourteen_entries_for_sm_70() {
     let text = std::str::from_utf8(PTX).unwrap();
     assert!(text.contains(".version 7.0") && text.contains(".target sm_70"));
     check(&kernels(PTX).unwrap(), "sm_70");

@@ -4,7 +4,7 @@
 //! The kernels here are raw `extern "gpu-kernel"` functions exported under their plain names
 //! (`#[no_mangle]`), so the host finds them with `Module::function("vector_add")` and launches them under
 //! `unsafe`: they stay as the unchecked twins of the `#[kernel]` ones in [`typed`] (`vector_add`,
-//! `saxpy_f32`/`_f64`, `matmul_f32_unchecked`), which benchmarks compare (the checks' cost) and the
+//! `saxpy_f32`/`_f64`, `matmul_f32_unchecked` and `matmul_f32_unchecked_pb`), which benchmarks compare (the checks' cost) and the
 //! HIPRTC comparison launches. Every other kernel is a safe `#[kernel]` in [`typed`].
 //!
 //! Built by `hip-kernel-build` (from a `build.rs`) or `scripts/build-rust-kernels.sh`; both need a nightly
@@ -17,7 +17,7 @@
     gpu_launch_sized_workgroup_mem
 )]
 #![cfg_attr(target_arch = "amdgpu", feature(stdarch_amdgpu))]
-#![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx))]
+#![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx, link_llvm_intrinsics))]
 #![allow(internal_features)]
 
 mod gpu;
@@ -92,6 +92,65 @@ pub unsafe extern "gpu-kernel" fn matmul_f32_unchecked(
     n: u64,
     k: u64,
 ) {
+    // SAFETY: the caller's contract, and every thread of the block reaches each barrier.
+    unsafe { matmul_tiles(a, b, c, m, n, k, || gpu::sync_threads()) }
+}
+
+/// [`matmul_f32_unchecked`] with the `#[kernel]`s' barrier on NVIDIA: `barrier.sync 0`, where each thread
+/// arrives on its own (what `Shared::sync` uses), instead of the aligned `bar.sync`. The benchmark's third
+/// side, which tells the barrier's cost from the checks'. On AMD the same code as the twin.
+///
+/// # Safety
+/// As [`matmul_f32_unchecked`].
+#[no_mangle]
+pub unsafe extern "gpu-kernel" fn matmul_f32_unchecked_pb(
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    m: u64,
+    n: u64,
+    k: u64,
+) {
+    // SAFETY: the caller's contract; the barrier is reached by every thread of the block.
+    unsafe { matmul_tiles(a, b, c, m, n, k, per_thread_barrier) }
+}
+
+#[cfg(target_arch = "nvptx64")]
+extern "C" {
+    /// `barrier.sync 0` without `.aligned` (as `hip_rs_kernel_types::gpu`'s `Shared` barrier).
+    #[link_name = "llvm.nvvm.barrier.cta.sync.all"]
+    fn barrier_cta_sync_all(id: u32);
+}
+
+/// The per-thread barrier on NVIDIA; `gpu::sync_threads` elsewhere.
+#[inline(always)]
+fn per_thread_barrier() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a non-aligned barrier, defined for any arrival on sm_70 and later.
+    unsafe {
+        barrier_cta_sync_all(0)
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: reached by every thread of the block (matmul_tiles' loop is uniform across the block).
+    unsafe {
+        gpu::sync_threads()
+    };
+}
+
+/// The tiled product of both raw twins, with `barrier` between the tile's write and read phases.
+///
+/// # Safety
+/// As [`matmul_f32_unchecked`]; `barrier` synchronizes the block.
+#[inline(always)]
+unsafe fn matmul_tiles(
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    m: u64,
+    n: u64,
+    k: u64,
+    barrier: impl Fn(),
+) {
     let tiles: *mut f32 = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<f32>();
     let t = u64::from(gpu::block_dim_x());
     let (tx, ty) = (
@@ -114,11 +173,11 @@ pub unsafe extern "gpu-kernel" fn matmul_f32_unchecked(
         } else {
             0.0
         };
-        gpu::sync_threads();
+        barrier();
         for j in 0..t {
             acc += *tiles.add((ty * t + j) as usize) * *tiles.add(b_tile + (j * t + tx) as usize);
         }
-        gpu::sync_threads();
+        barrier();
         kt += t;
     }
     if row < m && col < n {

@@ -186,7 +186,7 @@ fn run(n: usize) -> hip::Result<()> {
         ht.median() - hr.median(),
         pair(&h_typed, &h_raw)
     );
-    let (mt, mr) = matmul(&device, &module, &stream)?;
+    let (mt, mr, mp) = matmul(&device, &module, &stream)?;
     let (dt, dr) = (Samples::new(d_typed.clone()), Samples::new(d_raw.clone()));
     println!("| device time per launch (us), {n} f32, {ROUNDS} rounds x {DEVICE_LAUNCHES} | median (min-max) |");
     println!("|---|---:|");
@@ -206,7 +206,19 @@ fn run(n: usize) -> hip::Result<()> {
         st.show(2)
     );
     println!("| matmul_f32_unchecked (raw pointers) | {} |", sr.show(2));
+    println!(
+        "| matmul_f32_unchecked_pb (raw pointers, the typed kernels' per-thread barrier on NVIDIA) | {} |",
+        Samples::new(mp.clone()).show(2)
+    );
     println!("typed / unchecked (paired): {}", pair(&mt, &mr));
+    println!(
+        "unchecked_pb / unchecked (paired: the barrier's share): {}",
+        pair(&mp, &mr)
+    );
+    println!(
+        "typed / unchecked_pb (paired: the checks' share): {}",
+        pair(&mt, &mp)
+    );
     Ok(())
 }
 
@@ -214,15 +226,28 @@ fn run(n: usize) -> hip::Result<()> {
 const MM: usize = 1024;
 const MM_LAUNCHES: u32 = 10;
 
-/// The typed tiled matmul against its unchecked twin: results checked, then paired device times (us).
-fn matmul(device: &Device, module: &Module, stream: &Stream) -> hip::Result<(Vec<f64>, Vec<f64>)> {
+/// Which matmul a timing launches.
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    Typed,
+    Unchecked,
+    /// The unchecked twin with the typed kernels' barrier (`matmul_f32_unchecked_pb`).
+    UncheckedPb,
+}
+
+/// Device times (us) of the typed, the unchecked and the unchecked-with-per-thread-barrier matmul.
+type MatmulTimes = (Vec<f64>, Vec<f64>, Vec<f64>);
+
+/// The typed tiled matmul against its unchecked twins: results checked, then paired device times (us).
+fn matmul(device: &Device, module: &Module, stream: &Stream) -> hip::Result<MatmulTimes> {
     let typed = typed::matmul_f32::load(module)?;
     let raw = module.function("matmul_f32_unchecked")?;
+    let raw_pb = module.function("matmul_f32_unchecked_pb")?;
     let config = typed::matmul_f32::with_shared(LaunchConfig::new(
         ((MM / 16) as u32, (MM / 16) as u32),
         (16, 16),
     ))?;
-    let launch = |typed_side: bool,
+    let launch = |side: Side,
                   n: usize,
                   a: &DeviceBuffer<f32>,
                   b: &DeviceBuffer<f32>,
@@ -233,9 +258,14 @@ fn matmul(device: &Device, module: &Module, stream: &Stream) -> hip::Result<(Vec
             grid: ((n as u32).div_ceil(16), (n as u32).div_ceil(16)).into(),
             ..config
         };
-        if typed_side {
+        if side == Side::Typed {
             return typed.launch(stream, &config, n64, n64, n64, a, b, c, n64);
         }
+        let raw = if side == Side::Unchecked {
+            &raw
+        } else {
+            &raw_pb
+        };
         let mut args = LaunchArgs::new();
         args.arg(a).arg(b).arg_mut(c).arg(&n64).arg(&n64).arg(&n64);
         // SAFETY: matmul_f32_unchecked(a, b, c, m, n, k) over n x n matrices, 16 x 16 blocks, 2 tiles of
@@ -264,7 +294,11 @@ fn matmul(device: &Device, module: &Module, stream: &Stream) -> hip::Result<(Vec
             want[r * small + c] = acc;
         }
     }
-    for (name, side) in [("typed matmul_f32", true), ("matmul_f32_unchecked", false)] {
+    for (name, side) in [
+        ("typed matmul_f32", Side::Typed),
+        ("matmul_f32_unchecked", Side::Unchecked),
+        ("matmul_f32_unchecked_pb", Side::UncheckedPb),
+    ] {
         let mut dc = DeviceBuffer::<f32>::zeroed(device, small * small)?;
         launch(side, small, &da, &db, &mut dc)?;
         if dc.to_vec()? != want {
@@ -284,15 +318,18 @@ fn matmul(device: &Device, module: &Module, stream: &Stream) -> hip::Result<(Vec
         DeviceBuffer::<f32>::zeroed(device, MM * MM)?,
         DeviceBuffer::<f32>::zeroed(device, MM * MM)?,
     );
-    launch(true, MM, &da, &db, &mut c1)?;
-    launch(false, MM, &da, &db, &mut c2)?;
-    if c1.to_vec()? != c2.to_vec()? {
+    let mut c3 = DeviceBuffer::<f32>::zeroed(device, MM * MM)?;
+    launch(Side::Typed, MM, &da, &db, &mut c1)?;
+    launch(Side::Unchecked, MM, &da, &db, &mut c2)?;
+    launch(Side::UncheckedPb, MM, &da, &db, &mut c3)?;
+    let want = c2.to_vec()?;
+    if c1.to_vec()? != want || c3.to_vec()? != want {
         return Err(hip::Error::InvalidLaunch(
-            "typed and unchecked matmul differ at 1024^3".into(),
+            "the three matmuls differ at 1024^3".into(),
         ));
     }
     let (start, stop) = (Event::with_timing(device)?, Event::with_timing(device)?);
-    let time = |side: bool, c: &mut DeviceBuffer<f32>| -> hip::Result<f64> {
+    let time = |side: Side, c: &mut DeviceBuffer<f32>| -> hip::Result<f64> {
         start.record(stream)?;
         for _ in 0..MM_LAUNCHES {
             launch(side, MM, &da, &db, c)?;
@@ -301,16 +338,18 @@ fn matmul(device: &Device, module: &Module, stream: &Stream) -> hip::Result<(Vec
         stop.synchronize()?;
         Ok(f64::from(start.elapsed_ms(&stop)?) * 1e3 / f64::from(MM_LAUNCHES))
     };
-    time(true, &mut c1)?;
-    time(false, &mut c1)?;
-    let (mut t, mut r) = (Vec::new(), Vec::new());
-    for round in 0..ROUNDS {
-        let first = round % 2 == 0;
-        let x = time(first, &mut c1)?;
-        let y = time(!first, &mut c1)?;
-        let (tt, rr) = if first { (x, y) } else { (y, x) };
-        t.push(tt);
-        r.push(rr);
+    let sides = [Side::Typed, Side::Unchecked, Side::UncheckedPb];
+    for side in sides {
+        time(side, &mut c1)?;
     }
-    Ok((t, r))
+    let mut times: [Vec<f64>; 3] = Default::default();
+    for round in 0..ROUNDS {
+        // Each round starts with another side: every side goes first, second and third equally often.
+        for k in 0..3 {
+            let which = (round + k) % 3;
+            times[which].push(time(sides[which], &mut c1)?);
+        }
+    }
+    let [t, r, p] = times;
+    Ok((t, r, p))
 }
