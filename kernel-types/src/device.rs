@@ -14,6 +14,7 @@ use core::marker::PhantomData;
 
 #[doc(hidden)]
 pub use crate::shared::launch_sized_shared;
+use crate::shared::strided_fits;
 pub use crate::shared::{Shared, SharedRead, Strided, StridedIter};
 
 mod sealed {
@@ -90,6 +91,39 @@ impl<T: DeviceValue> In<'_, T> {
         } else {
             None
         }
+    }
+}
+
+impl<'a, T: DeviceValue> In<'a, T> {
+    /// Elements `start .. start + len` as a view of their own (`None` unless inside this one): one
+    /// check here, and reads of the sub-view check only against its own length (`get(i)`: `i < len`),
+    /// which a kernel's own loop bound often already implies.
+    ///
+    /// ```ignore
+    /// // Row `r` of a row-major m x k matrix; `row.get(j)` is `a[r * k + j]` for j < k.
+    /// let row = r.checked_mul(k).and_then(|start| a.slice(start, k));
+    /// ```
+    #[inline(always)]
+    pub fn slice(&self, start: u64, len: u64) -> Option<In<'a, T>> {
+        let end = start.checked_add(len)?;
+        // SAFETY: start + len <= self.len: the sub-view's elements are this view's (same contract).
+        (end <= self.len).then(|| unsafe { In::from_raw_parts(self.ptr.add(start as usize), len) })
+    }
+
+    /// The `count` elements `start, start + stride, ..` (a column of a row-major matrix, for `stride` its
+    /// row length), or `None` unless the last of them is inside this view (computed without overflow).
+    /// Checked once here; the view's `get(i)` checks only `i < count`.
+    ///
+    /// ```ignore
+    /// // Column `c` of a row-major k x n matrix; `col.get(j)` is `b[j * n + c]` for j < k.
+    /// let col = b.strided(c, n, k);
+    /// ```
+    #[inline(always)]
+    pub fn strided(&self, start: u64, stride: u64, count: u64) -> Option<Strided<'a, T>> {
+        // SAFETY: strided_fits: every element of the view is one of this view's, which are readable and
+        // unwritten for 'a (from_raw_parts' contract).
+        strided_fits(start, stride, count, self.len)
+            .then(|| unsafe { Strided::from_raw(self.ptr.add(start as usize), stride, count) })
     }
 }
 
@@ -404,6 +438,27 @@ mod tests {
     extern crate std;
     use crate::gpu::GridStride;
     use std::{vec, vec::Vec};
+
+    #[test]
+    fn input_sub_views_are_checked_once_against_the_input() {
+        // A 3 x 4 row-major matrix in host memory standing in for an input buffer.
+        let m: Vec<f32> = (0..12).map(|i| i as f32).collect();
+        // SAFETY: 12 readable f32 that nothing writes while the view lives.
+        let a = unsafe { super::In::from_raw_parts(m.as_ptr(), 12) };
+        let row = a.slice(4, 4).unwrap();
+        assert_eq!(
+            (row.len(), row.get(0), row.get(3), row.get(4)),
+            (4, Some(4.0), Some(7.0), None)
+        );
+        assert!(a.slice(9, 4).is_none()); // one past the end
+        assert!(a.slice(12, 0).is_some_and(|v| v.is_empty()));
+        assert!(a.slice(u64::MAX, 2).is_none()); // start + len overflows
+        let col = a.strided(2, 4, 3).unwrap();
+        assert_eq!(col.iter().collect::<Vec<_>>(), [2.0, 6.0, 10.0]);
+        assert_eq!(col.get(3), None);
+        assert!(a.strided(4, 4, 3).is_none()); // 4, 8, 12: one past the end
+        assert!(a.strided(1, u64::MAX, 2).is_none()); // the offset overflows
+    }
 
     /// How many threads of a launch of `threads` reach each element (grid-stride over chunks).
     fn chunk_owners(threads: u64, n: u64, len: u64) -> Vec<u8> {

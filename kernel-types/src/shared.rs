@@ -210,20 +210,10 @@ impl<'a, T: DeviceValue, const K: usize> SharedRead<'a, T, K> {
     /// ```
     #[inline(always)]
     pub fn strided(&self, start: u64, stride: u64, count: u64) -> Option<Strided<'_, T>> {
-        let fits = match count.checked_sub(1) {
-            None => start <= self.len(),
-            Some(last) => last
-                .checked_mul(stride)
-                .and_then(|offset| offset.checked_add(start))
-                .is_some_and(|end| end < self.len()),
-        };
-        fits.then(|| Strided {
-            // SAFETY: start <= K B (checked above either way): inside the slots or one past them.
-            ptr: unsafe { self.ptr.add(start as usize) },
-            stride: stride as usize,
-            count: count as usize,
-            _data: PhantomData,
-        })
+        // SAFETY: strided_fits: start <= K B, and every element of the view is a slot of this phase,
+        // read-only while the view borrows it.
+        strided_fits(start, stride, count, self.len())
+            .then(|| unsafe { Strided::from_raw(self.ptr.add(start as usize), stride, count) })
     }
 
     /// Wait for every thread of the block (all reads of this phase done), then write this thread's slots
@@ -252,20 +242,48 @@ impl<T: DeviceValue, const K: usize> core::ops::Index<u64> for SharedRead<'_, T,
     }
 }
 
-/// A read-only view of `count` slots of a read phase, `stride` apart ([`SharedRead::strided`]): bounds
-/// checked once, when it was made, so [`iter`](Strided::iter) reads every element with no check and
-/// [`get`](Strided::get) checks only `i < len()`. It borrows the read phase it came from, so that phase's
-/// `sync` waits until it is gone.
+/// A read-only view of `count` elements `stride` apart, of a shared-memory read phase
+/// ([`SharedRead::strided`]) or of an input ([`In::strided`](crate::device::In::strided)): bounds checked
+/// once, when it was made, so [`iter`](Strided::iter) reads every element with no check and
+/// [`get`](Strided::get) checks only `i < len()`. It borrows what it came from (a read phase's `sync`
+/// waits until it is gone).
 #[derive(Clone, Copy)]
 pub struct Strided<'r, T: DeviceValue> {
-    // Invariant: for every i < count, ptr + i * stride is a slot of the read phase this borrows.
+    // Invariant: for every i < count, ptr + i * stride is an element this view borrows, read-only for 'r.
     ptr: *const T,
     stride: usize,
     count: usize,
     _data: PhantomData<&'r [T]>,
 }
 
+/// Whether `count` elements `stride` apart from `start` lie below `len` (computed without overflow; with
+/// `count == 0`, whether `start <= len`).
+#[inline(always)]
+pub(crate) fn strided_fits(start: u64, stride: u64, count: u64, len: u64) -> bool {
+    match count.checked_sub(1) {
+        None => start <= len,
+        Some(last) => last
+            .checked_mul(stride)
+            .and_then(|offset| offset.checked_add(start))
+            .is_some_and(|end| end < len),
+    }
+}
+
 impl<'r, T: DeviceValue> Strided<'r, T> {
+    /// The view of `count` elements `stride` apart from `ptr`.
+    ///
+    /// # Safety
+    /// Each `ptr + i * stride` (`i < count`) is a readable, initialised `T` that nothing writes for `'r`.
+    #[inline(always)]
+    pub(crate) unsafe fn from_raw(ptr: *const T, stride: u64, count: u64) -> Self {
+        Strided {
+            ptr,
+            stride: stride as usize,
+            count: count as usize,
+            _data: PhantomData,
+        }
+    }
+
     /// How many elements the view has (its `count`).
     #[inline(always)]
     pub fn len(&self) -> u64 {

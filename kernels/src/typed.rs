@@ -140,36 +140,37 @@ pub fn matmul_f32(
     );
     let (row, col) = (gpu::global_id_y(), gpu::global_id_x());
     let b_tile = t * t;
+    // My row of a and my column of b, each bounds-checked once: a tile load then checks only
+    // `kt + tx < k` (`kt + ty < k`), as the unchecked twin does, and keeps one pointer per matrix.
+    let a_row = if row < m {
+        row.checked_mul(k).and_then(|start| a.slice(start, k))
+    } else {
+        None
+    };
+    let b_col = if col < n { b.strided(col, n, k) } else { None };
     let mut acc = 0.0f32;
     let mut kt = 0;
     while kt < k {
         // My slot (ty t + tx) of the a tile: a[row][kt + tx]; of the b tile: b[kt + ty][col].
         if let Some(slot) = tiles.mine(0) {
-            *slot = if row < m && kt + tx < k {
-                a.get(row * k + kt + tx).unwrap_or(0.0)
-            } else {
-                0.0
-            };
+            *slot = a_row.and_then(|r| r.get(kt + tx)).unwrap_or(0.0);
         }
         if let Some(slot) = tiles.mine(1) {
-            *slot = if col < n && kt + ty < k {
-                b.get((kt + ty) * n + col).unwrap_or(0.0)
-            } else {
-                0.0
-            };
+            *slot = b_col.and_then(|c| c.get(kt + ty)).unwrap_or(0.0);
         }
         let tile = tiles.sync();
         // My row of the a tile and my column of the b tile, each bounds-checked once here. Both are `t`
-        // long, so the loop bound `n` is both lengths: the compiler proves every `j` inside them, drops
+        // long, so the loop bound `len` is both lengths: the compiler proves every `j` inside them, drops
         // the per-element checks and unrolls the loop as it does the unchecked twin's.
-        if let (Some(a_row), Some(b_col)) = (tile.slice(ty * t, t), tile.strided(b_tile + tx, t, t))
+        if let (Some(tile_row), Some(tile_col)) =
+            (tile.slice(ty * t, t), tile.strided(b_tile + tx, t, t))
         {
-            let n = a_row.len().min(b_col.len() as usize);
+            let len = tile_row.len().min(tile_col.len() as usize);
             // An index loop on purpose: the iterator forms compile to a loop the backend neither
             // unrolls nor frees of its checks.
             #[allow(clippy::needless_range_loop)]
-            for j in 0..n {
-                acc += a_row[j] * b_col.get(j as u64).unwrap_or(0.0);
+            for j in 0..len {
+                acc += tile_row[j] * tile_col.get(j as u64).unwrap_or(0.0);
             }
         }
         tiles = tile.sync();

@@ -186,7 +186,7 @@ fn run(n: usize) -> hip::Result<()> {
         ht.median() - hr.median(),
         pair(&h_typed, &h_raw)
     );
-    let (mt, mr, mp) = matmul(&device, &module, &stream)?;
+    let (mt, mr, mp, mo) = matmul(&device, &module, &stream)?;
     let (dt, dr) = (Samples::new(d_typed.clone()), Samples::new(d_raw.clone()));
     println!("| device time per launch (us), {n} f32, {ROUNDS} rounds x {DEVICE_LAUNCHES} | median (min-max) |");
     println!("|---|---:|");
@@ -219,6 +219,18 @@ fn run(n: usize) -> hip::Result<()> {
         "typed / unchecked_pb (paired: the checks' share): {}",
         pair(&mt, &mp)
     );
+    println!(
+        "| matmul_f32_unchecked at the typed kernel's occupancy (padded shared memory) | {} |",
+        Samples::new(mo.clone()).show(2)
+    );
+    println!(
+        "unchecked at typed occupancy / unchecked (paired: occupancy's share): {}",
+        pair(&mo, &mr)
+    );
+    println!(
+        "typed / unchecked at typed occupancy (paired: what is left): {}",
+        pair(&mt, &mo)
+    );
     Ok(())
 }
 
@@ -233,20 +245,51 @@ enum Side {
     Unchecked,
     /// The unchecked twin with the typed kernels' barrier (`matmul_f32_unchecked_pb`).
     UncheckedPb,
+    /// The unchecked twin given unused dynamic shared memory, so that no more of its blocks fit an SM
+    /// than of the typed kernel's: what the typed kernel's lower occupancy alone costs.
+    UncheckedAtTypedOccupancy,
 }
 
-/// Device times (us) of the typed, the unchecked and the unchecked-with-per-thread-barrier matmul.
-type MatmulTimes = (Vec<f64>, Vec<f64>, Vec<f64>);
+/// Device times (us) of the typed matmul and of each unchecked variant.
+type MatmulTimes = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>);
 
 /// The typed tiled matmul against its unchecked twins: results checked, then paired device times (us).
 fn matmul(device: &Device, module: &Module, stream: &Stream) -> hip::Result<MatmulTimes> {
     let typed = typed::matmul_f32::load(module)?;
     let raw = module.function("matmul_f32_unchecked")?;
     let raw_pb = module.function("matmul_f32_unchecked_pb")?;
+    // What the compiled kernels cost the SM: registers per thread and resident 16 x 16 blocks.
+    for name in [
+        typed::matmul_f32::NAME,
+        "matmul_f32_unchecked",
+        "matmul_f32_unchecked_pb",
+    ] {
+        let f = module.function(name)?;
+        let blocks = f.max_active_blocks_per_multiprocessor(256, 2 * 256 * 4)?;
+        println!(
+            "{name}: {} registers per thread, {blocks} blocks of 256 threads per SM",
+            f.num_regs()?
+        );
+    }
     let config = typed::matmul_f32::with_shared(LaunchConfig::new(
         ((MM / 16) as u32, (MM / 16) as u32),
         (16, 16),
     ))?;
+    // The least dynamic shared memory with which the unchecked kernel's resident blocks per SM drop to
+    // the typed kernel's (a typed launch needs 2 KiB).
+    let typed_blocks = module
+        .function(typed::matmul_f32::NAME)?
+        .max_active_blocks_per_multiprocessor(256, 2048)?;
+    let mut padded = 2048usize;
+    while raw.max_active_blocks_per_multiprocessor(256, padded)? > typed_blocks
+        && padded < 48 * 1024
+    {
+        padded += 256;
+    }
+    println!(
+        "matmul_f32_unchecked at the typed kernel's occupancy: {padded} B of dynamic shared memory, {} blocks per SM",
+        raw.max_active_blocks_per_multiprocessor(256, padded)?
+    );
     let launch = |side: Side,
                   n: usize,
                   a: &DeviceBuffer<f32>,
@@ -254,17 +297,20 @@ fn matmul(device: &Device, module: &Module, stream: &Stream) -> hip::Result<Matm
                   c: &mut DeviceBuffer<f32>|
      -> hip::Result<()> {
         let n64 = n as u64;
-        let config = LaunchConfig {
+        let mut config = LaunchConfig {
             grid: ((n as u32).div_ceil(16), (n as u32).div_ceil(16)).into(),
             ..config
         };
+        if side == Side::UncheckedAtTypedOccupancy {
+            config.shared_mem_bytes = padded as u32;
+        }
         if side == Side::Typed {
             return typed.launch(stream, &config, n64, n64, n64, a, b, c, n64);
         }
-        let raw = if side == Side::Unchecked {
-            &raw
-        } else {
+        let raw = if side == Side::UncheckedPb {
             &raw_pb
+        } else {
+            &raw
         };
         let mut args = LaunchArgs::new();
         args.arg(a).arg(b).arg_mut(c).arg(&n64).arg(&n64).arg(&n64);
@@ -338,18 +384,23 @@ fn matmul(device: &Device, module: &Module, stream: &Stream) -> hip::Result<Matm
         stop.synchronize()?;
         Ok(f64::from(start.elapsed_ms(&stop)?) * 1e3 / f64::from(MM_LAUNCHES))
     };
-    let sides = [Side::Typed, Side::Unchecked, Side::UncheckedPb];
+    let sides = [
+        Side::Typed,
+        Side::Unchecked,
+        Side::UncheckedPb,
+        Side::UncheckedAtTypedOccupancy,
+    ];
     for side in sides {
         time(side, &mut c1)?;
     }
-    let mut times: [Vec<f64>; 3] = Default::default();
+    let mut times: [Vec<f64>; 4] = Default::default();
     for round in 0..ROUNDS {
-        // Each round starts with another side: every side goes first, second and third equally often.
-        for k in 0..3 {
-            let which = (round + k) % 3;
+        // Each round starts with the next side, so no side always runs first.
+        for k in 0..sides.len() {
+            let which = (round + k) % sides.len();
             times[which].push(time(sides[which], &mut c1)?);
         }
     }
-    let [t, r, p] = times;
-    Ok((t, r, p))
+    let [t, r, p, o] = times;
+    Ok((t, r, p, o))
 }
