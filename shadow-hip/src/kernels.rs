@@ -234,7 +234,9 @@ pub unsafe fn kernel_action(
                 accesses.push((p, 1, Kind::Read));
                 Some(mem)
             }
-            None => crate::vmm::mapped_run(p).or_else(|| find(p).map(|(base, len, _, _)| (base, len))),
+            None => {
+                crate::vmm::mapped_run(p).or_else(|| find(p).map(|(base, len, _, _)| (base, len)))
+            }
         };
         if let Some((base, len)) = target {
             if role == b'r' || role == b'b' {

@@ -23,8 +23,8 @@ mod state;
 mod stream_api;
 mod stream_memop;
 mod streams;
-mod vmm;
 mod texture;
+mod vmm;
 
 use hip_sys as sys;
 
