@@ -4,8 +4,9 @@
 //! round (the order rotates each round), with warm-up outside the timings and results verified.
 //!
 //! `hip-rs-bench [--baseline lib.so] [--csv copies.csv] [--link-gbps N] [--arch ARCH] [--quick] [--launch-only]
-//! [--compile-only]` (`--launch-only`: the launch-cost, memory-model, paired event and graph sections alone,
-//! for iterating on the host path; `--compile-only`: the compile-time section alone)
+//! [--compile-only] [--staged-only]` (`--launch-only`: the launch-cost, memory-model, paired event and graph
+//! sections alone, for iterating on the host path; `--compile-only`: the compile-time section alone;
+//! `--staged-only`: the staged pageable copies alone)
 //!
 //! Prints markdown: launch overhead, copy bandwidth, HIPRTC compile time, event cost, stream overlap, and
 //! whether the targets are met. Without a GPU it runs the compile-time section only. `scripts/bench.sh`
@@ -88,6 +89,7 @@ struct Options {
     quick: bool,
     launch_only: bool,
     compile_only: bool,
+    staged_only: bool,
 }
 
 /// How much each section does; `--quick` shrinks it for a smoke run.
@@ -139,6 +141,7 @@ fn parse_args() -> Result<Options, String> {
             "--quick" => o.quick = true,
             "--launch-only" => o.launch_only = true,
             "--compile-only" => o.compile_only = true,
+            "--staged-only" => o.staged_only = true,
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -203,7 +206,15 @@ fn run(opts: &Options) -> Result<String, String> {
     if let (Some(device), Some(b)) = (&device, &baseline) {
         b.init(device.ordinal())?;
     }
-    if let (Some(device), true) = (&device, opts.launch_only) {
+    if let (Some(device), true) = (&device, opts.staged_only) {
+        beyond::staged_copy_section(
+            &mut out,
+            &mut verdicts,
+            device,
+            baseline.as_ref(),
+            opts.quick,
+        )?;
+    } else if let (Some(device), true) = (&device, opts.launch_only) {
         let kernels = compile_kernels(device, &arch).map_err(e)?;
         let (b, q) = (baseline.as_ref(), opts.quick);
         launch_cost::section(&mut out, &mut verdicts, device, &kernels, b, q)?;
@@ -237,7 +248,7 @@ fn run(opts: &Options) -> Result<String, String> {
         events::section(&mut out, &mut verdicts, device, b, q)?;
         beyond::graph_section(&mut out, &mut verdicts, device, &kernels, b, q)?;
     }
-    if !opts.launch_only {
+    if !opts.launch_only && !opts.staged_only {
         compile::section(&mut out, &mut verdicts, baseline.as_ref(), &arch, &plan)?;
     }
 
