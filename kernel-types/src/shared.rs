@@ -296,11 +296,11 @@ impl<'r, T: DeviceValue> Strided<'r, T> {
         self.count == 0
     }
 
-    /// Element `i` (slot `start + i * stride`), or `None` when `i >= len()`.
+    /// Element `i` (element `start + i * stride` of what it views), or `None` when `i >= len()`.
     #[inline(always)]
     pub fn get(&self, i: u64) -> Option<T> {
         if i < self.count as u64 {
-            // SAFETY: i < count: the struct's invariant makes ptr + i stride a slot of a read phase.
+            // SAFETY: i < count: the struct's invariant makes ptr + i stride an element it borrows.
             Some(unsafe { self.ptr.add(i as usize * self.stride).read() })
         } else {
             None
@@ -340,7 +340,7 @@ impl<T: DeviceValue> Iterator for StridedIter<'_, T> {
         let i = self.next;
         if i < self.view.count {
             self.next = i + 1;
-            // SAFETY: i < count: the view's invariant makes ptr + i stride a slot of a read phase.
+            // SAFETY: i < count: the view's invariant makes ptr + i stride an element it borrows.
             Some(unsafe { self.view.ptr.add(i * self.view.stride).read() })
         } else {
             None

@@ -1,7 +1,7 @@
 //! Which mechanism wakes the futures created from now on: the completion reactor (`reactor.rs`, the
-//! default) or a waiting thread per stream (`waiter.rs`). Chosen at run time, so one process can measure both
-//! (`examples/futures_bench.rs` alternates them); `HIP_RS_FUTURE_WAKE=reactor|thread` sets the starting
-//! choice, read once.
+//! default) or a waiting thread per stream (`waiter.rs`). Chosen at run time, so one process can measure
+//! both (`examples/futures_bench.rs` alternates them); `HIP_RS_FUTURE_WAKE=reactor|thread` sets the
+//! starting choice, read once.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
