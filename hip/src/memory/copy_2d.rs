@@ -2,13 +2,16 @@
 //! host memory and the device. Every pitch, width and height is checked against both sides before HIP
 //! is called; the copies to and from arrays are in [`crate::texture`].
 
-use super::tracking::use_both;
+use super::tracking::{use_both, Allocation};
 use super::{Access, DeviceCopy, DeviceMemory, DeviceMemoryMut, HostMemory, HostMemoryMut};
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::event::same_device;
 use crate::result;
 use crate::stream::Stream;
 use hip_sys as sys;
+use std::ffi::c_void;
+use std::sync::Arc;
 
 /// The bytes of a row of `width` elements of `T`: [`Error::InvalidArgument`] naming `what` when they
 /// overflow.
@@ -92,50 +95,29 @@ impl Stream {
         width: usize,
         height: usize,
     ) -> Result<()> {
-        const CALL: &str = "hipMemcpy2DAsync";
         let row = row_bytes::<T>("hipMemcpy2DAsync width", width)?;
-        check_plane(
-            "hipMemcpy2DAsync source",
+        let src_side = Side::source(
             src.byte_len(),
-            0,
             src_pitch,
-            row,
-            height,
-        )?;
-        check_plane(
-            "hipMemcpy2DAsync destination",
+            src.allocation(),
+            src.device_ptr(),
+        );
+        let dst_side = Side::destination(
             dst.byte_len(),
-            0,
             dst_pitch,
-            row,
-            height,
-        )?;
-        same_device(CALL, self.device(), dst.device())?;
-        if row == 0 || height == 0 {
-            return Ok(());
-        }
-        let op = self.begin_op();
-        use_both(
-            &op,
-            (src.allocation(), Access::Read),
-            (dst.allocation(), Access::Write),
-        )?;
-        self.device().bind()?;
-        // SAFETY: check_plane proved `(height - 1) * pitch + row` bytes fit each side (device memory of
-        // this crate: the sealed traits' pointer and length). `dst` is on the stream's device (current),
-        // `src` on it or a peer. The stream waits for the source's writers and the destination's users and
-        // is recorded as a user of both, so neither is freed or used in conflict before the copy is done
-        // (capturing: the graph keeps both).
+            dst.allocation(),
+            dst.device_ptr(),
+        );
+        // SAFETY: both sides are device memory of this crate (the sealed traits' pointer, length and
+        // allocation, whole from its start); `dst` is on the stream's device (checked), `src` on it or a
+        // peer, both in the space hipMemcpyDeviceToDevice names; `dst` is borrowed mutably.
         unsafe {
-            result::memory::memcpy_2d_async(
-                dst.device_ptr(),
-                dst_pitch,
-                src.device_ptr(),
-                src_pitch,
+            self.copy_2d_sides(
+                (src_side, dst_side),
                 row,
                 height,
+                &[dst.device()],
                 sys::hipMemcpyDeviceToDevice,
-                self.raw(),
             )
         }
     }
@@ -167,50 +149,31 @@ impl Stream {
         width: usize,
         height: usize,
     ) -> Result<()> {
-        const CALL: &str = "hipMemcpy2DAsync";
         let row = row_bytes::<T>("hipMemcpy2DAsync width", width)?;
         let src_len = src.len() * size_of::<T>();
-        check_plane(
-            "hipMemcpy2DAsync source",
+        let src_side = Side::source(
             src_len,
-            0,
             src_pitch,
-            row,
-            height,
-        )?;
-        check_plane(
-            "hipMemcpy2DAsync destination",
+            src.allocation(),
+            src.host_ptr().cast_mut().cast(),
+        );
+        let dst_side = Side::destination(
             dst.byte_len(),
-            0,
             dst_pitch,
-            row,
-            height,
-        )?;
-        same_device(CALL, self.device(), dst.device())?;
-        same_device(CALL, self.device(), src.device())?;
-        if row == 0 || height == 0 {
-            return Ok(());
-        }
-        let op = self.begin_op();
-        use_both(
-            &op,
-            (src.allocation(), Access::Read),
-            (dst.allocation(), Access::Write),
-        )?;
-        self.device().bind()?;
-        // SAFETY: extents as in copy_2d_async; `src` is pinned host memory of `src_len` bytes (a live
-        // buffer or view of this crate) that the host writes (`as_mut_slice`) only after this copy,
-        // recorded as its reader, is done; refused on a capturing stream by `use_both` (host-visible).
+            dst.allocation(),
+            dst.device_ptr(),
+        );
+        // SAFETY: `src` is pinned host memory of `src_len` bytes (a live buffer or view of this crate)
+        // that the host writes (`as_mut_slice`) only after this copy, recorded as its reader, is done;
+        // a capturing stream is refused by `use_both` (host-visible memory). `dst` is device memory of
+        // this crate, borrowed mutably; both on the stream's device (checked).
         unsafe {
-            result::memory::memcpy_2d_async(
-                dst.device_ptr(),
-                dst_pitch,
-                src.host_ptr().cast(),
-                src_pitch,
+            self.copy_2d_sides(
+                (src_side, dst_side),
                 row,
                 height,
+                &[dst.device(), src.device()],
                 sys::hipMemcpyHostToDevice,
-                self.raw(),
             )
         }
     }
@@ -240,50 +203,106 @@ impl Stream {
         width: usize,
         height: usize,
     ) -> Result<()> {
-        const CALL: &str = "hipMemcpy2DAsync";
         let row = row_bytes::<T>("hipMemcpy2DAsync width", width)?;
-        let dst_len = dst.len() * size_of::<T>();
-        check_plane(
-            "hipMemcpy2DAsync source",
+        let (dst_len, dst_ptr) = (dst.len() * size_of::<T>(), dst.host_mut_ptr().cast());
+        let src_side = Side::source(
             src.byte_len(),
-            0,
             src_pitch,
-            row,
-            height,
-        )?;
-        check_plane(
-            "hipMemcpy2DAsync destination",
-            dst_len,
-            0,
-            dst_pitch,
-            row,
-            height,
-        )?;
-        same_device(CALL, self.device(), src.device())?;
-        same_device(CALL, self.device(), dst.device())?;
+            src.allocation(),
+            src.device_ptr(),
+        );
+        let dst_side = Side::destination(dst_len, dst_pitch, dst.allocation(), dst_ptr);
+        // SAFETY: as in copy_2d_from_host_async, the other way: `dst` is pinned memory of `dst_len`
+        // bytes, borrowed mutably, which the host reads or writes only after this copy, recorded as its
+        // writer, is done; both on the stream's device (checked).
+        unsafe {
+            self.copy_2d_sides(
+                (src_side, dst_side),
+                row,
+                height,
+                &[src.device(), dst.device()],
+                sys::hipMemcpyDeviceToHost,
+            )
+        }
+    }
+
+    /// What every 2-D copy does once its sides are known: check each side's rows against its memory,
+    /// check the devices in `devices` against the stream's, order the source as read and the
+    /// destination as written, then `hipMemcpy2DAsync` of `height` rows of `row` bytes.
+    ///
+    /// # Safety
+    /// Each side's `ptr` is the start of its allocation's memory, `len` bytes of it, in the address space
+    /// `kind` names for that side; nothing but this copy writes the destination while it is queued
+    /// (the caller holds it borrowed mutably).
+    unsafe fn copy_2d_sides(
+        &self,
+        (src, dst): (Side<'_>, Side<'_>),
+        row: usize,
+        height: usize,
+        devices: &[&Device],
+        kind: sys::hipMemcpyKind,
+    ) -> Result<()> {
+        for side in [&src, &dst] {
+            check_plane(side.what, side.len, 0, side.pitch, row, height)?;
+        }
+        for device in devices {
+            same_device("hipMemcpy2DAsync", self.device(), device)?;
+        }
         if row == 0 || height == 0 {
             return Ok(());
         }
         let op = self.begin_op();
-        use_both(
-            &op,
-            (src.allocation(), Access::Read),
-            (dst.allocation(), Access::Write),
-        )?;
+        use_both(&op, (src.alloc, Access::Read), (dst.alloc, Access::Write))?;
         self.device().bind()?;
-        // SAFETY: as in copy_2d_from_host_async, the other way: `dst` is pinned memory of `dst_len`
-        // bytes, which the host reads or writes only after this copy, recorded as its writer, is done.
+        // SAFETY: check_plane proved `(height - 1) * pitch + row` bytes fit each side, which the caller
+        // vouches are its allocation's, in the spaces `kind` names; the devices were checked. The stream
+        // waits for the source's writers and the destination's users and is recorded as a user of both,
+        // so neither is freed or used in conflict before the copy is done (capturing: the graph keeps
+        // both; host memory is refused there by `use_both`).
         unsafe {
             result::memory::memcpy_2d_async(
-                dst.host_mut_ptr().cast(),
-                dst_pitch,
-                src.device_ptr(),
-                src_pitch,
+                dst.ptr,
+                dst.pitch,
+                src.ptr,
+                src.pitch,
                 row,
                 height,
-                sys::hipMemcpyDeviceToHost,
+                kind,
                 self.raw(),
             )
+        }
+    }
+}
+
+/// One side of a 2-D copy: its memory's bytes, pitch, allocation and address.
+struct Side<'a> {
+    what: &'static str,
+    len: usize,
+    pitch: usize,
+    alloc: &'a Arc<Allocation>,
+    ptr: *mut c_void,
+}
+
+impl<'a> Side<'a> {
+    fn source(len: usize, pitch: usize, alloc: &'a Arc<Allocation>, ptr: *mut c_void) -> Self {
+        let what = "hipMemcpy2DAsync source";
+        Side {
+            what,
+            len,
+            pitch,
+            alloc,
+            ptr,
+        }
+    }
+
+    fn destination(len: usize, pitch: usize, alloc: &'a Arc<Allocation>, ptr: *mut c_void) -> Self {
+        let what = "hipMemcpy2DAsync destination";
+        Side {
+            what,
+            len,
+            pitch,
+            alloc,
+            ptr,
         }
     }
 }
