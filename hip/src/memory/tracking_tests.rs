@@ -443,7 +443,11 @@ fn mapped_memory_is_reached_from_other_devices_only_by_its_own_grant() {
     // access: the launch check refuses it on other devices as it refuses pool memory. Its release drops
     // the keep only (no HIP call).
     let d = Device::for_unit_tests(4);
-    let mapped = Allocation::new(0x1000 as *mut _, &d, Release::Unmap(Arc::new(())));
+    let mapped = Allocation::new(
+        std::ptr::without_provenance_mut(0x1000),
+        &d,
+        Release::Unmap(Arc::new(())),
+    );
     assert!(mapped.access_is_granted_per_allocation());
     assert!(!mapped.is_stream_ordered());
 }
