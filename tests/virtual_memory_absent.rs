@@ -5,7 +5,9 @@
 //! catch/unit/memory/hipMemPoolImportExport.cc: `*_Negative_Parameters`), which on a GPU answer
 //! `hipErrorInvalidValue` and here, with no device, an error as well. With a device present the same
 //! calls must succeed where tests/gpu_virtual_memory.rs says.
-use hip::result::{pool_share, vmm};
+#[cfg(unix)]
+use hip::result::pool_share;
+use hip::result::vmm;
 use hip::{Device, Error};
 
 /// No usable device here: the tests below check the error paths (they say nothing on a GPU machine).
@@ -62,6 +64,7 @@ fn virtual_memory_calls_answer_an_error_naming_the_call_without_a_device() {
 }
 
 #[test]
+#[cfg(unix)] // file descriptors: pool export/import is Unix-only
 fn pool_export_and_import_answer_an_error_naming_the_call_without_a_device() {
     if !no_device() {
         return;

@@ -136,6 +136,8 @@ fn memory_arguments_are_tracked_as_reads_or_writes_in_order() {
     // Three tracked uses, the second one a write; the untracked argument is not among them.
     assert_eq!(args.uses, 3);
     assert_eq!(args.writes, 0b010);
+    use crate::memory::Access::{Read, Write};
+    assert_eq!([0, 1, 2].map(|i| args.access(i)), [Read, Write, Read]);
     for (i, alloc) in allocs.into_iter().enumerate() {
         // SAFETY: entries ..uses were written by `push`.
         let tracked = unsafe { args.tracked[i].assume_init() };

@@ -238,11 +238,11 @@ impl<T: DeviceCopy> GrowableBuffer<T> {
     ///
     /// ```no_run
     /// # use hip::prelude::*;
-    /// # fn f(x: &mut hip::memory::GrowableBuffer<u8>, stream: &Stream) -> hip::Result<()> {
+    /// # fn f(x: &mut hip::memory::GrowableBuffer<u8>) -> hip::Result<()> {
     /// let old = x.len();
-    /// // SAFETY: the new bytes are filled before anything reads them.
+    /// // SAFETY: the new bytes are written before anything reads them.
     /// unsafe { x.grow_to_uninit(old + 4096)? };
-    /// stream.fill_async(&mut x.slice_mut(old..)?, 0xff)?;
+    /// x.slice_mut(old..)?.copy_from_host(&[0xff; 4096])?;
     /// # Ok(()) }
     /// ```
     pub unsafe fn grow_to_uninit(&mut self, new_len: usize) -> Result<()> {

@@ -155,6 +155,8 @@ impl<T: DeviceCopy> ForeignBuffer<T> {
 
     /// A foreign buffer over `len` elements at `ptr`, released as `alloc` says (a pool pointer imported
     /// from another process, `mem_pool_share`).
+    // Used by the pool import, which is Unix-only (file descriptors).
+    #[cfg_attr(not(unix), allow(dead_code))]
     pub(super) fn from_parts(ptr: DevicePtr, len: usize, alloc: Arc<Allocation>) -> Self {
         ForeignBuffer {
             ptr,

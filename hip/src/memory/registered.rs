@@ -27,7 +27,11 @@ fn page() -> usize {
     static P: OnceLock<usize> = OnceLock::new();
     *P.get_or_init(|| {
         // SAFETY: sysconf has no preconditions.
+        #[cfg(unix)]
         let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        // Windows' pages are 4 KiB on x86-64 (libc has no sysconf there).
+        #[cfg(not(unix))]
+        let p = 4096;
         if p > 0 {
             p as usize
         } else {
