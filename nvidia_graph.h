@@ -6,6 +6,9 @@
  * safe crate makes, so that graphs work through HIP's NVIDIA platform from C and Rust. bindgen wraps them
  * like every other `static inline` HIP function (wrap_static_fns).
  *
+ * Host and event nodes (hipGraphAddHostNode, hipGraphAddEventRecordNode, hipGraphAddEventWaitNode) map
+ * onto calls CUDA 11.1 added.
+ *
  * CUDA 12 changed two of the calls (cudaGraphInstantiate lost its error node and log, cudaGraphExecUpdate
  * returns a struct): both versions are mapped.
  *
@@ -164,6 +167,24 @@ static inline hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* node, hipGrap
                                                    const hipGraphNode_t* deps, size_t count,
                                                    hipGraph_t child) {
     return hipCUDAErrorTohipError(cudaGraphAddChildGraphNode(node, graph, deps, count, child));
+}
+
+static inline hipError_t hipGraphAddHostNode(hipGraphNode_t* node, hipGraph_t graph,
+                                             const hipGraphNode_t* deps, size_t count,
+                                             const hipHostNodeParams* params) {
+    return hipCUDAErrorTohipError(cudaGraphAddHostNode(node, graph, deps, count, params));
+}
+
+static inline hipError_t hipGraphAddEventRecordNode(hipGraphNode_t* node, hipGraph_t graph,
+                                                    const hipGraphNode_t* deps, size_t count,
+                                                    hipEvent_t event) {
+    return hipCUDAErrorTohipError(cudaGraphAddEventRecordNode(node, graph, deps, count, event));
+}
+
+static inline hipError_t hipGraphAddEventWaitNode(hipGraphNode_t* node, hipGraph_t graph,
+                                                  const hipGraphNode_t* deps, size_t count,
+                                                  hipEvent_t event) {
+    return hipCUDAErrorTohipError(cudaGraphAddEventWaitNode(node, graph, deps, count, event));
 }
 
 #endif

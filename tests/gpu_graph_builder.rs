@@ -209,3 +209,112 @@ fn another_stream_is_ordered_after_a_launch_behind_a_slow_kernel() {
         assert_eq!(out.to_vec().unwrap(), vec![0; N], "round {round}");
     }
 }
+
+/// hip-tests: hipGraphAddEventWaitNode / hipGraphAddEventRecordNode / hipGraphAddHostNode functional.
+/// A wait node holds the graph's host node and record back until a spin on another stream (work the
+/// memory model does not see: it touches no memory) records the awaited event; a graph without the wait
+/// runs while the spin still does (nothing serialized the user did not order). Each replay runs the host
+/// closure once, after its dependency.
+#[test]
+fn event_nodes_order_work_the_memory_model_cannot_see_and_host_nodes_run_each_replay() {
+    use common::slow::SPIN_CYCLES;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::Arc;
+    let d = device();
+    let slow = Slow::new(&d);
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let ready = Arc::new(Event::new(&d).unwrap());
+    let done = Arc::new(Event::new(&d).unwrap());
+    let ran = Arc::new(AtomicU32::new(0));
+    let mut g = GraphBuilder::new(&d).unwrap();
+    let wait = g.wait_event(&[], &ready).unwrap();
+    let r = ran.clone();
+    let (host, runs) = g
+        .host(&[wait], move || {
+            r.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    g.record_event(&[host], &done).unwrap();
+    let mut exec = g.build().unwrap().instantiate().unwrap();
+    for round in 1..=3u32 {
+        slow.spin(&a, 5 * SPIN_CYCLES); // about 100 ms
+        ready.record(&a).unwrap();
+        exec.launch(&b).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(
+            !done.query().unwrap(),
+            "round {round}: the graph ran past its wait node"
+        );
+        assert_eq!(ran.load(Ordering::SeqCst), round - 1, "round {round}");
+        done.synchronize().unwrap();
+        assert!(
+            ready.query().unwrap(),
+            "round {round}: done before the awaited spin"
+        );
+        assert_eq!(ran.load(Ordering::SeqCst), round, "round {round}");
+    }
+    assert_eq!((runs.runs(), runs.panics()), (3, 0));
+
+    // Without the wait node: the graph is done while the spin on `a` still runs.
+    let free_done = Arc::new(Event::new(&d).unwrap());
+    let mut g = GraphBuilder::new(&d).unwrap();
+    let r = ran.clone();
+    let (host, _) = g
+        .host(&[], move || {
+            r.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    g.record_event(&[host], &free_done).unwrap();
+    let mut free = g.build().unwrap().instantiate().unwrap();
+    slow.spin(&a, 5 * SPIN_CYCLES);
+    ready.record(&a).unwrap();
+    free.launch(&b).unwrap();
+    free_done.synchronize().unwrap();
+    assert!(
+        !ready.query().unwrap(),
+        "the graph without a wait waited for the spin"
+    );
+    assert_eq!(ran.load(Ordering::SeqCst), 4);
+    a.synchronize().unwrap();
+}
+
+/// A host node's panic is caught and counted; the nodes after it still run, and the graph's closures are
+/// dropped once its last executable graph is dropped.
+#[test]
+fn a_panicking_host_node_is_counted_and_the_graph_goes_on() {
+    use std::sync::Arc;
+    let d = device();
+    let s = Stream::new(&d).unwrap();
+    let owned = Arc::new(());
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let mut g = GraphBuilder::new(&d).unwrap();
+    let fill = g.memset(&[], &mut x, 7u32).unwrap();
+    let o = owned.clone();
+    let (boom, runs) = g
+        .host(&[fill], move || {
+            let _keep = &o;
+            panic!("host node says no");
+        })
+        .unwrap();
+    g.copy(&[boom], &mut y, &x).unwrap();
+    let mut exec = g.build().unwrap().instantiate().unwrap();
+    exec.launch(&s).unwrap();
+    exec.launch(&s).unwrap();
+    assert_eq!(y.to_vec().unwrap(), vec![7; N]);
+    assert_eq!((runs.runs(), runs.panics()), (2, 2));
+    assert_eq!(runs.last_panic().as_deref(), Some("host node says no"));
+    drop(exec);
+    let start = std::time::Instant::now();
+    while Arc::strong_count(&owned) > 1 && start.elapsed().as_secs() < 5 {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert_eq!(
+        Arc::strong_count(&owned),
+        1,
+        "the graph still holds its closure"
+    );
+}

@@ -3,6 +3,9 @@
 use hip::result::graph_build as raw;
 use hip::Device;
 
+/// A host node's function, never run (no node is ever added).
+unsafe extern "C" fn never(_: *mut std::ffi::c_void) {}
+
 #[test]
 fn graph_calls_name_themselves_without_a_device() {
     if Device::count().is_ok() {
@@ -34,6 +37,18 @@ fn graph_calls_name_themselves_without_a_device() {
             (
                 raw::add_kernel_node(nul(), &[], &std::mem::zeroed()).err(),
                 "hipGraphAddKernelNode",
+            ),
+            (
+                raw::add_host_node(nul(), &[], never, nul()).err(),
+                "hipGraphAddHostNode",
+            ),
+            (
+                raw::add_event_record_node(nul(), &[], nul()).err(),
+                "hipGraphAddEventRecordNode",
+            ),
+            (
+                raw::add_event_wait_node(nul(), &[], nul()).err(),
+                "hipGraphAddEventWaitNode",
             ),
             (
                 raw::exec_kernel_node_set_params(nul(), nul(), &std::mem::zeroed()).err(),

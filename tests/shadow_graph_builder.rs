@@ -240,3 +240,50 @@ fn the_builder_refuses_foreign_nodes_bad_configurations_and_arguments() {
         .is_err());
     assert_no_reports();
 }
+
+/// Host nodes run at every replay in their dependency order (the shadow's workers delay each node at
+/// random), each panic is caught and counted with the later nodes still run, and the graph drops its
+/// closures once its executable graph is dropped.
+#[test]
+fn host_nodes_run_in_dependency_order_at_every_replay() {
+    use std::sync::{Arc, Mutex};
+    let d = Device::get(0).unwrap();
+    let s = Stream::new(&d).unwrap();
+    let log = Arc::new(Mutex::new(String::new()));
+    let mut g = GraphBuilder::new(&d).unwrap();
+    let push = |c: char| {
+        let l = log.clone();
+        move || l.lock().unwrap().push(c)
+    };
+    let (a, ha) = g.host(&[], push('a')).unwrap();
+    let pb = push('b');
+    let (b, hb) = g
+        .host(&[a], move || {
+            pb();
+            panic!("node b");
+        })
+        .unwrap();
+    let (_, hc) = g.host(&[b], push('c')).unwrap();
+    let mut exec = g.build().unwrap().instantiate().unwrap();
+    for _ in 0..ROUNDS {
+        exec.launch(&s).unwrap();
+    }
+    s.synchronize().unwrap();
+    assert_eq!(*log.lock().unwrap(), "abc".repeat(ROUNDS as usize));
+    let r = u64::from(ROUNDS);
+    assert_eq!((ha.runs(), ha.panics()), (r, 0));
+    assert_eq!((hb.runs(), hb.panics()), (r, r));
+    assert_eq!(hb.last_panic().as_deref(), Some("node b"));
+    assert_eq!(hc.runs(), r);
+    drop(exec);
+    let start = std::time::Instant::now();
+    while Arc::strong_count(&log) > 1 && start.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert_eq!(
+        Arc::strong_count(&log),
+        1,
+        "the graph still holds its closures"
+    );
+    assert_no_reports();
+}

@@ -50,6 +50,11 @@ pub struct Event {
     generation: std::sync::atomic::AtomicU64,
     /// The stream that waits for this event to wake its futures (`Event::completion`), made on first use.
     waiter: std::sync::OnceLock<Stream>,
+    /// A graph node records this event ([`GraphBuilder::record_event`](crate::GraphBuilder::record_event)):
+    /// each replay records it again where this crate does not see, so from then on no record's position
+    /// teaches the memory model anything (a wait or query may bind to a replay's record). Set once, under
+    /// `position`'s lock, never cleared.
+    replayed: std::sync::atomic::AtomicBool,
 }
 
 // SAFETY: a hipEvent_t is a handle to a runtime object that HIP synchronises internally, usable from any
@@ -136,6 +141,7 @@ impl Event {
             position: Mutex::new(Recorded::default()),
             generation: std::sync::atomic::AtomicU64::new(0),
             waiter: std::sync::OnceLock::new(),
+            replayed: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -182,7 +188,7 @@ impl Event {
         unsafe { result::event_record(self.raw, stream.raw()) }?;
         position.generation += 1;
         position.learnt = false;
-        if op.is_capturing() {
+        if op.is_capturing() || self.replayed.load(std::sync::atomic::Ordering::Relaxed) {
             position.at = None;
         } else {
             let queue = &stream.handle().queue;
@@ -213,6 +219,20 @@ impl Event {
         self.recorded
             .store(true, std::sync::atomic::Ordering::Release);
         Ok(())
+    }
+
+    /// From now on a graph replay may record this event: forget the last live record's position and
+    /// never keep another (see `replayed`). A wait, query or synchronize that took its snapshot before
+    /// this finds another generation and learns nothing.
+    pub(crate) fn mark_replayed(&self) {
+        let mut position = lock(&self.position);
+        self.replayed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        position.generation += 1;
+        position.learnt = false;
+        position.at = None;
+        self.generation
+            .store(position.generation, std::sync::atomic::Ordering::Release);
     }
 
     /// The capture this event was recorded in, if any.

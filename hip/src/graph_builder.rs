@@ -1,8 +1,8 @@
 //! Graphs built node by node: [`GraphBuilder`] -> [`Graph`] -> [`GraphExec`](crate::GraphExec).
 //!
-//! A [`GraphBuilder`] (`hipGraphCreate`) adds kernel, memset, device-to-device copy, empty and child graph
-//! nodes, each after the nodes it depends on, and [`build`](GraphBuilder::build)s the same [`Graph`] a
-//! stream capture makes: it is instantiated, launched and updated the same way, and each launch is
+//! A [`GraphBuilder`] (`hipGraphCreate`) adds kernel, memset, device-to-device copy, empty, child graph,
+//! host (a Rust closure the graph owns) and event record and wait nodes, each after the nodes it depends
+//! on, and [`build`](GraphBuilder::build)s the same [`Graph`] a stream capture makes: it is instantiated, launched and updated the same way, and each launch is
 //! ordered by the memory model like one operation making every access its nodes make. As with captures
 //! (see [`crate::graph`]), the graph keeps alive every buffer its nodes use and every kernel's
 //! [`Function`] (its module), until the last executable graph made from it is dropped and done.
@@ -481,5 +481,8 @@ fn kernel_params(
 }
 
 mod exec;
+mod nodes;
 #[cfg(test)]
 mod tests;
+
+pub use nodes::HostNodeHandle;

@@ -135,19 +135,24 @@ pub(crate) unsafe fn run_raw_with_status(p: *mut c_void, status: sys::hipError_t
     let outcome = match catch_unwind(AssertUnwindSafe(move || f(status))) {
         Ok(()) => HostFnState::Done,
         Err(e) => {
-            let msg = if let Some(s) = e.downcast_ref::<&str>() {
-                s.to_string()
-            } else if let Some(s) = e.downcast_ref::<String>() {
-                s.clone()
-            } else {
-                "<non-string panic payload>".to_string()
-            };
+            let msg = panic_message(&e);
             // Dropping the payload could itself panic: never let that unwind into HIP.
             let _ = catch_unwind(AssertUnwindSafe(move || drop(e)));
             HostFnState::Panicked(msg)
         }
     };
     *lock(&state) = outcome;
+}
+
+/// A caught panic's message (or `"<non-string panic payload>"`).
+pub(crate) fn panic_message(e: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = e.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = e.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "<non-string panic payload>".to_string()
+    }
 }
 
 impl Stream {

@@ -153,6 +153,33 @@ pub unsafe extern "C" fn hipGraphAddKernelNode(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn hipGraphAddHostNode(
+    out: *mut sys::hipGraphNode_t,
+    graph: sys::hipGraph_t,
+    d: *const sys::hipGraphNode_t,
+    n: usize,
+    params: *const sys::hipHostNodeParams,
+) -> Status {
+    let Some((Some(f), user)) = params.as_ref().map(|p| (p.fn_, p.userData as usize)) else {
+        return INVALID_VALUE;
+    };
+    // SAFETY: HIP's contract for a host node: `f` may be called with its user data at every replay, on
+    // a worker thread (the node runs as a host function: HIP calls from it are reported).
+    let act: Action = Arc::new(move |_: &crate::clock::Clock, _: &Arc<str>| {
+        crate::streams::as_host_fn(|| unsafe { f(user as *mut c_void) })
+    });
+    add(
+        out,
+        graph,
+        d,
+        n,
+        sys::hipGraphNodeTypeHost,
+        "hipGraphAddHostNode".into(),
+        act,
+    )
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn hipGraphAddChildGraphNode(
     out: *mut sys::hipGraphNode_t,
     graph: sys::hipGraph_t,

@@ -51,6 +51,7 @@ fn a_node_of_another_builder_is_refused_by_every_node_kind() {
     let src = DeviceSliceMut::<u32>::new(p(0x2000), 16, &a2);
     let says = "node 3 of another graph builder";
     refused_as(b.empty(&[n]).unwrap_err(), "graph empty node", says);
+    refused_as(b.host(&[n], || {}).unwrap_err(), "graph host node", says);
     refused_as(
         b.memset(&[n], &mut dst, 1u32).unwrap_err(),
         "graph memset node",

@@ -114,6 +114,65 @@ pub unsafe fn add_child_graph_node(
     Ok(n)
 }
 
+/// `hipGraphAddHostNode`: `f(user_data)` runs on a runtime thread each time the node runs.
+///
+/// # Safety
+/// `graph` is live and `deps` are its nodes; `f` may be called with `user_data` from any thread at every
+/// launch of every executable graph made from `graph`, so `user_data` stays valid (and `f` sound to call
+/// with it, concurrently too) until the last of them is destroyed and done.
+pub unsafe fn add_host_node(
+    graph: sys::hipGraph_t,
+    deps: &[sys::hipGraphNode_t],
+    f: unsafe extern "C" fn(*mut std::ffi::c_void),
+    user_data: *mut std::ffi::c_void,
+) -> Result<sys::hipGraphNode_t> {
+    let mut n = std::ptr::null_mut();
+    let params = sys::hipHostNodeParams {
+        fn_: Some(f),
+        userData: user_data,
+    };
+    // SAFETY: the caller's contract; `n` and `params` are live locals, `deps` a live slice of its length.
+    check("hipGraphAddHostNode", unsafe {
+        sys::hipGraphAddHostNode(&mut n, graph, deps.as_ptr(), deps.len(), &params)
+    })?;
+    Ok(n)
+}
+
+/// `hipGraphAddEventRecordNode`: each run of the node records `event`.
+///
+/// # Safety
+/// `graph` is live and `deps` are its nodes; `event` stays live until the last executable graph made
+/// from `graph` is destroyed and done.
+pub unsafe fn add_event_record_node(
+    graph: sys::hipGraph_t,
+    deps: &[sys::hipGraphNode_t],
+    event: sys::hipEvent_t,
+) -> Result<sys::hipGraphNode_t> {
+    let mut n = std::ptr::null_mut();
+    // SAFETY: the caller's contract; `n` is a live local, `deps` a live slice of its length.
+    check("hipGraphAddEventRecordNode", unsafe {
+        sys::hipGraphAddEventRecordNode(&mut n, graph, deps.as_ptr(), deps.len(), event)
+    })?;
+    Ok(n)
+}
+
+/// `hipGraphAddEventWaitNode`: the nodes after it wait for `event`'s record current when the graph runs.
+///
+/// # Safety
+/// As [`add_event_record_node`].
+pub unsafe fn add_event_wait_node(
+    graph: sys::hipGraph_t,
+    deps: &[sys::hipGraphNode_t],
+    event: sys::hipEvent_t,
+) -> Result<sys::hipGraphNode_t> {
+    let mut n = std::ptr::null_mut();
+    // SAFETY: the caller's contract; `n` is a live local, `deps` a live slice of its length.
+    check("hipGraphAddEventWaitNode", unsafe {
+        sys::hipGraphAddEventWaitNode(&mut n, graph, deps.as_ptr(), deps.len(), event)
+    })?;
+    Ok(n)
+}
+
 /// `hipGraphExecKernelNodeSetParams`: later launches of `exec` run `node` with `params`.
 ///
 /// # Safety
