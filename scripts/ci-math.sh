@@ -67,68 +67,49 @@ bookworm() {
 step "bookworm (hipRAND 5.3.3, hipSPARSE 5.3.3; no hipBLAS, hipFFT, hipSOLVER, hipBLASLt): builds, errors, hip::sparse, dynamic-loading from the committed bindings" bookworm
 
 cargo fetch -q # the chroots do not download crates (TLS certificates): the host fetches for them
+# One step per suite: hipBLAS, hipRAND and hipFFT (every suite packages them), then hipSOLVER, hipSPARSE and
+# hipBLASLt where the suite packages them (each is checked, and said); one clippy, doc and unit-test run of
+# the workspace with every library the suite has (it was two steps per suite, each linting, documenting and
+# testing the workspace).
 for suite in trixie sid experimental; do
-    step "$suite: hipBLAS, hipRAND, hipFFT: clippy, docs, no-device tests, examples" scripts/distro-chroot.sh "$suite" run sh -c '
+    step "$suite: hipBLAS, hipRAND, hipFFT, and hipSOLVER, hipSPARSE, hipBLASLt where packaged: clippy, docs, no-device tests, examples" \
+        scripts/distro-chroot.sh "$suite" run sh -c '
         set -e
         scripts/install-math-libs.sh blas rand fft
-        # The sys crates are outside the workspace: their own lints, docs and tests through their manifests.
-        for c in hipblas-sys hiprand-sys hipfft-sys; do
-            cargo clippy -q --offline --manifest-path $c/Cargo.toml --all-targets -- -D warnings
-            RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps --manifest-path $c/Cargo.toml
-            cargo test -q --offline --manifest-path $c/Cargo.toml
-        done
-        cargo clippy -q --offline --features gpu,blas,rand,fft --all-targets -- -D warnings
-        cargo clippy -q --offline -p hiprs --features blas,rand,fft,dynamic-loading --all-targets -- -D warnings
-        cargo clippy -q --offline -p hip-rs-bench --features blas,rand,fft --bins -- -D warnings
-        RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps -p hiprs --features blas,rand,fft
-        cargo test -q --offline -p hiprs --features blas,rand,fft --lib -- blas:: rand:: fft::
-        cargo run -q --offline --features blas,rand,fft --example gemm
-        cargo run -q --offline --features blas,rand,fft --example random_fft'
-done
-# hipSOLVER, hipSPARSE and hipBLASLt (sid 7.1.1, experimental 7.2.4) where the suite packages them (each is
-# checked, and said): the sys crates, and hip::solver / hip::sparse / hip::blaslt (its GPU tests linted; no
-# AMD GPU runs them here) with the examples of the first two, and the mlp example's hipBLASLt path.
-for suite in trixie sid experimental; do
-    step "$suite: hipSOLVER, hipSPARSE, hipBLASLt: clippy, docs, no-device tests, examples" scripts/distro-chroot.sh "$suite" run sh -c '
-        set -e
-        features=
+        features=blas,rand,fft
+        more=
         for lib in sparse solver blaslt; do
             if apt-cache show libhip$lib-dev >/dev/null 2>&1; then
                 scripts/install-math-libs.sh $lib
-                features="$features,$lib"
-                c=hip$lib-sys
-                cargo clippy -q --offline --manifest-path $c/Cargo.toml --all-targets -- -D warnings
-                RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps --manifest-path $c/Cargo.toml
-                cargo test -q --offline --manifest-path $c/Cargo.toml
+                more="$more,$lib"
             else
                 echo "$0 packages no hip$lib (libhip$lib-dev)"
             fi
         done
-        [ -n "$features" ] || exit 0
-        features=${features#,}
+        features=$features$more
+        # The sys crates are outside the workspace: their own lints, docs and tests through their manifests.
+        for c in hipblas-sys hiprand-sys hipfft-sys $(echo "$more" | tr , " " | sed "s/\([a-z]*\)/hip\1-sys/g"); do
+            cargo clippy -q --offline --manifest-path $c/Cargo.toml --all-targets -- -D warnings
+            RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps --manifest-path $c/Cargo.toml
+            cargo test -q --offline --manifest-path $c/Cargo.toml
+        done
         cargo clippy -q --offline --features gpu,$features --all-targets -- -D warnings
+        cargo clippy -q --offline -p hiprs --features blas,rand,fft,dynamic-loading --all-targets -- -D warnings
+        # The benchmarks have no hipSPARSE program (no `sparse` feature).
+        cargo clippy -q --offline -p hip-rs-bench --features "$(echo "$features" | sed "s/,sparse//")" --bins -- -D warnings
         RUSTDOCFLAGS="-D warnings" cargo doc -q --offline --no-deps -p hiprs --features $features
-        cargo test -q --offline -p hiprs --features $features --lib -- solver:: sparse:: blaslt::
-        case $features in
-            *sparse*solver* | *solver*sparse*)
-                cargo clippy -q --offline -p hip-rs-bench --features solver --bins -- -D warnings
-                if dpkg -s libhipblas-dev >/dev/null 2>&1; then
-                    cargo clippy -q --offline --features gpu,blas,solver,sparse --test gpu_library_handles -- -D warnings
-                    cargo clippy -q --offline -p hip-rs-bench --features solver,blas --bin solver -- -D warnings
-                fi ;;
-        esac
+        cargo test -q --offline -p hiprs --features $features --lib -- blas:: rand:: fft:: solver:: sparse:: blaslt::
+        cargo run -q --offline --features blas,rand,fft --example gemm
+        cargo run -q --offline --features blas,rand,fft --example random_fft
         for lib in sparse solver; do
-            case ",$features," in *,$lib,*) ;; *) continue ;; esac
+            case "$more," in *,$lib,*) ;; *) continue ;; esac
             example=$lib; [ $lib = solver ] && example=solve
             cargo run -q --offline --features $lib --example $example
         done
-        # The mlp example with its hipBLASLt path (hipBLAS is installed by the step above).
-        case ",$features," in
+        case "$more," in
             *,blaslt,*)
-                cargo clippy -q --offline --features blas,blaslt --example mlp -- -D warnings
+                # The mlp example with its hipBLASLt path; the C++ baseline of the BLASLt benchmark.
                 cargo run -q --offline --features blas,blaslt --example mlp
-                # The fused-epilogue benchmark and its raw C++ side build (no AMD GPU runs them here).
-                cargo clippy -q --offline -p hip-rs-bench --features blaslt --bins -- -D warnings
                 g++ -O2 -std=c++17 -shared -fPIC -D__HIP_PLATFORM_AMD__ -w bench/baseline/blaslt_baseline.cpp \
                     -lhipblaslt -lamdhip64 -o "target/chroot-$0-libhiprs_blaslt_baseline.so" ;;
         esac' "$suite"
