@@ -14,24 +14,8 @@ use core::marker::PhantomData;
 
 #[doc(hidden)]
 pub use crate::shared::launch_sized_shared;
-use crate::shared::strided_fits;
 pub use crate::shared::{Shared, SharedRead, Strided, StridedIter};
-
-mod sealed {
-    pub trait Sealed {}
-}
-
-/// An element type a kernel may read and write through [`In`] and [`Out`], or take by value: the
-/// primitive numbers, for which every bit pattern is a value (so reading device memory is never
-/// undefined behaviour) and whose layout the host and the device agree on.
-pub trait DeviceValue: Copy + sealed::Sealed + 'static {}
-
-macro_rules! device_values {
-    ($($t:ty),*) => { $(impl sealed::Sealed for $t {} impl DeviceValue for $t {})* };
-}
-device_values!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
-// Plain data too (two f32 and a u64, no padding; every bit pattern a value): read through `In<Affine>`.
-device_values!(crate::Affine);
+pub use crate::value::DeviceValue;
 
 /// A kernel's read-only input: `len` elements of `T` in device memory, read with [`get`](In::get)
 /// (`None` past the end) or `[]` (which stops the kernel past the end, as a panic on the GPU does).
@@ -120,10 +104,9 @@ impl<'a, T: DeviceValue> In<'a, T> {
     /// ```
     #[inline(always)]
     pub fn strided(&self, start: u64, stride: u64, count: u64) -> Option<Strided<'a, T>> {
-        // SAFETY: strided_fits: every element of the view is one of this view's, which are readable and
-        // unwritten for 'a (from_raw_parts' contract).
-        strided_fits(start, stride, count, self.len)
-            .then(|| unsafe { Strided::from_raw(self.ptr.add(start as usize), stride, count) })
+        // strided_fits (in `checked`): every element of the view is one of this view's, which are
+        // readable and unwritten for 'a (from_raw_parts' contract).
+        Strided::checked(self.ptr, start, stride, count, self.len)
     }
 }
 

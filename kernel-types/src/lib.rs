@@ -35,6 +35,7 @@
 pub mod device;
 pub mod gpu;
 mod shared;
+mod value;
 
 /// Keeps its tokens on the GPU targets (`amdgpu`, `nvptx64`) and drops them elsewhere: the `#[kernel]`
 /// macro emits its device side through it, so the `cfg` naming the GPU targets is evaluated here, where it

@@ -161,10 +161,11 @@ pub fn matmul_f32(
         let tile = tiles.sync();
         // My row of the a tile and my column of the b tile, each bounds-checked once here. Both are `t`
         // long, so the loop bound `len` is both lengths: the compiler proves every `j` inside them, drops
-        // the per-element checks and unrolls the loop as it does the unchecked twin's.
-        if let (Some(tile_row), Some(tile_col)) =
-            (tile.slice(ty * t, t), tile.strided(b_tile + tx, t, t))
-        {
+        // the per-element checks and unrolls the loop as it does the unchecked twin's. The column is
+        // empty rather than `None` where it does not fit, so its stride stays `t`, the same in every
+        // thread: each of its reads is one shared load, as in the twin.
+        let tile_col = tile.strided_or_empty(b_tile + tx, t, t);
+        if let Some(tile_row) = tile.slice(ty * t, t) {
             let len = tile_row.len().min(tile_col.len() as usize);
             // An index loop on purpose: the iterator forms compile to a loop the backend neither
             // unrolls nor frees of its checks.
