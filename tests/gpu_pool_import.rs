@@ -64,7 +64,9 @@ fn a_shareable_pool_and_its_buffer_are_imported_by_another_process() {
     let d = device();
     let shared = match hip::MemPool::new_shareable(&d) {
         Ok(p) => p,
-        Err(e @ hip::Error::NotSupported { .. }) => panic!("no shareable pools on this device: {e}"),
+        Err(e @ hip::Error::NotSupported { .. }) => {
+            panic!("no shareable pools on this device: {e}")
+        }
         Err(e) => panic!("{e}"),
     };
     let s = Stream::non_blocking(&d).unwrap();

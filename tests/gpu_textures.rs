@@ -434,3 +434,29 @@ fn a_captured_fetch_keeps_its_texture_and_array() {
 fn has_surfaces() -> bool {
     hip::texture::HAS_SURFACE_OBJECT
 }
+
+/// hip-tests: hipMemset2DAsync / hipMemset3DAsync functional (a pitched allocation's rows set, the
+/// padding kept), through `Stream::memset_pitched_async`, after a copy on another stream.
+#[test]
+fn a_pitched_memset_sets_each_row_and_keeps_the_padding() {
+    let d = device();
+    let (a, b) = (Stream::new(&d).unwrap(), Stream::new(&d).unwrap());
+    for (w, h, depth) in [(100, 30, 1), (33, 17, 5)] {
+        let mut p = if depth == 1 {
+            PitchedBuffer::<u8>::zeroed_2d(&d, w, h).unwrap()
+        } else {
+            PitchedBuffer::<u8>::zeroed_3d(&d, w, h, depth).unwrap()
+        };
+        assert!(p.pitch() > w, "no padding to keep");
+        let ones = DeviceBuffer::from_slice(&d, &vec![1u8; p.len()]).unwrap();
+        a.copy_device_async(&ones, &mut p).unwrap();
+        b.memset_pitched_async(&mut p, 0xa5).unwrap();
+        let got = p.to_vec().unwrap();
+        let wrong = got
+            .iter()
+            .enumerate()
+            .filter(|&(i, &v)| v != if i % p.pitch() < w { 0xa5 } else { 1 })
+            .count();
+        assert_eq!(wrong, 0, "{w} x {h} x {depth}: {wrong} wrong bytes");
+    }
+}

@@ -120,6 +120,40 @@ fn copies_through_arrays_on_several_streams_are_ordered() {
     assert_no_reports();
 }
 
+/// `memset_pitched_async` (`hipMemset2DAsync` / `hipMemset3DAsync`) sets each row's values and leaves the
+/// padding, ordered after a copy into the buffer on another stream and before a copy out on a third.
+#[test]
+fn a_pitched_memset_is_ordered_between_copies_on_other_streams_and_keeps_the_padding() {
+    let d = device();
+    let (a, b, c) = (
+        Stream::new(&d).unwrap(),
+        Stream::new(&d).unwrap(),
+        Stream::new(&d).unwrap(),
+    );
+    for depth in [1, 3] {
+        let (w, h) = (W - 3, H);
+        let mut p = if depth == 1 {
+            PitchedBuffer::<u8>::zeroed_2d(&d, w, h).unwrap()
+        } else {
+            PitchedBuffer::<u8>::zeroed_3d(&d, w, h, depth).unwrap()
+        };
+        assert!(p.pitch() > w, "no padding to keep");
+        let ones = DeviceBuffer::from_slice(&d, &vec![1u8; p.len()]).unwrap();
+        let mut out = DeviceBuffer::<u8>::zeroed(&d, p.len()).unwrap();
+        for round in 2..5u8 {
+            a.copy_device_async(&ones, &mut p).unwrap();
+            b.memset_pitched_async(&mut p, round).unwrap();
+            c.copy_device_async(&p, &mut out).unwrap();
+            let got = out.to_vec().unwrap();
+            for (i, &v) in got.iter().enumerate() {
+                let want = if i % p.pitch() < w { round } else { 1 };
+                assert_eq!(v, want, "depth {depth}, round {round}, byte {i}");
+            }
+        }
+    }
+    assert_no_reports();
+}
+
 #[test]
 fn a_texture_fetch_is_ordered_between_the_writes_of_its_array() {
     let d = device();

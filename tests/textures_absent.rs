@@ -58,6 +58,29 @@ fn copies_and_objects_answer_errors_naming_each_call() {
     // the null arrays, pointers and objects.
     unsafe {
         names(
+            &hip::result::memory::memset_2d_async(
+                std::ptr::null_mut(),
+                64,
+                7,
+                64,
+                2,
+                std::ptr::null_mut(),
+            )
+            .unwrap_err(),
+            "hipMemset2DAsync",
+        );
+        names(
+            &hip::result::memory::memset_3d_async(
+                std::ptr::null_mut(),
+                64,
+                7,
+                [64, 2, 2],
+                std::ptr::null_mut(),
+            )
+            .unwrap_err(),
+            "hipMemset3DAsync",
+        );
+        names(
             &raw::memcpy_2d_to_array_async(
                 std::ptr::null_mut(),
                 0,

@@ -269,6 +269,31 @@ pub fn host_access(rt: &Rt, p: usize, n: usize, kind: Kind, call: &str) {
     log(p, n, kind, &c, &what);
 }
 
+/// A 2-D or 3-D memset: `depth` slices of `height` rows of `width` bytes, rows `pitch` bytes apart and
+/// slices `slice_rows` rows apart, set to `value`. The detector logs the rows' bounding range as written.
+pub fn fill_rows_action(
+    dst: usize,
+    pitch: usize,
+    value: u8,
+    [width, height, depth]: [usize; 3],
+    slice_rows: usize,
+) -> streams::Action {
+    Arc::new(move |c: &Clock, w: &Arc<str>| {
+        if width == 0 || height == 0 || depth == 0 {
+            return;
+        }
+        let last = ((depth - 1) * slice_rows + height - 1) * pitch + width;
+        log(dst, last, Kind::Write, c, w);
+        for z in 0..depth {
+            for y in 0..height {
+                let row = dst + (z * slice_rows + y) * pitch;
+                // SAFETY: the rows are the caller's (HIP's contract for the memset).
+                unsafe { std::ptr::write_bytes(row as *mut u8, value, width) };
+            }
+        }
+    })
+}
+
 /// A copy's shape: `height` rows of `width` bytes, rows `dpitch` / `spitch` bytes apart (1-D: one row).
 #[derive(Clone, Copy)]
 pub struct Shape {

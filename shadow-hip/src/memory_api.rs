@@ -307,6 +307,60 @@ pub unsafe extern "C" fn hipMemsetAsync(
     )
 }
 
+/// Queue a 2-D or 3-D memset (`memory::fill_rows_action`) on `sid`.
+fn fill_rows(
+    sid: usize,
+    call: &str,
+    act: impl FnOnce() -> Option<crate::streams::Action>,
+) -> Status {
+    let mut g = lock();
+    let rt = rt(&mut g);
+    if capturing(rt, sid).is_none() {
+        return INVALID_HANDLE;
+    }
+    let Some(act) = act() else {
+        return crate::INVALID_VALUE;
+    };
+    crate::graph::submit(rt, sid, call, sys::hipGraphNodeTypeMemset, act);
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemset2DAsync(
+    dst: *mut c_void,
+    pitch: usize,
+    value: c_int,
+    width: usize,
+    height: usize,
+    s: sys::hipStream_t,
+) -> Status {
+    fill_rows(streams::key(s as usize), "hipMemset2DAsync", || {
+        (width <= pitch || height <= 1).then(|| {
+            memory::fill_rows_action(dst as usize, pitch, value as u8, [width, height, 1], height)
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemset3DAsync(
+    p: sys::hipPitchedPtr,
+    value: c_int,
+    e: sys::hipExtent,
+    s: sys::hipStream_t,
+) -> Status {
+    fill_rows(streams::key(s as usize), "hipMemset3DAsync", || {
+        (e.width <= p.pitch && e.height <= p.ysize).then(|| {
+            memory::fill_rows_action(
+                p.ptr as usize,
+                p.pitch,
+                value as u8,
+                [e.width, e.height, e.depth],
+                p.ysize,
+            )
+        })
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn hipMemsetD16Async(
     dst: *mut c_void,

@@ -179,6 +179,56 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
     }
 }
 
+impl crate::Stream {
+    /// Set every byte of the values of `dst` (each row's `width` values, in every slice) to `byte`,
+    /// leaving the rows' padding as it is: `hipMemset2DAsync` for a 2-D buffer, `hipMemset3DAsync` for a
+    /// 3-D one. A write of `dst` for the memory model: the fill waits for its users on other streams,
+    /// and later users wait for it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DeviceMismatch`] for a buffer of another device; what HIP returns for making the device
+    /// current and for the memset.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device, stream: &Stream) -> hip::Result<()> {
+    /// let mut image = hip::memory::PitchedBuffer::<u8>::zeroed_2d(device, 100, 30)?;
+    /// stream.memset_pitched_async(&mut image, 0xff)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn memset_pitched_async<T: DeviceCopy>(
+        &self,
+        dst: &mut PitchedBuffer<T>,
+        byte: u8,
+    ) -> Result<()> {
+        crate::event::same_device("memset_pitched_async", self.device(), dst.alloc.device())?;
+        let [w, h, d] = dst.extent;
+        // Every side is at least 1 and the bytes fit a usize (checked when the buffer was made).
+        let row = w * size_of::<T>();
+        let op = self.begin_op();
+        dst.alloc.use_on(&op, super::Access::Write)?;
+        self.device().bind()?;
+        // SAFETY: the buffer holds `d` slices of `h` rows, `pitch_bytes` apart (`pitch_bytes >= row`,
+        // checked when it was made), of device memory on this stream's device (checked, current); the
+        // fill writes `row` bytes of each row. The stream now waits for the buffer's other users and is
+        // recorded as its writer, so it is neither freed nor used in conflict before the fill is done.
+        unsafe {
+            if d == 1 {
+                result::memory::memset_2d_async(dst.ptr, dst.pitch_bytes, byte, row, h, self.raw())
+            } else {
+                result::memory::memset_3d_async(
+                    dst.ptr,
+                    dst.pitch_bytes,
+                    byte,
+                    [row, h, d],
+                    self.raw(),
+                )
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -194,3 +194,52 @@ pub fn is_managed(ptr: *mut c_void) -> bool {
     };
     check("hipPointerGetAttribute", rc).is_ok() && managed != 0
 }
+
+/// `hipMemset2DAsync`: `height` rows of `width` bytes, `pitch` bytes apart, set to `value`.
+///
+/// # Safety
+/// `dst` is device memory valid for `(height - 1) * pitch + width` bytes (when `height > 0`) until the
+/// fill on `stream` completes.
+pub unsafe fn memset_2d_async(
+    dst: *mut c_void,
+    pitch: usize,
+    value: u8,
+    width: usize,
+    height: usize,
+    stream: sys::hipStream_t,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("hipMemset2DAsync", unsafe {
+        sys::hipMemset2DAsync(dst, pitch, i32::from(value), width, height, stream)
+    })
+}
+
+/// `hipMemset3DAsync`: `depth` slices of `height` rows of `width` bytes, rows `pitch` bytes apart and
+/// slices `pitch * height` apart, set to `value`.
+///
+/// # Safety
+/// `dst` is device memory valid for `((depth - 1) * height + height - 1) * pitch + width` bytes (when no
+/// side is 0) until the fill on `stream` completes.
+pub unsafe fn memset_3d_async(
+    dst: *mut c_void,
+    pitch: usize,
+    value: u8,
+    [width, height, depth]: [usize; 3],
+    stream: sys::hipStream_t,
+) -> Result<()> {
+    let p = sys::hipPitchedPtr {
+        ptr: dst,
+        pitch,
+        xsize: width,
+        ysize: height,
+    };
+    let e = sys::hipExtent {
+        width,
+        height,
+        depth,
+    };
+    // SAFETY: the caller's contract; `p` and `e` are passed by value.
+    check("hipMemset3DAsync", unsafe {
+        sys::hipMemset3DAsync(p, i32::from(value), e, stream)
+    })
+}
