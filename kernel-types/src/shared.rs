@@ -310,13 +310,12 @@ impl<'r, T: DeviceValue> Strided<'r, T> {
     /// The view of `count` elements `stride` apart from `base + start`, if [`strided_fits`] them below
     /// `len`.
     ///
-    /// The view is built before the check, in both outcomes, so its stride and count are the arguments
-    /// whichever way the check goes: a compiler that hoists the view out of a loop keeps them as they
-    /// were computed, not as a select on a per-thread condition. On NVIDIA that keeps a stride that is the
-    /// same in every thread (a tile's row length) in a uniform register, and each read of a tile column a
-    /// single shared load (a per-thread stride cost one more integer instruction per read: the typed
-    /// matmul ran at 1.35x its unchecked twin, 2026-12-06). Only the `Some` carries the invariant below;
-    /// the pointer is computed with `wrapping_add`, so a refused view never makes an out-of-bounds one.
+    /// The view is built before the check, its pointer with `wrapping_add`, so a refused view never
+    /// makes an out-of-bounds pointer; only the `Some` carries the invariant below. Building it in both
+    /// outcomes does not by itself keep the stride uniform in a loop: LLVM still carried the fields of
+    /// the returned `Option` around the typed matmul's k loop as per-thread selects (its PTX, 2026-12-06).
+    /// Inner loops that need a uniform stride use [`SharedRead::strided_or_empty`], which returns no
+    /// `Option`.
     ///
     /// Not `unsafe`: `Some` only where every `base + start + i * stride` (`i < count`) is below
     /// `base + len`, which the caller's `base .. base + len` makes readable and unwritten for `'r`.
