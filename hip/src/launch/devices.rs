@@ -225,6 +225,35 @@ mod tests {
         assert_eq!(mismatch(args.check_devices_with(&d1, |_| false)), (11, 10));
     }
 
+    /// An array of another device is reached by no kernel of the stream's device, even with peer
+    /// access (which does reach plain memory of that device).
+    #[test]
+    fn another_devices_array_is_refused_even_with_peer_access() {
+        let (d12, d13) = (Device::for_unit_tests(12), Device::for_unit_tests(13));
+        d12.note_peer_access(&d13); // ordinals no other test uses
+                                    // A stand-in handle (a null one would be no allocation): never freed, the Arc is leaked below.
+        let handle = std::ptr::without_provenance_mut(0x3000);
+        let array = Allocation::new(handle, &d13, Release::FreeArray);
+        assert!(array.is_array() && !array.access_is_granted_per_allocation());
+        let r = other_device(&d12, &array, Some(0x3000 as DevicePtr), &|_| true);
+        assert_eq!(mismatch(r), (12, 13));
+        std::mem::forget(array);
+        let plain = mem(13, 0x4000);
+        other_device(&d12, &plain.alloc, Some(0x4000 as DevicePtr), &|_| false).unwrap();
+    }
+
+    /// The runtime's path (`check_foreign_devices`, which asks HIP whether an address is managed, with
+    /// the launching device current) refuses another device's memory too: here no device can be made
+    /// current, so nothing is taken for managed memory.
+    #[test]
+    fn the_runtime_path_refuses_another_devices_memory() {
+        let d = Device::for_unit_tests(14);
+        let other = mem(15, 0x5000);
+        let mut args = LaunchArgs::new();
+        args.arg(&other);
+        assert_eq!(mismatch(args.check_foreign_devices(&d).map(drop)), (14, 15));
+    }
+
     #[test]
     fn an_argument_that_is_no_device_pointer_is_not_taken_for_managed_memory() {
         /// A wrapper of another device's memory passed by value (not as a device pointer).
