@@ -26,6 +26,10 @@ struct Entry {
     committed: bool,
     /// Ranks told of the failure, or lost: rank 0 waits for all the others to be told before it returns.
     told: BTreeSet<usize>,
+    /// Ranks whose commit was written (or could not be): rank 0 returns the blob only after all of
+    /// them, since its process may exit right after, and a commit not yet written then reaches its
+    /// rank as a closed connection, a lost rank 0, while every other rank went on.
+    commit_written: BTreeSet<usize>,
 }
 
 #[derive(Default)]
@@ -75,6 +79,14 @@ impl Shared {
     fn told(&self, key: &str, rank: usize) {
         if let Some(e) = self.lock().keys.get_mut(key) {
             e.told.insert(rank);
+        }
+        self.cv.notify_all();
+    }
+
+    /// `rank`'s commit of `key` is written.
+    fn commit_written(&self, key: &str, rank: usize) {
+        if let Some(e) = self.lock().keys.get_mut(key) {
+            e.commit_written.insert(rank);
         }
         self.cv.notify_all();
     }
@@ -154,6 +166,16 @@ impl Server {
         })
     }
 
+    /// How many ranks' commits of `key` are written.
+    #[cfg(test)]
+    pub(super) fn commits_written(&self, key: &str) -> usize {
+        self.shared
+            .lock()
+            .keys
+            .get(key)
+            .map_or(0, |e| e.commit_written.len())
+    }
+
     /// Fail `key` on every rank waiting for it (rank 0 could not make its blob).
     pub(super) fn abandon(&self, key: &str, f: RendezvousFailure) {
         self.shared.fail(key, f);
@@ -189,6 +211,15 @@ impl Server {
                     detail: "the key's state vanished".into(),
                 });
             };
+            if e.committed {
+                // Every rank holds the blob; return once each one's commit is written (or the
+                // deadline: a rank that went away since cannot be waited for).
+                if e.commit_written.len() + 1 >= sh.world || Instant::now() >= deadline {
+                    return Ok(true);
+                }
+                st = sh.wait(st, deadline);
+                continue;
+            }
             if let Some(f) = &e.failure {
                 // Stay until every rank has been told why (its own connection may come later), within
                 // the deadline: a rank that connects after rank 0 went away would only learn "unreachable".
@@ -201,7 +232,7 @@ impl Server {
             if e.acked.len() + 1 >= sh.world {
                 e.committed = true;
                 sh.cv.notify_all();
-                return Ok(true);
+                continue;
             }
             if Instant::now() >= deadline {
                 let mut waiting_for = "every rank to fetch and confirm the id".to_string();
@@ -361,7 +392,8 @@ fn serve(sh: &Shared, mut s: TcpStream) {
         };
         if e.committed {
             drop(st);
-            return reply(&mut s, Reply::Commit);
+            reply(&mut s, Reply::Commit);
+            return sh.commit_written(&key, rank);
         }
         if let Some(f) = e.failure.clone() {
             drop(st);

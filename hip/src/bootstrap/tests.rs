@@ -159,6 +159,32 @@ fn every_rank_gets_rank_0s_blob() {
     );
 }
 
+/// Rank 0 returns only once every rank's commit is written: its process may end right after (a CI run
+/// caught a rank told "rank 0 was lost mid-exchange" by a rank 0 that had returned the blob and exited).
+#[test]
+fn rank_0_returns_after_every_commit_is_written() {
+    for world in [2, 8] {
+        let port = free_port();
+        let others: Vec<_> = (1..world)
+            .map(|rank| {
+                std::thread::spawn(move || {
+                    let l = Launch::new(rank, world, "127.0.0.1", port)?;
+                    Rendezvous::new(&l, Duration::from_secs(20))?
+                        .broadcast("c/0", || unreachable!())
+                })
+            })
+            .collect();
+        let l = Launch::new(0, world, "127.0.0.1", port).unwrap();
+        let rv = Rendezvous::new(&l, Duration::from_secs(20)).unwrap();
+        assert_eq!(rv.broadcast("c/0", || Ok(b"id".to_vec())).unwrap(), b"id");
+        let server = &rv.server.as_ref().unwrap().0;
+        assert_eq!(server.commits_written("c/0"), world - 1);
+        for t in others {
+            assert_eq!(t.join().unwrap().unwrap(), b"id");
+        }
+    }
+}
+
 #[test]
 fn a_rank_that_never_arrives_times_out_everywhere() {
     let t0 = Instant::now();
