@@ -64,7 +64,7 @@ for s in trixie sid experimental; do
     scripts/distro-chroot.sh "$s" run bash -c '
         set -eo pipefail
         hip=$(grep -E "define HIP_VERSION_(MAJOR|MINOR|PATCH)" /usr/include/hip/hip_version.h | awk "{print \$3}" | paste -sd.)
-        for b in '"$(echo $bins)"'; do "$b" -q >/tmp/dyn-test.log 2>&1 || { cat /tmp/dyn-test.log; exit 1; }
+        for b in '"$(echo $bins)"'; do "$b" -q >/tmp/dyn-test.log 2>&1 || { echo "$b failed on HIP $hip:" >&2; cat /tmp/dyn-test.log >&2; exit 1; }
             grep "^test result" /tmp/dyn-test.log; done | awk -v hip="$hip" "{p+=\$4; f+=\$6; i+=\$8} END {print \"HIP \" hip \": \" p \" passed, \" f \" failed, \" i \" ignored\"}"
         for ex in '"${examples[*]}"'; do '"$t"'/debug/examples/$ex >/dev/null; done
         echo "HIP $hip: every example ran"'

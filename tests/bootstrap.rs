@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 
 /// Set in a child: it is a rank.
 const CHILD: &str = "HIP_RS_BOOTSTRAP_CHILD";
+/// Where a child marks (a file named by its rank) that it is about to exchange: rank 0 listens.
+const READY_DIR: &str = "HIP_RS_TEST_READY_DIR";
 
-/// A rank's part: read the environment, exchange, print the blob or the error (exit status 3).
 #[test]
 fn rank_in_child() {
     if std::env::var_os(CHILD).is_none() {
@@ -33,6 +34,13 @@ fn rank_in_child() {
         for round in 0..rounds {
             let rv = Rendezvous::new(&launch, timeout)?;
             let key = rv.next_key("test");
+            if round == 0 {
+                // Rank 0 listens now; another rank connects right after this.
+                if let Some(dir) = std::env::var_os(READY_DIR) {
+                    let mark = std::path::Path::new(&dir).join(launch.rank().to_string());
+                    std::fs::write(mark, b"").expect("the ready mark");
+                }
+            }
             got = rv.broadcast(&key, || {
                 std::thread::sleep(delay);
                 Ok(format!("blob {round} of rank 0 pid {}", std::process::id()).into_bytes())
@@ -157,13 +165,44 @@ fn communicators_one_after_another_on_one_port() {
     }
 }
 
-/// Start `ranks` (rank, world, extra variables) on one port, wait for all, check each failed with a
-/// message holding `want`, within `limit`.
+/// A fresh directory for the children's ready marks.
+fn ready_dir() -> std::path::PathBuf {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("hip-rs-bootstrap-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Start `rank` and wait (up to 30 s) until it is about to exchange (rank 0: listening) or has ended, so
+/// that ranks started one after another meet however slowly the machine starts processes.
+fn rank_ready(dir: &std::path::Path, r: usize, world: usize, port: u16, extra: Vars) -> Child {
+    let _ = std::fs::remove_file(dir.join(r.to_string()));
+    let dir_str = dir.to_str().unwrap().to_string();
+    let mut vars = extra.to_vec();
+    vars.push((READY_DIR, &dir_str));
+    let mut c = rank(r, world, port, &vars);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !dir.join(r.to_string()).exists() {
+        // Ended before its exchange (a port in use): the caller reads why.
+        if c.try_wait().unwrap().is_some() {
+            return c;
+        }
+        assert!(Instant::now() < deadline, "rank {r} did not start in 30 s");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    c
+}
+
+/// Start `ranks` (rank, world, extra variables) on one port, each once the one before is ready, wait
+/// for all, check each failed with a message holding `want`, within `limit`.
 fn expect_failure(ranks: &[(usize, usize, Vars)], port: u16, want: &str, limit: Duration) {
     let t0 = Instant::now();
+    let dir = ready_dir();
     let children: Vec<_> = ranks
         .iter()
-        .map(|&(r, w, extra)| rank(r, w, port, extra))
+        .map(|&(r, w, extra)| rank_ready(&dir, r, w, port, extra))
         .collect();
     for c in children {
         let (code, line) = finish(c, limit);
@@ -176,10 +215,12 @@ fn expect_failure(ranks: &[(usize, usize, Vars)], port: u16, want: &str, limit: 
 #[test]
 fn every_failure_between_processes() {
     let short: Vars = &[("HIP_RS_TEST_TIMEOUT_MS", "1500")];
+    // Rank 0 waits longer than the short-lived ranks started after it: they meet it before it gives up.
+    let longer: Vars = &[("HIP_RS_TEST_TIMEOUT_MS", "3000")];
     let limit = Duration::from_secs(30);
     // A rank that never arrives: rank 0 names it, rank 1 times out too.
     expect_failure(
-        &[(0, 3, short), (1, 3, short)],
+        &[(0, 3, longer), (1, 3, short)],
         free_port(),
         "timed out",
         limit,
@@ -198,7 +239,7 @@ fn every_failure_between_processes() {
     );
     // Rank 0 stays until every rank has been told or the timeout: rank 2 does not exist here.
     expect_failure(
-        &[(0, 3, short), (1, 3, short), (1, 3, short)],
+        &[(0, 3, longer), (1, 3, short), (1, 3, short)],
         free_port(),
         "rank 1 arrived twice",
         limit,
@@ -226,24 +267,33 @@ fn every_failure_between_processes() {
     assert!(line.contains("cannot resolve"), "{line}");
 }
 
+/// Time for a rank that marked itself ready to connect to rank 0 (microseconds when it gets to run).
+const CONNECT_MARGIN: Duration = Duration::from_millis(500);
+
 #[test]
 fn a_rank_killed_mid_exchange_fails_the_others_within_the_timeout() {
     // Rank 0 takes 3 s to make the blob; rank 2 is killed while it waits for it. Timeout 20 s: the
     // others must end long before.
     let port = free_port();
     let slow: Vars = &[("HIP_RS_TEST_MAKE_DELAY_MS", "3000")];
-    let t0 = Instant::now();
-    let mut children: Vec<_> = (0..4).map(|r| rank(r, 4, port, slow)).collect();
-    std::thread::sleep(Duration::from_millis(2000));
+    let dir = ready_dir();
+    let mut children: Vec<_> = (0..4).map(|r| rank_ready(&dir, r, 4, port, slow)).collect();
+    std::thread::sleep(CONNECT_MARGIN);
     let mut victim = children.remove(2);
     victim.kill().unwrap();
     victim.wait().unwrap();
+    let killed = Instant::now();
     for c in children {
         let (code, line) = finish(c, Duration::from_secs(30));
         assert_eq!(code, 3, "{line}");
         assert!(line.contains("rank 2 was lost mid-exchange"), "{line}");
     }
-    assert!(t0.elapsed() < Duration::from_secs(12), "{:?}", t0.elapsed());
+    // At most the rest of the 3 s blob, not the 20 s timeout.
+    assert!(
+        killed.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        killed.elapsed()
+    );
 
     // Rank 0 killed while the others wait: they fail within their timeout (3 s).
     let port = free_port();
@@ -252,8 +302,8 @@ fn a_rank_killed_mid_exchange_fails_the_others_within_the_timeout() {
         ("HIP_RS_TEST_TIMEOUT_MS", "3000"),
     ];
     let t0 = Instant::now();
-    let mut children: Vec<_> = (0..3).map(|r| rank(r, 3, port, slow)).collect();
-    std::thread::sleep(Duration::from_millis(1500));
+    let mut children: Vec<_> = (0..3).map(|r| rank_ready(&dir, r, 3, port, slow)).collect();
+    std::thread::sleep(CONNECT_MARGIN);
     let mut victim = children.remove(0);
     victim.kill().unwrap();
     victim.wait().unwrap();
@@ -262,5 +312,6 @@ fn a_rank_killed_mid_exchange_fails_the_others_within_the_timeout() {
         assert_eq!(code, 3, "{line}");
         assert!(line.contains("rank 0 was lost"), "{line}");
     }
-    assert!(t0.elapsed() < Duration::from_secs(8), "{:?}", t0.elapsed());
+    // Their own 3 s timeouts, not rank 0's 60 s blob.
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
 }
