@@ -281,6 +281,32 @@ fn event_nodes_order_work_the_memory_model_cannot_see_and_host_nodes_run_each_re
     a.synchronize().unwrap();
 }
 
+/// Timing events recorded only by a graph's record nodes give their elapsed time once the graph ran
+/// (a host node between them sleeps 30 ms).
+#[test]
+fn events_recorded_by_graph_nodes_time_the_nodes_between_them() {
+    use std::sync::Arc;
+    let d = device();
+    let s = Stream::new(&d).unwrap();
+    let (start, end) = (
+        Arc::new(Event::with_timing(&d).unwrap()),
+        Arc::new(Event::with_timing(&d).unwrap()),
+    );
+    let mut g = GraphBuilder::new(&d).unwrap();
+    let first = g.record_event(&[], &start).unwrap();
+    let (nap, _) = g
+        .host(&[first], || {
+            std::thread::sleep(std::time::Duration::from_millis(30))
+        })
+        .unwrap();
+    g.record_event(&[nap], &end).unwrap();
+    let mut exec = g.build().unwrap().instantiate().unwrap();
+    exec.launch(&s).unwrap();
+    s.synchronize().unwrap();
+    let ms = start.elapsed_ms(&end).unwrap();
+    assert!((25.0..1000.0).contains(&ms), "{ms} ms");
+}
+
 /// A host node's panic is caught and counted; the nodes after it still run, and the graph's closures are
 /// dropped once its last executable graph is dropped.
 #[test]

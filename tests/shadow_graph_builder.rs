@@ -287,3 +287,50 @@ fn host_nodes_run_in_dependency_order_at_every_replay() {
     );
     assert_no_reports();
 }
+
+/// Event nodes bind to their event at each launch: a wait node holds the graph's later nodes until the
+/// event's record current at the launch completes (here after a host function on another stream that the
+/// shadow's workers delay at random), and a record node is what a query, synchronize or elapsed time of
+/// its event then sees (the host learns the graph's host node ran).
+#[test]
+fn event_nodes_wait_for_and_record_their_events_at_each_launch() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::Arc;
+    let d = Device::get(0).unwrap();
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let ready = Arc::new(Event::new(&d).unwrap());
+    let (start, done) = (
+        Arc::new(Event::with_timing(&d).unwrap()),
+        Arc::new(Event::with_timing(&d).unwrap()),
+    );
+    let produced = Arc::new(AtomicU32::new(0));
+    let seen = Arc::new(AtomicU32::new(0));
+    let mut g = GraphBuilder::new(&d).unwrap();
+    let wait = g.wait_event(&[], &ready).unwrap();
+    let first = g.record_event(&[wait], &start).unwrap();
+    let (p, s) = (produced.clone(), seen.clone());
+    let (consume, _) = g
+        .host(&[first], move || {
+            s.store(p.load(Ordering::SeqCst), Ordering::SeqCst);
+        })
+        .unwrap();
+    g.record_event(&[consume], &done).unwrap();
+    let mut exec = g.build().unwrap().instantiate().unwrap();
+    for round in 1..=ROUNDS {
+        let p = produced.clone();
+        a.launch_host_fn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            p.store(round, Ordering::SeqCst);
+        })
+        .unwrap();
+        ready.record(&a).unwrap();
+        exec.launch(&b).unwrap();
+        done.synchronize().unwrap();
+        assert_eq!(seen.load(Ordering::SeqCst), round, "round {round}");
+        assert!(start.elapsed_ms(&done).unwrap() >= 0.0);
+    }
+    assert_no_reports();
+}

@@ -224,10 +224,14 @@ impl Event {
     /// From now on a graph replay may record this event: forget the last live record's position and
     /// never keep another (see `replayed`). A wait, query or synchronize that took its snapshot before
     /// this finds another generation and learns nothing.
+    /// It also counts as recorded for [`Event::elapsed_ms`] from now on: a replay records it where this
+    /// crate does not see it (before the first one, HIP answers for the unrecorded event).
     pub(crate) fn mark_replayed(&self) {
         let mut position = lock(&self.position);
         self.replayed
             .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.recorded
+            .store(true, std::sync::atomic::Ordering::Release);
         position.generation += 1;
         position.learnt = false;
         position.at = None;
@@ -350,7 +354,9 @@ impl Event {
     /// # Errors
     ///
     /// [`Error::TimingDisabled`] unless both events were created with timing, [`Error::EventNotRecorded`]
-    /// unless both were recorded, and what HIP returns (`hipErrorNotReady` while one has not completed).
+    /// unless both were recorded (live, or given to a graph's [`record_event`](crate::GraphBuilder::record_event)
+    /// node: HIP answers for one whose graph has not run yet), and what HIP returns (`hipErrorNotReady`
+    /// while one has not completed).
     ///
     /// ```no_run
     /// # use hip::prelude::*;

@@ -3,7 +3,8 @@
 //! launch stream in their dependency order, each with the launch's clock joined with its dependencies'.
 //! Graphs built node by node (graph_nodes.rs) add their nodes here in addition order, which is
 //! topological (a dependency exists before its dependents), and replay the same way.
-//! Not modelled: capture of host functions.
+//! Event record and wait nodes bind to their event at each launch, as HIP's do. Not modelled: capture of
+//! host functions, event nodes inside a child graph (refused).
 
 use crate::clock::{new_pid, Clock};
 use crate::state::Capture;
@@ -20,6 +21,18 @@ pub struct Node {
     ty: sys::hipGraphNodeType,
     call: String,
     action: Action,
+    /// An event record or wait node's event: bound at each launch (graph_nodes.rs).
+    event: Option<EventNode>,
+}
+
+/// What an event node does with its event at each launch.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum EventNode {
+    /// The event's record becomes this node (`hipGraphAddEventRecordNode`).
+    Record(usize),
+    /// The nodes after this one wait for the event's record current at the launch
+    /// (`hipGraphAddEventWaitNode`).
+    Wait(usize),
 }
 
 #[derive(Default)]
@@ -47,6 +60,7 @@ pub fn submit(rt: &mut Rt, sid: usize, call: &str, ty: sys::hipGraphNodeType, ac
                 ty,
                 call: call.to_string(),
                 action,
+                event: None,
             });
             nodes.len() - 1
         });
@@ -250,6 +264,7 @@ pub fn add_node(
     ty: sys::hipGraphNodeType,
     call: String,
     action: Action,
+    event: Option<EventNode>,
 ) -> Result<sys::hipGraphNode_t, Status> {
     graphs(|g| {
         let nodes = g.graphs.get_mut(&graph).ok_or(INVALID_VALUE)?;
@@ -270,6 +285,7 @@ pub fn add_node(
             ty,
             call,
             action,
+            event,
         });
         Ok((graph * NODE_SPAN + nodes.len()) as sys::hipGraphNode_t)
     })
@@ -278,6 +294,11 @@ pub fn add_node(
 /// The nodes of `graph` (for a child graph node, which replays them in order within one node).
 pub fn nodes_of(graph: usize) -> Option<Arc<Vec<Node>>> {
     graphs(|g| g.graphs.get(&graph).cloned())
+}
+
+/// Whether any of `nodes` is an event node (a child graph's are not modelled: its nodes replay as one).
+pub fn has_event_nodes(nodes: &[Node]) -> bool {
+    nodes.iter().any(|n| n.event.is_some())
 }
 
 /// One action running `nodes` in their (topological) order, each logged under its own name.
@@ -383,6 +404,14 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: sys::hipGraphExec_t, s: sys::hipSt
         for &d in &n.deps {
             c.join(&clocks[d]);
         }
+        // A wait node: after the event's record current now (none: waits for nothing).
+        let mut deps = Vec::new();
+        if let Some(EventNode::Wait(e)) = n.event {
+            if let Some(rec) = rt.events.get(&e).and_then(|ev| ev.record.as_ref()) {
+                c.join(&rec.clock);
+                deps.push((rec.stream, rec.seq));
+            }
+        }
         c.tick(new_pid());
         let what: Arc<str> = format!(
             "{} (graph node {i}, replayed by hipGraphLaunch on {})",
@@ -390,7 +419,30 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: sys::hipGraphExec_t, s: sys::hipSt
             streams::stream_name(sid)
         )
         .into();
-        streams::push_with_clock(rt, sid, what, c.clone(), n.action.clone());
+        let mut action = n.action.clone();
+        let mut time = None;
+        if let Some(EventNode::Record(_)) = n.event {
+            let t = Arc::new(Mutex::new(None));
+            let cell = t.clone();
+            action = Arc::new(move |_: &Clock, _: &Arc<str>| {
+                *cell.lock().unwrap() = Some(std::time::Instant::now());
+            });
+            time = Some(t);
+        }
+        let seq = streams::push_with_clock(rt, sid, what, deps, c.clone(), action);
+        if let (Some(EventNode::Record(e)), Some(time)) = (n.event, time) {
+            // The event's record is this replay's node from now on (a query, synchronize or wait binds
+            // to it), as HIP's.
+            if let Some(ev) = rt.events.get_mut(&e) {
+                ev.captured = None;
+                ev.record = Some(crate::state::Record {
+                    stream: sid,
+                    seq,
+                    clock: c.clone(),
+                    time,
+                });
+            }
+        }
         clocks.push(c);
     }
     SUCCESS

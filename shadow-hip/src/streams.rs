@@ -267,21 +267,30 @@ pub fn push(
     (seq, clock)
 }
 
-/// Queue an operation with a given clock (a replayed graph node): stream order for running, the given
-/// clock for the detector.
-pub fn push_with_clock(rt: &mut Rt, sid: usize, what: Arc<str>, clock: Clock, action: Action) {
+/// Queue an operation with a given clock (a replayed graph node), run once each of `deps` (`(stream,
+/// seq)`: an event wait node's record) completed: stream order for running, the given clock for the
+/// detector. Its sequence number on `sid`.
+pub fn push_with_clock(
+    rt: &mut Rt,
+    sid: usize,
+    what: Arc<str>,
+    deps: Vec<(usize, u64)>,
+    clock: Clock,
+    action: Action,
+) -> u64 {
     let s = rt.streams.get_mut(&sid).unwrap();
     s.queued += 1;
     s.clock.join(&clock);
     let seq = s.queued;
     s.queue.push_back(Op {
         seq,
-        deps: Vec::new(),
+        deps,
         clock,
         what,
         action,
     });
     CV.notify_all();
+    seq
 }
 
 /// `HIP_RS_SHADOW_TRACE=1`: every queued operation and host wait on stderr.
