@@ -28,16 +28,7 @@ use std::time::{Duration, Instant};
 const N: usize = 1 << 20;
 const ROLE: &str = "HIP_RS_IPC_ROLE";
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
+use common::child::{hex, unhex};
 
 /// The child process running `child_role`, its stdin piped, its stdout lines and stderr text read by
 /// threads so the parent never blocks on them without a time limit.

@@ -20,16 +20,7 @@ const N: usize = 1 << 16;
 const ROLE: &str = "HIP_RS_POOL_IMPORT_ROLE";
 const DATA: &str = "HIP_RS_POOL_IMPORT_DATA";
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
+use common::child::{hex, unhex};
 
 #[test]
 #[ignore = "the child's part, run by the test below in a child process"]

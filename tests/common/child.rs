@@ -51,3 +51,17 @@ pub fn run_test_in_child(name: &str, marker: &str, limit: Duration) -> ChildRun 
         stderr,
     }
 }
+
+/// Bytes as lowercase hex digits, for handing a handle to another process on a line of text.
+pub fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The bytes of `hex`'s digits (a test's own line: a malformed one panics).
+pub fn unhex(s: &str) -> Vec<u8> {
+    assert_eq!(s.len() & 1, 0, "an odd number of hex digits: {s:?}");
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}

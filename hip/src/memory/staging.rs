@@ -283,7 +283,6 @@ impl Ring {
         self.device == device.ordinal()
             && self.buffers.len() == cfg.buffers
             && self.chunk == cfg.chunk_bytes
-            && self.buffers.len() == cfg.buffers
             && self.threads == cfg.threads
     }
 
