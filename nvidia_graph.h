@@ -169,6 +169,11 @@ static inline hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* node, hipGrap
     return hipCUDAErrorTohipError(cudaGraphAddChildGraphNode(node, graph, deps, count, child));
 }
 
+/* A host function on a capturing stream becomes a host node (hip::Capture::host). */
+static inline hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void* userData) {
+    return hipCUDAErrorTohipError(cudaLaunchHostFunc(stream, fn, userData));
+}
+
 static inline hipError_t hipGraphAddHostNode(hipGraphNode_t* node, hipGraph_t graph,
                                              const hipGraphNode_t* deps, size_t count,
                                              const hipHostNodeParams* params) {

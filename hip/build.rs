@@ -16,6 +16,8 @@
 //!   from 5.7) and `cfg(hip_vmm_attribute)` where `hipDeviceAttributeVirtualMemoryManagementSupported`
 //!   exists (not 5.2),
 //!   `cfg(hip_surface_object)` where they declare `hipCreateSurfaceObject` for C (not 5.2: C++ only there),
+//!   `cfg(hip_launch_host_func)` where `hipLaunchHostFunc` is declared and links (not AMD 5.2, whose
+//!   library lacks it, unless the library is opened at run time: `dynamic-loading`),
 //! - the name tables of every `hipError_t` and `hiprtcResult` value the installed headers list.
 use std::env;
 use std::fmt::Write;
@@ -63,6 +65,15 @@ fn main() {
         if hip.contains(needle) {
             println!("cargo:rustc-cfg={cfg}");
         }
+    }
+    // hipLaunchHostFunc: declared by HIP 5.2.3's header but not exported by its libamdhip64.so.5, so a
+    // link against it fails; opened at run time (dynamic-loading), the call answers SymbolNotFound there.
+    println!("cargo::rustc-check-cfg=cfg(hip_launch_host_func)");
+    let hip_5_2 = hip.contains("const HIP_VERSION_MAJOR: u32 = 5;")
+        && hip.contains("const HIP_VERSION_MINOR: u32 = 2;");
+    let dynamic = env::var_os("CARGO_FEATURE_DYNAMIC_LOADING").is_some();
+    if hip.contains("fn hipLaunchHostFunc(") && (dynamic || !(platform == "amd" && hip_5_2)) {
+        println!("cargo:rustc-cfg=hip_launch_host_func");
     }
     println!("cargo::rustc-check-cfg=cfg(hipblas_api, values(\"v1\", \"v2_suffix\", \"v2\"))");
     println!("cargo::rustc-check-cfg=cfg(hipblas_workspace)");

@@ -318,3 +318,60 @@ fn uncapturable_operations_give_clear_errors() {
     assert!(!s.is_capturing());
     s.synchronize().unwrap();
 }
+
+/// A host node recorded in a capture (`Capture::host`) runs at every replay after the captured work
+/// before it (a ~100 ms spin: the node has not run 20 ms into the replay) and before what follows the
+/// replay (an event recorded after it completes only once the node's 30 ms nap ended), a panicking node
+/// counted; the graph drops the closures with itself. `launch_host_fn` is still refused while capturing.
+#[test]
+fn a_host_node_recorded_in_a_capture_runs_in_order_at_every_replay() {
+    use common::slow::{Slow, SPIN_CYCLES};
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let d = device();
+    let s = Stream::new(&d).unwrap();
+    let slow = Slow::new(&d);
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, 1 << 16).unwrap();
+    let ran = Arc::new(AtomicU32::new(0));
+    let mut cap = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    slow.spin(cap.stream(), 5 * SPIN_CYCLES);
+    let r = ran.clone();
+    let runs = cap
+        .host(move || {
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            r.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    let e = cap.stream().launch_host_fn(|| ()).unwrap_err();
+    assert!(e.to_string().contains("Capture::host"), "{e}");
+    let done = Arc::new(Event::new(&d).unwrap());
+    cap.stream().fill_async(&mut x, 5).unwrap();
+    let boom = cap.host(|| panic!("captured")).unwrap();
+    let mut exec = cap.end().unwrap().instantiate().unwrap();
+    for round in 1..=3u32 {
+        exec.launch(&s).unwrap();
+        done.record(&s).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(
+            ran.load(Ordering::SeqCst),
+            round - 1,
+            "round {round}: ran before the spin"
+        );
+        done.synchronize().unwrap();
+        assert_eq!(ran.load(Ordering::SeqCst), round, "round {round}");
+    }
+    assert_eq!(x.to_vec().unwrap(), vec![5; 1 << 16]);
+    assert_eq!((runs.runs(), runs.panics()), (3, 0));
+    assert_eq!((boom.runs(), boom.panics()), (3, 3));
+    assert_eq!(boom.last_panic().as_deref(), Some("captured"));
+    drop(exec);
+    s.synchronize().unwrap();
+    let t0 = std::time::Instant::now();
+    while Arc::strong_count(&ran) > 1 && t0.elapsed().as_secs() < 5 {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert_eq!(
+        Arc::strong_count(&ran),
+        1,
+        "the graph still holds the closure"
+    );
+}

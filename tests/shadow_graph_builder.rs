@@ -334,3 +334,56 @@ fn event_nodes_wait_for_and_record_their_events_at_each_launch() {
     }
     assert_no_reports();
 }
+
+/// Host nodes recorded in a capture (`Capture::host`, `hipLaunchHostFunc` while capturing) run at every
+/// replay in capture order around the captured fill, a panic caught and counted, and the graph drops
+/// their closures with itself.
+#[test]
+fn host_nodes_recorded_in_a_capture_run_at_every_replay() {
+    use std::sync::{Arc, Mutex};
+    let d = Device::get(0).unwrap();
+    let s = Stream::new(&d).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let log = Arc::new(Mutex::new(String::new()));
+    let push = |c: char| {
+        let l = log.clone();
+        move || l.lock().unwrap().push(c)
+    };
+    let mut capture = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    let ha = capture.host(push('a')).unwrap();
+    capture.stream().fill_async(&mut x, 9).unwrap();
+    let pb = push('b');
+    let hb = capture
+        .host(move || {
+            pb();
+            panic!("captured b");
+        })
+        .unwrap();
+    let hc = capture.host(push('c')).unwrap();
+    let graph = capture.end().unwrap();
+    assert_eq!(graph.node_count().unwrap(), 4);
+    let mut exec = graph.instantiate().unwrap();
+    drop(graph);
+    for _ in 0..ROUNDS {
+        exec.launch(&s).unwrap();
+    }
+    assert_eq!(x.to_vec().unwrap(), vec![9; N]);
+    assert_eq!(*log.lock().unwrap(), "abc".repeat(ROUNDS as usize));
+    let r = u64::from(ROUNDS);
+    assert_eq!((ha.runs(), hb.runs(), hc.runs()), (r, r, r));
+    assert_eq!(
+        (hb.panics(), hb.last_panic().as_deref()),
+        (r, Some("captured b"))
+    );
+    drop(exec);
+    let start = std::time::Instant::now();
+    while Arc::strong_count(&log) > 1 && start.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert_eq!(
+        Arc::strong_count(&log),
+        1,
+        "the graph still holds its closures"
+    );
+    assert_no_reports();
+}

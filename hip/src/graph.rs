@@ -73,8 +73,10 @@ use hip_sys as sys;
 use std::sync::Arc;
 
 mod capture;
+pub(crate) mod host_node;
 pub(crate) use capture::{merge_uses, Kept, Uses};
 pub use capture::{Capture, CaptureMode};
+pub use host_node::HostNodeHandle;
 
 /// How an executable graph is made ([`Graph::instantiate_with_flags`]): HIP's `hipGraphInstantiateFlags`.
 /// Combine with `|`. A device-launched graph (`hipGraphInstantiateFlagDeviceLaunch`) is not offered: this

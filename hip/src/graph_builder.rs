@@ -484,5 +484,3 @@ mod exec;
 mod nodes;
 #[cfg(test)]
 mod tests;
-
-pub use nodes::HostNodeHandle;

@@ -210,8 +210,8 @@ fn refuse_in_capture(stream: u64) -> crate::Error {
         reason: format!(
             "stream {stream} is being captured into a graph, and a host function cannot be captured: \
              its closure runs once and is freed, while a graph replays its nodes (and HIP before 7.0 \
-             would run it live instead); queue it before or after the capture, or on the stream the \
-             graph is launched on"
+             would run it live instead); record a host node with Capture::host (a Fn run at every \
+             replay), or queue it before or after the capture"
         ),
     }
 }

@@ -252,8 +252,8 @@ pub use error::{
 };
 pub use event::Event;
 pub use future::{Completion, PinnedCopy, ReadFuture};
-pub use graph::{Capture, CaptureMode, Graph, GraphExec, GraphInstantiateFlags};
-pub use graph_builder::{GraphBuilder, GraphNode, HostNodeHandle};
+pub use graph::{Capture, CaptureMode, Graph, GraphExec, GraphInstantiateFlags, HostNodeHandle};
+pub use graph_builder::{GraphBuilder, GraphNode};
 pub use host_fn::{HostFnHandle, HostFnState};
 pub use launch::{Dim3, ElementCount, KernelArg, LaunchArgs, LaunchConfig};
 pub use memory::{

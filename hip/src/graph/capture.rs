@@ -177,6 +177,80 @@ impl<'s> Capture<'s> {
         unsafe { function.launch(self.stream, config, args) }
     }
 
+    /// Record a host node on the captured stream (`hipLaunchHostFunc` while capturing): every replay
+    /// of every executable graph made from this capture runs `f` on a runtime thread after the work
+    /// captured before it, and the work captured after it waits until `f` returns. The graph owns `f`
+    /// and drops it with itself, after its last replay is done.
+    ///
+    /// What [`GraphBuilder::host`](crate::GraphBuilder::host) is for a graph built node by node, and
+    /// with the same rules: `f` is `Fn + Sync` (replays of two executable graphs may run it at once),
+    /// must not call HIP, should be short, and a panic in it is caught and counted by the returned
+    /// [`HostNodeHandle`](crate::HostNodeHandle), the graph going on.
+    /// [`Stream::launch_host_fn`](crate::Stream::launch_host_fn), whose closure runs once, is refused
+    /// on a capturing stream.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotSupported`] where the crate was linked against AMD's HIP 5.2 (its library lacks
+    /// `hipLaunchHostFunc`: build a [`GraphBuilder`](crate::GraphBuilder) with a host node instead; with
+    /// `dynamic-loading`, the call answers that the library lacks the symbol);
+    /// what making the device current and `hipLaunchHostFunc` return (`f` is then dropped, never run).
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, x: &mut DeviceBuffer<u32>) -> hip::Result<()> {
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// let replays = std::sync::Arc::new(AtomicU32::new(0));
+    /// let mut capture = stream.begin_capture(CaptureMode::ThreadLocal)?;
+    /// capture.stream().fill_async(x, 7)?;
+    /// let r = replays.clone();
+    /// let runs = capture.host(move || {
+    ///     r.fetch_add(1, Ordering::Relaxed);
+    /// })?;
+    /// let mut exec = capture.end()?.instantiate()?;
+    /// exec.launch(stream)?;
+    /// exec.launch(stream)?;
+    /// stream.synchronize()?;
+    /// assert_eq!((replays.load(Ordering::Relaxed), runs.runs()), (2, 2));
+    /// # Ok(()) }
+    /// ```
+    pub fn host<F: Fn() + Send + Sync + 'static>(&mut self, f: F) -> Result<crate::HostNodeHandle> {
+        #[cfg(hip_launch_host_func)]
+        {
+            use super::host_node::{run_host_node, HostNode};
+            let (node, handle) = HostNode::new(f);
+            // Held across the call: the stream's other operations wait, and the capture cannot end.
+            let op = self.stream.begin_op();
+            if !op.is_capturing() {
+                return Err(Error::InvalidArgument {
+                    what: "capture host node",
+                    value: format!("stream {}", self.stream.id()),
+                    reason: "the stream's capture has ended".into(),
+                });
+            }
+            self.stream.device().bind()?;
+            let p = Arc::as_ptr(&node) as *mut std::ffi::c_void;
+            // SAFETY: `self.stream` is live (borrowed by the capture) and being captured (checked under
+            // `op`, held through the call). `p` names the `HostNode` this capture's graph keeps (below)
+            // until its last executable graph is dropped and done, so every replay's call of
+            // `run_host_node` finds it alive; that function only reads it, never unwinds, and may run on
+            // any thread, several at once (`HostNode` is Send + Sync).
+            unsafe { result::host_fn::launch_host_func(self.stream.raw(), run_host_node, p) }?;
+            drop(op);
+            self.kept.push(node);
+            Ok(handle)
+        }
+        #[cfg(not(hip_launch_host_func))]
+        {
+            drop(f);
+            Err(Error::NotSupported {
+                what: "host nodes in a capture (Capture::host)",
+                reason: "this build's HIP (AMD's 5.2) lacks hipLaunchHostFunc, the call a capture \
+                         records as a host node: add the node with GraphBuilder::host",
+            })
+        }
+    }
+
     /// End the capture (`hipStreamEndCapture`) and return the graph, holding what was kept.
     ///
     /// # Errors
