@@ -460,3 +460,51 @@ fn a_pitched_memset_sets_each_row_and_keeps_the_padding() {
         assert_eq!(wrong, 0, "{w} x {h} x {depth}: {wrong} wrong bytes");
     }
 }
+
+/// hip-tests: hipMemset2DAsync / hipMemset3DAsync on part of an allocation (an offset pointer, a
+/// smaller extent), through `Stream::memset_pitched_region_async`: only the box is set, the rest of the
+/// rows and the padding keep the copy's values; u32 elements, so the box's columns are in elements.
+#[test]
+fn a_region_memset_sets_only_its_box() {
+    let d = device();
+    let (a, b) = (Stream::new(&d).unwrap(), Stream::new(&d).unwrap());
+    for (extent, at, size) in [
+        ([100, 30, 1], [20, 3, 0], [10, 5, 1]),
+        ([33, 17, 5], [1, 2, 1], [31, 14, 3]),
+        ([33, 17, 5], [0, 16, 4], [33, 1, 1]),
+    ] {
+        let [w, h, depth] = extent;
+        let mut p = if depth == 1 {
+            PitchedBuffer::<u32>::zeroed_2d(&d, w, h).unwrap()
+        } else {
+            PitchedBuffer::<u32>::zeroed_3d(&d, w, h, depth).unwrap()
+        };
+        let ones = DeviceBuffer::from_slice(&d, &vec![1u32; p.len()]).unwrap();
+        a.copy_device_async(&ones, &mut p).unwrap();
+        b.memset_pitched_region_async(&mut p, at, size, 0xa5)
+            .unwrap();
+        let got = p.to_vec().unwrap();
+        let pitch = p.pitch();
+        let inside = |i: usize| {
+            let (x, y, z) = (i % pitch, i / pitch % h, i / pitch / h);
+            (at[0]..at[0] + size[0]).contains(&x)
+                && (at[1]..at[1] + size[1]).contains(&y)
+                && (at[2]..at[2] + size[2]).contains(&z)
+        };
+        let wrong = got
+            .iter()
+            .enumerate()
+            .filter(|&(i, &v)| v != if inside(i) { 0xa5a5_a5a5 } else { 1 })
+            .count();
+        assert_eq!(
+            wrong, 0,
+            "{extent:?} box {at:?} + {size:?}: {wrong} wrong values"
+        );
+    }
+    // Past the extent: refused before HIP, naming the axis.
+    let mut p = PitchedBuffer::<u32>::zeroed_2d(&d, 8, 8).unwrap();
+    let e = a
+        .memset_pitched_region_async(&mut p, [4, 0, 0], [5, 1, 1], 0)
+        .unwrap_err();
+    assert!(e.to_string().contains("along x"), "{e}");
+}

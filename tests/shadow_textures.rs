@@ -154,6 +154,53 @@ fn a_pitched_memset_is_ordered_between_copies_on_other_streams_and_keeps_the_pad
     assert_no_reports();
 }
 
+/// `memset_pitched_region_async` sets only its box (an offset pointer and a smaller extent: the shadow
+/// checks the slice pitch HIP derives from the pitched pointer's height), ordered between copies on two
+/// other streams.
+#[test]
+fn a_region_memset_sets_only_its_box_between_copies_on_other_streams() {
+    let d = device();
+    let (a, b, c) = (
+        Stream::new(&d).unwrap(),
+        Stream::new(&d).unwrap(),
+        Stream::new(&d).unwrap(),
+    );
+    for (extent, at, size) in [
+        ([W - 3, H, 1], [2, 3, 0], [5, 4, 1]),
+        ([W - 3, H, 3], [1, 1, 1], [W - 4, H - 2, 2]),
+    ] {
+        let [w, h, depth] = extent;
+        let mut p = if depth == 1 {
+            PitchedBuffer::<u16>::zeroed_2d(&d, w, h).unwrap()
+        } else {
+            PitchedBuffer::<u16>::zeroed_3d(&d, w, h, depth).unwrap()
+        };
+        let ones = DeviceBuffer::from_slice(&d, &vec![1u16; p.len()]).unwrap();
+        let mut out = DeviceBuffer::<u16>::zeroed(&d, p.len()).unwrap();
+        let pitch = p.pitch();
+        for round in 2..4u8 {
+            a.copy_device_async(&ones, &mut p).unwrap();
+            b.memset_pitched_region_async(&mut p, at, size, round)
+                .unwrap();
+            c.copy_device_async(&p, &mut out).unwrap();
+            let got = out.to_vec().unwrap();
+            for (i, &v) in got.iter().enumerate() {
+                let (x, y, z) = (i % pitch, i / pitch % h, i / pitch / h);
+                let inside = (at[0]..at[0] + size[0]).contains(&x)
+                    && (at[1]..at[1] + size[1]).contains(&y)
+                    && (at[2]..at[2] + size[2]).contains(&z);
+                let want = if inside {
+                    u16::from_ne_bytes([round; 2])
+                } else {
+                    1
+                };
+                assert_eq!(v, want, "{extent:?}, round {round}, value {i}");
+            }
+        }
+    }
+    assert_no_reports();
+}
+
 #[test]
 fn a_texture_fetch_is_ordered_between_the_writes_of_its_array() {
     let d = device();

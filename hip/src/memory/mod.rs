@@ -118,6 +118,7 @@ pub use mem_pool_share::{ImportedMemPool, PoolPointerExport};
 pub use ops::MemAdvice;
 pub use pinned::{PinnedBuffer, PinnedFlags};
 pub use pinned_view::{HostMemory, HostMemoryMut, PinnedSlice, PinnedSliceMut};
+pub(crate) use pitched::check_region;
 pub use pitched::PitchedBuffer;
 pub use tracking::{Access, Allocation};
 pub use virtual_mem::{AddressRange, Granularity, Mapping, MemAccess, PhysicalMemory};

@@ -179,6 +179,29 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
     }
 }
 
+/// Refuse a region `at + size` (per axis) past `extent`, naming `what` and the axis.
+pub(crate) fn check_region(
+    what: &'static str,
+    whose: &str,
+    at: [usize; 3],
+    size: [usize; 3],
+    extent: [usize; 3],
+) -> Result<()> {
+    for (axis, ((a, s), e)) in ["x", "y", "z"].iter().zip(at.iter().zip(size).zip(extent)) {
+        let end = a.checked_add(s);
+        if end.is_none_or(|end| end > e) {
+            return Err(Error::InvalidArgument {
+                what,
+                value: format!("position {at:?} + extent {size:?} (elements)"),
+                reason: format!(
+                    "passes the {whose}'s extent {extent:?} along {axis}: beyond the allocation"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 impl crate::Stream {
     /// Set every byte of the values of `dst` (each row's `width` values, in every slice) to `byte`,
     /// leaving the rows' padding as it is: `hipMemset2DAsync` for a 2-D buffer, `hipMemset3DAsync` for a
@@ -202,26 +225,73 @@ impl crate::Stream {
         dst: &mut PitchedBuffer<T>,
         byte: u8,
     ) -> Result<()> {
+        let extent = dst.extent;
+        self.memset_pitched_region_async(dst, [0; 3], extent, byte)
+    }
+
+    /// Set every byte of the `size` box (values: width, height, depth) of `dst` at position `at` (value
+    /// column, row, slice) to `byte`, leaving the rest of the buffer as it is: `hipMemset2DAsync` for
+    /// one slice, `hipMemset3DAsync` for several. A write of `dst` for the memory model, as
+    /// [`memset_pitched_async`](Self::memset_pitched_async); an empty box queues nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] naming the axis for a box past the buffer's extent (or whose end
+    /// overflows), before HIP is called; [`Error::DeviceMismatch`] for a buffer of another device; what
+    /// HIP returns for making the device current and for the memset.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device, stream: &Stream) -> hip::Result<()> {
+    /// let mut image = hip::memory::PitchedBuffer::<u8>::zeroed_2d(device, 100, 30)?;
+    /// // A 10 x 5 square whose top left corner is value 20 of row 3.
+    /// stream.memset_pitched_region_async(&mut image, [20, 3, 0], [10, 5, 1], 0xff)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn memset_pitched_region_async<T: DeviceCopy>(
+        &self,
+        dst: &mut PitchedBuffer<T>,
+        at: [usize; 3],
+        size: [usize; 3],
+        byte: u8,
+    ) -> Result<()> {
+        const WHAT: &str = "memset_pitched_region_async box";
+        check_region(WHAT, "buffer", at, size, dst.extent)?;
         crate::event::same_device("memset_pitched_async", self.device(), dst.alloc.device())?;
-        let [w, h, d] = dst.extent;
-        // Every side is at least 1 and the bytes fit a usize (checked when the buffer was made).
-        let row = w * size_of::<T>();
+        if size.contains(&0) {
+            return Ok(());
+        }
+        let rows = dst.extent[1];
+        // Inside the allocation (the box is inside the extent, checked, whose bytes fit a usize).
+        let offset = (at[2] * rows + at[1]) * dst.pitch_bytes + at[0] * size_of::<T>();
+        let row = size[0] * size_of::<T>();
+        // SAFETY: `offset` is inside the allocation (above).
+        let start = unsafe { dst.ptr.cast::<u8>().add(offset) }.cast::<std::ffi::c_void>();
         let op = self.begin_op();
         dst.alloc.use_on(&op, super::Access::Write)?;
         self.device().bind()?;
-        // SAFETY: the buffer holds `d` slices of `h` rows, `pitch_bytes` apart (`pitch_bytes >= row`,
-        // checked when it was made), of device memory on this stream's device (checked, current); the
-        // fill writes `row` bytes of each row. The stream now waits for the buffer's other users and is
-        // recorded as its writer, so it is neither freed nor used in conflict before the fill is done.
+        // SAFETY: from `start`, `size[2]` slices of `size[1]` rows of `row` bytes, rows `pitch_bytes`
+        // apart and slices `rows` rows apart, lie in the buffer's box at `at` (checked against its extent,
+        // rows `pitch_bytes >= width * size_of::<T>()` long, checked when it was made): device memory on
+        // this stream's device (checked, current). The stream now waits for the buffer's other users and
+        // is recorded as its writer, so it is neither freed nor used in conflict before the fill is done.
         unsafe {
-            if d == 1 {
-                result::memory::memset_2d_async(dst.ptr, dst.pitch_bytes, byte, row, h, self.raw())
-            } else {
-                result::memory::memset_3d_async(
-                    dst.ptr,
+            if size[2] == 1 {
+                result::memory::memset_2d_async(
+                    start,
                     dst.pitch_bytes,
                     byte,
-                    [row, h, d],
+                    row,
+                    size[1],
+                    self.raw(),
+                )
+            } else {
+                result::memory::memset_3d_async(
+                    start,
+                    dst.pitch_bytes,
+                    rows,
+                    byte,
+                    [row, size[1], size[2]],
                     self.raw(),
                 )
             }
@@ -230,8 +300,51 @@ impl crate::Stream {
 }
 
 #[cfg(test)]
+impl<T: DeviceCopy> PitchedBuffer<T> {
+    /// A buffer record for unit tests without a GPU: no memory behind it (null, never freed); only for
+    /// checks made before any HIP call.
+    pub(crate) fn for_unit_tests(device: &Device, pitch_bytes: usize, extent: [usize; 3]) -> Self {
+        PitchedBuffer {
+            ptr: std::ptr::null_mut(),
+            len: pitch_bytes / size_of::<T>() * extent[1] * extent[2],
+            alloc: Allocation::new(std::ptr::null_mut(), device, Release::Nothing),
+            pitch_bytes,
+            extent,
+            _elem: PhantomData,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn region_memsets_are_checked_per_axis_before_any_call() {
+        let d = Device::for_unit_tests(0);
+        let s = crate::Stream::default_for(&d);
+        let mut b = PitchedBuffer::<u32>::for_unit_tests(&d, 512, [100, 30, 4]);
+        let refused = |e: Error, axis: &str| match &e {
+            Error::InvalidArgument { what, reason, .. } => {
+                assert_eq!(*what, "memset_pitched_region_async box", "{e}");
+                assert!(reason.contains(&format!("along {axis}")), "{e}");
+            }
+            other => panic!("{other:?}"),
+        };
+        let e = s.memset_pitched_region_async(&mut b, [1, 0, 0], [100, 1, 1], 0);
+        refused(e.unwrap_err(), "x");
+        let e = s.memset_pitched_region_async(&mut b, [0, 29, 0], [1, 2, 1], 0);
+        refused(e.unwrap_err(), "y");
+        let e = s.memset_pitched_region_async(&mut b, [0, 0, 3], [1, 1, 2], 0);
+        refused(e.unwrap_err(), "z");
+        let e = s.memset_pitched_region_async(&mut b, [usize::MAX, 0, 0], [2, 1, 1], 0);
+        refused(e.unwrap_err(), "x");
+        // Every check passed and nothing to set: no HIP call, Ok (even at the far corner).
+        s.memset_pitched_region_async(&mut b, [100, 30, 4], [0, 0, 0], 0)
+            .unwrap();
+        s.memset_pitched_region_async(&mut b, [0, 0, 0], [100, 0, 4], 0)
+            .unwrap();
+    }
 
     #[test]
     fn extents_are_refused_before_any_call() {

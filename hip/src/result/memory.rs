@@ -215,14 +215,15 @@ pub unsafe fn memset_2d_async(
 }
 
 /// `hipMemset3DAsync`: `depth` slices of `height` rows of `width` bytes, rows `pitch` bytes apart and
-/// slices `pitch * height` apart, set to `value`.
+/// slices `pitch * slice_rows` apart, set to `value`.
 ///
 /// # Safety
-/// `dst` is device memory valid for `((depth - 1) * height + height - 1) * pitch + width` bytes (when no
-/// side is 0) until the fill on `stream` completes.
+/// `dst` is device memory valid for `((depth - 1) * slice_rows + height - 1) * pitch + width` bytes (when
+/// no side is 0) until the fill on `stream` completes; `height <= slice_rows`.
 pub unsafe fn memset_3d_async(
     dst: *mut c_void,
     pitch: usize,
+    slice_rows: usize,
     value: u8,
     [width, height, depth]: [usize; 3],
     stream: sys::hipStream_t,
@@ -231,7 +232,7 @@ pub unsafe fn memset_3d_async(
         ptr: dst,
         pitch,
         xsize: width,
-        ysize: height,
+        ysize: slice_rows,
     };
     let e = sys::hipExtent {
         width,

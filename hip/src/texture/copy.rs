@@ -8,34 +8,11 @@ use crate::error::{Error, Result};
 use crate::event::same_device;
 use crate::memory::tracking::{use_both, Allocation};
 use crate::memory::{check_plane, row_bytes, Access, DeviceCopy, DeviceMemory, DeviceMemoryMut};
-use crate::memory::{DevicePtr, PitchedBuffer};
+use crate::memory::{check_region, DevicePtr, PitchedBuffer};
 use crate::result;
 use crate::stream::Stream;
 use hip_sys as sys;
 use std::sync::Arc;
-
-/// Refuse a region `at + size` (per axis) past `extent`, naming `what` and the axis.
-fn check_region(
-    what: &'static str,
-    whose: &str,
-    at: [usize; 3],
-    size: [usize; 3],
-    extent: [usize; 3],
-) -> Result<()> {
-    for (axis, ((a, s), e)) in ["x", "y", "z"].iter().zip(at.iter().zip(size).zip(extent)) {
-        let end = a.checked_add(s);
-        if end.is_none_or(|end| end > e) {
-            return Err(Error::InvalidArgument {
-                what,
-                value: format!("position {at:?} + extent {size:?} (elements)"),
-                reason: format!(
-                    "passes the {whose}'s extent {extent:?} along {axis}: beyond the allocation"
-                ),
-            });
-        }
-    }
-    Ok(())
-}
 
 impl Stream {
     /// Queue a copy of `height` rows of `width` elements from device memory `src` (rows `src_pitch` bytes
