@@ -217,30 +217,41 @@ pub unsafe extern "C" fn hipGraphExecUpdate(
     error_node: *mut sys::hipGraphNode_t,
     result: *mut sys::hipGraphExecUpdateResult,
 ) -> Status {
+    // As AMD's: the node counts first (topology changed, no node named), then node by node, naming
+    // the new graph's first node whose type or dependencies differ.
     let outcome = graphs(|g| {
         let new = g.graphs.get(&(graph as usize))?.clone();
         let old = g.execs.get(&(exec as usize))?;
-        let same = old.len() == new.len()
-            && old
-                .iter()
-                .zip(new.iter())
-                .all(|(a, b)| a.ty == b.ty && a.deps == b.deps);
-        if same {
-            g.execs.insert(exec as usize, new);
+        if old.len() != new.len() {
+            return Some(Err((sys::hipGraphExecUpdateErrorTopologyChanged, None)));
         }
-        Some(same)
+        let differs = old
+            .iter()
+            .zip(new.iter())
+            .enumerate()
+            .find_map(|(i, (a, b))| {
+                let node = graph as usize * NODE_SPAN + i + 1;
+                if a.ty != b.ty {
+                    Some((sys::hipGraphExecUpdateErrorNodeTypeChanged, Some(node)))
+                } else {
+                    (a.deps != b.deps)
+                        .then_some((sys::hipGraphExecUpdateErrorTopologyChanged, Some(node)))
+                }
+            });
+        if let Some(d) = differs {
+            return Some(Err(d));
+        }
+        g.execs.insert(exec as usize, new);
+        Some(Ok(()))
     });
-    if !error_node.is_null() {
-        *error_node = std::ptr::null_mut();
-    }
-    let (code, r) = match outcome {
-        None => (INVALID_VALUE, sys::hipGraphExecUpdateError),
-        Some(true) => (SUCCESS, sys::hipGraphExecUpdateSuccess),
-        Some(false) => (
-            sys::hipErrorGraphExecUpdateFailure,
-            sys::hipGraphExecUpdateErrorTopologyChanged,
-        ),
+    let (code, r, node) = match outcome {
+        None => (INVALID_VALUE, sys::hipGraphExecUpdateError, None),
+        Some(Ok(())) => (SUCCESS, sys::hipGraphExecUpdateSuccess, None),
+        Some(Err((r, node))) => (sys::hipErrorGraphExecUpdateFailure, r, node),
     };
+    if !error_node.is_null() {
+        *error_node = node.map_or(std::ptr::null_mut(), |n| n as sys::hipGraphNode_t);
+    }
     if !result.is_null() {
         *result = r;
     }

@@ -160,8 +160,45 @@ pub unsafe fn graph_exec_update(exec: sys::hipGraphExec_t, graph: sys::hipGraph_
             outcome as i64,
             update_result_name(outcome)
         ));
+        if !error_node.is_null() {
+            // SAFETY: `graph` is live (the caller's contract) and `error_node` is what HIP named.
+            message.push_str(&unsafe { where_in(graph, error_node) });
+        }
     }
     Err(err)
+}
+
+/// "; at node i of n of the new graph (a kernel node)" for the node an update failed at, found among
+/// `graph`'s nodes (in `hipGraphGetNodes`' order); what can be said if it is not one of them.
+///
+/// # Safety
+/// `graph` is live; `node` is a node HIP named (of `graph` or of the executable graph's).
+unsafe fn where_in(graph: sys::hipGraph_t, node: sys::hipGraphNode_t) -> String {
+    // SAFETY: the caller's contract: `graph` is live.
+    let nodes = unsafe { graph_nodes(graph) }.unwrap_or_default();
+    match nodes.iter().position(|&n| n == node) {
+        Some(i) => {
+            // SAFETY: `node` is a live node of the live `graph` (found among its nodes).
+            let kind = unsafe { graph_node_type(node) }.map_or("a node", node_type_name);
+            format!("; at node {i} of {} of the new graph ({kind})", nodes.len())
+        }
+        None => "; at a node that is not one of the new graph's".into(),
+    }
+}
+
+/// "a kernel node" and so on, for a `hipGraphNodeType`.
+pub fn node_type_name(t: sys::hipGraphNodeType) -> &'static str {
+    match t {
+        sys::hipGraphNodeTypeKernel => "a kernel node",
+        sys::hipGraphNodeTypeMemcpy => "a copy node",
+        sys::hipGraphNodeTypeMemset => "a memset node",
+        sys::hipGraphNodeTypeHost => "a host node",
+        sys::hipGraphNodeTypeGraph => "a child graph node",
+        sys::hipGraphNodeTypeEmpty => "an empty node",
+        sys::hipGraphNodeTypeWaitEvent => "an event wait node",
+        sys::hipGraphNodeTypeEventRecord => "an event record node",
+        _ => "a node of another type",
+    }
 }
 
 /// What a `hipGraphExecUpdateResult` means.
