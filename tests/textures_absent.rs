@@ -73,6 +73,7 @@ fn copies_and_objects_answer_errors_naming_each_call() {
             &hip::result::memory::memset_3d_async(
                 std::ptr::null_mut(),
                 64,
+                2,
                 7,
                 [64, 2, 2],
                 std::ptr::null_mut(),
