@@ -169,6 +169,19 @@ static inline hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* node, hipGrap
     return hipCUDAErrorTohipError(cudaGraphAddChildGraphNode(node, graph, deps, count, child));
 }
 
+/* CUDA 12 gave the plain name the _v2 signature (graph and dependencies out), CUDA 13 the _v3 one (edge
+ * data out too); HIP's asks for the status and the id only. */
+static inline hipError_t hipStreamGetCaptureInfo(hipStream_t stream, hipStreamCaptureStatus* status,
+                                                 unsigned long long* id) {
+#if CUDART_VERSION >= 13000
+    return hipCUDAErrorTohipError(cudaStreamGetCaptureInfo(stream, status, id, NULL, NULL, NULL, NULL));
+#elif CUDART_VERSION >= 12000
+    return hipCUDAErrorTohipError(cudaStreamGetCaptureInfo(stream, status, id, NULL, NULL, NULL));
+#else
+    return hipCUDAErrorTohipError(cudaStreamGetCaptureInfo(stream, status, id));
+#endif
+}
+
 /* A host function on a capturing stream becomes a host node (hip::Capture::host). */
 static inline hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void* userData) {
     return hipCUDAErrorTohipError(cudaLaunchHostFunc(stream, fn, userData));

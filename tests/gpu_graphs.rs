@@ -375,3 +375,37 @@ fn a_host_node_recorded_in_a_capture_runs_in_order_at_every_replay() {
         "the graph still holds the closure"
     );
 }
+
+/// `Stream::capture_status` (`hipStreamGetCaptureInfo`): none, then active with one id for the captured
+/// stream and a stream that joined its capture (another capture has another id), none again once ended.
+#[test]
+fn capture_status_names_one_capture_for_joined_streams() {
+    use hip::CaptureStatus;
+    let d = device();
+    let (s, t, u) = (
+        Stream::new(&d).unwrap(),
+        Stream::new(&d).unwrap(),
+        Stream::new(&d).unwrap(),
+    );
+    assert_eq!(s.capture_status().unwrap(), CaptureStatus::None);
+    let cap = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    let CaptureStatus::Active { id } = s.capture_status().unwrap() else {
+        panic!("not active");
+    };
+    assert_eq!(t.capture_status().unwrap(), CaptureStatus::None);
+    let fork = s.record_event().unwrap();
+    t.wait_event(&fork).unwrap();
+    assert_eq!(t.capture_status().unwrap(), CaptureStatus::Active { id });
+    let other = u.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    let CaptureStatus::Active { id: other_id } = u.capture_status().unwrap() else {
+        panic!("not active");
+    };
+    assert_ne!(id, other_id);
+    other.end().unwrap();
+    let join = t.record_event().unwrap();
+    s.wait_event(&join).unwrap();
+    cap.end().unwrap();
+    for x in [&s, &t, &u] {
+        assert_eq!(x.capture_status().unwrap(), CaptureStatus::None);
+    }
+}

@@ -78,3 +78,25 @@ fn graph_calls_name_themselves_without_a_device() {
         eprintln!("{call}: {name:?}");
     }
 }
+
+/// `hipStreamGetCaptureInfo` of the null stream without a device: the runtime's error, naming the call.
+#[test]
+fn capture_info_names_itself_without_a_device() {
+    if Device::count().is_ok() {
+        return; // a device (or the shadow runtime): tests/gpu_graphs.rs, tests/shadow_graph_builder.rs
+    }
+    // SAFETY: the null stream; no device exists, so the runtime answers before any stream is used.
+    let r = unsafe { hip::result::graph::stream_get_capture_info(std::ptr::null_mut()) };
+    let err = r.map(|(s, id)| (s as u64, id)).unwrap_err();
+    assert!(err.to_string().contains("hipStreamGetCaptureInfo"), "{err}");
+    let name = err.hip_code().and_then(|c| c.name());
+    // Measured: HIP 5.2.3 answers hipErrorInvalidDevice, 5.7.1, 6.4.3 and 7.2.4 hipErrorNoDevice.
+    // The runtime's version, not the headers': a dynamic-loading build runs against newer libraries.
+    let version = hip::runtime_version().unwrap();
+    let want = if version / 100_000 == 502 {
+        "hipErrorInvalidDevice"
+    } else {
+        "hipErrorNoDevice"
+    };
+    assert_eq!(name, Some(want), "HIP {version}: {err}");
+}

@@ -415,3 +415,27 @@ fn a_refused_update_names_the_node_it_failed_at() {
     assert_eq!(b.y.to_vec().unwrap(), vec![4; N]);
     assert_no_reports();
 }
+
+/// `Stream::capture_status` (`hipStreamGetCaptureInfo`): none, then active with one id for the captured
+/// stream and a stream that joined its capture, none again once it ended.
+#[test]
+fn capture_status_names_one_capture_for_joined_streams() {
+    use hip::CaptureStatus;
+    let d = Device::get(0).unwrap();
+    let (s, t) = (Stream::new(&d).unwrap(), Stream::new(&d).unwrap());
+    assert_eq!(s.capture_status().unwrap(), CaptureStatus::None);
+    let cap = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    let CaptureStatus::Active { id } = s.capture_status().unwrap() else {
+        panic!("not active");
+    };
+    assert_eq!(t.capture_status().unwrap(), CaptureStatus::None);
+    let fork = s.record_event().unwrap();
+    t.wait_event(&fork).unwrap();
+    assert_eq!(t.capture_status().unwrap(), CaptureStatus::Active { id });
+    let join = t.record_event().unwrap();
+    s.wait_event(&join).unwrap();
+    cap.end().unwrap();
+    assert_eq!(s.capture_status().unwrap(), CaptureStatus::None);
+    assert_eq!(t.capture_status().unwrap(), CaptureStatus::None);
+    assert_no_reports();
+}

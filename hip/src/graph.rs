@@ -75,7 +75,7 @@ use std::sync::Arc;
 mod capture;
 pub(crate) mod host_node;
 pub(crate) use capture::{merge_uses, Kept, Uses};
-pub use capture::{Capture, CaptureMode};
+pub use capture::{Capture, CaptureMode, CaptureStatus};
 pub use host_node::HostNodeHandle;
 
 /// How an executable graph is made ([`Graph::instantiate_with_flags`]): HIP's `hipGraphInstantiateFlags`.

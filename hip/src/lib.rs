@@ -252,7 +252,9 @@ pub use error::{
 };
 pub use event::Event;
 pub use future::{Completion, PinnedCopy, ReadFuture};
-pub use graph::{Capture, CaptureMode, Graph, GraphExec, GraphInstantiateFlags, HostNodeHandle};
+pub use graph::{
+    Capture, CaptureMode, CaptureStatus, Graph, GraphExec, GraphInstantiateFlags, HostNodeHandle,
+};
 pub use graph_builder::{GraphBuilder, GraphNode};
 pub use host_fn::{HostFnHandle, HostFnState};
 pub use launch::{Dim3, ElementCount, KernelArg, LaunchArgs, LaunchConfig};

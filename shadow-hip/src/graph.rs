@@ -160,6 +160,28 @@ pub unsafe extern "C" fn hipStreamIsCapturing(
     SUCCESS
 }
 
+/// The capture's id is the graph it builds (unique while it lives); the shadow never invalidates one.
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamGetCaptureInfo(
+    s: sys::hipStream_t,
+    status: *mut sys::hipStreamCaptureStatus,
+    id: *mut std::os::raw::c_ulonglong,
+) -> Status {
+    let mut g = lock();
+    let rt = rt(&mut g);
+    let Some(st) = rt.streams.get(&(streams::key(s as usize))) else {
+        return INVALID_HANDLE;
+    };
+    if status.is_null() {
+        return INVALID_VALUE;
+    }
+    *status = u32::from(st.capture.is_some());
+    if !id.is_null() {
+        *id = st.capture.as_ref().map_or(0, |c| c.graph as u64);
+    }
+    SUCCESS
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn hipGraphDestroy(graph: sys::hipGraph_t) -> Status {
     match graphs(|g| g.graphs.remove(&(graph as usize))) {

@@ -114,6 +114,56 @@ impl Stream {
     }
 }
 
+/// What the runtime says of a stream's capture ([`Stream::capture_status`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaptureStatus {
+    /// The stream is not being captured.
+    None,
+    /// A capture records the stream's work; `id` names the capture (unique in the process).
+    Active {
+        /// The capture's id.
+        id: u64,
+    },
+    /// The capture was broken (an operation it cannot record); ending it fails.
+    Invalidated {
+        /// The capture's id.
+        id: u64,
+    },
+}
+
+impl Stream {
+    /// The runtime's view of this stream's capture (`hipStreamGetCaptureInfo`), as opposed to
+    /// [`is_capturing`](Stream::is_capturing), the crate's own record: it also sees a capture begun
+    /// outside this crate (raw calls), and an invalidated one. Two streams in one capture (one joined
+    /// the other's by waiting on an event recorded in it) report the same id.
+    ///
+    /// # Errors
+    ///
+    /// What HIP returns for making the device current and for `hipStreamGetCaptureInfo`.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # use hip::CaptureStatus;
+    /// # fn f(stream: &Stream) -> hip::Result<()> {
+    /// assert_eq!(stream.capture_status()?, CaptureStatus::None);
+    /// let capture = stream.begin_capture(CaptureMode::ThreadLocal)?;
+    /// assert!(matches!(stream.capture_status()?, CaptureStatus::Active { .. }));
+    /// capture.end()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn capture_status(&self) -> Result<CaptureStatus> {
+        self.device().bind()?;
+        // SAFETY: `self.raw()` is live while `self` is borrowed (or null, the device's null stream); its
+        // device is current.
+        let (status, id) = unsafe { result::graph::stream_get_capture_info(self.raw()) }?;
+        Ok(match status {
+            sys::hipStreamCaptureStatusActive => CaptureStatus::Active { id },
+            sys::hipStreamCaptureStatusInvalidated => CaptureStatus::Invalidated { id },
+            _ => CaptureStatus::None,
+        })
+    }
+}
+
 impl<'s> Capture<'s> {
     /// The stream being captured: queue work on it (copies, memsets, host functions) to record it.
     pub fn stream(&self) -> &'s Stream {

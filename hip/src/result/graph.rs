@@ -52,6 +52,26 @@ pub unsafe fn stream_is_capturing(stream: sys::hipStream_t) -> Result<sys::hipSt
     Ok(status)
 }
 
+/// `hipStreamGetCaptureInfo`: the stream's `hipStreamCaptureStatus` and its capture's id (unique in the
+/// process; meaningful while a capture is active or invalidated).
+///
+/// # Safety
+/// `stream` is live (or null).
+pub unsafe fn stream_get_capture_info(
+    stream: sys::hipStream_t,
+) -> Result<(sys::hipStreamCaptureStatus, u64)> {
+    // SAFETY: hipStreamCaptureStatus is an integer type (bindgen's constants, on both platforms): all-zero
+    // bits are a value.
+    let mut status = unsafe { std::mem::zeroed() };
+    let mut id: std::os::raw::c_ulonglong = 0;
+    // SAFETY: the caller's contract (`# Safety`): `stream` is live (or null); `status` and `id` are live
+    // locals HIP writes to.
+    check("hipStreamGetCaptureInfo", unsafe {
+        sys::hipStreamGetCaptureInfo(stream, &mut status, &mut id)
+    })?;
+    Ok((status, id))
+}
+
 /// `hipThreadExchangeStreamCaptureMode`: set the calling thread's capture interaction mode to `mode` and
 /// return the one it had. In `hipStreamCaptureModeRelaxed` the thread may make calls a capture in global
 /// or thread-local mode would refuse (allocations, event queries), as a library does for its own
