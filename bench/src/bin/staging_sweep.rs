@@ -5,7 +5,9 @@
 //! in the same rounds; first, the host's own memcpy rate from pageable into pinned memory by thread count. GB/s, median of ROUNDS, per direction
 //! and size; the best configuration of each is named at the end.
 //!
-//! `cargo run --release -p hip-rs-bench --bin staging_sweep [-- MIB...]` (default: 64 256).
+//! `cargo run --release -p hip-rs-bench --bin staging_sweep [-- [--ramp] MIB...]` (default: 64 256).
+//! `--ramp`: a smaller grid instead, each of 4 and 8 MiB chunks and 4 and 6 buffers (the default
+//! threads) with the ramp ([`StagingConfig::ramp`]) off and on.
 
 #[path = "../stats.rs"]
 #[allow(dead_code)]
@@ -21,19 +23,22 @@ const ROUNDS: usize = 7;
 const MIB: usize = 1 << 20;
 
 fn main() -> ExitCode {
-    let sizes: Result<Vec<usize>, _> = std::env::args()
-        .skip(1)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let ramp = args.iter().any(|a| a == "--ramp");
+    let sizes: Result<Vec<usize>, _> = args
+        .iter()
+        .filter(|a| *a != "--ramp")
         .map(|a| a.parse::<usize>().map(|m| m * MIB))
         .collect();
     let sizes = match sizes {
         Ok(s) if s.is_empty() => vec![64 * MIB, 256 * MIB],
         Ok(s) if s.iter().all(|&b| b > 0) => s,
         _ => {
-            eprintln!("usage: staging_sweep [MIB > 0 ...]");
+            eprintln!("usage: staging_sweep [--ramp] [MIB > 0 ...]");
             return ExitCode::from(2);
         }
     };
-    match run(&sizes) {
+    match run(&sizes, ramp) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("staging_sweep: {e}");
@@ -100,7 +105,7 @@ fn gbps(bytes: usize, ns: f64) -> f64 {
     bytes as f64 / ns
 }
 
-fn run(sizes: &[usize]) -> Result<(), String> {
+fn run(sizes: &[usize], ramp: bool) -> Result<(), String> {
     let e = |e: hip::Error| e.to_string();
     let Some(device) = Device::first_usable(|why| println!("{why}\nnothing to time")).map_err(e)?
     else {
@@ -125,16 +130,31 @@ fn run(sizes: &[usize]) -> Result<(), String> {
         ..StagingConfig::default()
     };
     let mut grid = Vec::new();
-    host_copy_rates(&pattern, &mut pinned, cores)?;
-    for threads in [4, 8, 16] {
+    if ramp {
         for chunk_mib in [4, 8] {
-            for buffers in [3, 4, 6] {
-                grid.push(StagingConfig {
-                    threads,
-                    chunk_bytes: chunk_mib * MIB,
-                    buffers,
-                    ..base
-                });
+            for buffers in [4, 6] {
+                for ramp in [false, true] {
+                    grid.push(StagingConfig {
+                        chunk_bytes: chunk_mib * MIB,
+                        buffers,
+                        ramp,
+                        ..base
+                    });
+                }
+            }
+        }
+    } else {
+        host_copy_rates(&pattern, &mut pinned, cores)?;
+        for threads in [4, 8, 16] {
+            for chunk_mib in [4, 8] {
+                for buffers in [3, 4, 6] {
+                    grid.push(StagingConfig {
+                        threads,
+                        chunk_bytes: chunk_mib * MIB,
+                        buffers,
+                        ..base
+                    });
+                }
             }
         }
     }
@@ -181,14 +201,15 @@ fn run(sizes: &[usize]) -> Result<(), String> {
                 limit.show(1)
             );
             println!(
-                "| threads | chunk MiB | buffers | GB/s | / pinned |\n|---:|---:|---:|---:|---:|"
+                "| threads | chunk MiB | buffers | ramp | GB/s | / pinned |\n|---:|---:|---:|---|---:|---:|"
             );
             for (cfg, s) in &rows {
                 println!(
-                    "| {} | {} | {} | {} | {:.2} |",
+                    "| {} | {} | {} | {} | {} | {:.2} |",
                     cfg.threads,
                     cfg.chunk_bytes / MIB,
                     cfg.buffers,
+                    if cfg.ramp { "on" } else { "off" },
                     s.show(1),
                     s.median() / limit.median()
                 );
@@ -198,11 +219,12 @@ fn run(sizes: &[usize]) -> Result<(), String> {
                 .max_by(|a, b| a.1.median().total_cmp(&b.1.median()))
                 .unwrap();
             println!(
-                "best {name} {} MiB: {} threads, {} MiB chunks, {} buffers: {:.1} GB/s = {:.2} of pinned",
+                "best {name} {} MiB: {} threads, {} MiB chunks, {} buffers, ramp {}: {:.1} GB/s = {:.2} of pinned",
                 bytes / MIB,
                 best.threads,
                 best.chunk_bytes / MIB,
                 best.buffers,
+                best.ramp,
                 s.median(),
                 s.median() / limit.median()
             );

@@ -40,6 +40,10 @@ pub struct StagingConfig {
     /// linear in the size, so where it pays is measured (`bench`'s staged-copy table); the environment's
     /// `HIP_RS_STAGING_REGISTER_MIB` sets it in MiB (read by [`StagingConfig::default`]).
     pub register_bytes: usize,
+    /// Begin and end a copy of more than two chunks with smaller pieces (an eighth of a chunk, at least
+    /// 64 KiB, doubling up to a chunk, and halving again at the end), so the first DMA starts, and the
+    /// last ends, sooner: the ring overlaps everything but the first host copy and the last DMA.
+    pub ramp: bool,
 }
 
 impl Default for StagingConfig {
@@ -58,6 +62,7 @@ impl Default for StagingConfig {
                 .ok()
                 .and_then(|v| v.trim().parse::<usize>().ok())
                 .map_or(usize::MAX, |m| m.saturating_mul(1 << 20)),
+            ramp: false,
         }
     }
 }
@@ -101,6 +106,37 @@ pub fn set_config(config: StagingConfig) {
 /// Whether a copy of `bytes` is staged under `config`.
 pub(crate) fn should_stage(config: &StagingConfig, bytes: usize) -> bool {
     config.enabled && bytes >= config.threshold_bytes && bytes > 0
+}
+
+/// `(offset, len)` of each piece of a `len`-byte copy: `chunk`-byte pieces, or with `ramp` and more
+/// than two chunks, pieces growing from an eighth of a chunk (at least 64 KiB) to a chunk at the start
+/// and shrinking back at the end (see [`StagingConfig::ramp`]). Every piece is at most `chunk` bytes.
+pub(crate) fn pieces(len: usize, chunk: usize, ramp: bool) -> Vec<(usize, usize)> {
+    let chunk = chunk.max(1);
+    if !ramp || len <= 2 * chunk {
+        return chunks(len, chunk).collect();
+    }
+    let mut ends = Vec::new();
+    let mut rest = len;
+    let mut piece = (chunk / 8).max(64 << 10);
+    // Each step takes a piece from both ends while a full chunk stays between them.
+    while piece < chunk && rest >= 2 * piece + chunk {
+        ends.push(piece);
+        rest -= 2 * piece;
+        piece *= 2;
+    }
+    let mut out = Vec::with_capacity(2 * ends.len() + rest.div_ceil(chunk));
+    let mut off = 0;
+    let sizes = ends
+        .iter()
+        .copied()
+        .chain(chunks(rest, chunk).map(|(_, n)| n))
+        .chain(ends.iter().rev().copied());
+    for n in sizes {
+        out.push((off, n));
+        off += n;
+    }
+    out
 }
 
 /// `(offset, len)` of each chunk of a `len`-byte copy in `chunk`-byte pieces.
@@ -217,6 +253,8 @@ impl Pool {
 struct Ring {
     device: usize,
     chunk: usize,
+    /// Smaller pieces at both ends of a long copy ([`StagingConfig::ramp`]).
+    ramp: bool,
     buffers: Vec<(*mut u8, ChunkEvent)>,
     stream: Stream,
     pool: Pool,
@@ -258,6 +296,7 @@ impl Ring {
         let mut ring = Ring {
             device: device.ordinal(),
             chunk: cfg.chunk_bytes,
+            ramp: cfg.ramp,
             buffers: Vec::with_capacity(cfg.buffers),
             stream: Stream::non_blocking(device)?,
             pool: Pool::new(0),
@@ -284,6 +323,7 @@ impl Ring {
             && self.buffers.len() == cfg.buffers
             && self.chunk == cfg.chunk_bytes
             && self.threads == cfg.threads
+            && self.ramp == cfg.ramp
     }
 
     /// Host (pageable) -> device through the ring, ordered after the other users of `alloc` (which `dst`
@@ -313,7 +353,7 @@ impl Ring {
         // free after an error part-way) waits for the copies, not for a marker recorded before them.
         let op = self.stream.begin_op();
         alloc.use_on(&op, Access::Write)?;
-        for (i, (off, n)) in chunks(len, self.chunk).enumerate() {
+        for (i, (off, n)) in pieces(len, self.chunk, self.ramp).into_iter().enumerate() {
             let (buf, event) = &self.buffers[i % self.buffers.len()];
             if i >= self.buffers.len() {
                 event.synchronize()?; // the DMA that last read this buffer is done
@@ -370,7 +410,7 @@ impl Ring {
         // the copies out of the memory, not for a marker recorded before them.
         let op = self.stream.begin_op();
         alloc.use_on(&op, Access::Read)?;
-        let all: Vec<_> = chunks(len, self.chunk).collect();
+        let all = pieces(len, self.chunk, self.ramp);
         let k = self.buffers.len();
         let issue = |i: usize| -> Result<()> {
             let (off, n) = all[i];
@@ -524,6 +564,45 @@ pub(crate) unsafe fn to_host(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ramped_pieces_cover_the_copy_exactly_once_and_fit_a_chunk() {
+        const MIB: usize = 1 << 20;
+        let chunk = 8 * MIB;
+        for len in [
+            0,
+            1,
+            chunk,
+            2 * chunk,
+            2 * chunk + 1,
+            3 * chunk - 5,
+            64 * MIB,
+            1 << 30,
+            100 * MIB + 7,
+        ] {
+            let p = pieces(len, chunk, true);
+            let mut off = 0;
+            for &(o, n) in &p {
+                assert_eq!(o, off, "{len}: pieces in order, without gaps");
+                assert!(n > 0 && n <= chunk, "{len}: piece of {n}");
+                off += n;
+            }
+            assert_eq!(off, len, "{len}: every byte once");
+            if len <= 2 * chunk {
+                assert_eq!(p, chunks(len, chunk).collect::<Vec<_>>(), "{len}: no ramp");
+            }
+        }
+        // 64 MiB: 1, 2, 4 MiB at each end around full chunks.
+        let p: Vec<_> = pieces(64 * MIB, chunk, true)
+            .iter()
+            .map(|&(_, n)| n / MIB)
+            .collect();
+        assert_eq!(p, [1, 2, 4, 8, 8, 8, 8, 8, 8, 2, 4, 2, 1]);
+        // Off: whole chunks.
+        assert_eq!(pieces(64 * MIB, chunk, false).len(), 8);
+        // Small chunks ramp from 64 KiB.
+        assert_eq!(pieces(10 << 20, 256 << 10, true)[0].1, 64 << 10);
+    }
 
     #[test]
     fn chunks_cover_the_copy_exactly_once() {
