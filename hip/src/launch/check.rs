@@ -491,6 +491,11 @@ mod tests {
         }
         // The sweep reaches the fast path (a check that accepted nothing would prove nothing).
         assert!(accepted > 100, "{accepted}");
+        // It takes the plain cases: a kernel whose own thread limit is unknown (0: the device's applies)
+        // or above the block.
+        let plain = LaunchConfig::new(4, 256);
+        assert!(plainly_fits(&plain, &H100, 0, 0));
+        assert!(plainly_fits(&plain, &H100, 512, 0));
         // And it falls through where it must: a 64-bit index, a block past the kernel's limit.
         let c = LaunchConfig::new(1, 1024);
         assert!(!plainly_fits(&c, &H100, 512, 0));
