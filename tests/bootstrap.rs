@@ -13,6 +13,7 @@ const CHILD: &str = "HIP_RS_BOOTSTRAP_CHILD";
 /// Where a child marks (a file named by its rank) that it is about to exchange: rank 0 listens.
 const READY_DIR: &str = "HIP_RS_TEST_READY_DIR";
 
+/// A rank's part: read the environment, exchange, print the blob or the error (exit status 3).
 #[test]
 fn rank_in_child() {
     if std::env::var_os(CHILD).is_none() {
@@ -209,6 +210,7 @@ fn expect_failure(ranks: &[(usize, usize, Vars)], port: u16, want: &str, limit: 
         assert_eq!(code, 3, "{line}");
         assert!(line.contains(want), "want {want:?}: {line}");
     }
+    let _ = std::fs::remove_dir_all(dir);
     println!("{want}: {:?}", t0.elapsed());
 }
 
@@ -314,4 +316,5 @@ fn a_rank_killed_mid_exchange_fails_the_others_within_the_timeout() {
     }
     // Their own 3 s timeouts, not rank 0's 60 s blob.
     assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    let _ = std::fs::remove_dir_all(dir);
 }
