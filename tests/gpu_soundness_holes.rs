@@ -103,6 +103,7 @@ fn a_graph_launched_during_a_staged_copy_waits_for_all_of_it() {
         buffers: 2,
         threads: 2,
         register_bytes: usize::MAX, // the ring's chunks are what this test is about
+        ramp: false,
     });
     const N: usize = 2 << 20; // 8 MiB of u32
     const COPY: u32 = 0x1111_1111;

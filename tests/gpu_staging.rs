@@ -50,11 +50,13 @@ fn staged_copies_match_at_every_size_and_setting() {
     let saved = staging::config();
     // Tiny chunks and a tiny threshold: many chunks, the ring wraps around many times; then the same
     // through the user's registered pages (issue 56: unaligned Vec starts, partial pages at both ends).
-    for (threads, buffers, register_bytes) in [
-        (1, 2, usize::MAX),
-        (4, 3, usize::MAX),
-        (8, 4, usize::MAX),
-        (4, 3, 0),
+    // The ramp (smaller pieces at both ends of a copy of more than two chunks) on and off.
+    for (threads, buffers, register_bytes, ramp) in [
+        (1, 2, usize::MAX, false),
+        (4, 3, usize::MAX, true),
+        (8, 4, usize::MAX, false),
+        (8, 4, usize::MAX, true),
+        (4, 3, 0, false),
     ] {
         staging::set_config(StagingConfig {
             enabled: true,
@@ -63,6 +65,7 @@ fn staged_copies_match_at_every_size_and_setting() {
             buffers,
             threads,
             register_bytes,
+            ramp,
         });
         for n in [1usize, 1000, 16_384, 16_385, 250_001, 1 << 20] {
             round_trip(&d, n, n as u32 ^ threads as u32);

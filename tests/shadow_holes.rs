@@ -23,20 +23,32 @@ fn device() -> Device {
 #[test]
 fn a_graph_launched_during_a_staged_copy_waits_for_all_of_it() {
     let d = device();
-    staging::set_config(StagingConfig {
-        enabled: true,
-        threshold_bytes: 1 << 20,
-        chunk_bytes: 256 << 10,
-        buffers: 2,
-        threads: 2,
-        register_bytes: usize::MAX, // the ring's chunks are what this test is about
-    });
-    const N: usize = (2 << 20) / 4; // 2 MiB: 8 chunks through 2 pinned buffers
+    // 2 MiB: 8 chunks through 2 pinned buffers; with the ramp, 11 pieces (64 and 128 KiB at both ends).
+    for ramp in [false, true] {
+        staging::set_config(StagingConfig {
+            enabled: true,
+            threshold_bytes: 1 << 20,
+            chunk_bytes: 256 << 10,
+            buffers: 2,
+            threads: 2,
+            register_bytes: usize::MAX, // the ring's chunks are what this test is about
+            ramp,
+        });
+        copy_against_a_graph_fill(&d);
+    }
+    staging::set_config(StagingConfig::default());
+    assert_no_reports();
+}
+
+/// Eight rounds of a staged copy into a buffer while a graph's fill of it is launched at a later
+/// moment each round: the buffer ends whole, one or the other.
+fn copy_against_a_graph_fill(d: &Device) {
+    const N: usize = (2 << 20) / 4;
     const COPY: u32 = 0x1111_1111;
     const FILL: u32 = 0x2222_2222;
     let host = vec![COPY; N];
-    let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
-    let g = Stream::non_blocking(&d).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let g = Stream::non_blocking(d).unwrap();
     let mut exec = {
         let cap = g.begin_capture(CaptureMode::ThreadLocal).unwrap();
         g.fill_async(&mut x, FILL).unwrap();
@@ -64,8 +76,6 @@ fn a_graph_launched_during_a_staged_copy_waits_for_all_of_it() {
             "round {round}: x is torn"
         );
     }
-    staging::set_config(StagingConfig::default());
-    assert_no_reports();
 }
 
 const HOLD: &str = r#"
