@@ -365,12 +365,8 @@ fn a_host_node_recorded_in_a_capture_runs_in_order_at_every_replay() {
     assert_eq!(boom.last_panic().as_deref(), Some("captured"));
     drop(exec);
     s.synchronize().unwrap();
-    let t0 = std::time::Instant::now();
-    while Arc::strong_count(&ran) > 1 && t0.elapsed().as_secs() < 5 {
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
     assert_eq!(
-        Arc::strong_count(&ran),
+        common::wait_sole_owner(&ran, std::time::Duration::from_secs(5)),
         1,
         "the graph still holds the closure"
     );

@@ -4,6 +4,7 @@
 //! updates replay with their new parameters; and the builder's refusals.
 #![cfg(feature = "shadow")]
 
+mod common;
 mod shadow;
 
 use hip::prelude::*;
@@ -276,12 +277,8 @@ fn host_nodes_run_in_dependency_order_at_every_replay() {
     assert_eq!(hb.last_panic().as_deref(), Some("node b"));
     assert_eq!(hc.runs(), r);
     drop(exec);
-    let start = std::time::Instant::now();
-    while Arc::strong_count(&log) > 1 && start.elapsed().as_secs() < 10 {
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
     assert_eq!(
-        Arc::strong_count(&log),
+        common::wait_sole_owner(&log, std::time::Duration::from_secs(10)),
         1,
         "the graph still holds its closures"
     );
@@ -376,12 +373,8 @@ fn host_nodes_recorded_in_a_capture_run_at_every_replay() {
         (r, Some("captured b"))
     );
     drop(exec);
-    let start = std::time::Instant::now();
-    while Arc::strong_count(&log) > 1 && start.elapsed().as_secs() < 10 {
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
     assert_eq!(
-        Arc::strong_count(&log),
+        common::wait_sole_owner(&log, std::time::Duration::from_secs(10)),
         1,
         "the graph still holds its closures"
     );

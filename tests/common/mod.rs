@@ -16,6 +16,16 @@ pub fn device() -> hip::Device {
     hip::Device::get(0).expect("--features gpu needs a HIP device")
 }
 
+/// Wait (at most `limit`) until `owner` is the only reference to its value, as once a graph dropped
+/// what it kept (on the runtime's own time); the strong count then.
+pub fn wait_sole_owner<T>(owner: &std::sync::Arc<T>, limit: std::time::Duration) -> usize {
+    let start = std::time::Instant::now();
+    while std::sync::Arc::strong_count(owner) > 1 && start.elapsed() < limit {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    std::sync::Arc::strong_count(owner)
+}
+
 /// `source` compiled by HIPRTC for `device` and loaded.
 pub fn load(device: &hip::Device, source: &str) -> hip::Module {
     let code = hip::rtc::ProgramBuilder::new(source).compile().unwrap();
