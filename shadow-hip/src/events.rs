@@ -61,6 +61,16 @@ pub unsafe extern "C" fn hipEventRecord(e: sys::hipEvent_t, s: sys::hipStream_t)
     r
 }
 
+/// A record's operation, which notes when it ran (for `hipEventElapsedTime`), and that time.
+pub fn stamp() -> (streams::Action, Arc<Mutex<Option<Instant>>>) {
+    let time = Arc::new(Mutex::new(None));
+    let t = time.clone();
+    let act: streams::Action = Arc::new(move |_: &Clock, _: &Arc<str>| {
+        *t.lock().unwrap() = Some(Instant::now());
+    });
+    (act, time)
+}
+
 fn record(e: usize, sid: usize) -> Status {
     let mut g = lock();
     let rt = rt(&mut g);
@@ -71,11 +81,7 @@ fn record(e: usize, sid: usize) -> Status {
         rt.events.get_mut(&e).unwrap().captured = Some(cap);
         return SUCCESS;
     }
-    let time = Arc::new(Mutex::new(None));
-    let t = time.clone();
-    let act: streams::Action = Arc::new(move |_: &Clock, _: &Arc<str>| {
-        *t.lock().unwrap() = Some(Instant::now());
-    });
+    let (act, time) = stamp();
     let (seq, clock) = streams::push(
         rt,
         sid,

@@ -452,18 +452,16 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: sys::hipGraphExec_t, s: sys::hipSt
             streams::stream_name(sid)
         )
         .into();
-        let mut action = n.action.clone();
-        let mut time = None;
-        if let Some(EventNode::Record(_)) = n.event {
-            let t = Arc::new(Mutex::new(None));
-            let cell = t.clone();
-            action = Arc::new(move |_: &Clock, _: &Arc<str>| {
-                *cell.lock().unwrap() = Some(std::time::Instant::now());
-            });
-            time = Some(t);
-        }
+        // A record node: a fresh timed record at each launch.
+        let (action, recorded) = match n.event {
+            Some(EventNode::Record(e)) => {
+                let (action, time) = crate::events::stamp();
+                (action, Some((e, time)))
+            }
+            _ => (n.action.clone(), None),
+        };
         let seq = streams::push_with_clock(rt, sid, what, deps, c.clone(), action);
-        if let (Some(EventNode::Record(e)), Some(time)) = (n.event, time) {
+        if let Some((e, time)) = recorded {
             // The event's record is this replay's node from now on (a query, synchronize or wait binds
             // to it), as HIP's.
             if let Some(ev) = rt.events.get_mut(&e) {
