@@ -43,6 +43,7 @@ files=(
     hip/src/code_object/nvidia.rs
     hip/src/memory/tracking.rs
     hip/src/memory/users.rs
+    hip/src/memory/host_lease.rs
     hip/src/memory/mod.rs
     hip/src/launch/mod.rs
     hip/src/launch/check.rs

@@ -369,3 +369,105 @@ fn a_refused_update_names_the_node_it_failed_at() {
     exec.launch(&s).unwrap();
     assert_eq!(y.to_vec().unwrap(), vec![4; N]);
 }
+
+/// Copies between the host and the device inside a graph, through `GraphPinnedBuffer`s: each replay
+/// uploads what the host wrote, scales it and downloads it, behind a slow fill the launch queues after;
+/// the host's borrows wait for the launches before them (a read of the output sees this replay's values,
+/// a write of the input never changes what a queued replay uploads), and a launch while a borrow
+/// conflicts is refused, with the graph then launching again once it is dropped.
+#[test]
+fn graph_copies_to_and_from_the_host_wait_for_and_refuse_the_hosts_borrows() {
+    let d = device();
+    let m = common::load(&d, KERNELS);
+    let scale = m.function("scale").unwrap();
+    let slow = Slow::new(&d);
+    let (s1, s2) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let input = hip::GraphPinnedBuffer::<u32>::zeroed(&d, N).unwrap();
+    let output = hip::GraphPinnedBuffer::<u32>::zeroed(&d, N).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let mut g = GraphBuilder::new(&d).unwrap();
+    let up = g.copy_from_host(&[], &mut x, &input).unwrap();
+    let n = N as u32;
+    // SAFETY: scale(unsigned*, unsigned, unsigned) scales x[..n] in place.
+    let k = unsafe {
+        g.kernel(
+            &[up],
+            &scale,
+            &LaunchConfig::for_num_elems(n),
+            LaunchArgs::new().arg_mut(&mut x).arg(&3u32).arg(&n),
+        )
+        .unwrap()
+    };
+    g.copy_to_host(&[k], &output, &x).unwrap();
+    let mut exec = g.build().unwrap().instantiate().unwrap();
+    let mut gate = DeviceBuffer::<f32>::zeroed(&d, 1024).unwrap();
+    for round in 1..=6u32 {
+        let s = if round % 2 == 0 { &s1 } else { &s2 };
+        input.borrow_mut().unwrap().fill(round);
+        slow.fill(s, &mut gate, 1.0); // the launch queues behind it
+        exec.launch(s).unwrap();
+        // Written while the launch still waits behind the slow fill: it waits for the upload first.
+        input.borrow_mut().unwrap().fill(1000);
+        let out = output.borrow().unwrap();
+        assert_eq!(out[0], 3 * round, "round {round}");
+        assert!(out.iter().all(|&v| v == 3 * round), "round {round}");
+        let err = exec.launch(s).unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidArgument { .. })
+                && err.to_string().contains("graph writes"),
+            "{err}"
+        );
+        drop(out);
+    }
+    // A host reader of the input does not hold back a graph that only reads it.
+    input.borrow_mut().unwrap().fill(5);
+    let reading = input.borrow().unwrap();
+    exec.launch(&s1).unwrap();
+    assert!(input.borrow_mut().is_err());
+    drop(reading);
+    assert!(output.borrow().unwrap().iter().all(|&v| v == 15));
+    // The graph keeps the memory: the host's handles may go first.
+    let kept = output.clone();
+    drop((input, output));
+    exec.launch(&s2).unwrap();
+    assert!(kept.borrow().unwrap().iter().all(|&v| v == 15));
+}
+
+/// The same copies recorded by a capture (`Capture::copy_from_host` / `copy_to_host`), with the kernel
+/// between them: each replay scales what the host wrote, and the host reads it after the replay.
+#[test]
+fn captured_copies_to_and_from_the_host_replay_the_hosts_new_values() {
+    let d = device();
+    let m = common::load(&d, KERNELS);
+    let scale = m.function("scale").unwrap();
+    let s = Stream::non_blocking(&d).unwrap();
+    let input = hip::GraphPinnedBuffer::<u32>::zeroed(&d, N).unwrap();
+    let output = hip::GraphPinnedBuffer::<u32>::zeroed(&d, N).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let mut capture = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    capture.copy_from_host(&input, &mut x).unwrap();
+    let n = N as u32;
+    // SAFETY: scale(unsigned*, unsigned, unsigned) scales x[..n] in place.
+    unsafe {
+        capture
+            .launch(
+                &scale,
+                &LaunchConfig::for_num_elems(n),
+                LaunchArgs::new().arg_mut(&mut x).arg(&5u32).arg(&n),
+            )
+            .unwrap()
+    };
+    capture.copy_to_host(&x, &output).unwrap();
+    let mut exec = capture.end().unwrap().instantiate().unwrap();
+    for round in 1..=4u32 {
+        input.borrow_mut().unwrap().fill(round);
+        exec.launch(&s).unwrap();
+        assert!(
+            output.borrow().unwrap().iter().all(|&v| v == 5 * round),
+            "round {round}"
+        );
+    }
+}

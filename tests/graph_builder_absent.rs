@@ -27,7 +27,15 @@ fn graph_calls_name_themselves_without_a_device() {
                 "hipGraphAddMemsetNode",
             ),
             (
-                raw::add_memcpy_node_1d(nul(), &[], nul(), null(), 0).err(),
+                raw::add_memcpy_node_1d(
+                    nul(),
+                    &[],
+                    nul(),
+                    null(),
+                    0,
+                    hip::sys::hipMemcpyHostToDevice,
+                )
+                .err(),
                 "hipGraphAddMemcpyNode1D",
             ),
             (

@@ -432,3 +432,124 @@ fn capture_status_names_one_capture_for_joined_streams() {
     assert_eq!(t.capture_status().unwrap(), CaptureStatus::None);
     assert_no_reports();
 }
+
+/// Host-to-device and device-to-host copy nodes through `GraphPinnedBuffer`s, launched alternately on
+/// two streams: the host's writes of the input wait for the replay that uploads it, its reads of the
+/// output for the replay that downloads it (the shadow sees both as host accesses), and launches are
+/// refused while a borrow conflicts.
+#[test]
+fn graph_copies_to_and_from_the_host_are_ordered_with_the_hosts_borrows() {
+    let d = Device::get(0).unwrap();
+    let streams = [
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    ];
+    let input = hip::GraphPinnedBuffer::<u32>::zeroed(&d, N).unwrap();
+    let output = hip::GraphPinnedBuffer::<u32>::zeroed(&d, N).unwrap();
+    let (mut x, mut y) = (
+        DeviceBuffer::<u32>::zeroed(&d, N).unwrap(),
+        DeviceBuffer::<u32>::zeroed(&d, N).unwrap(),
+    );
+    let mut g = GraphBuilder::new(&d).unwrap();
+    let up = g.copy_from_host(&[], &mut x, &input).unwrap();
+    let mid = g.copy(&[up], &mut y, &x).unwrap();
+    g.copy_to_host(&[mid], &output, &y).unwrap();
+    let graph = g.build().unwrap();
+    assert_eq!(graph.tracked_allocations(), 4);
+    let mut exec = graph.instantiate().unwrap();
+    drop(graph);
+    for round in 1..=ROUNDS {
+        let s = &streams[round as usize % 2];
+        {
+            let mut w = input.borrow_mut().unwrap();
+            shadow::host_access(&w, true);
+            w.fill(round);
+        }
+        exec.launch(s).unwrap();
+        {
+            // While the replay may still upload the input: the write waits for it.
+            let mut w = input.borrow_mut().unwrap();
+            shadow::host_access(&w, true);
+            w.fill(0);
+        }
+        let out = output.borrow().unwrap();
+        shadow::host_access(&out, false);
+        assert_eq!(&out[..], &vec![round; N][..], "round {round}");
+        let err = exec.launch(s).unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidArgument { .. })
+                && err.to_string().contains("graph writes"),
+            "{err}"
+        );
+        assert!(output.borrow_mut().is_err());
+        drop(out);
+    }
+    // A host reader of the input lets a replay that only reads it go; a writer does not.
+    let reading = input.borrow().unwrap();
+    exec.launch(&streams[0]).unwrap();
+    drop(reading);
+    let w = input.borrow_mut().unwrap();
+    let err = exec.launch(&streams[1]).unwrap_err();
+    assert!(err.to_string().contains("graph reads"), "{err}");
+    drop(w);
+    // Refusals: lengths, and host-visible memory on the device side.
+    let mut g = GraphBuilder::new(&d).unwrap();
+    let mut short = DeviceBuffer::<u32>::zeroed(&d, N - 1).unwrap();
+    assert!(matches!(
+        g.copy_from_host(&[], &mut short, &input),
+        Err(Error::LengthMismatch { .. })
+    ));
+    let mut managed = hip::ManagedBuffer::<u32>::zeroed(&d, N).unwrap();
+    let err = g.copy_from_host(&[], &mut managed, &input).unwrap_err();
+    assert!(err.to_string().contains("pinned or managed"), "{err}");
+    assert!(g.is_empty());
+    drop(exec);
+    assert_no_reports();
+}
+
+/// The same through a capture (`Capture::copy_from_host` / `copy_to_host`): the copies are recorded as
+/// nodes, and the replays are ordered with the host's borrows as a built graph's are.
+#[test]
+fn captured_copies_to_and_from_the_host_are_ordered_with_the_hosts_borrows() {
+    let d = Device::get(0).unwrap();
+    let (s, other) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let input = hip::GraphPinnedBuffer::<u32>::zeroed(&d, N).unwrap();
+    let output = hip::GraphPinnedBuffer::<u32>::zeroed(&d, N).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let mut capture = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    capture.copy_from_host(&input, &mut x).unwrap();
+    capture.copy_to_host(&x, &output).unwrap();
+    let graph = capture.end().unwrap();
+    assert_eq!(graph.node_count().unwrap(), 2);
+    assert_eq!(graph.tracked_allocations(), 3);
+    let mut exec = graph.instantiate().unwrap();
+    for round in 1..=ROUNDS {
+        {
+            let mut w = input.borrow_mut().unwrap();
+            shadow::host_access(&w, true);
+            w.fill(round);
+        }
+        exec.launch(if round % 2 == 0 { &s } else { &other })
+            .unwrap();
+        // Another stream overwrites x after the replay read it.
+        other.fill_async(&mut x, 0).unwrap();
+        let out = output.borrow().unwrap();
+        shadow::host_access(&out, false);
+        assert_eq!(&out[..], &vec![round; N][..], "round {round}");
+        assert!(exec.launch(&s).is_err());
+    }
+    // Plain pinned memory stays refused in a capture.
+    let pinned = PinnedBuffer::<u32>::zeroed(&d, N).unwrap();
+    let capture = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    let err = capture
+        .stream()
+        .copy_from_host_async(&pinned, &mut x)
+        .unwrap_err();
+    assert!(err.to_string().contains("pinned or managed"), "{err}");
+    drop(capture);
+    drop(exec);
+    assert_no_reports();
+}

@@ -36,7 +36,9 @@
 //!   memory model like one operation making those accesses: after the other streams' conflicting work,
 //!   and before later work that conflicts with it. Host-visible memory ([`PinnedBuffer`](crate::PinnedBuffer),
 //!   [`ManagedBuffer`](crate::ManagedBuffer)) is refused in a capture: a replay needs no borrow of it, so
-//!   it could write memory the host holds a slice of. Copy through device buffers inside the graph.
+//!   it could write memory the host holds a slice of. Copy to and from the host through a
+//!   [`GraphPinnedBuffer`](crate::GraphPinnedBuffer) ([`Capture::copy_from_host`],
+//!   [`Capture::copy_to_host`]), whose host borrows launches check at run time.
 //! - Kernels are captured with [`Capture::launch`], or with [`Function::launch`] on a stream the capture
 //!   records (a joined one): either way the capture keeps a clone of the [`Function`] (so its module stays
 //!   loaded for the graph's life). Both are `unsafe`; the crate's buffers they are given are kept as
@@ -73,6 +75,7 @@ use hip_sys as sys;
 use std::sync::Arc;
 
 mod capture;
+mod host_copy;
 pub(crate) mod host_node;
 pub(crate) use capture::{merge_uses, Kept, Uses};
 pub use capture::{Capture, CaptureMode, CaptureStatus};
@@ -329,7 +332,9 @@ impl GraphExec {
     /// # Errors
     ///
     /// [`Error::DeviceMismatch`] for a stream of another device, [`Error::InvalidArgument`] for a
-    /// capturing stream (launching a graph into another capture is not supported), and what HIP returns.
+    /// capturing stream (launching a graph into another capture is not supported) or while the host
+    /// holds a borrow of a [`GraphPinnedBuffer`](crate::GraphPinnedBuffer) that conflicts with the
+    /// graph's use of it, and what HIP returns.
     ///
     /// ```no_run
     /// # use hip::prelude::*;
@@ -346,6 +351,9 @@ impl GraphExec {
                 other: self.device.ordinal(),
             });
         }
+        // The host's borrows of GraphPinnedBuffers the graph uses: held (in address order, before
+        // anything else) until the launch is queued, refused while one conflicts.
+        let _leases = crate::memory::hold_for_launch(&self.uses)?;
         let op = stream.begin_op();
         if op.is_capturing() {
             return Err(Error::InvalidArgument {
@@ -367,9 +375,10 @@ impl GraphExec {
         // and is recorded as a user of each, so none is freed before the launch is done; every captured
         // kernel's Function (its module) is in `self.kept`; anything else a kernel reaches is kept by
         // `self.kept` or was promised by the unsafe launch that captured it (Capture::launch,
-        // Function::launch on a capturing stream). No node the crate recorded uses pinned or managed
-        // memory (captures refuse it), so no host slice of such memory is written or read under the
-        // launch; memory a kernel reaches otherwise is that unsafe launch's promise.
+        // Function::launch on a capturing stream). The only host-visible memory a node the crate
+        // recorded uses is a GraphPinnedBuffer's (captures refuse the rest), whose host borrows that
+        // conflict with the graph's accesses are refused until this launch is queued (`_leases`) and
+        // wait for it after; memory a kernel reaches otherwise is that unsafe launch's promise.
         unsafe { result::graph::graph_launch(self.raw, stream.raw()) }
     }
 

@@ -260,9 +260,9 @@ pub use host_fn::{HostFnHandle, HostFnState};
 pub use launch::{Dim3, ElementCount, KernelArg, LaunchArgs, LaunchConfig};
 pub use memory::{
     Access, DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut, DevicePtr, DeviceSlice,
-    DeviceSliceMut, GrowableBuffer, HostMemory, HostMemoryMut, ManagedBuffer, MemAdvice, MemAttach,
-    MemPool, PinnedBuffer, PinnedFlags, PinnedSlice, PinnedSliceMut, PitchedBuffer, PoolAccess,
-    ReusePolicy,
+    DeviceSliceMut, GraphPinnedBuffer, GraphPinnedRef, GraphPinnedRefMut, GrowableBuffer,
+    HostMemory, HostMemoryMut, ManagedBuffer, MemAdvice, MemAttach, MemPool, PinnedBuffer,
+    PinnedFlags, PinnedSlice, PinnedSliceMut, PitchedBuffer, PoolAccess, ReusePolicy,
 };
 pub use module::{FuncCache, Function, Global, Module};
 pub use occupancy::BlockSizeSuggestion;

@@ -19,7 +19,9 @@
 //!   anything frees it under a copy. Queueing a copy needs a borrow of the buffer, which a slice held
 //!   excludes; a graph replay needs none, so captures refuse pinned and managed memory
 //!   ([`Error::InvalidArgument`]): no [`GraphExec::launch`](crate::GraphExec::launch) writes or reads
-//!   memory the host holds a slice of.
+//!   memory the host holds a slice of. Graphs copy to and from the host through a
+//!   [`GraphPinnedBuffer`] instead, whose host borrows are guards counted at run time: a launch that
+//!   conflicts with a live borrow is refused, and a borrow waits for the launches before it.
 //! - Memory is freed when its owner and every graph that captured work on it are gone, and only after
 //!   every stream recorded as still using it is done (a stream-ordered buffer: its stream waits for them
 //!   first). Work this crate cannot see is not waited for: uses made untracked
@@ -87,7 +89,9 @@ macro_rules! device_memory {
 
 mod copy_2d;
 mod device;
+mod graph_pinned;
 mod growable;
+mod host_lease;
 mod ipc;
 mod managed;
 mod mem_pool;
@@ -109,7 +113,9 @@ mod virtual_mem;
 
 pub(crate) use copy_2d::{check_plane, row_bytes};
 pub use device::{DeviceBuffer, DeviceSlice, DeviceSliceMut};
+pub use graph_pinned::{GraphPinnedBuffer, GraphPinnedRef, GraphPinnedRefMut};
 pub use growable::GrowableBuffer;
+pub(crate) use host_lease::hold_for_launch;
 pub use ipc::{ForeignBuffer, IpcExport};
 pub use managed::{ManagedBuffer, MemAttach};
 pub use mem_pool::{MemPool, PoolAccess, ReusePolicy};

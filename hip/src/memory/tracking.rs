@@ -30,8 +30,9 @@ use crate::result;
 use crate::stream::{lock, StreamHandle, StreamOp};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use super::host_lease::HostLease;
 pub use super::users::Access;
 use super::users::{try_stamp, StreamKey, Users};
 
@@ -100,6 +101,9 @@ pub struct Allocation {
     /// Host-visible memory (pinned, managed): the host may hold a slice of it, which a graph replay would
     /// not be borrow-checked against, so captured operations refuse it.
     host_visible: bool,
+    /// Set once when the memory becomes a `GraphPinnedBuffer`'s: the host's borrows, which graph
+    /// launches check ([`HostLease`]).
+    lease: OnceLock<Arc<HostLease>>,
 }
 
 // SAFETY: `ptr` is never dereferenced here, only passed to HIP calls (and the owner's own accessors),
@@ -155,6 +159,7 @@ impl Allocation {
             users: Mutex::new(Users::default()),
             release,
             host_visible,
+            lease: OnceLock::new(),
         })
     }
 
@@ -172,6 +177,17 @@ impl Allocation {
     /// Whether the host reads and writes it directly (pinned or managed memory), which graphs refuse.
     pub(crate) fn is_host_visible(&self) -> bool {
         self.host_visible
+    }
+
+    /// The host borrows graph launches check (a `GraphPinnedBuffer`'s memory), if any.
+    pub(crate) fn lease(&self) -> Option<&HostLease> {
+        self.lease.get().map(|l| &**l)
+    }
+
+    /// Make this host-visible memory a `GraphPinnedBuffer`'s: its host accesses go through the lease
+    /// from now on, and graph nodes may use it.
+    pub(crate) fn start_lease(&self) -> Arc<HostLease> {
+        self.lease.get_or_init(Default::default).clone()
     }
 
     /// Whether the memory goes back with `hipFreeAsync` (it came from a memory pool).
@@ -330,7 +346,8 @@ impl Allocation {
     #[inline(never)]
     fn use_in_capture(self: &Arc<Self>, op: &StreamOp<'_>, access: Access) -> Option<Result<()>> {
         let log = op.capture_log()?;
-        if self.host_visible {
+        // A GraphPinnedBuffer's memory (with a lease) is borrow-checked against launches at run time.
+        if self.host_visible && self.lease.get().is_none() {
             return Some(Err(Error::InvalidArgument {
                 what: "memory used by a captured operation",
                 value: "pinned or managed host-visible memory".into(),
@@ -539,6 +556,7 @@ impl Drop for Allocation {
                 users: Mutex::new(users),
                 release: std::mem::replace(&mut self.release, Release::Nothing),
                 host_visible: self.host_visible,
+                lease: OnceLock::new(),
             };
             crate::host_fn::defer(Box::new(move || drop(moved)));
             return;

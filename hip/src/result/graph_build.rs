@@ -52,17 +52,18 @@ pub unsafe fn add_memset_node(
     Ok(n)
 }
 
-/// `hipGraphAddMemcpyNode1D`, device to device.
+/// `hipGraphAddMemcpyNode1D`.
 ///
 /// # Safety
-/// `graph` is live, `deps` are nodes of it, and `dst`/`src` are `bytes` of device memory the graph's
-/// launches may write/read.
+/// `graph` is live, `deps` are nodes of it, and `dst`/`src` are `bytes` of memory of the sides `kind`
+/// names (device memory, or pinned host memory) that the graph's launches may write/read.
 pub unsafe fn add_memcpy_node_1d(
     graph: sys::hipGraph_t,
     deps: &[sys::hipGraphNode_t],
     dst: *mut c_void,
     src: *const c_void,
     bytes: usize,
+    kind: sys::hipMemcpyKind,
 ) -> Result<sys::hipGraphNode_t> {
     let mut n = std::ptr::null_mut();
     // SAFETY: the caller's contract; `n` is a live local, `deps` a live slice of its length.
@@ -75,7 +76,7 @@ pub unsafe fn add_memcpy_node_1d(
             dst,
             src,
             bytes,
-            sys::hipMemcpyDeviceToDevice,
+            kind,
         )
     })?;
     Ok(n)
