@@ -148,6 +148,27 @@ fn occupancy_queries_and_config_compute_right() {
             ..
         })
     ));
+    // hip-tests: occupancy with flags. The default flag answers as the query without flags; without
+    // the caching override a kernel that loads nothing from global memory fits as often or more.
+    use hip::OccupancyFlags;
+    let default = f
+        .max_active_blocks_per_multiprocessor_with_flags(256, 0, OccupancyFlags::DEFAULT)
+        .unwrap();
+    assert_eq!(default, per_sm);
+    let uncached = f
+        .max_active_blocks_per_multiprocessor_with_flags(
+            256,
+            0,
+            OccupancyFlags::DISABLE_CACHING_OVERRIDE,
+        )
+        .unwrap();
+    assert!(uncached >= 1, "{uncached}");
+    eprintln!(
+        "occupancy at 256 threads: {default} blocks, {uncached} without the caching override"
+    );
+    assert!(f
+        .max_active_blocks_per_multiprocessor_with_flags(0, 0, OccupancyFlags::DEFAULT)
+        .is_err());
     let s = f.suggested_block_size(0, 0).unwrap();
     let (grid, block) = (s.min_grid_size, s.block_size);
     assert!(

@@ -10,7 +10,7 @@ use common::slow::Slow;
 use hip::limits::Limit;
 use hip::pointer::{self, MemoryType};
 use hip::prelude::*;
-use hip::{Error, StreamFlag};
+use hip::{Error, FuncCache, StreamFlag};
 
 const N: usize = 1 << 16;
 
@@ -217,4 +217,64 @@ fn peer_access_off_and_on_again() {
         "{e}"
     );
     d0.enable_peer_access(&d1).unwrap();
+}
+
+/// `hipDeviceSetCacheConfig` / `hipDeviceGetCacheConfig`: CUDA keeps the preference as set (AMD
+/// documents it as ignored: not run here, no AMD GPU).
+#[test]
+fn the_device_cache_preference_round_trips() {
+    let d = device();
+    let before = d.cache_config().unwrap();
+    for c in [
+        FuncCache::PreferShared,
+        FuncCache::PreferL1,
+        FuncCache::PreferEqual,
+    ] {
+        d.set_cache_config(c).unwrap();
+        assert_eq!(d.cache_config().unwrap(), c);
+    }
+    d.set_cache_config(before).unwrap();
+    assert_eq!(d.cache_config().unwrap(), before);
+}
+
+/// hip-tests' host-to-host copy and fill of pinned memory (`Stream::copy_host_async`,
+/// `Stream::fill_host_async`) behind a slow kernel: a download into `a` that waits for a slow fill, a
+/// copy of `a` into `b` on another stream and a fill of `a` on a third are ordered by the memory model
+/// alone; 1-, 2- and 4-byte fills of views.
+#[test]
+fn host_to_host_copies_and_pinned_fills_wait_for_a_slow_download() {
+    let d = device();
+    let slow = Slow::new(&d);
+    let (s1, s2, s3) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let mut x = DeviceBuffer::<f32>::zeroed(&d, N).unwrap();
+    let mut a = PinnedBuffer::<f32>::zeroed(&d, N).unwrap();
+    let mut b = PinnedBuffer::<f32>::zeroed(&d, N).unwrap();
+    for round in 1..=4u32 {
+        slow.fill(&s1, &mut x, round as f32);
+        s1.copy_to_host_async(&x, &mut a).unwrap();
+        s2.copy_host_async(&a, &mut b).unwrap();
+        s3.fill_host_async(&mut a, -1.0f32).unwrap();
+        assert!(
+            b.as_slice().unwrap().iter().all(|&v| v == round as f32),
+            "round {round}"
+        );
+        assert!(
+            a.as_slice().unwrap().iter().all(|&v| v == -1.0),
+            "round {round}"
+        );
+    }
+    let mut bytes = PinnedBuffer::<u8>::zeroed(&d, N).unwrap();
+    s1.fill_host_async(&mut bytes.slice_mut(1..N - 1).unwrap(), 0xab)
+        .unwrap();
+    let v = bytes.as_slice().unwrap();
+    assert_eq!((v[0], v[1], v[N - 2], v[N - 1]), (0, 0xab, 0xab, 0));
+    let mut halves = PinnedBuffer::<u16>::zeroed(&d, N).unwrap();
+    s2.fill_host_async(&mut halves.slice_mut(N / 2..).unwrap(), 0x1234)
+        .unwrap();
+    let h = halves.as_slice().unwrap();
+    assert!(h[..N / 2].iter().all(|&v| v == 0) && h[N / 2..].iter().all(|&v| v == 0x1234));
 }

@@ -5,7 +5,7 @@
 use hip::limits::Limit;
 use hip::pointer::{self, MemoryType};
 use hip::result::{device as rdev, stream_memop as memop};
-use hip::{Device, Error};
+use hip::{Device, Error, FuncCache};
 
 /// No usable device here: the tests below check the error paths (they say nothing on a GPU machine).
 fn no_device() -> bool {
@@ -119,4 +119,61 @@ fn stream_queries_and_peer_access_off_refuse_without_a_device() {
     let e = rdev::disable_peer_access(1).unwrap_err();
     eprintln!("hipDeviceDisablePeerAccess without a device: {e}");
     names(&e, "hipDeviceDisablePeerAccess");
+}
+
+#[test]
+fn the_device_cache_preference_refuses_without_a_device() {
+    for (raw, c) in [
+        (0, FuncCache::PreferNone),
+        (1, FuncCache::PreferShared),
+        (2, FuncCache::PreferL1),
+        (3, FuncCache::PreferEqual),
+    ] {
+        assert_eq!((FuncCache::from_raw(raw), c as u32), (Some(c), raw));
+        let hip_values = [
+            hip::sys::hipFuncCachePreferNone,
+            hip::sys::hipFuncCachePreferShared,
+            hip::sys::hipFuncCachePreferL1,
+            hip::sys::hipFuncCachePreferEqual,
+        ];
+        assert_eq!(c as hip::sys::hipFuncCache_t, hip_values[raw as usize]);
+    }
+    assert_eq!(FuncCache::from_raw(4), None);
+    if !no_device() {
+        return;
+    }
+    let e = rdev::set_cache_config(hip::sys::hipFuncCachePreferShared).unwrap_err();
+    eprintln!("hipDeviceSetCacheConfig without a device: {e}");
+    names(&e, "hipDeviceSetCacheConfig");
+    let e = rdev::get_cache_config().unwrap_err();
+    eprintln!("hipDeviceGetCacheConfig without a device: {e}");
+    names(&e, "hipDeviceGetCacheConfig");
+}
+
+#[test]
+fn occupancy_with_flags_names_itself_without_a_device() {
+    assert_eq!(
+        hip::OccupancyFlags::DEFAULT.bits(),
+        hip::sys::hipOccupancyDefault
+    );
+    assert_eq!(hip::OccupancyFlags::DISABLE_CACHING_OVERRIDE.bits(), 1);
+    if !no_device() {
+        return;
+    }
+    // SAFETY: no device exists (checked above): the runtime answers before it looks at the (null)
+    // function, or refuses the null function itself.
+    let e = unsafe {
+        hip::result::occupancy::max_active_blocks_per_multiprocessor_with_flags(
+            std::ptr::null_mut(),
+            64,
+            0,
+            0,
+        )
+    }
+    .unwrap_err();
+    eprintln!("hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags without a device: {e}");
+    names(
+        &e,
+        "hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+    );
 }

@@ -50,6 +50,16 @@ fn the_grid_limit_is_occupancy_times_multiprocessors_and_one_block_more_is_refus
         1
     );
     let per = k.max_active_blocks_per_multiprocessor(256, 0).unwrap();
+    for flags in [
+        hip::OccupancyFlags::DEFAULT,
+        hip::OccupancyFlags::DISABLE_CACHING_OVERRIDE,
+    ] {
+        assert_eq!(
+            k.max_active_blocks_per_multiprocessor_with_flags(256, 0, flags)
+                .unwrap(),
+            per
+        );
+    }
     let max = k.max_cooperative_grid(256, 0).unwrap();
     assert_eq!(max, per * sms);
     let x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();

@@ -10,7 +10,7 @@ mod shadow;
 use hip::limits::Limit;
 use hip::pointer::{self, MemoryType};
 use hip::prelude::*;
-use hip::StreamFlag;
+use hip::{FuncCache, StreamFlag};
 use shadow::{assert_no_reports, waits};
 use std::process::Command;
 
@@ -310,5 +310,62 @@ fn a_capturing_stream_refuses_flag_operations() {
     s.write_flag(&flag, 1).unwrap(); // the refused write of 1 did not count
     s.synchronize().unwrap();
     assert_eq!(flag.value(), 1);
+    assert_no_reports();
+}
+
+#[test]
+fn the_device_cache_preference_is_kept_as_set() {
+    let d = device();
+    assert_eq!(d.cache_config().unwrap(), FuncCache::PreferNone);
+    d.set_cache_config(FuncCache::PreferShared).unwrap();
+    assert_eq!(d.cache_config().unwrap(), FuncCache::PreferShared);
+    d.set_cache_config(FuncCache::PreferNone).unwrap();
+    assert_eq!(d.cache_config().unwrap(), FuncCache::PreferNone);
+}
+
+/// Host-to-host copies between pinned buffers and fills of pinned memory (`Stream::copy_host_async`,
+/// `Stream::fill_host_async`), on three streams: a download into `a` on one stream, a copy of `a` into
+/// `b` on a second and a fill of `a` on a third are ordered by the memory model alone (no wait by the
+/// test), and the host's reads wait for them.
+#[test]
+fn host_to_host_copies_and_pinned_fills_are_ordered_across_streams() {
+    let d = device();
+    let (s1, s2, s3) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let x = DeviceBuffer::from_slice(&d, &vec![5u32; N]).unwrap();
+    let mut a = PinnedBuffer::<u32>::zeroed(&d, N).unwrap();
+    let mut b = PinnedBuffer::<u32>::zeroed(&d, N).unwrap();
+    for round in 0..4u16 {
+        s1.copy_to_host_async(&x, &mut a).unwrap();
+        s2.copy_host_async(&a, &mut b).unwrap(); // after the download
+        s3.fill_host_async(&mut a, 9).unwrap(); // after the copy read it
+        let bs = b.as_slice().unwrap();
+        shadow::host_access(bs, false);
+        assert!(bs.iter().all(|&v| v == 5), "round {round}");
+        let r#as = a.as_slice().unwrap();
+        shadow::host_access(r#as, false);
+        assert!(r#as.iter().all(|&v| v == 9), "round {round}");
+        // 2-byte fills of a view, then 1-byte fills.
+        let mut halves = PinnedBuffer::<u16>::zeroed(&d, N).unwrap();
+        s1.fill_host_async(&mut halves.slice_mut(..N / 2).unwrap(), 0x1234 + round)
+            .unwrap();
+        s2.fill_host_async(&mut halves, 7).unwrap();
+        s3.fill_host_async(&mut halves.slice_mut(N / 2..).unwrap(), 3)
+            .unwrap();
+        let h = halves.as_slice().unwrap();
+        shadow::host_access(h, false);
+        assert!(h[..N / 2].iter().all(|&v| v == 7) && h[N / 2..].iter().all(|&v| v == 3));
+    }
+    let mut wide = PinnedBuffer::<u64>::zeroed(&d, 4).unwrap();
+    let e = s1.fill_host_async(&mut wide, 1).unwrap_err();
+    assert!(e.to_string().contains("8 bytes"), "{e}");
+    let mut short = PinnedBuffer::<u32>::zeroed(&d, N - 1).unwrap();
+    assert!(matches!(
+        s1.copy_host_async(&a, &mut short),
+        Err(hip::Error::LengthMismatch { .. })
+    ));
     assert_no_reports();
 }

@@ -265,7 +265,7 @@ pub use memory::{
     PinnedFlags, PinnedSlice, PinnedSliceMut, PitchedBuffer, PoolAccess, ReusePolicy,
 };
 pub use module::{FuncCache, Function, Global, Module};
-pub use occupancy::BlockSizeSuggestion;
+pub use occupancy::{BlockSizeSuggestion, OccupancyFlags};
 pub use stream::Stream;
 pub use stream_memop::StreamFlag;
 

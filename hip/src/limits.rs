@@ -1,8 +1,10 @@
-//! Device limits (`hipDeviceGetLimit`, `hipDeviceSetLimit`) as a typed [`Limit`], and turning peer access
-//! off (`hipDeviceDisablePeerAccess`): beside [`Device`], so that `device.rs` stays small.
+//! Device limits (`hipDeviceGetLimit`, `hipDeviceSetLimit`) as a typed [`Limit`], the device-wide cache
+//! preference (`hipDeviceSetCacheConfig`, `hipDeviceGetCacheConfig`), and turning peer access off
+//! (`hipDeviceDisablePeerAccess`): beside [`Device`], so that `device.rs` stays small.
 
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::module::FuncCache;
 use crate::result;
 use hip_sys as sys;
 
@@ -86,6 +88,49 @@ impl Device {
             self.bind()?;
             result::device::set_limit(limit.raw(), bytes)
         }
+    }
+
+    /// Prefer more L1 cache or more shared memory for this device's kernels that set no preference of
+    /// their own ([`Function::set_cache_config`](crate::Function::set_cache_config))
+    /// (`hipDeviceSetCacheConfig`, with the device made current). A hint: AMD's runtime accepts it and
+    /// keeps [`FuncCache::PreferNone`] (its L1 and LDS are not shared, so there is nothing to split);
+    /// CUDA keeps what was set.
+    ///
+    /// # Errors
+    ///
+    /// What HIP returns for making the device current and for `hipDeviceSetCacheConfig`.
+    ///
+    /// ```no_run
+    /// let device = hip::Device::get(0)?;
+    /// device.set_cache_config(hip::FuncCache::PreferShared)?;
+    /// println!("now {:?}", device.cache_config()?);
+    /// # Ok::<(), hip::Error>(())
+    /// ```
+    pub fn set_cache_config(&self, config: FuncCache) -> Result<()> {
+        self.bind()?;
+        result::device::set_cache_config(config as sys::hipFuncCache_t)
+    }
+
+    /// This device's cache preference (`hipDeviceGetCacheConfig`, with the device made current).
+    ///
+    /// # Errors
+    ///
+    /// What HIP returns for making the device current and for `hipDeviceGetCacheConfig`;
+    /// [`Error::InvalidArgument`] naming the value if the runtime answers one outside `hipFuncCache_t`.
+    ///
+    /// ```no_run
+    /// let device = hip::Device::get(0)?;
+    /// assert_eq!(device.cache_config()?, hip::FuncCache::PreferNone); // until set
+    /// # Ok::<(), hip::Error>(())
+    /// ```
+    pub fn cache_config(&self) -> Result<FuncCache> {
+        self.bind()?;
+        let raw = result::device::get_cache_config()?;
+        FuncCache::from_raw(raw as u32).ok_or_else(|| Error::InvalidArgument {
+            what: "hipDeviceGetCacheConfig's answer",
+            value: (raw as u32).to_string(),
+            reason: "not a hipFuncCache_t value (0 to 3)".into(),
+        })
     }
 
     /// Stop this device's access to `peer`'s memory (`hipDeviceDisablePeerAccess`), after the work queued

@@ -608,6 +608,25 @@ pub enum FuncCache {
     PreferEqual = 3,
 }
 
+impl FuncCache {
+    /// The preference a raw `hipFuncCache_t` value names, if any.
+    ///
+    /// ```
+    /// use hip::FuncCache;
+    /// assert_eq!(FuncCache::from_raw(1), Some(FuncCache::PreferShared));
+    /// assert_eq!(FuncCache::from_raw(9), None);
+    /// ```
+    pub fn from_raw(raw: u32) -> Option<FuncCache> {
+        Some(match raw {
+            0 => FuncCache::PreferNone,
+            1 => FuncCache::PreferShared,
+            2 => FuncCache::PreferL1,
+            3 => FuncCache::PreferEqual,
+            _ => return None,
+        })
+    }
+}
+
 /// A module global holding one `T`. Keeps its module loaded.
 #[derive(Debug)]
 pub struct Global<T: DeviceCopy> {

@@ -7,6 +7,31 @@ use crate::module::Function;
 use crate::result;
 use hip_sys as sys;
 
+/// Flags of an occupancy query ([`Function::max_active_blocks_per_multiprocessor_with_flags`]):
+/// `hipOccupancyDefault` and `hipOccupancyDisableCachingOverride` (CUDA's values; HIP 5.2's headers do
+/// not name the second).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OccupancyFlags(u32);
+
+impl OccupancyFlags {
+    /// The default query (`hipOccupancyDefault`).
+    pub const DEFAULT: Self = Self(0);
+    /// The occupancy without the runtime's override of the global-load caching preference
+    /// (`hipOccupancyDisableCachingOverride`: CUDA's `cudaOccupancyDisableCachingOverride`, which matters
+    /// where the default would cache global loads in L1 at the cost of occupancy).
+    pub const DISABLE_CACHING_OVERRIDE: Self = Self(1);
+
+    /// The raw flags.
+    ///
+    /// ```
+    /// use hip::OccupancyFlags;
+    /// assert_eq!(OccupancyFlags::DISABLE_CACHING_OVERRIDE.bits(), 1);
+    /// ```
+    pub fn bits(self) -> u32 {
+        self.0
+    }
+}
+
 impl Function {
     /// Blocks of `block_size` threads, each with `dynamic_shared_bytes` of dynamic shared memory, that can
     /// be resident on one multiprocessor at once
@@ -39,6 +64,47 @@ impl Function {
                 self.raw(),
                 block,
                 dynamic_shared_bytes,
+            )?
+        };
+        Ok(n.max(0) as u32)
+    }
+
+    /// As [`max_active_blocks_per_multiprocessor`](Self::max_active_blocks_per_multiprocessor), with
+    /// `flags` (`hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`).
+    ///
+    /// # Errors
+    ///
+    /// As [`max_active_blocks_per_multiprocessor`](Self::max_active_blocks_per_multiprocessor), naming
+    /// the call with flags.
+    ///
+    /// ```no_run
+    /// use hip::OccupancyFlags;
+    /// # fn f(kernel: &hip::Function) -> hip::Result<()> {
+    /// let plain = kernel.max_active_blocks_per_multiprocessor_with_flags(256, 0, OccupancyFlags::DEFAULT)?;
+    /// let uncached = kernel.max_active_blocks_per_multiprocessor_with_flags(
+    ///     256,
+    ///     0,
+    ///     OccupancyFlags::DISABLE_CACHING_OVERRIDE,
+    /// )?;
+    /// println!("{plain} blocks, {uncached} without the caching override");
+    /// # Ok(()) }
+    /// ```
+    pub fn max_active_blocks_per_multiprocessor_with_flags(
+        &self,
+        block_size: u32,
+        dynamic_shared_bytes: usize,
+        flags: OccupancyFlags,
+    ) -> Result<u32> {
+        let block = checked_block_size(block_size)?;
+        self.module().device().bind()?;
+        // SAFETY: `self.raw()` is live (`self` holds its module), and the module's device is current, as
+        // the call asks.
+        let n = unsafe {
+            result::occupancy::max_active_blocks_per_multiprocessor_with_flags(
+                self.raw(),
+                block,
+                dynamic_shared_bytes,
+                flags.0,
             )?
         };
         Ok(n.max(0) as u32)

@@ -146,6 +146,22 @@ pub unsafe extern "C" fn hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(
     SUCCESS
 }
 
+/// As without flags: the shadow has no caching preference to override (flags other than 0 and 1 are
+/// refused, as CUDA refuses them).
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    n: *mut c_int,
+    f: sys::hipFunction_t,
+    block: c_int,
+    shared: usize,
+    flags: c_uint,
+) -> Status {
+    if flags > 1 {
+        return INVALID_VALUE;
+    }
+    hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(n, f, block, shared)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn hipModuleLaunchKernel(
     f: sys::hipFunction_t,

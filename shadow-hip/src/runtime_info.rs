@@ -1,16 +1,39 @@
-//! Queries and settings without ordering: pointer attributes, device limits, stream flags and priority,
-//! peer access off. Answers shaped like HIP's, from the shadow's own tables.
+//! Queries and settings without ordering: pointer attributes, device limits, the device cache
+//! preference, stream flags and priority, peer access off. Answers shaped like HIP's, from the shadow's own tables.
 
 use crate::memory::{self, MemKind};
 use crate::streams::{self, lock, rt};
 use crate::{Status, INVALID_HANDLE, INVALID_VALUE, SUCCESS};
 use hip_sys as sys;
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
 /// Stack size, printf FIFO, malloc heap (bytes), as `hipLimit_t` 0, 1, 2 index them; one set for all
 /// devices.
 static LIMITS: Mutex<[usize; 3]> = Mutex::new([1024, 1 << 20, 8 << 20]);
+
+/// The device-wide cache preference (`hipFuncCache_t`), one for all devices: kept as set, as CUDA keeps
+/// it (AMD documents the hint as ignored).
+static CACHE_CONFIG: AtomicU32 = AtomicU32::new(0);
+
+#[no_mangle]
+pub unsafe extern "C" fn hipDeviceSetCacheConfig(config: sys::hipFuncCache_t) -> Status {
+    if config as u32 > 3 {
+        return INVALID_VALUE;
+    }
+    CACHE_CONFIG.store(config as u32, Ordering::Relaxed);
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipDeviceGetCacheConfig(config: *mut sys::hipFuncCache_t) -> Status {
+    if config.is_null() {
+        return INVALID_VALUE;
+    }
+    *config = CACHE_CONFIG.load(Ordering::Relaxed) as sys::hipFuncCache_t;
+    SUCCESS
+}
 
 /// `hipPointerGetAttributes`: the shadow's allocations; anything else is `hipErrorInvalidValue` (as HIP
 /// 5.x answers for memory it does not know). The memory type is written by position (its member's name

@@ -100,6 +100,7 @@ mod mem_pool_share;
 mod ops;
 mod peer;
 mod pinned;
+mod pinned_ops;
 mod pinned_view;
 mod pitched;
 mod pool;

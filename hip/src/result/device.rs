@@ -84,6 +84,26 @@ pub fn set_limit(limit: sys::hipLimit_t, value: usize) -> Result<()> {
     }
 }
 
+/// `hipDeviceSetCacheConfig` on the current device: the L1 / shared memory preference of its kernels
+/// that set none of their own.
+pub fn set_cache_config(config: sys::hipFuncCache_t) -> Result<()> {
+    // SAFETY: a plain value; one HIP does not know is an error code.
+    check("hipDeviceSetCacheConfig", unsafe {
+        sys::hipDeviceSetCacheConfig(config)
+    })
+}
+
+/// `hipDeviceGetCacheConfig` on the current device.
+pub fn get_cache_config() -> Result<sys::hipFuncCache_t> {
+    // SAFETY: zero is a valid hipFuncCache_t (hipFuncCachePreferNone), overwritten by the call.
+    let mut c: sys::hipFuncCache_t = unsafe { std::mem::zeroed() };
+    // SAFETY: an out-pointer to a live local.
+    check("hipDeviceGetCacheConfig", unsafe {
+        sys::hipDeviceGetCacheConfig(&mut c)
+    })?;
+    Ok(c)
+}
+
 /// `hipDeviceDisablePeerAccess`: the current device no longer maps `peer`'s memory.
 pub fn disable_peer_access(peer: i32) -> Result<()> {
     // SAFETY: a plain ordinal; one out of range, or access never enabled, is an error code.

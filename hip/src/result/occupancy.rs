@@ -29,6 +29,36 @@ pub unsafe fn max_active_blocks_per_multiprocessor(
     Ok(blocks)
 }
 
+/// `hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`: as
+/// [`max_active_blocks_per_multiprocessor`], with `flags` (`hipOccupancyDefault`,
+/// `hipOccupancyDisableCachingOverride`).
+///
+/// # Safety
+/// `func` is a live function of a loaded module, on the current device.
+pub unsafe fn max_active_blocks_per_multiprocessor_with_flags(
+    func: sys::hipFunction_t,
+    block_size: i32,
+    dynamic_shared_bytes: usize,
+    flags: u32,
+) -> Result<i32> {
+    let mut blocks = 0;
+    // SAFETY: as in max_active_blocks_per_multiprocessor; unknown flags are an error code.
+    let status = unsafe {
+        sys::hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+            &mut blocks,
+            func,
+            block_size,
+            dynamic_shared_bytes,
+            flags,
+        )
+    };
+    check(
+        "hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+        status,
+    )?;
+    Ok(blocks)
+}
+
 /// `hipModuleOccupancyMaxPotentialBlockSize`: `(min_grid_size, block_size)`, the block size that reaches
 /// the highest occupancy and the smallest grid that fills the device with it. `block_size_limit` 0 means
 /// no limit.
