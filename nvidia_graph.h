@@ -151,6 +151,12 @@ static inline hipError_t hipGraphAddMemcpyNode1D(hipGraphNode_t* node, hipGraph_
         cudaGraphAddMemcpyNode1D(node, graph, deps, count, dst, src, bytes, (enum cudaMemcpyKind)kind));
 }
 
+static inline hipError_t hipGraphAddMemcpyNode(hipGraphNode_t* node, hipGraph_t graph,
+                                               const hipGraphNode_t* deps, size_t count,
+                                               const struct hipMemcpy3DParms* params) {
+    return hipCUDAErrorTohipError(cudaGraphAddMemcpyNode(node, graph, deps, count, params));
+}
+
 static inline hipError_t hipGraphExecMemcpyNodeSetParams1D(hipGraphExec_t exec, hipGraphNode_t node,
                                                            void* dst, const void* src, size_t bytes,
                                                            hipMemcpyKind kind) {

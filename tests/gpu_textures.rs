@@ -508,3 +508,71 @@ fn a_region_memset_sets_only_its_box() {
         .unwrap_err();
     assert!(e.to_string().contains("along x"), "{e}");
 }
+
+/// hip-tests hipGraphAddMemcpyNode (3-D parameters): the copies of the test above as graph nodes
+/// (`GraphBuilder::copy_3d`), pitched -> array -> a box at an offset of a bigger pitched volume, replayed
+/// after another stream rewrites the source each round; pitched -> pitched too.
+#[test]
+fn graph_3d_copy_nodes_replay_through_an_array() {
+    let d = device();
+    let (s, other) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let (w, h, z) = (13usize, 7usize, 5usize);
+    let mut src = PitchedBuffer::<f32>::zeroed_3d(&d, w, h, z).unwrap();
+    let mut a = Array::<f32>::zeroed(&d, Extent::new(w, h, z), ArrayFlags::DEFAULT).unwrap();
+    let mut dst = PitchedBuffer::<f32>::zeroed_3d(&d, 9, 8, 4).unwrap();
+    let mut flat = PitchedBuffer::<f32>::zeroed_3d(&d, w, h, z).unwrap();
+    let mut g = hip::GraphBuilder::new(&d).unwrap();
+    let into = g
+        .copy_3d(&[], &src, [0; 3], &mut a, [0; 3], [w, h, z])
+        .unwrap();
+    g.copy_3d(&[into], &a, [2, 1, 1], &mut dst, [1, 2, 0], [5, 4, 3])
+        .unwrap();
+    g.copy_3d(&[], &src, [3, 0, 1], &mut flat, [0; 3], [w - 3, h, z - 1])
+        .unwrap();
+    let mut exec = g.build().unwrap().instantiate().unwrap();
+    for round in 0..3 {
+        let vol: Vec<f32> = image(w * h, z).iter().map(|v| v + round as f32).collect();
+        let packed = DeviceBuffer::from_slice(&d, &vol).unwrap();
+        let pitch = src.pitch_bytes();
+        other
+            .copy_2d_async(&packed, w * 4, &mut src, pitch, w, h * z)
+            .unwrap();
+        exec.launch(&s).unwrap();
+        let got = dst.to_vec().unwrap();
+        let dp = dst.pitch();
+        for zz in 0..4 {
+            for y in 0..8 {
+                for x in 0..9 {
+                    let inside = (1..6).contains(&x) && (2..6).contains(&y) && zz < 3;
+                    let want = if inside {
+                        vol[(zz + 1) * w * h + (y - 2 + 1) * w + (x - 1 + 2)]
+                    } else {
+                        0.0
+                    };
+                    assert_eq!(
+                        got[(zz * 8 + y) * dp + x],
+                        want,
+                        "round {round} ({x}, {y}, {zz})"
+                    );
+                }
+            }
+        }
+        let got = flat.to_vec().unwrap();
+        let fp = flat.pitch();
+        for zz in 0..z - 1 {
+            for y in 0..h {
+                for x in 0..w - 3 {
+                    let want = vol[(zz + 1) * w * h + y * w + x + 3];
+                    assert_eq!(
+                        got[(zz * h + y) * fp + x],
+                        want,
+                        "round {round} flat ({x}, {y}, {zz})"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -39,6 +39,10 @@ fn graph_calls_name_themselves_without_a_device() {
                 "hipGraphAddMemcpyNode1D",
             ),
             (
+                raw::add_memcpy_node(nul(), &[], &Default::default()).err(),
+                "hipGraphAddMemcpyNode",
+            ),
+            (
                 raw::add_child_graph_node(nul(), &[], nul()).err(),
                 "hipGraphAddChildGraphNode",
             ),

@@ -1,7 +1,8 @@
 //! Graphs built node by node: [`GraphBuilder`] -> [`Graph`] -> [`GraphExec`](crate::GraphExec).
 //!
-//! A [`GraphBuilder`] (`hipGraphCreate`) adds kernel, memset, device-to-device copy, copies to and from
-//! the host (through a [`GraphPinnedBuffer`](crate::GraphPinnedBuffer)), empty, child graph, host (a
+//! A [`GraphBuilder`] (`hipGraphCreate`) adds kernel, memset, device-to-device copy, 3-D copy (arrays
+//! and pitched memory), copies to and from the host (through a
+//! [`GraphPinnedBuffer`](crate::GraphPinnedBuffer)), empty, child graph, host (a
 //! Rust closure the graph owns) and event record and wait nodes, each after the nodes it depends
 //! on, and [`build`](GraphBuilder::build)s the same [`Graph`] a stream capture makes: it is instantiated, launched and updated the same way, and each launch is
 //! ordered by the memory model like one operation making every access its nodes make. As with captures
@@ -482,6 +483,7 @@ fn kernel_params(
     }
 }
 
+mod copy_3d;
 mod exec;
 mod host_copy;
 mod nodes;

@@ -155,6 +155,29 @@ pub unsafe extern "C" fn hipGraphAddMemcpyNode1D(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn hipGraphAddMemcpyNode(
+    out: *mut sys::hipGraphNode_t,
+    graph: sys::hipGraph_t,
+    d: *const sys::hipGraphNode_t,
+    n: usize,
+    params: *const sys::hipMemcpy3DParms,
+) -> Status {
+    let Some(shapes) = params.as_ref().and_then(|p| crate::texture::shapes_3d(p)) else {
+        return INVALID_VALUE;
+    };
+    let act = crate::texture::copy_action(shapes);
+    add(
+        out,
+        graph,
+        d,
+        n,
+        sys::hipGraphNodeTypeMemcpy,
+        "hipGraphAddMemcpyNode".into(),
+        act,
+    )
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn hipGraphAddKernelNode(
     out: *mut sys::hipGraphNode_t,
     graph: sys::hipGraph_t,

@@ -19,10 +19,10 @@ static CACHE_CONFIG: AtomicU32 = AtomicU32::new(0);
 
 #[no_mangle]
 pub unsafe extern "C" fn hipDeviceSetCacheConfig(config: sys::hipFuncCache_t) -> Status {
-    if config as u32 > 3 {
+    if config > 3 {
         return INVALID_VALUE;
     }
-    CACHE_CONFIG.store(config as u32, Ordering::Relaxed);
+    CACHE_CONFIG.store(config, Ordering::Relaxed);
     SUCCESS
 }
 
@@ -31,7 +31,7 @@ pub unsafe extern "C" fn hipDeviceGetCacheConfig(config: *mut sys::hipFuncCache_
     if config.is_null() {
         return INVALID_VALUE;
     }
-    *config = CACHE_CONFIG.load(Ordering::Relaxed) as sys::hipFuncCache_t;
+    *config = CACHE_CONFIG.load(Ordering::Relaxed);
     SUCCESS
 }
 

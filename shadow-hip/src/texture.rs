@@ -181,7 +181,19 @@ fn submit_shapes(shapes: Vec<Shape>, s: sys::hipStream_t, call: &str) -> Status 
     if !rt.streams.contains_key(&sid) {
         return crate::INVALID_HANDLE;
     }
-    let act: streams::Action = Arc::new(move |c: &Clock, w: &Arc<str>| {
+    crate::graph::submit(
+        rt,
+        sid,
+        call,
+        sys::hipGraphNodeTypeMemcpy,
+        copy_action(shapes),
+    );
+    SUCCESS
+}
+
+/// Copy every shape, each logged as a read of its source and a write of its destination.
+pub(crate) fn copy_action(shapes: Vec<Shape>) -> streams::Action {
+    Arc::new(move |c: &Clock, w: &Arc<str>| {
         for sh in &shapes {
             memory::log(sh.src, sh.src_span(), Kind::Read, c, w);
             memory::log(sh.dst, sh.dst_span(), Kind::Write, c, w);
@@ -189,9 +201,7 @@ fn submit_shapes(shapes: Vec<Shape>, s: sys::hipStream_t, call: &str) -> Status 
         for sh in &shapes {
             sh.write(&sh.read());
         }
-    });
-    crate::graph::submit(rt, sid, call, sys::hipGraphNodeTypeMemcpy, act);
-    SUCCESS
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -298,16 +308,18 @@ pub unsafe extern "C" fn hipMemcpy3DAsync(
     p: *const sys::hipMemcpy3DParms,
     s: sys::hipStream_t,
 ) -> Status {
-    let Some(p) = p.as_ref() else {
-        return INVALID_VALUE;
-    };
+    match p.as_ref().and_then(|p| shapes_3d(p)) {
+        Some(shapes) => submit_shapes(shapes, s, "hipMemcpy3DAsync"),
+        None => INVALID_VALUE,
+    }
+}
+
+/// A 3-D copy's slices as 2-D shapes, or None for parameters HIP refuses (an unknown side, a box past
+/// a side's extent).
+pub(crate) unsafe fn shapes_3d(p: &sys::hipMemcpy3DParms) -> Option<Vec<Shape>> {
     let mut elem = 0;
-    let Some((src, sx)) = side(p.srcArray, p.srcPos, p.srcPtr, &mut elem) else {
-        return INVALID_VALUE;
-    };
-    let Some((dst, dx)) = side(p.dstArray, p.dstPos, p.dstPtr, &mut elem) else {
-        return INVALID_VALUE;
-    };
+    let (src, sx) = side(p.srcArray, p.srcPos, p.srcPtr, &mut elem)?;
+    let (dst, dx) = side(p.dstArray, p.dstPos, p.dstPtr, &mut elem)?;
     // Elements when an array takes part, bytes between pitched memories.
     let any_array = !p.srcArray.is_null() || !p.dstArray.is_null();
     let width = if any_array {
@@ -320,7 +332,7 @@ pub unsafe extern "C" fn hipMemcpy3DAsync(
         x + width <= sd.limit.0 && pos.y + h <= sd.limit.1 && pos.z + d <= sd.limit.2
     };
     if !fits(&src, sx, p.srcPos) || !fits(&dst, dx, p.dstPos) {
-        return INVALID_VALUE;
+        return None;
     }
     let at = |sd: &Side, x: usize, pos: sys::hipPos, z: usize| {
         sd.base + ((pos.z + z) * sd.rows + pos.y) * sd.pitch + x
@@ -335,7 +347,7 @@ pub unsafe extern "C" fn hipMemcpy3DAsync(
             height: h,
         })
         .collect();
-    submit_shapes(shapes, s, "hipMemcpy3DAsync")
+    Some(shapes)
 }
 
 /// The memory a resource description names: (base, length) of the array, or of the allocation holding

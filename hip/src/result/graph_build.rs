@@ -82,6 +82,25 @@ pub unsafe fn add_memcpy_node_1d(
     Ok(n)
 }
 
+/// `hipGraphAddMemcpyNode`: a 2-D or 3-D copy between arrays and pitched memory.
+///
+/// # Safety
+/// `graph` is live, `deps` are nodes of it, and `params` names memory (arrays, pitched pointers) that
+/// holds the box it copies and that the graph's launches may read (source) and write (destination).
+pub unsafe fn add_memcpy_node(
+    graph: sys::hipGraph_t,
+    deps: &[sys::hipGraphNode_t],
+    params: &sys::hipMemcpy3DParms,
+) -> Result<sys::hipGraphNode_t> {
+    let mut n = std::ptr::null_mut();
+    // SAFETY: the caller's contract; `n` is a live local, `deps` a live slice of its length, `params` a
+    // live borrow HIP copies.
+    check("hipGraphAddMemcpyNode", unsafe {
+        sys::hipGraphAddMemcpyNode(&mut n, graph, deps.as_ptr(), deps.len(), params)
+    })?;
+    Ok(n)
+}
+
 /// `hipGraphAddEmptyNode`.
 ///
 /// # Safety

@@ -185,69 +185,14 @@ impl Stream {
         dst_at: [usize; 3],
         extent: [usize; 3],
     ) -> Result<()> {
-        const CALL: &str = "hipMemcpy3DAsync";
-        let (s, d) = (src.layout(), dst.layout());
-        check_region(
+        let names = [
+            "hipMemcpy3DAsync",
             "hipMemcpy3DAsync source",
-            s.whose(),
-            src_at,
-            extent,
-            s.extent(),
-        )?;
-        check_region(
             "hipMemcpy3DAsync destination",
-            d.whose(),
-            dst_at,
-            extent,
-            d.extent(),
-        )?;
-        same_device(CALL, self.device(), src.device())?;
-        same_device(CALL, self.device(), dst.device())?;
-        if extent.contains(&0) || size_of::<T>() == 0 {
+        ];
+        let Some(p) = params_3d(names, self.device(), src, src_at, &*dst, dst_at, extent)? else {
             return Ok(());
-        }
-        let e = size_of::<T>();
-        let any_array = s.is_array() || d.is_array();
-        // A pitched side's x position: bytes on AMD, where HIP scales only an array side's x by its
-        // element size (clr's getDrvMemcpy3DDesc); on NVIDIA, elements whenever an array takes part
-        // (CUDA 12.9 on an H100: a pitched destination at x = 1 passed as 4 bytes landed at element 4).
-        let pitched_x = if any_array && crate::PLATFORM == "nvidia" {
-            1
-        } else {
-            e
         };
-        let mut p = sys::hipMemcpy3DParms {
-            kind: sys::hipMemcpyDeviceToDevice as _,
-            extent: sys::hipExtent {
-                // Elements when an array takes part, bytes between pitched memories (HIP's and CUDA's
-                // rule); the region was checked in elements, so neither overflows (it fits an
-                // allocation).
-                width: if any_array { extent[0] } else { extent[0] * e },
-                height: extent[1],
-                depth: extent[2],
-            },
-            ..Default::default()
-        };
-        match s.0 {
-            Shape::Array { raw, .. } => {
-                p.srcArray = raw;
-                p.srcPos = pos(src_at, 1);
-            }
-            Shape::Pitched { ptr, pitch, extent } => {
-                p.srcPtr = pitched(ptr, pitch, e, extent);
-                p.srcPos = pos(src_at, pitched_x);
-            }
-        }
-        match d.0 {
-            Shape::Array { raw, .. } => {
-                p.dstArray = raw;
-                p.dstPos = pos(dst_at, 1);
-            }
-            Shape::Pitched { ptr, pitch, extent } => {
-                p.dstPtr = pitched(ptr, pitch, e, extent);
-                p.dstPos = pos(dst_at, pitched_x);
-            }
-        }
         let op = self.begin_op();
         use_both(
             &op,
@@ -255,12 +200,77 @@ impl Stream {
             (dst.allocation(), Access::Write),
         )?;
         self.device().bind()?;
-        // SAFETY: both sides hold their region (check_region against the extent each was made with: an
-        // array's, or a pitched buffer's rows of `pitch` bytes, `width * e <= pitch`); on the stream's
-        // device (current). The stream waits for their conflicting users and is recorded as a user of
-        // both, so neither is freed or used in conflict before the copy is done.
+        // SAFETY: both sides hold their region (params_3d checked it against the extent each was made
+        // with: an array's, or a pitched buffer's rows of `pitch` bytes, `width * e <= pitch`); on the
+        // stream's device (current). The stream waits for their conflicting users and is recorded as a
+        // user of both, so neither is freed or used in conflict before the copy is done.
         unsafe { result::texture::memcpy_3d_async(&p, self.raw()) }
     }
+}
+
+/// HIP's parameters for a 3-D copy of an `extent` box from `src` at `src_at` to `dst` at `dst_at`, on
+/// `device`, every position plus the extent checked against its side's extent first; `None` for an
+/// empty box (nothing to copy). `names`: the call, then its source and its destination, for errors.
+pub(crate) fn params_3d<T: DeviceCopy>(
+    [call, source, destination]: [&'static str; 3],
+    device: &Device,
+    src: &impl Volume<T>,
+    src_at: [usize; 3],
+    dst: &impl Volume<T>,
+    dst_at: [usize; 3],
+    extent: [usize; 3],
+) -> Result<Option<sys::hipMemcpy3DParms>> {
+    let (s, d) = (src.layout(), dst.layout());
+    check_region(source, s.whose(), src_at, extent, s.extent())?;
+    check_region(destination, d.whose(), dst_at, extent, d.extent())?;
+    same_device(call, device, src.device())?;
+    same_device(call, device, dst.device())?;
+    if extent.contains(&0) || size_of::<T>() == 0 {
+        return Ok(None);
+    }
+    let e = size_of::<T>();
+    let any_array = s.is_array() || d.is_array();
+    // A pitched side's x position: bytes on AMD, where HIP scales only an array side's x by its
+    // element size (clr's getDrvMemcpy3DDesc); on NVIDIA, elements whenever an array takes part
+    // (CUDA 12.9 on an H100: a pitched destination at x = 1 passed as 4 bytes landed at element 4).
+    let pitched_x = if any_array && crate::PLATFORM == "nvidia" {
+        1
+    } else {
+        e
+    };
+    let mut p = sys::hipMemcpy3DParms {
+        kind: sys::hipMemcpyDeviceToDevice as _,
+        extent: sys::hipExtent {
+            // Elements when an array takes part, bytes between pitched memories (HIP's and CUDA's
+            // rule); the region was checked in elements, so neither overflows (it fits an
+            // allocation).
+            width: if any_array { extent[0] } else { extent[0] * e },
+            height: extent[1],
+            depth: extent[2],
+        },
+        ..Default::default()
+    };
+    match s.0 {
+        Shape::Array { raw, .. } => {
+            p.srcArray = raw;
+            p.srcPos = pos(src_at, 1);
+        }
+        Shape::Pitched { ptr, pitch, extent } => {
+            p.srcPtr = pitched(ptr, pitch, e, extent);
+            p.srcPos = pos(src_at, pitched_x);
+        }
+    }
+    match d.0 {
+        Shape::Array { raw, .. } => {
+            p.dstArray = raw;
+            p.dstPos = pos(dst_at, 1);
+        }
+        Shape::Pitched { ptr, pitch, extent } => {
+            p.dstPtr = pitched(ptr, pitch, e, extent);
+            p.dstPos = pos(dst_at, pitched_x);
+        }
+    }
+    Ok(Some(p))
 }
 
 /// A 2-D array region: refused on a 3-D array, or past the extent.

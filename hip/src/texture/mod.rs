@@ -25,7 +25,7 @@
 //! headers (5.2.3 to 7.2.4) and in CUDA's.
 
 mod array;
-mod copy;
+pub(crate) mod copy;
 mod format;
 mod object;
 mod surface;
