@@ -157,6 +157,11 @@ static inline hipError_t hipGraphAddMemcpyNode(hipGraphNode_t* node, hipGraph_t 
     return hipCUDAErrorTohipError(cudaGraphAddMemcpyNode(node, graph, deps, count, params));
 }
 
+static inline hipError_t hipGraphExecMemcpyNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
+                                                         struct hipMemcpy3DParms* params) {
+    return hipCUDAErrorTohipError(cudaGraphExecMemcpyNodeSetParams(exec, node, params));
+}
+
 static inline hipError_t hipGraphExecMemcpyNodeSetParams1D(hipGraphExec_t exec, hipGraphNode_t node,
                                                            void* dst, const void* src, size_t bytes,
                                                            hipMemcpyKind kind) {

@@ -530,9 +530,11 @@ fn graph_3d_copy_nodes_replay_through_an_array() {
         .unwrap();
     g.copy_3d(&[into], &a, [2, 1, 1], &mut dst, [1, 2, 0], [5, 4, 3])
         .unwrap();
-    g.copy_3d(&[], &src, [3, 0, 1], &mut flat, [0; 3], [w - 3, h, z - 1])
+    let flat_node = g
+        .copy_3d(&[], &src, [3, 0, 1], &mut flat, [0; 3], [w - 3, h, z - 1])
         .unwrap();
-    let mut exec = g.build().unwrap().instantiate().unwrap();
+    let graph = g.build().unwrap();
+    let mut exec = graph.instantiate().unwrap();
     for round in 0..3 {
         let vol: Vec<f32> = image(w * h, z).iter().map(|v| v + round as f32).collect();
         let packed = DeviceBuffer::from_slice(&d, &vol).unwrap();
@@ -574,5 +576,29 @@ fn graph_3d_copy_nodes_replay_through_an_array() {
                 }
             }
         }
+    }
+    // hip-tests hipGraphExecMemcpyNodeSetParams: the pitched -> pitched node now copies the whole
+    // volume into another one.
+    let mut whole = PitchedBuffer::<f32>::zeroed_3d(&d, w, h, z).unwrap();
+    exec.set_copy_3d_node_params(
+        &graph,
+        flat_node,
+        &src,
+        [0; 3],
+        &mut whole,
+        [0; 3],
+        [w, h, z],
+    )
+    .unwrap();
+    exec.launch(&s).unwrap();
+    let got = whole.to_vec().unwrap();
+    let vol: Vec<f32> = image(w * h, z).iter().map(|v| v + 2.0).collect();
+    let wp = whole.pitch();
+    for (i, want) in vol.iter().enumerate() {
+        assert_eq!(
+            got[(i / w) * wp + i % w],
+            *want,
+            "updated node, element {i}"
+        );
     }
 }

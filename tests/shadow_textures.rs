@@ -343,7 +343,8 @@ fn graph_3d_copy_nodes_replay_in_order_against_another_stream() {
             [w - 1, h - 1, z - 1],
         )
         .unwrap();
-    g.copy_3d(&[back], &pv, [0; 3], &mut a3, [0; 3], [0, h, z])
+    let empty = g
+        .copy_3d(&[back], &pv, [0; 3], &mut a3, [0; 3], [0, h, z])
         .unwrap();
     let e = g
         .copy_3d(&[], &pv, [1, 0, 0], &mut a3, [0; 3], [w, h, z])
@@ -376,6 +377,30 @@ fn graph_3d_copy_nodes_replay_in_order_against_another_stream() {
                 }
             }
         }
+    }
+    // The read-back node updated to copy the whole array into another volume, replayed.
+    let mut out2 = PitchedBuffer::<f32>::zeroed_3d(&d, w, h, z).unwrap();
+    exec.set_copy_3d_node_params(&graph, back, &a3, [0; 3], &mut out2, [0; 3], [w, h, z])
+        .unwrap();
+    let e = exec
+        .set_copy_3d_node_params(&graph, back, &a3, [0; 3], &mut out2, [0; 3], [w, 0, z])
+        .unwrap_err();
+    assert!(e.to_string().contains("empty box"), "{e}");
+    let e = exec
+        .set_copy_3d_node_params(&graph, empty, &a3, [0; 3], &mut out2, [0; 3], [w, h, z])
+        .unwrap_err();
+    assert!(e.to_string().contains("not"), "{e}");
+    let vol: Vec<f32> = (0..w * h * z).map(|i| (i * 3) as f32).collect();
+    let packed = DeviceBuffer::from_slice(&d, &vol).unwrap();
+    let pitch = pv.pitch_bytes();
+    b.copy_2d_async(&packed, w * 4, &mut pv, pitch, w, h * z)
+        .unwrap();
+    exec.launch(&a).unwrap();
+    let got = out2.to_vec().unwrap();
+    let op = out2.pitch();
+    for i in 0..w * h * z {
+        let (x, yz) = (i % w, i / w);
+        assert_eq!(got[yz * op + x], vol[i], "updated node, element {i}");
     }
     drop(exec);
     assert_no_reports();

@@ -346,3 +346,17 @@ pub unsafe extern "C" fn hipGraphExecMemcpyNodeSetParams1D(
     let call = "hipGraphExecMemcpyNodeSetParams1D".to_string();
     set_exec_node(exec as usize, node, sys::hipGraphNodeTypeMemcpy, call, act)
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphExecMemcpyNodeSetParams(
+    exec: sys::hipGraphExec_t,
+    node: sys::hipGraphNode_t,
+    params: *mut sys::hipMemcpy3DParms,
+) -> Status {
+    let Some(shapes) = params.as_ref().and_then(|p| crate::texture::shapes_3d(p)) else {
+        return INVALID_VALUE;
+    };
+    let act = crate::texture::copy_action(shapes);
+    let call = "hipGraphExecMemcpyNodeSetParams".to_string();
+    set_exec_node(exec as usize, node, sys::hipGraphNodeTypeMemcpy, call, act)
+}

@@ -7,6 +7,8 @@ use crate::launch::{node::check_node_launch, LaunchArgs, LaunchConfig};
 use crate::memory::{Access, DeviceCopy, DeviceMemory};
 use crate::module::Function;
 use crate::result;
+use crate::texture::copy::params_3d;
+use crate::texture::Volume;
 use hip_sys as sys;
 use std::sync::Arc;
 
@@ -211,6 +213,80 @@ impl GraphExec {
                         src.device_ptr(),
                         src.byte_len(),
                     )
+                }
+            })
+            .map_err(|e| name_node(e, node))?;
+        join(
+            &mut parts,
+            vec![
+                (src.allocation().clone(), Access::Read),
+                (dst.allocation().clone(), Access::Write),
+            ],
+        );
+        Ok(())
+    }
+}
+
+impl GraphExec {
+    /// Make 3-D copy node `node` of `graph` copy an `extent` box from `src` at `src_at` into `dst` at
+    /// `dst_at` instead (`hipGraphExecMemcpyNodeSetParams`), checked as
+    /// [`GraphBuilder::copy_3d`](super::GraphBuilder::copy_3d) checks a new node; both are then kept and
+    /// ordered like the graph's other memory. Waits for the device first when launched since made or
+    /// last updated.
+    ///
+    /// # Errors
+    ///
+    /// As [`GraphBuilder::copy_3d`](super::GraphBuilder::copy_3d) (an empty box too: a copy node cannot
+    /// become an empty one), [`Error::InvalidArgument`] for a node, graph or executable graph not all of
+    /// one builder or a node that is not a copy node, and HIP's refusal naming the node.
+    ///
+    /// ```no_run
+    /// # use hip::memory::PitchedBuffer;
+    /// # use hip::texture::Array;
+    /// # fn f(exec: &mut hip::GraphExec, graph: &hip::Graph, node: hip::GraphNode,
+    /// #      v: &PitchedBuffer<f32>, a: &mut Array<f32>) -> hip::Result<()> {
+    /// exec.set_copy_3d_node_params(graph, node, v, [0; 3], a, [0; 3], [8, 8, 2])?;
+    /// # Ok(()) }
+    /// ```
+    #[allow(clippy::too_many_arguments)] // the builder's copy_3d parameters, after the graph and node
+    pub fn set_copy_3d_node_params<T: DeviceCopy>(
+        &mut self,
+        graph: &Graph,
+        node: GraphNode,
+        src: &impl Volume<T>,
+        src_at: [usize; 3],
+        dst: &mut impl Volume<T>,
+        dst_at: [usize; 3],
+        extent: [usize; 3],
+    ) -> Result<()> {
+        const NAMES: [&str; 3] = [
+            "graph 3-D copy node update",
+            "graph 3-D copy node update source",
+            "graph 3-D copy node update destination",
+        ];
+        let mut parts = self.parts_mut();
+        let params = params_3d(NAMES, parts.device, src, src_at, &*dst, dst_at, extent)?;
+        let Some(params) = params else {
+            return Err(Error::InvalidArgument {
+                what: NAMES[0],
+                value: format!("an empty box {extent:?}"),
+                reason: "a copy node cannot become an empty one: copy at least one element".into(),
+            });
+        };
+        prepare(
+            NAMES[0],
+            &mut parts,
+            graph,
+            node,
+            sys::hipGraphNodeTypeMemcpy,
+        )?;
+        // SAFETY: as in set_kernel_node_params; both sides hold the box (checked) on this device, kept
+        // below; `&src` and `&mut dst` cannot be one allocation.
+        graph
+            .with_raw(|_| {
+                // SAFETY: as said above, with `graph`'s calls held off.
+                unsafe {
+                    result::graph_build::exec_memcpy_node_set_params(parts.raw, node.raw, &params)
                 }
             })
             .map_err(|e| name_node(e, node))?;

@@ -225,6 +225,25 @@ pub unsafe fn exec_memset_node_set_params(
     })
 }
 
+/// `hipGraphExecMemcpyNodeSetParams`: a 2-D or 3-D copy node's new parameters.
+///
+/// # Safety
+/// `exec` is live and was instantiated from the graph holding `node`, a copy node; `params` is as
+/// [`add_memcpy_node`]'s, and no launch queued before may still use the old parameters' memory unless
+/// it stays alive.
+pub unsafe fn exec_memcpy_node_set_params(
+    exec: sys::hipGraphExec_t,
+    node: sys::hipGraphNode_t,
+    params: &sys::hipMemcpy3DParms,
+) -> Result<()> {
+    let mut p = *params;
+    // SAFETY: the caller's contract; `p` is a live local copy (HIP's signature takes a mutable pointer
+    // but only reads it).
+    check("hipGraphExecMemcpyNodeSetParams", unsafe {
+        sys::hipGraphExecMemcpyNodeSetParams(exec, node, &mut p)
+    })
+}
+
 /// `hipGraphExecMemcpyNodeSetParams1D`, device to device.
 ///
 /// # Safety
