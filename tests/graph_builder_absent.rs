@@ -74,6 +74,10 @@ fn graph_calls_name_themselves_without_a_device() {
                 raw::exec_memcpy_node_set_params_1d(nul(), nul(), nul(), null(), 0).err(),
                 "hipGraphExecMemcpyNodeSetParams1D",
             ),
+            (
+                raw::exec_memcpy_node_set_params(nul(), nul(), &Default::default()).err(),
+                "hipGraphExecMemcpyNodeSetParams",
+            ),
         ]
     };
     for (err, call) in answers {
