@@ -157,6 +157,11 @@ static inline hipError_t hipGraphAddMemcpyNode(hipGraphNode_t* node, hipGraph_t 
     return hipCUDAErrorTohipError(cudaGraphAddMemcpyNode(node, graph, deps, count, params));
 }
 
+static inline hipError_t hipGraphExecChildGraphNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
+                                                             hipGraph_t child) {
+    return hipCUDAErrorTohipError(cudaGraphExecChildGraphNodeSetParams(exec, node, child));
+}
+
 static inline hipError_t hipGraphExecMemcpyNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
                                                          struct hipMemcpy3DParms* params) {
     return hipCUDAErrorTohipError(cudaGraphExecMemcpyNodeSetParams(exec, node, params));

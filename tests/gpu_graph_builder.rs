@@ -178,8 +178,30 @@ fn a_child_graph_runs_inside_its_parent() {
     let graph = g.build().unwrap();
     assert_eq!(graph.node_count().unwrap(), 2);
     assert_eq!(graph.tracked_allocations(), 3);
-    graph.instantiate().unwrap().launch(&stream).unwrap();
+    let mut exec = graph.instantiate().unwrap();
+    exec.launch(&stream).unwrap();
     assert_eq!(c.to_vec().unwrap(), vec![22; N]);
+    // hip-tests: hipGraphExecChildGraphNodeSetParams functional: a child of the same topology with
+    // another value; the parent's kernel then adds 5 + 5.
+    let mut child2 = GraphBuilder::new(&d).unwrap();
+    let fill = child2.memset(&[], &mut a, 5u32).unwrap();
+    child2.copy(&[fill], &mut b, &a).unwrap();
+    let child2 = child2.build().unwrap();
+    exec.set_child_graph_node_params(&graph, sub, &child2)
+        .unwrap();
+    exec.launch(&stream).unwrap();
+    assert_eq!(c.to_vec().unwrap(), vec![10; N]);
+    // Another topology (one node, not two): HIP refuses, naming the node; the graph still runs.
+    let mut other = GraphBuilder::new(&d).unwrap();
+    other.memset(&[], &mut a, 1u32).unwrap();
+    let other = other.build().unwrap();
+    let e = exec
+        .set_child_graph_node_params(&graph, sub, &other)
+        .unwrap_err();
+    eprintln!("child of another topology: {e}");
+    assert!(e.to_string().contains("node 0 of the graph"), "{e}");
+    exec.launch(&stream).unwrap();
+    assert_eq!(c.to_vec().unwrap(), vec![10; N]);
 }
 
 /// Another stream's copy of a built graph's output waits for the launch, stuck behind a slow kernel on

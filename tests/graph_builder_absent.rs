@@ -78,6 +78,10 @@ fn graph_calls_name_themselves_without_a_device() {
                 raw::exec_memcpy_node_set_params(nul(), nul(), &Default::default()).err(),
                 "hipGraphExecMemcpyNodeSetParams",
             ),
+            (
+                raw::exec_child_graph_node_set_params(nul(), nul(), nul()).err(),
+                "hipGraphExecChildGraphNodeSetParams",
+            ),
         ]
     };
     for (err, call) in answers {

@@ -553,3 +553,45 @@ fn captured_copies_to_and_from_the_host_are_ordered_with_the_hosts_borrows() {
     drop(exec);
     assert_no_reports();
 }
+
+/// A child graph node updated with another child of the same topology
+/// (`GraphExec::set_child_graph_node_params`): the replays copy into the new child's buffer, which the
+/// executable graph now keeps and orders against another stream; refusals before HIP.
+#[test]
+fn a_child_graph_node_update_replays_the_new_child() {
+    let d = Device::get(0).unwrap();
+    let module = Module::load_data(&d, code()).unwrap();
+    let k = module.function("consume").unwrap();
+    let (a, other) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let mut b = bufs(&d);
+    let built = build(&d, &k, &mut b, 4);
+    let mut exec = built.graph.instantiate().unwrap();
+    let mut z2 = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let mut child = GraphBuilder::new(&d).unwrap();
+    child.copy(&[], &mut z2, &b.y).unwrap();
+    let child = child.build().unwrap();
+    exec.set_child_graph_node_params(&built.graph, built.last_copy, &child)
+        .unwrap();
+    drop(child); // the executable graph keeps what it needs
+    let e = exec
+        .set_child_graph_node_params(&built.graph, built.last_copy, &built.graph)
+        .unwrap_err();
+    assert!(e.to_string().contains("its own child"), "{e}");
+    let other_child = GraphBuilder::new(&d).unwrap().build().unwrap();
+    let e = exec
+        .set_child_graph_node_params(&built.graph, built.fill, &other_child)
+        .unwrap_err();
+    assert!(e.to_string().contains("node 0 of the graph"), "{e}");
+    for round in 0..ROUNDS {
+        exec.launch(&a).unwrap();
+        // z2 is the graph's now: another stream's overwrite waits for the launch's copy into it.
+        assert_eq!(z2.to_vec().unwrap(), vec![4; N], "round {round}");
+        other.fill_async(&mut z2, 100 + round).unwrap();
+    }
+    assert_eq!(z2.to_vec().unwrap(), vec![100 + ROUNDS - 1; N]);
+    drop(exec);
+    assert_no_reports();
+}

@@ -300,3 +300,79 @@ impl GraphExec {
         Ok(())
     }
 }
+
+impl GraphExec {
+    /// Make child graph node `node` of `graph` run a copy of `child` instead
+    /// (`hipGraphExecChildGraphNodeSetParams`): the same topology as the node's child graph, other
+    /// parameters (buffers, values, kernels' arguments). Later launches run it; the executable graph then
+    /// also keeps what `child` keeps and orders its launches by what `child` uses. Waits for the device
+    /// first when launched since made or last updated.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a node, graph or executable graph not all of one builder, a node
+    /// that is not a child graph node, a `child` of another device, or `graph` itself as `child`; HIP's
+    /// refusal (another topology) naming the node.
+    ///
+    /// ```no_run
+    /// # fn f(exec: &mut hip::GraphExec, graph: &hip::Graph, node: hip::GraphNode,
+    /// #      new_child: &hip::Graph, stream: &hip::Stream) -> hip::Result<()> {
+    /// exec.set_child_graph_node_params(graph, node, new_child)?;
+    /// exec.launch(stream)?; // the node now runs `new_child`'s copy
+    /// # Ok(()) }
+    /// ```
+    pub fn set_child_graph_node_params(
+        &mut self,
+        graph: &Graph,
+        node: GraphNode,
+        child: &Graph,
+    ) -> Result<()> {
+        const WHAT: &str = "graph child node update";
+        let mut parts = self.parts_mut();
+        let (device, kept, uses) = child.parts();
+        if std::ptr::eq(graph, child) {
+            return Err(Error::InvalidArgument {
+                what: WHAT,
+                value: "the node's own graph".into(),
+                reason: "a graph cannot be its own child: give another graph".into(),
+            });
+        }
+        if device.ordinal() != parts.device.ordinal() {
+            return Err(Error::InvalidArgument {
+                what: WHAT,
+                value: format!("a graph of device {}", device.ordinal()),
+                reason: format!("this graph belongs to device {}", parts.device.ordinal()),
+            });
+        }
+        prepare(WHAT, &mut parts, graph, node, sys::hipGraphNodeTypeGraph)?;
+        // Both graphs' calls held off, taken in address order (another thread may update with the two
+        // the other way round).
+        let (first, second) = if (graph as *const Graph) < (child as *const Graph) {
+            (graph, child)
+        } else {
+            (child, graph)
+        };
+        first
+            .with_raw(|_| {
+                second.with_raw(|_| {
+                    // SAFETY: the executable graph is live and was instantiated from `graph`'s builder,
+                    // whose live graph holds `node` (checked, a child graph node); `child` is live and
+                    // distinct from `graph` (checked), both graphs' calls held off here, and what its
+                    // nodes touch is kept below; launches queued before were waited for.
+                    unsafe {
+                        result::graph_build::exec_child_graph_node_set_params(
+                            parts.raw,
+                            node.raw,
+                            child.raw(),
+                        )
+                    }
+                })
+            })
+            .map_err(|e| name_node(e, node))?;
+        let mut all_kept: Vec<_> = parts.kept.iter().cloned().collect();
+        all_kept.push(kept.clone());
+        *parts.kept = Arc::new(all_kept);
+        join(&mut parts, uses.iter().cloned().collect());
+        Ok(())
+    }
+}

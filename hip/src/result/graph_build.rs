@@ -225,6 +225,24 @@ pub unsafe fn exec_memset_node_set_params(
     })
 }
 
+/// `hipGraphExecChildGraphNodeSetParams`: a child graph node runs a copy of `child` instead (the same
+/// topology as its old child graph, or HIP refuses).
+///
+/// # Safety
+/// `exec` is live and was instantiated from the graph holding `node`, a child graph node; `child` is a
+/// live graph no other thread changes during the call, whose nodes' memory outlives every later launch,
+/// and no launch queued before may still use the old child's memory unless it stays alive.
+pub unsafe fn exec_child_graph_node_set_params(
+    exec: sys::hipGraphExec_t,
+    node: sys::hipGraphNode_t,
+    child: sys::hipGraph_t,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("hipGraphExecChildGraphNodeSetParams", unsafe {
+        sys::hipGraphExecChildGraphNodeSetParams(exec, node, child)
+    })
+}
+
 /// `hipGraphExecMemcpyNodeSetParams`: a 2-D or 3-D copy node's new parameters.
 ///
 /// # Safety
