@@ -398,9 +398,9 @@ fn graph_3d_copy_nodes_replay_in_order_against_another_stream() {
     exec.launch(&a).unwrap();
     let got = out2.to_vec().unwrap();
     let op = out2.pitch();
-    for i in 0..w * h * z {
+    for (i, want) in vol.iter().enumerate() {
         let (x, yz) = (i % w, i / w);
-        assert_eq!(got[yz * op + x], vol[i], "updated node, element {i}");
+        assert_eq!(got[yz * op + x], *want, "updated node, element {i}");
     }
     drop(exec);
     assert_no_reports();
