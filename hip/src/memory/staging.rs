@@ -43,7 +43,8 @@ pub struct StagingConfig {
     /// Begin and end a copy of more than two chunks with smaller pieces (an eighth of a chunk, at least
     /// 64 KiB, doubling up to a chunk, and halving again at the end), so the first DMA starts, and the
     /// last ends, sooner: the ring overlaps everything but the first host copy and the last DMA. Off by
-    /// default: on an H100 it was slower at 64 and 256 MiB in both directions (docs/BENCHMARKS.md).
+    /// default: on an H100 it was slower at 64 and 256 MiB in both directions (the repository's
+    /// `staging_sweep --ramp` benchmark).
     pub ramp: bool,
 }
 
