@@ -185,6 +185,29 @@ static inline hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* node, hipGrap
     return hipCUDAErrorTohipError(cudaGraphAddChildGraphNode(node, graph, deps, count, child));
 }
 
+/* A graph's shape and its changes after the fact (hip::GraphTopology, GraphBuilder::remove,
+ * Graph::try_clone). CUDA 13 gave cudaGraphGetEdges an edge-data array, which HIP's does not ask for. */
+static inline hipError_t hipGraphGetEdges(hipGraph_t graph, hipGraphNode_t* from, hipGraphNode_t* to,
+                                          size_t* count) {
+#if CUDART_VERSION >= 13000
+    return hipCUDAErrorTohipError(cudaGraphGetEdges(graph, from, to, NULL, count));
+#else
+    return hipCUDAErrorTohipError(cudaGraphGetEdges(graph, from, to, count));
+#endif
+}
+
+static inline hipError_t hipGraphGetRootNodes(hipGraph_t graph, hipGraphNode_t* roots, size_t* count) {
+    return hipCUDAErrorTohipError(cudaGraphGetRootNodes(graph, roots, count));
+}
+
+static inline hipError_t hipGraphDestroyNode(hipGraphNode_t node) {
+    return hipCUDAErrorTohipError(cudaGraphDestroyNode(node));
+}
+
+static inline hipError_t hipGraphClone(hipGraph_t* clone, hipGraph_t graph) {
+    return hipCUDAErrorTohipError(cudaGraphClone(clone, graph));
+}
+
 /* CUDA 12 gave the plain name the _v2 signature (graph and dependencies out), CUDA 13 the _v3 one (edge
  * data out too); HIP's asks for the status and the id only. */
 static inline hipError_t hipStreamGetCaptureInfo(hipStream_t stream, hipStreamCaptureStatus* status,

@@ -1,6 +1,7 @@
 //! Graphs built node by node on a machine without a device: each call answers the runtime's own error,
 //! naming the call (the builder's refusals before HIP are unit tests in hip/src/graph_builder/tests.rs).
 use hip::result::graph_build as raw;
+use hip::result::graph_query as query;
 use hip::Device;
 
 /// A host node's function, never run (no node is ever added).
@@ -82,6 +83,13 @@ fn graph_calls_name_themselves_without_a_device() {
                 raw::exec_child_graph_node_set_params(nul(), nul(), nul()).err(),
                 "hipGraphExecChildGraphNodeSetParams",
             ),
+            (query::graph_edges(nul()).err(), "hipGraphGetEdges"),
+            (query::graph_root_nodes(nul()).err(), "hipGraphGetRootNodes"),
+            (
+                query::graph_destroy_node(nul()).err(),
+                "hipGraphDestroyNode",
+            ),
+            (query::graph_clone(nul()).err(), "hipGraphClone"),
         ]
     };
     for (err, call) in answers {

@@ -77,9 +77,11 @@ use std::sync::Arc;
 mod capture;
 mod host_copy;
 pub(crate) mod host_node;
+mod topology;
 pub(crate) use capture::{merge_uses, Kept, Uses};
 pub use capture::{Capture, CaptureMode, CaptureStatus};
 pub use host_node::HostNodeHandle;
+pub use topology::{GraphNodeKind, GraphTopology};
 
 /// How an executable graph is made ([`Graph::instantiate_with_flags`]): HIP's `hipGraphInstantiateFlags`.
 /// Combine with `|`. A device-launched graph (`hipGraphInstantiateFlagDeviceLaunch`) is not offered: this
@@ -128,6 +130,8 @@ pub struct Graph {
     uses: Arc<Uses>,
     /// The GraphBuilder that built it (its nodes' handles name it); 0 for a capture.
     origin: u64,
+    /// The indices of the nodes that builder removed (their handles name no node).
+    removed: Vec<usize>,
 }
 
 // SAFETY: a graph handle may be used from any thread as long as calls on it do not overlap; every call on
@@ -279,6 +283,7 @@ impl Drop for Graph {
                 kept: self.kept.clone(),
                 uses: self.uses.clone(),
                 origin: self.origin,
+                removed: std::mem::take(&mut self.removed),
             };
             crate::release::defer(Box::new(move || drop(moved)));
             return;

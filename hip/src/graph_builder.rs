@@ -37,9 +37,9 @@
 
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::graph::{Graph, Kept, Uses};
+use crate::graph::{Graph, Kept};
 use crate::launch::{node::check_node_launch, LaunchArgs, LaunchConfig};
-use crate::memory::{Access, DeviceCopy, DeviceMemory};
+use crate::memory::{Access, Allocation, DeviceCopy, DeviceMemory};
 use crate::module::Function;
 use crate::result;
 use hip_sys as sys;
@@ -74,6 +74,11 @@ impl GraphNode {
     pub fn index(&self) -> usize {
         self.index
     }
+
+    /// The builder that added it.
+    pub(crate) fn builder(&self) -> u64 {
+        self.builder
+    }
 }
 
 /// A graph under construction (`hipGraphCreate`): add nodes, then [`build`](Self::build) the [`Graph`].
@@ -84,7 +89,10 @@ pub struct GraphBuilder {
     nodes: usize,
     device: Device,
     kept: Kept,
-    uses: Uses,
+    /// Each access a node makes, with the node's index: a removed node's go with it.
+    uses: Vec<(usize, Arc<Allocation>, Access)>,
+    /// The indices of the removed nodes.
+    removed: Vec<usize>,
 }
 
 // SAFETY: every HIP call on `raw` takes `&mut self` (or `self`), so none overlap; the other fields are
@@ -150,6 +158,7 @@ impl GraphBuilder {
             device: device.clone(),
             kept: Vec::new(),
             uses: Vec::new(),
+            removed: Vec::new(),
         })
     }
 
@@ -158,14 +167,14 @@ impl GraphBuilder {
         &self.device
     }
 
-    /// How many nodes were added.
+    /// How many nodes the graph holds: those added less those [`remove`](Self::remove)d.
     pub fn len(&self) -> usize {
-        self.nodes
+        self.nodes - self.removed.len()
     }
 
-    /// Whether no node was added.
+    /// Whether the graph holds no node.
     pub fn is_empty(&self) -> bool {
-        self.nodes == 0
+        self.len() == 0
     }
 
     /// Move an owner into the graph, as [`Capture::keep`](crate::Capture::keep) does: it lives until the
@@ -175,21 +184,32 @@ impl GraphBuilder {
         self
     }
 
-    /// The raw handles of `deps`, refusing a node of another builder.
+    /// The raw handles of `deps`, refusing a node of another builder or a removed one.
     fn deps(&self, what: &'static str, deps: &[GraphNode]) -> Result<Vec<sys::hipGraphNode_t>> {
         deps.iter()
-            .map(|d| {
-                if d.builder == self.id {
-                    Ok(d.raw)
-                } else {
-                    Err(Error::InvalidArgument {
-                        what,
-                        value: format!("node {} of another graph builder", d.index),
-                        reason: "a dependency must be a node this builder added".into(),
-                    })
-                }
-            })
+            .map(|d| self.live(what, d).map(|()| d.raw))
             .collect()
+    }
+
+    /// Refuse a node of another builder or one removed (its handle names no node any more).
+    fn live(&self, what: &'static str, node: &GraphNode) -> Result<()> {
+        let problem = if node.builder != self.id {
+            "of another graph builder"
+        } else if self.removed.contains(&node.index) {
+            "removed from this builder"
+        } else {
+            return Ok(());
+        };
+        Err(Error::InvalidArgument {
+            what,
+            value: format!("node {} {problem}", node.index),
+            reason: "a dependency must be a node this builder added and still holds".into(),
+        })
+    }
+
+    /// Record that the node being added (the next index) makes `access` of `alloc`.
+    fn record_use(&mut self, alloc: &Arc<Allocation>, access: Access) {
+        self.uses.push((self.nodes, alloc.clone(), access));
     }
 
     fn added(&mut self, raw: sys::hipGraphNode_t) -> GraphNode {
@@ -249,7 +269,9 @@ impl GraphBuilder {
         let raw = unsafe { result::graph_build::add_kernel_node(self.raw, &raw_deps, &params)? };
         self.kept.push(Arc::new(function.clone()));
         self.kept.extend(args.kept_alive());
-        self.uses.extend(args.tracked_uses());
+        for (alloc, access) in args.tracked_uses() {
+            self.record_use(&alloc, access);
+        }
         Ok(self.added(raw))
     }
 
@@ -283,7 +305,7 @@ impl GraphBuilder {
         // SAFETY: `self.raw` is live, `raw_deps` are its nodes (checked); `params` covers exactly `dst`'s
         // elements, device memory of this device (checked), which the graph keeps alive (below).
         let raw = unsafe { result::graph_build::add_memset_node(self.raw, &raw_deps, &params)? };
-        self.uses.push((dst.allocation().clone(), Access::Write));
+        self.record_use(dst.allocation(), Access::Write);
         Ok(self.added(raw))
     }
 
@@ -329,8 +351,8 @@ impl GraphBuilder {
                 sys::hipMemcpyDeviceToDevice,
             )?
         };
-        self.uses.push((src.allocation().clone(), Access::Read));
-        self.uses.push((dst.allocation().clone(), Access::Write));
+        self.record_use(src.allocation(), Access::Read);
+        self.record_use(dst.allocation(), Access::Write);
         Ok(self.added(raw))
     }
 
@@ -387,7 +409,9 @@ impl GraphBuilder {
             unsafe { result::graph_build::add_child_graph_node(self.raw, &raw_deps, c) }
         })?;
         self.kept.push(kept.clone());
-        self.uses.extend(uses.iter().cloned());
+        for (alloc, access) in uses.iter() {
+            self.record_use(alloc, *access);
+        }
         Ok(self.added(raw))
     }
 
@@ -413,8 +437,12 @@ impl GraphBuilder {
             raw,
             self.device.clone(),
             std::mem::take(&mut self.kept),
-            std::mem::take(&mut self.uses),
+            self.uses
+                .drain(..)
+                .map(|(_, a, access)| (a, access))
+                .collect(),
             self.id,
+            std::mem::take(&mut self.removed),
         )
     }
 }
@@ -487,5 +515,6 @@ mod copy_3d;
 mod exec;
 mod host_copy;
 mod nodes;
+mod remove;
 #[cfg(test)]
 mod tests;

@@ -253,7 +253,8 @@ pub use error::{
 pub use event::Event;
 pub use future::{Completion, PinnedCopy, ReadFuture};
 pub use graph::{
-    Capture, CaptureMode, CaptureStatus, Graph, GraphExec, GraphInstantiateFlags, HostNodeHandle,
+    Capture, CaptureMode, CaptureStatus, Graph, GraphExec, GraphInstantiateFlags, GraphNodeKind,
+    GraphTopology, HostNodeHandle,
 };
 pub use graph_builder::{GraphBuilder, GraphNode};
 pub use host_fn::{HostFnHandle, HostFnState};

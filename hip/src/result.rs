@@ -15,6 +15,7 @@ use std::mem::MaybeUninit;
 pub mod device;
 pub mod graph;
 pub mod graph_build;
+pub mod graph_query;
 pub mod host_fn;
 pub mod ipc;
 pub mod memory;

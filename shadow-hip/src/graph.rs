@@ -17,12 +17,12 @@ use std::sync::{Arc, Mutex};
 
 #[derive(Clone)]
 pub struct Node {
-    deps: Vec<usize>,
-    ty: sys::hipGraphNodeType,
-    call: String,
-    action: Action,
+    pub(crate) deps: Vec<usize>,
+    pub(crate) ty: sys::hipGraphNodeType,
+    pub(crate) call: String,
+    pub(crate) action: Action,
     /// An event record or wait node's event: bound at each launch (graph_nodes.rs).
-    event: Option<EventNode>,
+    pub(crate) event: Option<EventNode>,
 }
 
 /// What an event node does with its event at each launch.
@@ -36,8 +36,8 @@ pub enum EventNode {
 }
 
 #[derive(Default)]
-struct Graphs {
-    graphs: HashMap<usize, Arc<Vec<Node>>>,
+pub(crate) struct Graphs {
+    pub(crate) graphs: HashMap<usize, Arc<Vec<Node>>>,
     building: HashMap<usize, Vec<Node>>,
     execs: HashMap<usize, Arc<Vec<Node>>>,
 }
@@ -45,7 +45,7 @@ struct Graphs {
 static GRAPHS: Mutex<Option<Graphs>> = Mutex::new(None);
 
 /// Never held while taking the runtime's lock (the order is runtime, then graphs).
-fn graphs<R>(f: impl FnOnce(&mut Graphs) -> R) -> R {
+pub(crate) fn graphs<R>(f: impl FnOnce(&mut Graphs) -> R) -> R {
     let mut g = GRAPHS.lock().unwrap_or_else(|p| p.into_inner());
     f(g.get_or_insert_with(Graphs::default))
 }
@@ -280,7 +280,12 @@ pub unsafe extern "C" fn hipGraphExecUpdate(
     code
 }
 
-const NODE_SPAN: usize = 1 << 16;
+/// A node's handle is its graph's handle times this, plus its index plus one.
+pub(crate) const NODE_SPAN: usize = 1 << 16;
+
+/// The type a removed node keeps (`hipGraphDestroyNode`, graph_query.rs): listed nowhere, a dependency
+/// of none, replayed as nothing.
+pub(crate) const REMOVED: sys::hipGraphNodeType = sys::hipGraphNodeType::MAX;
 
 /// An empty graph (`hipGraphCreate`).
 pub fn create() -> usize {
@@ -307,7 +312,7 @@ pub fn add_node(
                 d as usize / NODE_SPAN,
                 (d as usize % NODE_SPAN).wrapping_sub(1),
             );
-            if dg != graph || di >= nodes.len() {
+            if dg != graph || nodes.get(di).is_none_or(|n| n.ty == REMOVED) {
                 return Err(INVALID_VALUE);
             }
             idx.push(di);
@@ -367,48 +372,6 @@ pub fn set_exec_node(
             _ => INVALID_VALUE,
         }
     })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn hipGraphGetNodes(
-    graph: sys::hipGraph_t,
-    nodes: *mut sys::hipGraphNode_t,
-    count: *mut usize,
-) -> Status {
-    let Some(n) = graphs(|g| g.graphs.get(&(graph as usize)).map(|v| v.len())) else {
-        return INVALID_VALUE;
-    };
-    if count.is_null() {
-        return INVALID_VALUE;
-    }
-    if nodes.is_null() {
-        *count = n;
-        return SUCCESS;
-    }
-    let k = n.min(*count);
-    for i in 0..k {
-        *nodes.add(i) = (graph as usize * NODE_SPAN + i + 1) as sys::hipGraphNode_t;
-    }
-    *count = k;
-    SUCCESS
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn hipGraphNodeGetType(
-    node: sys::hipGraphNode_t,
-    ty: *mut sys::hipGraphNodeType,
-) -> Status {
-    let (graph, idx) = (
-        node as usize / NODE_SPAN,
-        (node as usize % NODE_SPAN).wrapping_sub(1),
-    );
-    match graphs(|g| g.graphs.get(&graph).and_then(|v| v.get(idx)).map(|n| n.ty)) {
-        Some(t) if !ty.is_null() => {
-            *ty = t;
-            SUCCESS
-        }
-        _ => INVALID_VALUE,
-    }
 }
 
 #[no_mangle]

@@ -338,6 +338,7 @@ impl<'s> Capture<'s> {
             kept: Arc::new(std::mem::take(&mut self.kept)),
             uses: Arc::new(merge_uses(uses)),
             origin: 0,
+            removed: Vec::new(),
         })
     }
 }

@@ -15,6 +15,7 @@ impl Graph {
         kept: Kept,
         uses: Uses,
         origin: u64,
+        removed: Vec<usize>,
     ) -> Graph {
         Graph {
             raw,
@@ -23,12 +24,18 @@ impl Graph {
             kept: Arc::new(kept),
             uses: Arc::new(merge_uses(uses)),
             origin,
+            removed,
         }
     }
 
     /// The GraphBuilder that built it; 0 for a capture.
     pub(crate) fn origin(&self) -> u64 {
         self.origin
+    }
+
+    /// Whether the builder that built it removed its node `index`.
+    pub(crate) fn removed(&self, index: usize) -> bool {
+        self.removed.contains(&index)
     }
 
     /// The device, what the graph keeps alive and the allocations it uses (for a child graph node).

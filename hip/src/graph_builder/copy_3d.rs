@@ -56,8 +56,8 @@ impl GraphBuilder {
         // (params_3d checked it against each side's extent) and are this device's memory (checked),
         // kept alive by the graph (below); `&src` and `&mut dst` cannot be one allocation.
         let raw = unsafe { result::graph_build::add_memcpy_node(self.raw, &raw_deps, &params)? };
-        self.uses.push((src.allocation().clone(), Access::Read));
-        self.uses.push((dst.allocation().clone(), Access::Write));
+        self.record_use(src.allocation(), Access::Read);
+        self.record_use(dst.allocation(), Access::Write);
         Ok(self.added(raw))
     }
 }

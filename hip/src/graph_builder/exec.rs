@@ -32,6 +32,13 @@ fn prepare(
                 .into(),
         });
     }
+    if graph.removed(node.index) {
+        return Err(Error::InvalidArgument {
+            what,
+            value: format!("node {}", node.index),
+            reason: "the node was removed from the graph (GraphBuilder::remove)".into(),
+        });
+    }
     parts.device.bind()?;
     // SAFETY: `node` is a node of `graph` (same builder, checked), which is live while borrowed; its
     // calls are held off while HIP reads the node.

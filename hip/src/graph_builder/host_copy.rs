@@ -54,8 +54,8 @@ impl GraphBuilder {
                 sys::hipMemcpyHostToDevice,
             )?
         };
-        self.uses.push((src.allocation().clone(), Access::Read));
-        self.uses.push((dst.allocation().clone(), Access::Write));
+        self.record_use(src.allocation(), Access::Read);
+        self.record_use(dst.allocation(), Access::Write);
         Ok(self.added(raw))
     }
 
@@ -103,8 +103,8 @@ impl GraphBuilder {
                 sys::hipMemcpyDeviceToHost,
             )?
         };
-        self.uses.push((src.allocation().clone(), Access::Read));
-        self.uses.push((dst.allocation().clone(), Access::Write));
+        self.record_use(src.allocation(), Access::Read);
+        self.record_use(dst.allocation(), Access::Write);
         Ok(self.added(raw))
     }
 }

@@ -13,6 +13,7 @@ fn builder(ordinal: i32) -> GraphBuilder {
         device: Device::for_unit_tests(ordinal),
         kept: Vec::new(),
         uses: Vec::new(),
+        removed: Vec::new(),
     }
 }
 
@@ -132,6 +133,7 @@ fn a_child_of_another_device_is_refused() {
         Vec::new(),
         Vec::new(),
         0,
+        Vec::new(),
     );
     refused_as(
         b.child(&[], &child).unwrap_err(),
@@ -144,4 +146,41 @@ fn a_child_of_another_device_is_refused() {
 
 fn p(addr: usize) -> crate::memory::DevicePtr {
     addr as crate::memory::DevicePtr
+}
+
+#[test]
+fn removal_refuses_foreign_and_removed_nodes_before_hip() {
+    let mut b = builder(0);
+    refused_as(
+        b.remove(foreign_node()).unwrap_err(),
+        "graph node removal",
+        "node 3 of another graph builder",
+    );
+    // A node this builder removed (as `remove` records it): refused as a dependency and for removal.
+    let gone = GraphNode {
+        raw: std::ptr::null_mut(),
+        builder: b.id,
+        index: 0,
+    };
+    b.nodes = 1;
+    b.removed.push(0);
+    assert_eq!((b.len(), b.is_empty()), (0, true));
+    refused_as(
+        b.remove(gone).unwrap_err(),
+        "graph node removal",
+        "node 0 removed from this builder",
+    );
+    refused_as(
+        b.empty(&[gone]).unwrap_err(),
+        "graph empty node",
+        "node 0 removed from this builder",
+    );
+    let a = alloc(0);
+    let mut dst = DeviceSliceMut::<u32>::new(p(0x1000), 16, &a);
+    refused_as(
+        b.memset(&[gone], &mut dst, 1u32).unwrap_err(),
+        "graph memset node",
+        "removed",
+    );
+    assert!(b.uses.is_empty());
 }

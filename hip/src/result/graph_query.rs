@@ -1,0 +1,83 @@
+//! A graph's shape and its changes after the fact: edges, root nodes, removing a node, cloning
+//! (`hipGraphGetEdges`, `hipGraphGetRootNodes`, `hipGraphDestroyNode`, `hipGraphClone`).
+//!
+//! On HIP's NVIDIA platform these are the mappings hip-sys adds in `nvidia_graph.h`.
+
+use super::check;
+use crate::error::Result;
+use hip_sys as sys;
+
+/// `hipGraphGetEdges`: every edge of `graph` as (from, to) node pairs.
+///
+/// # Safety
+/// `graph` is live.
+pub unsafe fn graph_edges(
+    graph: sys::hipGraph_t,
+) -> Result<Vec<(sys::hipGraphNode_t, sys::hipGraphNode_t)>> {
+    let mut count = 0usize;
+    // SAFETY: the caller's contract; null arrays ask for the count only, written to a live local.
+    check("hipGraphGetEdges", unsafe {
+        sys::hipGraphGetEdges(
+            graph,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            &mut count,
+        )
+    })?;
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let mut from = vec![std::ptr::null_mut(); count];
+    let mut to = vec![std::ptr::null_mut(); count];
+    // SAFETY: the caller's contract; `from` and `to` have room for `count` handles each.
+    check("hipGraphGetEdges", unsafe {
+        sys::hipGraphGetEdges(graph, from.as_mut_ptr(), to.as_mut_ptr(), &mut count)
+    })?;
+    Ok(from.into_iter().zip(to).take(count).collect())
+}
+
+/// `hipGraphGetRootNodes`: the nodes of `graph` that depend on none.
+///
+/// # Safety
+/// `graph` is live.
+pub unsafe fn graph_root_nodes(graph: sys::hipGraph_t) -> Result<Vec<sys::hipGraphNode_t>> {
+    let mut count = 0usize;
+    // SAFETY: the caller's contract; a null array asks for the count only, written to a live local.
+    check("hipGraphGetRootNodes", unsafe {
+        sys::hipGraphGetRootNodes(graph, std::ptr::null_mut(), &mut count)
+    })?;
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let mut roots = vec![std::ptr::null_mut(); count];
+    // SAFETY: the caller's contract; `roots` has room for `count` handles.
+    check("hipGraphGetRootNodes", unsafe {
+        sys::hipGraphGetRootNodes(graph, roots.as_mut_ptr(), &mut count)
+    })?;
+    roots.truncate(count);
+    Ok(roots)
+}
+
+/// `hipGraphDestroyNode`: remove `node` and its edges from its graph.
+///
+/// # Safety
+/// `node` is a live node of a live graph, not used afterwards.
+pub unsafe fn graph_destroy_node(node: sys::hipGraphNode_t) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("hipGraphDestroyNode", unsafe {
+        sys::hipGraphDestroyNode(node)
+    })
+}
+
+/// `hipGraphClone`: a new graph with copies of `graph`'s nodes and edges.
+///
+/// # Safety
+/// `graph` is live.
+pub unsafe fn graph_clone(graph: sys::hipGraph_t) -> Result<sys::hipGraph_t> {
+    let mut clone = std::ptr::null_mut();
+    // SAFETY: the caller's contract; `clone` is a live local HIP writes the new graph to.
+    check("hipGraphClone", unsafe {
+        sys::hipGraphClone(&mut clone, graph)
+    })?;
+    Ok(clone)
+}

@@ -1,0 +1,166 @@
+//! A graph's shape and its changes after the fact: its nodes, their types, edges and roots
+//! (`hipGraphGetNodes`, `hipGraphNodeGetType`, `hipGraphGetEdges`, `hipGraphGetRootNodes`), removing a
+//! node (`hipGraphDestroyNode`) and cloning (`hipGraphClone`). A removed node stays in its graph's list
+//! as a tombstone (handles are indices), of type [`REMOVED`]: listed nowhere, replayed as nothing.
+
+use crate::graph::{graphs, Node, NODE_SPAN, REMOVED};
+use crate::streams::{self, Action};
+use crate::{Status, INVALID_VALUE, SUCCESS};
+use hip_sys as sys;
+use std::sync::Arc;
+
+fn handle(graph: usize, idx: usize) -> sys::hipGraphNode_t {
+    (graph * NODE_SPAN + idx + 1) as sys::hipGraphNode_t
+}
+
+/// The (graph, index) a node handle names.
+fn split(node: sys::hipGraphNode_t) -> (usize, usize) {
+    (
+        node as usize / NODE_SPAN,
+        (node as usize % NODE_SPAN).wrapping_sub(1),
+    )
+}
+
+/// The live nodes of `graph`, or None for an unknown graph.
+fn live(graph: usize) -> Option<Arc<Vec<Node>>> {
+    graphs(|g| g.graphs.get(&graph).cloned())
+}
+
+/// Write `items` to `out` (room for `*count`) and how many were written to `*count`; with `out`
+/// null, only how many there are.
+///
+/// # Safety
+/// `count` is writable; `out` is null or has room for `*count` items.
+unsafe fn answer<T: Copy>(items: &[T], out: *mut T, count: *mut usize) -> Status {
+    if count.is_null() {
+        return INVALID_VALUE;
+    }
+    if out.is_null() {
+        *count = items.len();
+        return SUCCESS;
+    }
+    let k = items.len().min(*count);
+    std::ptr::copy_nonoverlapping(items.as_ptr(), out, k);
+    *count = k;
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphGetNodes(
+    graph: sys::hipGraph_t,
+    nodes: *mut sys::hipGraphNode_t,
+    count: *mut usize,
+) -> Status {
+    let Some(all) = live(graph as usize) else {
+        return INVALID_VALUE;
+    };
+    let handles: Vec<_> = (0..all.len())
+        .filter(|&i| all[i].ty != REMOVED)
+        .map(|i| handle(graph as usize, i))
+        .collect();
+    answer(&handles, nodes, count)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphGetRootNodes(
+    graph: sys::hipGraph_t,
+    roots: *mut sys::hipGraphNode_t,
+    count: *mut usize,
+) -> Status {
+    let Some(all) = live(graph as usize) else {
+        return INVALID_VALUE;
+    };
+    let handles: Vec<_> = (0..all.len())
+        .filter(|&i| all[i].ty != REMOVED && all[i].deps.is_empty())
+        .map(|i| handle(graph as usize, i))
+        .collect();
+    answer(&handles, roots, count)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphGetEdges(
+    graph: sys::hipGraph_t,
+    from: *mut sys::hipGraphNode_t,
+    to: *mut sys::hipGraphNode_t,
+    count: *mut usize,
+) -> Status {
+    let Some(all) = live(graph as usize) else {
+        return INVALID_VALUE;
+    };
+    let g = graph as usize;
+    let edges: Vec<_> = (0..all.len())
+        .flat_map(|j| all[j].deps.iter().map(move |&d| (handle(g, d), handle(g, j))))
+        .collect();
+    if from.is_null() != to.is_null() {
+        return INVALID_VALUE;
+    }
+    let froms: Vec<_> = edges.iter().map(|e| e.0).collect();
+    let tos: Vec<_> = edges.iter().map(|e| e.1).collect();
+    if from.is_null() || count.is_null() {
+        return answer(&froms, from, count);
+    }
+    let room = *count;
+    let code = answer(&froms, from, count);
+    *count = room;
+    if code == SUCCESS {
+        answer(&tos, to, count)
+    } else {
+        code
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphNodeGetType(
+    node: sys::hipGraphNode_t,
+    ty: *mut sys::hipGraphNodeType,
+) -> Status {
+    let (graph, idx) = split(node);
+    match live(graph).and_then(|v| v.get(idx).map(|n| n.ty)) {
+        Some(t) if t != REMOVED && !ty.is_null() => {
+            *ty = t;
+            SUCCESS
+        }
+        _ => INVALID_VALUE,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphDestroyNode(node: sys::hipGraphNode_t) -> Status {
+    let (graph, idx) = split(node);
+    graphs(|g| {
+        let Some(nodes) = g.graphs.get_mut(&graph) else {
+            return INVALID_VALUE;
+        };
+        if nodes.get(idx).is_none_or(|n| n.ty == REMOVED) {
+            return INVALID_VALUE;
+        }
+        let nodes = Arc::make_mut(nodes);
+        let noop: Action = Arc::new(|_: &crate::clock::Clock, _: &Arc<str>| {});
+        nodes[idx] = Node {
+            deps: Vec::new(),
+            ty: REMOVED,
+            call: "a removed node (hipGraphDestroyNode)".into(),
+            action: noop,
+            event: None,
+        };
+        for n in nodes.iter_mut() {
+            n.deps.retain(|&d| d != idx);
+        }
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphClone(out: *mut sys::hipGraph_t, graph: sys::hipGraph_t) -> Status {
+    if out.is_null() {
+        return INVALID_VALUE;
+    }
+    let Some(nodes) = live(graph as usize) else {
+        return INVALID_VALUE;
+    };
+    // The same nodes: a node's handle is its graph's handle and its index, so the copy's are its own.
+    let h = streams::new_handle();
+    graphs(|g| g.graphs.insert(h, Arc::new(nodes.to_vec())));
+    *out = h as sys::hipGraph_t;
+    SUCCESS
+}

@@ -1,0 +1,185 @@
+//! Graph topology queries, node removal and clones, run on the GPU (tests/gpu_graph_topology.rs) and
+//! under the shadow runtime (tests/shadow_graph_topology.rs, which also asserts no race is reported).
+
+use hip::prelude::*;
+use hip::{Error, Event, GraphBuilder, GraphNodeKind as K};
+use std::sync::Arc;
+
+pub const N: usize = 1 << 16;
+
+fn refused(err: Error, says: &str) {
+    match &err {
+        Error::InvalidArgument { .. } => assert!(err.to_string().contains(says), "{err}"),
+        other => panic!("expected a refusal saying {says:?}, got {other:?}"),
+    }
+}
+
+fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort();
+    v
+}
+
+/// fill -> (copy || host) -> join -> (child graph, event record): every kind, edges and root named;
+/// a clone has the same shape with nodes of its own; a capture's graph is listed too. The built graph
+/// then runs: its copy and its child's copy give the fill's value.
+pub fn topology_names_every_node_edge_and_root(d: &Device) {
+    let mut x = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut z = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut child = GraphBuilder::new(d).unwrap();
+    child.copy(&[], &mut z, &y).unwrap();
+    let child = child.build().unwrap();
+    let mut b = GraphBuilder::new(d).unwrap();
+    let fill = b.memset(&[], &mut x, 5u32).unwrap();
+    let copy = b.copy(&[fill], &mut y, &x).unwrap();
+    let (host, runs) = b.host(&[fill], || {}).unwrap();
+    let join = b.empty(&[copy, host]).unwrap();
+    let sub = b.child(&[join], &child).unwrap();
+    let done = Arc::new(Event::new(d).unwrap());
+    let rec = b.record_event(&[join], &done).unwrap();
+    let graph = b.build().unwrap();
+
+    let t = graph.topology().unwrap();
+    assert_eq!(t.len(), 6);
+    let at = |n| {
+        t.position(&n)
+            .expect("a built node is in its graph's topology")
+    };
+    let want = [
+        (fill, K::Memset),
+        (copy, K::Memcpy),
+        (host, K::Host),
+        (join, K::Empty),
+        (sub, K::ChildGraph),
+        (rec, K::EventRecord),
+    ];
+    for (node, kind) in want {
+        assert_eq!(t.kinds()[at(node)], kind, "node {}", node.index());
+        assert_eq!(t.count(kind), 1, "{kind:?}");
+    }
+    assert_eq!(t.count(K::Kernel), 0);
+    assert_eq!(t.roots(), &[at(fill)]);
+    let edges = sorted(vec![
+        (at(fill), at(copy)),
+        (at(fill), at(host)),
+        (at(copy), at(join)),
+        (at(host), at(join)),
+        (at(join), at(sub)),
+        (at(join), at(rec)),
+    ]);
+    assert_eq!(t.edges(), edges.as_slice());
+    assert_eq!(t.dependencies(at(join)), sorted(vec![at(copy), at(host)]));
+    assert_eq!(t.dependencies(at(fill)), Vec::<usize>::new());
+
+    // A clone: the same kinds, as many edges and one root, none of them the builder's nodes.
+    let copy_of = graph.try_clone().unwrap();
+    let c = copy_of.topology().unwrap();
+    assert_eq!(sorted(c.kinds().to_vec()), sorted(t.kinds().to_vec()));
+    assert_eq!((c.edges().len(), c.roots().len()), (6, 1));
+    assert_eq!(c.kinds()[c.roots()[0]], K::Memset);
+    assert_eq!(c.position(&fill), None, "a clone's nodes are its own");
+    assert_eq!(copy_of.tracked_allocations(), graph.tracked_allocations());
+
+    // A capture's graph: a fill then a copy, one edge.
+    let s = Stream::non_blocking(d).unwrap();
+    let mut w = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let capture = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    capture.stream().fill_async(&mut w, 1).unwrap();
+    capture.stream().copy_device_async(&w, &mut x).unwrap();
+    let captured = capture.end().unwrap();
+    let k = captured.topology().unwrap();
+    assert_eq!(k.len(), 2);
+    let (f, cp) = (k.roots()[0], k.edges()[0].1);
+    assert_eq!((k.kinds()[f], k.kinds()[cp]), (K::Memset, K::Memcpy));
+    assert_eq!(k.edges(), &[(f, cp)]);
+    assert_eq!(k.position(&fill), None);
+
+    // The built graph runs as its topology says.
+    let mut exec = graph.instantiate().unwrap();
+    exec.launch(&s).unwrap();
+    assert_eq!(z.to_vec().unwrap(), vec![5; N]);
+    done.synchronize().unwrap();
+    assert_eq!(runs.runs(), 1);
+}
+
+/// A removed node neither runs nor orders the graph's launches by what it used; its handle is refused
+/// afterwards as a dependency, for removal and in node updates.
+pub fn a_removed_node_neither_runs_nor_orders(d: &Device, other: &Stream) {
+    let a = Stream::non_blocking(d).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut w = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    a.fill_async(&mut x, 3).unwrap();
+    let mut b = GraphBuilder::new(d).unwrap();
+    let stray = b.memset(&[], &mut w, 7u32).unwrap();
+    let copy = b.copy(&[stray], &mut y, &x).unwrap();
+    assert_eq!(b.len(), 2);
+    b.remove(stray).unwrap();
+    assert_eq!(b.len(), 1);
+    refused(
+        b.remove(stray).unwrap_err(),
+        "node 0 removed from this builder",
+    );
+    refused(
+        b.empty(&[stray]).unwrap_err(),
+        "node 0 removed from this builder",
+    );
+    let graph = b.build().unwrap();
+    assert_eq!(graph.node_count().unwrap(), 1);
+    assert_eq!(graph.tracked_allocations(), 2, "x and y, no longer w");
+    let t = graph.topology().unwrap();
+    assert_eq!(t.position(&stray), None);
+    assert_eq!(t.roots(), &[t.position(&copy).unwrap()]);
+    assert!(t.edges().is_empty(), "the removed node's edge went with it");
+
+    let mut exec = graph.instantiate().unwrap();
+    other.fill_async(&mut w, 9).unwrap(); // w is not the graph's: nothing orders the two
+    exec.launch(&a).unwrap();
+    assert_eq!(y.to_vec().unwrap(), vec![3; N]);
+    assert_eq!(
+        w.to_vec().unwrap(),
+        vec![9; N],
+        "the removed fill never ran"
+    );
+    refused(
+        exec.set_memset_node_params(&graph, stray, &mut w, 1u32)
+            .unwrap_err(),
+        "removed",
+    );
+    // The node that stayed still updates.
+    let mut y2 = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    exec.set_copy_node_params(&graph, copy, &mut y2, &x)
+        .unwrap();
+    exec.launch(&a).unwrap();
+    assert_eq!(y2.to_vec().unwrap(), vec![3; N]);
+}
+
+/// A clone keeps what its original kept and runs after the original is gone; node updates through
+/// the builder's nodes are refused on it (they name the original's nodes), whole-graph updates work.
+pub fn a_clone_outlives_its_original(d: &Device, other: &Stream) {
+    let s = Stream::non_blocking(d).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut b = GraphBuilder::new(d).unwrap();
+    let fill = b.memset(&[], &mut x, 11u32).unwrap();
+    b.copy(&[fill], &mut y, &x).unwrap();
+    let graph = b.build().unwrap();
+    let clone = graph.try_clone().unwrap();
+    drop(graph);
+    let mut exec = clone.instantiate().unwrap();
+    exec.launch(&s).unwrap();
+    // Another stream reads what the clone's launch wrote: ordered after it by the memory model.
+    let mut out = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    other.copy_device_async(&y, &mut out).unwrap();
+    assert_eq!(out.to_vec().unwrap(), vec![11; N]);
+    refused(
+        exec.set_memset_node_params(&clone, fill, &mut x, 1u32)
+            .unwrap_err(),
+        "one GraphBuilder",
+    );
+    let again = clone.try_clone().unwrap();
+    exec.update(&again).unwrap();
+    exec.launch(&s).unwrap();
+    other.fill_async(&mut y, 0).unwrap();
+    assert_eq!(y.to_vec().unwrap(), vec![0; N]);
+}

@@ -1,0 +1,76 @@
+//! A graph's topology, node removal and clones under the shadow HIP runtime (scripts/shadow.sh): the
+//! cases of tests/common/graph_topology.rs with no race reported, and the overlap a removal gives back:
+//! the removed node's buffer, written on another stream, costs the graph's launch no wait (were the
+//! node still replayed, the shadow would report the two unordered writes).
+#![cfg(feature = "shadow")]
+
+mod common;
+mod shadow;
+
+use common::graph_topology as cases;
+use hip::prelude::*;
+use hip::GraphBuilder;
+use shadow::{assert_no_reports, waits};
+
+#[test]
+fn topology_names_every_node_edge_and_root() {
+    cases::topology_names_every_node_edge_and_root(&Device::get(0).unwrap());
+    assert_no_reports();
+}
+
+#[test]
+fn a_removed_node_neither_runs_nor_orders() {
+    let d = Device::get(0).unwrap();
+    cases::a_removed_node_neither_runs_nor_orders(&d, &Stream::non_blocking(&d).unwrap());
+    assert_no_reports();
+}
+
+#[test]
+fn a_clone_outlives_its_original() {
+    let d = Device::get(0).unwrap();
+    cases::a_clone_outlives_its_original(&d, &Stream::non_blocking(&d).unwrap());
+    assert_no_reports();
+}
+
+/// The launch waits for the other stream's write of the buffer the graph still uses, and not for its
+/// write of the buffer only the removed node used.
+#[test]
+fn a_removal_gives_back_the_overlap() {
+    let d = Device::get(0).unwrap();
+    let (a, other) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let n = cases::N;
+    let (mut kept, mut freed) = (
+        DeviceBuffer::<u32>::zeroed(&d, n).unwrap(),
+        DeviceBuffer::<u32>::zeroed(&d, n).unwrap(),
+    );
+    let mut b = GraphBuilder::new(&d).unwrap();
+    b.memset(&[], &mut kept, 1u32).unwrap();
+    let gone = b.memset(&[], &mut freed, 2u32).unwrap();
+    b.remove(gone).unwrap();
+    let mut exec = b.build().unwrap().instantiate().unwrap();
+    // `kept`'s last writer becomes stream `a` (the zeroing on the null stream is waited for here), and
+    // `freed`'s the other stream.
+    a.fill_async(&mut kept, 0).unwrap();
+    other.fill_async(&mut freed, 5).unwrap();
+    let before = waits();
+    exec.launch(&a).unwrap();
+    assert_eq!(
+        waits(),
+        before,
+        "the launch waited for a buffer it no longer uses"
+    );
+    other.fill_async(&mut kept, 6).unwrap(); // after the launch (the memory model orders it)
+    let before = waits();
+    exec.launch(&a).unwrap();
+    assert_eq!(
+        waits(),
+        before + 1,
+        "the launch must wait for the other stream's write of `kept`"
+    );
+    assert_eq!(kept.to_vec().unwrap(), vec![1; n]);
+    assert_eq!(freed.to_vec().unwrap(), vec![5; n]);
+    assert_no_reports();
+}
