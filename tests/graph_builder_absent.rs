@@ -72,7 +72,15 @@ fn graph_calls_name_themselves_without_a_device() {
                 "hipGraphExecMemsetNodeSetParams",
             ),
             (
-                raw::exec_memcpy_node_set_params_1d(nul(), nul(), nul(), null(), 0).err(),
+                raw::exec_memcpy_node_set_params_1d(
+                    nul(),
+                    nul(),
+                    nul(),
+                    null(),
+                    0,
+                    hip::sys::hipMemcpyHostToDevice,
+                )
+                .err(),
                 "hipGraphExecMemcpyNodeSetParams1D",
             ),
             (

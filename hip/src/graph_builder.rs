@@ -314,9 +314,9 @@ impl GraphBuilder {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] for a dependency of another builder, lengths that differ, or pinned or
-    /// managed memory; [`Error::DeviceMismatch`] for memory of another device; what
-    /// `hipGraphAddMemcpyNode1D` returns.
+    /// [`Error::InvalidArgument`] for a dependency of another builder or pinned or managed memory;
+    /// [`Error::LengthMismatch`] for lengths that differ; [`Error::DeviceMismatch`] for memory of another
+    /// device; what `hipGraphAddMemcpyNode1D` returns.
     ///
     /// ```no_run
     /// # use hip::prelude::*;
@@ -513,6 +513,7 @@ fn kernel_params(
 
 mod copy_3d;
 mod exec;
+mod exec_host_copy;
 mod host_copy;
 mod nodes;
 mod remove;

@@ -6,7 +6,7 @@ pub mod child;
 pub mod cooperative;
 pub mod dense;
 pub mod elf;
-pub mod graph_topology;
+pub mod graph_edits;
 pub mod rng;
 pub mod slow;
 pub mod tempdir;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 /// `ty` (asked of HIP, which may not check it itself before treating the node as one), make the device
 /// current and, when the executable graph was launched since it was made or last updated, wait
 /// for the device (queued launches may still use the old parameters), as [`GraphExec::update`] does.
-fn prepare(
+pub(super) fn prepare(
     what: &'static str,
     parts: &mut ExecParts<'_>,
     graph: &Graph,
@@ -58,7 +58,7 @@ fn prepare(
 }
 
 /// HIP's refusal of an update, naming the node.
-fn name_node(mut err: Error, node: GraphNode) -> Error {
+pub(super) fn name_node(mut err: Error, node: GraphNode) -> Error {
     if let Error::Hip { message, .. } = &mut err {
         message.push_str(&format!("; updating node {} of the graph", node.index));
     }
@@ -66,7 +66,7 @@ fn name_node(mut err: Error, node: GraphNode) -> Error {
 }
 
 /// The new uses join the old (other nodes may still make those), and the new owners the kept ones.
-fn join(parts: &mut ExecParts<'_>, uses: Vec<(Arc<crate::memory::Allocation>, Access)>) {
+pub(super) fn join(parts: &mut ExecParts<'_>, uses: Vec<(Arc<crate::memory::Allocation>, Access)>) {
     let mut all: Vec<_> = parts.uses.iter().cloned().collect();
     all.extend(uses);
     *parts.uses = Arc::new(merge_uses(all));
@@ -219,6 +219,7 @@ impl GraphExec {
                         dst.device_ptr(),
                         src.device_ptr(),
                         src.byte_len(),
+                        sys::hipMemcpyDeviceToDevice,
                     )
                 }
             })

@@ -15,10 +15,10 @@ impl GraphBuilder {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a dependency of another builder,
-    /// lengths that differ, or pinned or managed memory as `dst`;
-    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch) for memory of another device; what
-    /// `hipGraphAddMemcpyNode1D` returns.
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a dependency of another builder or
+    /// pinned or managed memory as `dst`; [`Error::LengthMismatch`](crate::Error::LengthMismatch) for
+    /// lengths that differ; [`Error::DeviceMismatch`](crate::Error::DeviceMismatch) for memory of
+    /// another device; what `hipGraphAddMemcpyNode1D` returns.
     ///
     /// ```no_run
     /// # use hip::prelude::*;
@@ -66,10 +66,10 @@ impl GraphBuilder {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a dependency of another builder,
-    /// lengths that differ, or pinned or managed memory as `src`;
-    /// [`Error::DeviceMismatch`](crate::Error::DeviceMismatch) for memory of another device; what
-    /// `hipGraphAddMemcpyNode1D` returns.
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a dependency of another builder or
+    /// pinned or managed memory as `src`; [`Error::LengthMismatch`](crate::Error::LengthMismatch) for
+    /// lengths that differ; [`Error::DeviceMismatch`](crate::Error::DeviceMismatch) for memory of
+    /// another device; what `hipGraphAddMemcpyNode1D` returns.
     ///
     /// ```no_run
     /// # use hip::prelude::*;

@@ -262,27 +262,21 @@ pub unsafe fn exec_memcpy_node_set_params(
     })
 }
 
-/// `hipGraphExecMemcpyNodeSetParams1D`, device to device.
+/// `hipGraphExecMemcpyNodeSetParams1D`, in the direction `kind` says.
 ///
 /// # Safety
-/// As [`exec_kernel_node_set_params`], `dst`/`src` being `bytes` of device memory every later launch may
-/// write/read.
+/// As [`exec_kernel_node_set_params`], `dst`/`src` being `bytes` of memory of the kinds `kind` says
+/// that every later launch may write/read.
 pub unsafe fn exec_memcpy_node_set_params_1d(
     exec: sys::hipGraphExec_t,
     node: sys::hipGraphNode_t,
     dst: *mut c_void,
     src: *const c_void,
     bytes: usize,
+    kind: sys::hipMemcpyKind,
 ) -> Result<()> {
     // SAFETY: the caller's contract.
     check("hipGraphExecMemcpyNodeSetParams1D", unsafe {
-        sys::hipGraphExecMemcpyNodeSetParams1D(
-            exec,
-            node,
-            dst,
-            src,
-            bytes,
-            sys::hipMemcpyDeviceToDevice,
-        )
+        sys::hipGraphExecMemcpyNodeSetParams1D(exec, node, dst, src, bytes, kind)
     })
 }

@@ -1,8 +1,9 @@
-//! Graph topology queries, node removal and clones, run on the GPU (tests/gpu_graph_topology.rs) and
-//! under the shadow runtime (tests/shadow_graph_topology.rs, which also asserts no race is reported).
+//! Editing graphs: topology queries, node removal, clones and host copy nodes moved to other host
+//! buffers, run on the GPU (tests/gpu_graph_edits.rs) and under the shadow runtime
+//! (tests/shadow_graph_edits.rs, which also asserts no race is reported).
 
 use hip::prelude::*;
-use hip::{Error, Event, GraphBuilder, GraphNodeKind as K};
+use hip::{Error, Event, GraphBuilder, GraphNodeKind as K, GraphPinnedBuffer};
 use std::sync::Arc;
 
 pub const N: usize = 1 << 16;
@@ -182,4 +183,70 @@ pub fn a_clone_outlives_its_original(d: &Device, other: &Stream) {
     exec.launch(&s).unwrap();
     other.fill_async(&mut y, 0).unwrap();
     assert_eq!(y.to_vec().unwrap(), vec![0; N]);
+}
+
+/// Host copy nodes updated to other `GraphPinnedBuffer`s: the next launch uploads the new input and
+/// downloads into the new output (the old ones untouched), the new buffers' host borrows are checked
+/// against launches, another stream's read of the device buffer is ordered after the launch, and
+/// mismatched lengths and device memory where host memory goes are refused before HIP.
+pub fn host_copy_nodes_move_to_other_host_buffers(d: &Device, other: &Stream) {
+    let s = Stream::non_blocking(d).unwrap();
+    let (in1, in2) = (
+        GraphPinnedBuffer::from_slice(d, &vec![1u32; N]).unwrap(),
+        GraphPinnedBuffer::from_slice(d, &vec![2u32; N]).unwrap(),
+    );
+    let (out1, out2) = (
+        GraphPinnedBuffer::<u32>::zeroed(d, N).unwrap(),
+        GraphPinnedBuffer::<u32>::zeroed(d, N).unwrap(),
+    );
+    let mut x = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut b = GraphBuilder::new(d).unwrap();
+    let up = b.copy_from_host(&[], &mut x, &in1).unwrap();
+    let down = b.copy_to_host(&[up], &out1, &x).unwrap();
+    let graph = b.build().unwrap();
+    let mut exec = graph.instantiate().unwrap();
+    exec.launch(&s).unwrap();
+    assert_eq!(*out1.borrow().unwrap(), vec![1; N]);
+
+    let short = GraphPinnedBuffer::<u32>::zeroed(d, N - 1).unwrap();
+    for (err, what) in [
+        (
+            exec.set_copy_from_host_node_params(&graph, up, &mut x, &short)
+                .unwrap_err(),
+            "graph copy node from the host, update",
+        ),
+        (
+            exec.set_copy_to_host_node_params(&graph, down, &short, &x)
+                .unwrap_err(),
+            "graph copy node to the host, update",
+        ),
+    ] {
+        assert!(
+            matches!(err, Error::LengthMismatch { what: w, expected, actual }
+                if w == what && expected.min(actual) == N - 1 && expected.max(actual) == N),
+            "{err:?}"
+        );
+    }
+    exec.set_copy_from_host_node_params(&graph, up, &mut x, &in2)
+        .unwrap();
+    exec.set_copy_to_host_node_params(&graph, down, &out2, &x)
+        .unwrap();
+    {
+        // The new input's mutable borrow holds launches off, as the builder's buffers' do.
+        let mut held = in2.borrow_mut().unwrap();
+        held[0] = 3;
+        refused(exec.launch(&s).unwrap_err(), "borrow");
+    }
+    exec.launch(&s).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    other.copy_device_async(&x, &mut y).unwrap(); // after the launch's upload
+    let mut want = vec![2; N];
+    want[0] = 3;
+    assert_eq!(*out2.borrow().unwrap(), want);
+    assert_eq!(y.to_vec().unwrap(), want);
+    assert_eq!(
+        *out1.borrow().unwrap(),
+        vec![1; N],
+        "the old output is no longer written"
+    );
 }

@@ -1,11 +1,12 @@
-//! A graph's topology (nodes, kinds, edges, roots), node removal and clones on a real device: the cases
-//! of tests/common/graph_topology.rs, which tests/shadow_graph_topology.rs also runs under the shadow
+//! Editing graphs on a real device: topology (nodes, kinds, edges, roots), node removal, clones and host
+//! copy nodes moved to other host buffers: the cases
+//! of tests/common/graph_edits.rs, which tests/shadow_graph_edits.rs also runs under the shadow
 //! runtime. Compiled only with `--features gpu`.
 #![cfg(feature = "gpu")]
 mod common;
 
 use common::device;
-use common::graph_topology as cases;
+use common::graph_edits as cases;
 use hip::prelude::*;
 
 #[test]
@@ -23,4 +24,10 @@ fn a_removed_node_neither_runs_nor_orders() {
 fn a_clone_outlives_its_original() {
     let d = device();
     cases::a_clone_outlives_its_original(&d, &Stream::non_blocking(&d).unwrap());
+}
+
+#[test]
+fn host_copy_nodes_move_to_other_host_buffers() {
+    let d = device();
+    cases::host_copy_nodes_move_to_other_host_buffers(&d, &Stream::non_blocking(&d).unwrap());
 }

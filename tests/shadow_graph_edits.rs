@@ -1,5 +1,6 @@
-//! A graph's topology, node removal and clones under the shadow HIP runtime (scripts/shadow.sh): the
-//! cases of tests/common/graph_topology.rs with no race reported, and the overlap a removal gives back:
+//! Editing graphs (topology, node removal, clones, host copy nodes moved to other host buffers) under
+//! the shadow HIP runtime (scripts/shadow.sh): the
+//! cases of tests/common/graph_edits.rs with no race reported, and the overlap a removal gives back:
 //! the removed node's buffer, written on another stream, costs the graph's launch no wait (were the
 //! node still replayed, the shadow would report the two unordered writes).
 #![cfg(feature = "shadow")]
@@ -7,7 +8,7 @@
 mod common;
 mod shadow;
 
-use common::graph_topology as cases;
+use common::graph_edits as cases;
 use hip::prelude::*;
 use hip::GraphBuilder;
 use shadow::{assert_no_reports, waits};
@@ -29,6 +30,13 @@ fn a_removed_node_neither_runs_nor_orders() {
 fn a_clone_outlives_its_original() {
     let d = Device::get(0).unwrap();
     cases::a_clone_outlives_its_original(&d, &Stream::non_blocking(&d).unwrap());
+    assert_no_reports();
+}
+
+#[test]
+fn host_copy_nodes_move_to_other_host_buffers() {
+    let d = Device::get(0).unwrap();
+    cases::host_copy_nodes_move_to_other_host_buffers(&d, &Stream::non_blocking(&d).unwrap());
     assert_no_reports();
 }
 
