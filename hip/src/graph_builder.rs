@@ -203,7 +203,7 @@ impl GraphBuilder {
         Err(Error::InvalidArgument {
             what,
             value: format!("node {} {problem}", node.index),
-            reason: "a dependency must be a node this builder added and still holds".into(),
+            reason: "the node must be one this builder added and still holds".into(),
         })
     }
 

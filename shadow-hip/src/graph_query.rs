@@ -89,7 +89,12 @@ pub unsafe extern "C" fn hipGraphGetEdges(
     };
     let g = graph as usize;
     let edges: Vec<_> = (0..all.len())
-        .flat_map(|j| all[j].deps.iter().map(move |&d| (handle(g, d), handle(g, j))))
+        .flat_map(|j| {
+            all[j]
+                .deps
+                .iter()
+                .map(move |&d| (handle(g, d), handle(g, j)))
+        })
         .collect();
     if from.is_null() != to.is_null() {
         return INVALID_VALUE;
@@ -151,7 +156,10 @@ pub unsafe extern "C" fn hipGraphDestroyNode(node: sys::hipGraphNode_t) -> Statu
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn hipGraphClone(out: *mut sys::hipGraph_t, graph: sys::hipGraph_t) -> Status {
+pub unsafe extern "C" fn hipGraphClone(
+    out: *mut sys::hipGraph_t,
+    graph: sys::hipGraph_t,
+) -> Status {
     if out.is_null() {
         return INVALID_VALUE;
     }

@@ -246,7 +246,11 @@ impl GraphExec {
     ///
     /// As [`GraphBuilder::copy_3d`](super::GraphBuilder::copy_3d) (an empty box too: a copy node cannot
     /// become an empty one), [`Error::InvalidArgument`] for a node, graph or executable graph not all of
-    /// one builder or a node that is not a copy node, and HIP's refusal naming the node.
+    /// one builder or a node that is not a copy node, and HIP's refusal naming the node. On HIP's
+    /// NVIDIA platform CUDA updates only copy nodes whose old and new operands are both 1-dimensional
+    /// (`cudaGraphExecMemcpyNodeSetParams`): a 3-D copy node's update is refused there with
+    /// `hipErrorInvalidValue` (measured on an H100, CUDA 12.9), the executable graph unchanged: build
+    /// and instantiate the graph anew there.
     ///
     /// ```no_run
     /// # use hip::memory::PitchedBuffer;
