@@ -185,8 +185,9 @@ static inline hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* node, hipGrap
     return hipCUDAErrorTohipError(cudaGraphAddChildGraphNode(node, graph, deps, count, child));
 }
 
-/* A graph's shape and its changes after the fact (hip::GraphTopology, GraphBuilder::remove,
- * Graph::try_clone). CUDA 13 gave cudaGraphGetEdges an edge-data array, which HIP's does not ask for. */
+/* A graph's shape and its changes after the fact (hip::GraphTopology, GraphBuilder::{remove,
+ * add_dependency, remove_dependency}, Graph::try_clone). CUDA 13 gave cudaGraphGetEdges, and the
+ * dependency calls, an edge-data array, which HIP's do not ask for. */
 static inline hipError_t hipGraphGetEdges(hipGraph_t graph, hipGraphNode_t* from, hipGraphNode_t* to,
                                           size_t* count) {
 #if CUDART_VERSION >= 13000
@@ -198,6 +199,24 @@ static inline hipError_t hipGraphGetEdges(hipGraph_t graph, hipGraphNode_t* from
 
 static inline hipError_t hipGraphGetRootNodes(hipGraph_t graph, hipGraphNode_t* roots, size_t* count) {
     return hipCUDAErrorTohipError(cudaGraphGetRootNodes(graph, roots, count));
+}
+
+static inline hipError_t hipGraphAddDependencies(hipGraph_t graph, const hipGraphNode_t* from,
+                                                 const hipGraphNode_t* to, size_t count) {
+#if CUDART_VERSION >= 13000
+    return hipCUDAErrorTohipError(cudaGraphAddDependencies(graph, from, to, NULL, count));
+#else
+    return hipCUDAErrorTohipError(cudaGraphAddDependencies(graph, from, to, count));
+#endif
+}
+
+static inline hipError_t hipGraphRemoveDependencies(hipGraph_t graph, const hipGraphNode_t* from,
+                                                    const hipGraphNode_t* to, size_t count) {
+#if CUDART_VERSION >= 13000
+    return hipCUDAErrorTohipError(cudaGraphRemoveDependencies(graph, from, to, NULL, count));
+#else
+    return hipCUDAErrorTohipError(cudaGraphRemoveDependencies(graph, from, to, count));
+#endif
 }
 
 static inline hipError_t hipGraphDestroyNode(hipGraphNode_t node) {

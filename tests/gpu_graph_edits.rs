@@ -1,4 +1,5 @@
-//! Editing graphs on a real device: topology (nodes, kinds, edges, roots), node removal, clones and host
+//! Editing graphs on a real device: topology (nodes, kinds, edges, roots), node removal, edges added and
+//! removed, clones and host
 //! copy nodes moved to other host buffers: the cases
 //! of tests/common/graph_edits.rs, which tests/shadow_graph_edits.rs also runs under the shadow
 //! runtime. Compiled only with `--features gpu`.
@@ -30,4 +31,12 @@ fn a_clone_outlives_its_original() {
 fn host_copy_nodes_move_to_other_host_buffers() {
     let d = device();
     cases::host_copy_nodes_move_to_other_host_buffers(&d, &Stream::non_blocking(&d).unwrap());
+}
+
+#[test]
+fn edges_added_after_the_fact_order_their_nodes() {
+    let d = device();
+    // The graph whose edge was removed is not launched: its fill and copy would race.
+    let _ =
+        cases::edges_added_after_the_fact_order_their_nodes(&d, &Stream::non_blocking(&d).unwrap());
 }

@@ -1,4 +1,4 @@
-//! Editing graphs (topology, node removal, clones, host copy nodes moved to other host buffers) under
+//! Editing graphs (topology, node removal, edges, clones, host copy nodes moved to other host buffers) under
 //! the shadow HIP runtime (scripts/shadow.sh): the
 //! cases of tests/common/graph_edits.rs with no race reported, and the overlap a removal gives back:
 //! the removed node's buffer, written on another stream, costs the graph's launch no wait (were the
@@ -11,7 +11,7 @@ mod shadow;
 use common::graph_edits as cases;
 use hip::prelude::*;
 use hip::GraphBuilder;
-use shadow::{assert_no_reports, waits};
+use shadow::{assert_no_reports, report_text, reports, reset, waits};
 
 #[test]
 fn topology_names_every_node_edge_and_root() {
@@ -81,4 +81,27 @@ fn a_removal_gives_back_the_overlap() {
     assert_eq!(kept.to_vec().unwrap(), vec![1; n]);
     assert_eq!(freed.to_vec().unwrap(), vec![5; n]);
     assert_no_reports();
+}
+
+/// The edges order the graph's nodes in the shadow's replay too: with the fill -> copy edge added from a
+/// node added later, no race; with an edge removed, the replay of the two nodes it ordered is reported
+/// as a race (the shadow replays a graph's nodes by their edges, not by their addition order).
+#[test]
+fn edges_added_after_the_fact_order_their_nodes() {
+    let d = Device::get(0).unwrap();
+    let s = Stream::non_blocking(&d).unwrap();
+    let (unordered, y) = cases::edges_added_after_the_fact_order_their_nodes(&d, &s);
+    assert_no_reports();
+    let mut exec = unordered.instantiate().unwrap();
+    exec.launch(&s).unwrap();
+    s.synchronize().unwrap();
+    let n = reports();
+    let text = report_text();
+    reset();
+    assert!(
+        n > 0,
+        "the unordered fill and copy of one graph were not reported"
+    );
+    assert!(text.contains("graph node"), "{text}");
+    drop((exec, y));
 }

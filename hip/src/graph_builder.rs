@@ -93,6 +93,8 @@ pub struct GraphBuilder {
     uses: Vec<(usize, Arc<Allocation>, Access)>,
     /// The indices of the removed nodes.
     removed: Vec<usize>,
+    /// Every edge as (node, node that runs after it), by index: for refusing a cycle.
+    edges: Vec<(usize, usize)>,
 }
 
 // SAFETY: every HIP call on `raw` takes `&mut self` (or `self`), so none overlap; the other fields are
@@ -159,6 +161,7 @@ impl GraphBuilder {
             kept: Vec::new(),
             uses: Vec::new(),
             removed: Vec::new(),
+            edges: Vec::new(),
         })
     }
 
@@ -212,12 +215,18 @@ impl GraphBuilder {
         self.uses.push((self.nodes, alloc.clone(), access));
     }
 
-    fn added(&mut self, raw: sys::hipGraphNode_t) -> GraphNode {
+    /// The node HIP just added after `deps` (already checked by `deps()`).
+    fn added(&mut self, raw: sys::hipGraphNode_t, deps: &[GraphNode]) -> GraphNode {
         let node = GraphNode {
             raw,
             builder: self.id,
             index: self.nodes,
         };
+        for d in deps {
+            if !self.edges.contains(&(d.index, node.index)) {
+                self.edges.push((d.index, node.index));
+            }
+        }
         self.nodes += 1;
         node
     }
@@ -272,7 +281,7 @@ impl GraphBuilder {
         for (alloc, access) in args.tracked_uses() {
             self.record_use(&alloc, access);
         }
-        Ok(self.added(raw))
+        Ok(self.added(raw, deps))
     }
 
     /// Add a fill of every element of `dst` with `value` after `deps` (`hipGraphAddMemsetNode`): a
@@ -306,7 +315,7 @@ impl GraphBuilder {
         // elements, device memory of this device (checked), which the graph keeps alive (below).
         let raw = unsafe { result::graph_build::add_memset_node(self.raw, &raw_deps, &params)? };
         self.record_use(dst.allocation(), Access::Write);
-        Ok(self.added(raw))
+        Ok(self.added(raw, deps))
     }
 
     /// Add a copy of `src` into `dst`, device to device, after `deps` (`hipGraphAddMemcpyNode1D`): a
@@ -353,7 +362,7 @@ impl GraphBuilder {
         };
         self.record_use(src.allocation(), Access::Read);
         self.record_use(dst.allocation(), Access::Write);
-        Ok(self.added(raw))
+        Ok(self.added(raw, deps))
     }
 
     /// Add a node that does nothing, after `deps` (`hipGraphAddEmptyNode`): a join point.
@@ -373,7 +382,7 @@ impl GraphBuilder {
         self.device.bind()?;
         // SAFETY: `self.raw` is live and `raw_deps` are its nodes (checked).
         let raw = unsafe { result::graph_build::add_empty_node(self.raw, &raw_deps)? };
-        Ok(self.added(raw))
+        Ok(self.added(raw, deps))
     }
 
     /// Add a copy of `child` as one node run after `deps` (`hipGraphAddChildGraphNode`); the graph keeps
@@ -412,7 +421,7 @@ impl GraphBuilder {
         for (alloc, access) in uses.iter() {
             self.record_use(alloc, *access);
         }
-        Ok(self.added(raw))
+        Ok(self.added(raw, deps))
     }
 
     /// The graph, holding what its nodes use: instantiate and launch it as a captured one.
@@ -512,6 +521,7 @@ fn kernel_params(
 }
 
 mod copy_3d;
+mod edges;
 mod exec;
 mod exec_host_copy;
 mod host_copy;

@@ -197,6 +197,10 @@ fn instantiate(exec: *mut sys::hipGraphExec_t, graph: sys::hipGraph_t) -> Status
     let Some(nodes) = graphs(|g| g.graphs.get(&(graph as usize)).cloned()) else {
         return INVALID_VALUE;
     };
+    if topological(&nodes).is_none() {
+        eprintln!("hip-rs shadow: hipGraphInstantiate of a graph with a cycle");
+        return INVALID_VALUE;
+    }
     let h = streams::new_handle();
     graphs(|g| g.execs.insert(h, nodes));
     // SAFETY: checked non-null; the caller's out-parameter.
@@ -280,6 +284,29 @@ pub unsafe extern "C" fn hipGraphExecUpdate(
     code
 }
 
+/// An order of `nodes` in which each comes after its dependencies (addition order is one until
+/// `hipGraphAddDependencies` joins a node to a later one), or None for a cycle.
+pub(crate) fn topological(nodes: &[Node]) -> Option<Vec<usize>> {
+    let mut waiting: Vec<usize> = nodes.iter().map(|n| n.deps.len()).collect();
+    let mut ready: Vec<usize> = (0..nodes.len())
+        .rev()
+        .filter(|&i| waiting[i] == 0)
+        .collect();
+    let mut order = Vec::with_capacity(nodes.len());
+    while let Some(i) = ready.pop() {
+        order.push(i);
+        for (j, n) in nodes.iter().enumerate().rev() {
+            for _ in n.deps.iter().filter(|&&d| d == i) {
+                waiting[j] -= 1;
+                if waiting[j] == 0 {
+                    ready.push(j);
+                }
+            }
+        }
+    }
+    (order.len() == nodes.len()).then_some(order)
+}
+
 /// A node's handle is its graph's handle times this, plus its index plus one.
 pub(crate) const NODE_SPAN: usize = 1 << 16;
 
@@ -342,7 +369,8 @@ pub fn has_event_nodes(nodes: &[Node]) -> bool {
 /// One action running `nodes` in their (topological) order, each logged under its own name.
 pub fn replay_action(nodes: Arc<Vec<Node>>) -> Action {
     Arc::new(move |c: &Clock, w: &Arc<str>| {
-        for (i, n) in nodes.iter().enumerate() {
+        for i in topological(&nodes).unwrap_or_default() {
+            let n = &nodes[i];
             let what: Arc<str> = format!("{} (child node {i} of {w})", n.call).into();
             (n.action)(c, &what);
         }
@@ -394,8 +422,12 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: sys::hipGraphExec_t, s: sys::hipSt
         &Clock::default(),
         noop,
     );
-    let mut clocks: Vec<Clock> = Vec::with_capacity(nodes.len());
-    for (i, n) in nodes.iter().enumerate() {
+    let Some(order) = topological(&nodes) else {
+        return INVALID_VALUE;
+    };
+    let mut clocks: Vec<Clock> = vec![Clock::default(); nodes.len()];
+    for i in order {
+        let n = &nodes[i];
         let mut c = base.clone();
         for &d in &n.deps {
             c.join(&clocks[d]);
@@ -437,7 +469,7 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: sys::hipGraphExec_t, s: sys::hipSt
                 });
             }
         }
-        clocks.push(c);
+        clocks[i] = c;
     }
     SUCCESS
 }

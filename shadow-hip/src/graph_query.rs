@@ -1,7 +1,9 @@
 //! A graph's shape and its changes after the fact: its nodes, their types, edges and roots
 //! (`hipGraphGetNodes`, `hipGraphNodeGetType`, `hipGraphGetEdges`, `hipGraphGetRootNodes`), removing a
-//! node (`hipGraphDestroyNode`) and cloning (`hipGraphClone`). A removed node stays in its graph's list
-//! as a tombstone (handles are indices), of type [`REMOVED`]: listed nowhere, replayed as nothing.
+//! node (`hipGraphDestroyNode`), adding and removing edges (`hipGraphAddDependencies`,
+//! `hipGraphRemoveDependencies`: a graph is replayed in a topological order, graph.rs) and cloning
+//! (`hipGraphClone`). A removed node stays in its graph's list as a tombstone (handles are indices), of
+//! type [`REMOVED`]: listed nowhere, replayed as nothing.
 
 use crate::graph::{graphs, Node, NODE_SPAN, REMOVED};
 use crate::streams::{self, Action};
@@ -171,4 +173,65 @@ pub unsafe extern "C" fn hipGraphClone(
     graphs(|g| g.graphs.insert(h, Arc::new(nodes.to_vec())));
     *out = h as sys::hipGraph_t;
     SUCCESS
+}
+
+/// Add (`add`) or remove the edges `from[i]` -> `to[i]` of `graph`, all or none.
+///
+/// # Safety
+/// `from` and `to` point at `n` handles each unless `n` is 0.
+unsafe fn edit_edges(
+    graph: sys::hipGraph_t,
+    from: *const sys::hipGraphNode_t,
+    to: *const sys::hipGraphNode_t,
+    n: usize,
+    add: bool,
+) -> Status {
+    if n > 0 && (from.is_null() || to.is_null()) {
+        return INVALID_VALUE;
+    }
+    let g = graph as usize;
+    graphs(|gs| {
+        let Some(nodes) = gs.graphs.get_mut(&g) else {
+            return INVALID_VALUE;
+        };
+        let mut edited = (**nodes).clone();
+        for i in 0..n {
+            let ((fg, f), (tg, t)) = (split(*from.add(i)), split(*to.add(i)));
+            let live = |x: usize| edited.get(x).is_some_and(|node| node.ty != REMOVED);
+            if fg != g || tg != g || f == t || !live(f) || !live(t) {
+                return INVALID_VALUE;
+            }
+            let deps = &mut edited[t].deps;
+            match (add, deps.iter().position(|&d| d == f)) {
+                (true, None) => deps.push(f),
+                (false, Some(at)) => {
+                    deps.remove(at);
+                }
+                // An edge already there, or none to remove.
+                _ => return INVALID_VALUE,
+            }
+        }
+        *nodes = Arc::new(edited);
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphAddDependencies(
+    graph: sys::hipGraph_t,
+    from: *const sys::hipGraphNode_t,
+    to: *const sys::hipGraphNode_t,
+    n: usize,
+) -> Status {
+    edit_edges(graph, from, to, n, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphRemoveDependencies(
+    graph: sys::hipGraph_t,
+    from: *const sys::hipGraphNode_t,
+    to: *const sys::hipGraphNode_t,
+    n: usize,
+) -> Status {
+    edit_edges(graph, from, to, n, false)
 }

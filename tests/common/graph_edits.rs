@@ -1,5 +1,5 @@
-//! Editing graphs: topology queries, node removal, clones and host copy nodes moved to other host
-//! buffers, run on the GPU (tests/gpu_graph_edits.rs) and under the shadow runtime
+//! Editing graphs: topology queries, node removal, edges added and removed, clones and host copy nodes
+//! moved to other host buffers, run on the GPU (tests/gpu_graph_edits.rs) and under the shadow runtime
 //! (tests/shadow_graph_edits.rs, which also asserts no race is reported).
 
 use hip::prelude::*;
@@ -249,4 +249,45 @@ pub fn host_copy_nodes_move_to_other_host_buffers(d: &Device, other: &Stream) {
         vec![1; N],
         "the old output is no longer written"
     );
+}
+
+/// An edge added from a node added later to one added earlier orders them (the copy reads what the
+/// fill wrote); the reverse edge is refused as a cycle; a removed edge is gone from the topology. Returns
+/// the graph whose edge was removed (its fill and copy no longer ordered) and the copy's destination.
+pub fn edges_added_after_the_fact_order_their_nodes(
+    d: &Device,
+    s: &Stream,
+) -> (hip::Graph, DeviceBuffer<u32>) {
+    let mut x = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut b = GraphBuilder::new(d).unwrap();
+    let copy = b.copy(&[], &mut y, &x).unwrap(); // node 0, no dependency yet
+    let fill = b.memset(&[], &mut x, 6u32).unwrap(); // node 1
+    b.add_dependency(fill, copy).unwrap();
+    let err = b.add_dependency(copy, fill).unwrap_err();
+    assert!(err.to_string().contains("cycle"), "{err}");
+    refused(b.add_dependency(fill, copy).unwrap_err(), "already");
+    let graph = b.build().unwrap();
+    let t = graph.topology().unwrap();
+    let (f, c) = (t.position(&fill).unwrap(), t.position(&copy).unwrap());
+    assert_eq!((t.edges(), t.roots()), (&[(f, c)][..], &[f][..]));
+    let mut exec = graph.instantiate().unwrap();
+    exec.launch(s).unwrap();
+    assert_eq!(
+        y.to_vec().unwrap(),
+        vec![6; N],
+        "the copy ran after the fill"
+    );
+
+    let mut x2 = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut y2 = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut b = GraphBuilder::new(d).unwrap();
+    let fill = b.memset(&[], &mut x2, 7u32).unwrap();
+    let copy = b.copy(&[fill], &mut y2, &x2).unwrap();
+    refused(b.remove_dependency(copy, fill).unwrap_err(), "no such edge");
+    b.remove_dependency(fill, copy).unwrap();
+    let unordered = b.build().unwrap();
+    let t = unordered.topology().unwrap();
+    assert!(t.edges().is_empty() && t.roots().len() == 2, "{t:?}");
+    (unordered, y2)
 }

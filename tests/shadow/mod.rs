@@ -61,6 +61,16 @@ pub fn declare_kernel(name: &str, roles: &[u8]) {
     }
 }
 
+/// Forget every logged access and report (after a test that provokes a race on purpose).
+pub fn reset() {
+    // SAFETY: `void hip_rs_shadow_reset(void)`.
+    unsafe {
+        lib()
+            .get::<extern "C" fn()>(b"hip_rs_shadow_reset\0")
+            .unwrap()()
+    }
+}
+
 /// No race reported so far (in this process: tests share it), else the reports.
 pub fn assert_no_reports() {
     let n = reports();

@@ -58,6 +58,6 @@ impl GraphBuilder {
         let raw = unsafe { result::graph_build::add_memcpy_node(self.raw, &raw_deps, &params)? };
         self.record_use(src.allocation(), Access::Read);
         self.record_use(dst.allocation(), Access::Write);
-        Ok(self.added(raw))
+        Ok(self.added(raw, deps))
     }
 }

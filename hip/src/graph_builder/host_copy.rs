@@ -56,7 +56,7 @@ impl GraphBuilder {
         };
         self.record_use(src.allocation(), Access::Read);
         self.record_use(dst.allocation(), Access::Write);
-        Ok(self.added(raw))
+        Ok(self.added(raw, deps))
     }
 
     /// Add a copy of `src` into `dst` (pinned host memory the host reads between launches) after `deps`
@@ -105,6 +105,6 @@ impl GraphBuilder {
         };
         self.record_use(src.allocation(), Access::Read);
         self.record_use(dst.allocation(), Access::Write);
-        Ok(self.added(raw))
+        Ok(self.added(raw, deps))
     }
 }

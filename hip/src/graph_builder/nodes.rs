@@ -59,7 +59,7 @@ impl GraphBuilder {
         let raw =
             unsafe { result::graph_build::add_host_node(self.raw, &raw_deps, run_host_node, p)? };
         self.kept.push(node);
-        Ok((self.added(raw), handle))
+        Ok((self.added(raw, deps), handle))
     }
 
     /// Add a record of `event` after `deps` (`hipGraphAddEventRecordNode`): at each launch the event
@@ -95,7 +95,7 @@ impl GraphBuilder {
             result::graph_build::add_event_record_node(self.raw, &raw_deps, event.raw())?
         };
         self.kept.push(event.clone());
-        Ok(self.added(raw))
+        Ok(self.added(raw, deps))
     }
 
     /// Add a wait for `event` after `deps` (`hipGraphAddEventWaitNode`): at each launch, the nodes after
@@ -123,6 +123,6 @@ impl GraphBuilder {
         let raw =
             unsafe { result::graph_build::add_event_wait_node(self.raw, &raw_deps, event.raw())? };
         self.kept.push(event.clone());
-        Ok(self.added(raw))
+        Ok(self.added(raw, deps))
     }
 }

@@ -36,6 +36,8 @@ impl GraphBuilder {
         unsafe { graph_destroy_node(node.raw)? };
         self.removed.push(node.index);
         self.uses.retain(|(owner, _, _)| *owner != node.index);
+        self.edges
+            .retain(|&(from, to)| from != node.index && to != node.index);
         Ok(())
     }
 }

@@ -14,6 +14,7 @@ fn builder(ordinal: i32) -> GraphBuilder {
         kept: Vec::new(),
         uses: Vec::new(),
         removed: Vec::new(),
+        edges: Vec::new(),
     }
 }
 
@@ -183,4 +184,55 @@ fn removal_refuses_foreign_and_removed_nodes_before_hip() {
         "removed",
     );
     assert!(b.uses.is_empty());
+}
+
+#[test]
+fn dependency_edits_refuse_self_edges_repeats_cycles_and_missing_edges_before_hip() {
+    let mut b = builder(0);
+    let node = |index| GraphNode {
+        raw: std::ptr::null_mut(),
+        builder: b.id,
+        index,
+    };
+    let (n0, n1, n2) = (node(0), node(1), node(2));
+    // 0 -> 1 -> 2, as three nodes added one after another would record it.
+    b.nodes = 3;
+    b.edges = vec![(0, 1), (1, 2)];
+    let add = "graph dependency to add";
+    refused_as(
+        b.add_dependency(n1, n1).unwrap_err(),
+        add,
+        "node 1 -> node 1",
+    );
+    refused_as(
+        b.add_dependency(n0, n1).unwrap_err(),
+        add,
+        "node 0 -> node 1",
+    );
+    let err = b.add_dependency(n2, n0).unwrap_err();
+    assert!(err.to_string().contains("cycle"), "{err}");
+    refused_as(err, add, "node 2 -> node 0");
+    refused_as(
+        b.add_dependency(n1, n0).unwrap_err(),
+        add,
+        "node 1 -> node 0",
+    );
+    refused_as(
+        b.add_dependency(foreign_node(), n0).unwrap_err(),
+        add,
+        "of another graph builder",
+    );
+    let remove = "graph dependency to remove";
+    refused_as(
+        b.remove_dependency(n0, n2).unwrap_err(),
+        remove,
+        "node 0 -> node 2",
+    );
+    b.removed.push(2);
+    refused_as(
+        b.remove_dependency(n1, n2).unwrap_err(),
+        remove,
+        "node 2 removed from this builder",
+    );
+    assert_eq!(b.edges, vec![(0, 1), (1, 2)], "nothing changed");
 }

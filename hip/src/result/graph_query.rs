@@ -81,3 +81,28 @@ pub unsafe fn graph_clone(graph: sys::hipGraph_t) -> Result<sys::hipGraph_t> {
     })?;
     Ok(clone)
 }
+
+/// `hipGraphAddDependencies` (`add` true) or `hipGraphRemoveDependencies`: the `edges` (node, node
+/// that runs after it) of `graph`.
+///
+/// # Safety
+/// `graph` is live and every node is one of its live nodes.
+pub unsafe fn graph_edit_dependencies(
+    graph: sys::hipGraph_t,
+    edges: &[(sys::hipGraphNode_t, sys::hipGraphNode_t)],
+    add: bool,
+) -> Result<()> {
+    let from: Vec<_> = edges.iter().map(|e| e.0).collect();
+    let to: Vec<_> = edges.iter().map(|e| e.1).collect();
+    if add {
+        // SAFETY: the caller's contract; two live arrays of `edges.len()` handles each.
+        check("hipGraphAddDependencies", unsafe {
+            sys::hipGraphAddDependencies(graph, from.as_ptr(), to.as_ptr(), edges.len())
+        })
+    } else {
+        // SAFETY: as above.
+        check("hipGraphRemoveDependencies", unsafe {
+            sys::hipGraphRemoveDependencies(graph, from.as_ptr(), to.as_ptr(), edges.len())
+        })
+    }
+}
