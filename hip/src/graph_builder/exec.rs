@@ -16,7 +16,7 @@ use std::sync::Arc;
 /// `ty` (asked of HIP, which may not check it itself before treating the node as one), make the device
 /// current and, when the executable graph was launched since it was made or last updated, wait
 /// for the device (queued launches may still use the old parameters), as [`GraphExec::update`] does.
-pub(super) fn prepare(
+fn prepare(
     what: &'static str,
     parts: &mut ExecParts<'_>,
     graph: &Graph,
@@ -58,7 +58,7 @@ pub(super) fn prepare(
 }
 
 /// HIP's refusal of an update, naming the node.
-pub(super) fn name_node(mut err: Error, node: GraphNode) -> Error {
+fn name_node(mut err: Error, node: GraphNode) -> Error {
     if let Error::Hip { message, .. } = &mut err {
         message.push_str(&format!("; updating node {} of the graph", node.index));
     }
@@ -66,7 +66,7 @@ pub(super) fn name_node(mut err: Error, node: GraphNode) -> Error {
 }
 
 /// The new uses join the old (other nodes may still make those), and the new owners the kept ones.
-pub(super) fn join(parts: &mut ExecParts<'_>, uses: Vec<(Arc<crate::memory::Allocation>, Access)>) {
+fn join(parts: &mut ExecParts<'_>, uses: Vec<(Arc<crate::memory::Allocation>, Access)>) {
     let mut all: Vec<_> = parts.uses.iter().cloned().collect();
     all.extend(uses);
     *parts.uses = Arc::new(merge_uses(all));
@@ -206,30 +206,65 @@ impl GraphExec {
         device_of_memory(WHAT, parts.device, src.device())?;
         not_host_visible(WHAT, dst.allocation())?;
         not_host_visible(WHAT, src.allocation())?;
-        prepare(WHAT, &mut parts, graph, node, sys::hipGraphNodeTypeMemcpy)?;
-        // SAFETY: as in set_kernel_node_params; `dst` and `src` are `byte_len()` bytes of this device's
-        // memory (checked), kept below; `&mut dst` and `&src` cannot be the same memory.
+        let copy = Copy1d {
+            dst: dst.device_ptr(),
+            src: src.device_ptr(),
+            bytes: src.byte_len(),
+            kind: sys::hipMemcpyDeviceToDevice,
+        };
+        // SAFETY: `dst` and `src` are `byte_len()` bytes of this device's memory (checked), and
+        // `&mut dst` and `&src` cannot be the same memory.
+        unsafe {
+            copy.update(
+                WHAT,
+                &mut parts,
+                graph,
+                node,
+                [src.allocation(), dst.allocation()],
+            )
+        }
+    }
+}
+
+/// A 1-D copy node's new parameters.
+pub(super) struct Copy1d {
+    pub(super) dst: *mut std::ffi::c_void,
+    pub(super) src: *const std::ffi::c_void,
+    pub(super) bytes: usize,
+    pub(super) kind: sys::hipMemcpyKind,
+}
+
+impl Copy1d {
+    /// Make copy node `node` of `graph` this copy (`hipGraphExecMemcpyNodeSetParams1D`), after
+    /// [`prepare`], and join `[source, destination]` to the executable graph's uses (a read and a write).
+    ///
+    /// # Safety
+    /// `self.src` and `self.dst` are `bytes` bytes of the memory of the allocations `[src, dst]`, of the
+    /// kinds `kind` says; the host reaches any of it only through borrows the memory model orders.
+    pub(super) unsafe fn update(
+        &self,
+        what: &'static str,
+        parts: &mut ExecParts<'_>,
+        graph: &Graph,
+        node: GraphNode,
+        [src, dst]: [&Arc<crate::memory::Allocation>; 2],
+    ) -> Result<()> {
+        prepare(what, parts, graph, node, sys::hipGraphNodeTypeMemcpy)?;
         graph
             .with_raw(|_| {
-                // SAFETY: as said above, with `graph`'s calls held off.
+                // SAFETY: as in set_kernel_node_params (`prepare` checked the node and waited for
+                // launches queued before), with `graph`'s calls held off; the memory is the caller's
+                // contract, and kept and ordered for every later launch (below).
                 unsafe {
                     result::graph_build::exec_memcpy_node_set_params_1d(
-                        parts.raw,
-                        node.raw,
-                        dst.device_ptr(),
-                        src.device_ptr(),
-                        src.byte_len(),
-                        sys::hipMemcpyDeviceToDevice,
+                        parts.raw, node.raw, self.dst, self.src, self.bytes, self.kind,
                     )
                 }
             })
             .map_err(|e| name_node(e, node))?;
         join(
-            &mut parts,
-            vec![
-                (src.allocation().clone(), Access::Read),
-                (dst.allocation().clone(), Access::Write),
-            ],
+            parts,
+            vec![(src.clone(), Access::Read), (dst.clone(), Access::Write)],
         );
         Ok(())
     }

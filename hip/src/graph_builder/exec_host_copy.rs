@@ -1,12 +1,11 @@
 //! Node updates of host copy nodes: a copy to or from the host made to use other
 //! [`GraphPinnedBuffer`]s (`hipGraphExecMemcpyNodeSetParams1D`).
 
-use super::exec::{join, name_node, prepare};
+use super::exec::Copy1d;
 use super::{device_of_memory, not_host_visible, GraphNode};
 use crate::error::Result;
 use crate::graph::{Graph, GraphExec};
-use crate::memory::{check_len, Access, DeviceCopy, DeviceMemory, GraphPinnedBuffer};
-use crate::result;
+use crate::memory::{check_len, DeviceCopy, DeviceMemory, GraphPinnedBuffer};
 use hip_sys as sys;
 
 impl GraphExec {
@@ -44,34 +43,24 @@ impl GraphExec {
         device_of_memory(WHAT, parts.device, dst.device())?;
         device_of_memory(WHAT, parts.device, src.device())?;
         not_host_visible(WHAT, dst.allocation())?;
-        prepare(WHAT, &mut parts, graph, node, sys::hipGraphNodeTypeMemcpy)?;
-        graph
-            .with_raw(|_| {
-                // SAFETY: `node` is a live copy node of `graph`, from which this executable graph was
-                // instantiated (prepare checked both, and waited for launches queued before); `dst` is
-                // `byte_len()` bytes of this device's memory and `src` as many bytes of pinned host
-                // memory (checked), both kept and ordered for every later launch (below); the host
-                // writes `src` only through a borrow its lease counts, which no launch overlaps.
-                unsafe {
-                    result::graph_build::exec_memcpy_node_set_params_1d(
-                        parts.raw,
-                        node.raw,
-                        dst.device_ptr(),
-                        src.host_ptr().cast_const().cast(),
-                        dst.byte_len(),
-                        sys::hipMemcpyHostToDevice,
-                    )
-                }
-            })
-            .map_err(|e| name_node(e, node))?;
-        join(
-            &mut parts,
-            vec![
-                (src.allocation().clone(), Access::Read),
-                (dst.allocation().clone(), Access::Write),
-            ],
-        );
-        Ok(())
+        let copy = Copy1d {
+            dst: dst.device_ptr(),
+            src: src.host_ptr().cast_const().cast(),
+            bytes: dst.byte_len(),
+            kind: sys::hipMemcpyHostToDevice,
+        };
+        // SAFETY: `dst` is `byte_len()` bytes of this device's memory and `src` as many bytes of pinned
+        // host memory (checked), which the host writes only through a borrow its lease counts and no
+        // launch overlaps (its uses joined by `update`).
+        unsafe {
+            copy.update(
+                WHAT,
+                &mut parts,
+                graph,
+                node,
+                [src.allocation(), dst.allocation()],
+            )
+        }
     }
 
     /// Make copy node `node` of `graph` copy `src` into `dst` (pinned host memory) instead
@@ -108,31 +97,23 @@ impl GraphExec {
         device_of_memory(WHAT, parts.device, src.device())?;
         device_of_memory(WHAT, parts.device, dst.device())?;
         not_host_visible(WHAT, src.allocation())?;
-        prepare(WHAT, &mut parts, graph, node, sys::hipGraphNodeTypeMemcpy)?;
-        graph
-            .with_raw(|_| {
-                // SAFETY: as in set_copy_from_host_node_params, the other way: the host reads or writes
-                // `dst` only through a borrow its lease counts, which no launch overlaps and which waits
-                // for the launches before it.
-                unsafe {
-                    result::graph_build::exec_memcpy_node_set_params_1d(
-                        parts.raw,
-                        node.raw,
-                        dst.host_ptr().cast(),
-                        src.device_ptr(),
-                        src.byte_len(),
-                        sys::hipMemcpyDeviceToHost,
-                    )
-                }
-            })
-            .map_err(|e| name_node(e, node))?;
-        join(
-            &mut parts,
-            vec![
-                (src.allocation().clone(), Access::Read),
-                (dst.allocation().clone(), Access::Write),
-            ],
-        );
-        Ok(())
+        let copy = Copy1d {
+            dst: dst.host_ptr().cast(),
+            src: src.device_ptr(),
+            bytes: src.byte_len(),
+            kind: sys::hipMemcpyDeviceToHost,
+        };
+        // SAFETY: as in set_copy_from_host_node_params, the other way: the host reads or writes `dst`
+        // only through a borrow its lease counts, which no launch overlaps and which waits for the
+        // launches before it.
+        unsafe {
+            copy.update(
+                WHAT,
+                &mut parts,
+                graph,
+                node,
+                [src.allocation(), dst.allocation()],
+            )
+        }
     }
 }
