@@ -358,7 +358,11 @@ impl GraphExec {
         }
         // The host's borrows of GraphPinnedBuffers the graph uses: held (in address order, before
         // anything else) until the launch is queued, refused while one conflicts.
-        let _leases = crate::memory::hold_for_launch(&self.uses)?;
+        let leased = self
+            .uses
+            .iter()
+            .filter_map(|(a, access)| Some((a.lease()?, *access)));
+        let _leases = crate::memory::hold_for_launch(leased)?;
         let op = stream.begin_op();
         if op.is_capturing() {
             return Err(Error::InvalidArgument {

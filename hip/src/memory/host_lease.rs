@@ -17,10 +17,10 @@
 //! [`GraphPinnedBuffer`]: crate::memory::GraphPinnedBuffer
 //! [`Allocation::host_wait`]: super::tracking::Allocation
 
-use super::tracking::{Access, Allocation};
+use super::users::Access;
 use crate::error::{Error, Result};
 use crate::queue::lock;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 /// The host's borrows of one allocation that graphs also use.
 #[derive(Debug, Default)]
@@ -112,23 +112,21 @@ impl HostLease {
     }
 }
 
-/// The leases a graph launch holds until it is queued: one per allocation of `uses` that has one (in
-/// the order given: address order for a graph's merged uses, each allocation once; a repeat of the
-/// allocation just taken is skipped rather than locked twice). Empty (no allocation) for a graph
-/// without [`GraphPinnedBuffer`](crate::memory::GraphPinnedBuffer)s.
-pub(crate) fn hold_for_launch(
-    uses: &[(Arc<Allocation>, Access)],
-) -> Result<Vec<MutexGuard<'_, Borrows>>> {
+/// The leases a graph launch holds until it is queued: one per lease of `leases` (those of the leased
+/// allocations among its uses), taken in the order given (address order for
+/// a graph's merged uses; a repeat of the lease just taken is skipped rather than locked twice). Empty
+/// (no allocation) for a graph without [`GraphPinnedBuffer`](crate::memory::GraphPinnedBuffer)s.
+pub(crate) fn hold_for_launch<'a>(
+    leases: impl IntoIterator<Item = (&'a HostLease, Access)>,
+) -> Result<Vec<MutexGuard<'a, Borrows>>> {
     let mut held = Vec::new();
-    let mut last: Option<&Arc<Allocation>> = None;
-    for (alloc, access) in uses {
-        if let Some(lease) = alloc.lease() {
-            if last.is_some_and(|l| Arc::ptr_eq(l, alloc)) {
-                continue;
-            }
-            held.push(lease.for_launch(*access)?);
-            last = Some(alloc);
+    let mut last: Option<&HostLease> = None;
+    for (lease, access) in leases {
+        if last.is_some_and(|l| std::ptr::eq(l, lease)) {
+            continue;
         }
+        held.push(lease.for_launch(access)?);
+        last = Some(lease);
     }
     Ok(held)
 }
@@ -136,6 +134,7 @@ pub(crate) fn hold_for_launch(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     #[test]
     fn host_borrows_exclude_each_other_as_references_do() {
@@ -188,44 +187,28 @@ mod tests {
         assert!(lease.for_launch(Access::Write).is_ok());
     }
 
-    fn host(leased: bool) -> Arc<Allocation> {
-        let a = Allocation::host_visible(
-            std::ptr::null_mut(),
-            &crate::Device::for_unit_tests(0),
-            super::super::tracking::Release::Nothing,
-        );
-        if leased {
-            a.start_lease();
-        }
-        a
-    }
-
     #[test]
-    fn a_launch_holds_each_lease_of_its_uses_once_and_skips_memory_without_one() {
-        let (plain, input, output) = (host(false), host(true), host(true));
-        let uses = vec![
-            (plain.clone(), Access::Write),
-            (input.clone(), Access::Read),
-            (input.clone(), Access::Read),
-            (output.clone(), Access::Write),
+    fn a_launch_holds_each_lease_once() {
+        let (input, output) = (HostLease::default(), HostLease::default());
+        let leases = [
+            (&input, Access::Read),
+            (&input, Access::Read),
+            (&output, Access::Write),
         ];
-        // Every lease free: one guard per leased allocation, the repeated one taken once.
-        assert_eq!(hold_for_launch(&uses).unwrap().len(), 2);
-        assert_eq!(hold_for_launch(&uses[..1]).unwrap().len(), 0);
+        // Every lease free: one guard per lease, the repeated one taken once.
+        assert_eq!(hold_for_launch(leases).unwrap().len(), 2);
+        assert_eq!(hold_for_launch([]).unwrap().len(), 0);
         // A host reader of the input lets the graph (which only reads it) go; one of the output does not.
-        input.lease().unwrap().begin(Access::Read).unwrap();
-        assert_eq!(hold_for_launch(&uses).unwrap().len(), 2);
-        output.lease().unwrap().begin(Access::Read).unwrap();
-        let err = hold_for_launch(&uses).unwrap_err().to_string();
+        input.begin(Access::Read).unwrap();
+        assert_eq!(hold_for_launch(leases).unwrap().len(), 2);
+        output.begin(Access::Read).unwrap();
+        let err = hold_for_launch(leases).unwrap_err().to_string();
         assert!(err.contains("graph writes"), "{err}");
-        output.lease().unwrap().end(Access::Read);
-        input.lease().unwrap().end(Access::Read);
-        input.lease().unwrap().begin(Access::Write).unwrap();
-        let err = hold_for_launch(&uses).unwrap_err().to_string();
+        output.end(Access::Read);
+        input.end(Access::Read);
+        input.begin(Access::Write).unwrap();
+        let err = hold_for_launch(leases).unwrap_err().to_string();
         assert!(err.contains("graph reads"), "{err}");
-        // The lease is set once: a second start shares it.
-        assert!(Arc::ptr_eq(&input.start_lease(), &input.start_lease()));
-        assert!(plain.lease().is_none());
     }
 
     #[test]

@@ -451,3 +451,18 @@ fn mapped_memory_is_reached_from_other_devices_only_by_its_own_grant() {
     assert!(mapped.access_is_granted_per_allocation());
     assert!(!mapped.is_stream_ordered());
 }
+
+#[test]
+fn a_lease_is_started_once_and_plain_memory_has_none() {
+    let d = crate::Device::for_unit_tests(0);
+    let plain = Allocation::host_visible(std::ptr::null_mut(), &d, Release::Nothing);
+    let leased = Allocation::host_visible(std::ptr::null_mut(), &d, Release::Nothing);
+    assert!(plain.lease().is_none() && leased.lease().is_none());
+    // A second start shares the first lease: a GraphPinnedBuffer's borrows and launches see one count.
+    assert!(Arc::ptr_eq(&leased.start_lease(), &leased.start_lease()));
+    assert!(std::ptr::eq(
+        leased.lease().unwrap(),
+        &*leased.start_lease()
+    ));
+    assert!(plain.lease().is_none());
+}
