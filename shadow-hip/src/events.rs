@@ -6,8 +6,7 @@ use crate::state::{EventState, Record};
 use crate::streams::{self, host_join, lock, rt, wait_done, Rt};
 use crate::{Status, INVALID_HANDLE, INVALID_VALUE, NOT_READY, SUCCESS};
 use hip_sys as sys;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
 
 /// `HIP_RS_SHADOW_DROP_WAITS=N`: the Nth hipStreamWaitEvent (from 1) does nothing.
 fn dropped(n: usize) -> bool {
@@ -61,16 +60,6 @@ pub unsafe extern "C" fn hipEventRecord(e: sys::hipEvent_t, s: sys::hipStream_t)
     r
 }
 
-/// A record's operation, which notes when it ran (for `hipEventElapsedTime`), and that time.
-pub fn stamp() -> (streams::Action, Arc<Mutex<Option<Instant>>>) {
-    let time = Arc::new(Mutex::new(None));
-    let t = time.clone();
-    let act: streams::Action = Arc::new(move |_: &Clock, _: &Arc<str>| {
-        *t.lock().unwrap() = Some(Instant::now());
-    });
-    (act, time)
-}
-
 fn record(e: usize, sid: usize) -> Status {
     let mut g = lock();
     let rt = rt(&mut g);
@@ -81,7 +70,7 @@ fn record(e: usize, sid: usize) -> Status {
         rt.events.get_mut(&e).unwrap().captured = Some(cap);
         return SUCCESS;
     }
-    let (act, time) = stamp();
+    let (act, time) = streams::stamp();
     let (seq, clock) = streams::push(
         rt,
         sid,

@@ -450,7 +450,7 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: sys::hipGraphExec_t, s: sys::hipSt
         // A record node: a fresh timed record at each launch.
         let (action, recorded) = match n.event {
             Some(EventNode::Record(e)) => {
-                let (action, time) = crate::events::stamp();
+                let (action, time) = streams::stamp();
                 (action, Some((e, time)))
             }
             _ => (n.action.clone(), None),

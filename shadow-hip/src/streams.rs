@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What an operation does when its stream runs it: `(its clock, its description)`. Replayable (graphs).
 pub type Action = Arc<dyn Fn(&Clock, &Arc<str>) + Send + Sync>;
@@ -477,4 +477,14 @@ pub fn host_wait_all(
         host_join(rt, c);
     }
     g
+}
+
+/// A record's operation, which notes when it ran (for `hipEventElapsedTime`), and that time.
+pub fn stamp() -> (Action, Arc<Mutex<Option<Instant>>>) {
+    let time = Arc::new(Mutex::new(None));
+    let t = time.clone();
+    let act: Action = Arc::new(move |_: &Clock, _: &Arc<str>| {
+        *t.lock().unwrap() = Some(Instant::now());
+    });
+    (act, time)
 }
