@@ -68,6 +68,38 @@ pub(crate) fn fill_bits<T: DeviceCopy>(value: &T) -> Option<u32> {
     }
 }
 
+/// [`fill_bits`], or the refusal of an element that is not 1, 2 or 4 bytes wide.
+pub(crate) fn fill_value<T: DeviceCopy>(value: &T) -> Result<u32> {
+    fill_bits(value).ok_or_else(|| Error::InvalidArgument {
+        what: "fill element size",
+        value: format!("{} bytes", std::mem::size_of::<T>()),
+        reason: "fills take 1-, 2- or 4-byte elements".into(),
+    })
+}
+
+/// Queue setting `n` elements of `T` at `p` to `bits` on `stream` (`hipMemsetAsync`,
+/// `hipMemsetD16Async` or `hipMemsetD32Async` by the size of `T`, each counting in its own units).
+///
+/// # Safety
+/// `T` is 1, 2 or 4 bytes wide ([`fill_value`] returned `bits`), and `p` is `n` such elements of memory
+/// the stream's device (current) reaches, which nothing uses in conflict until the fill is done (the
+/// caller recorded the stream as its writer).
+pub(crate) unsafe fn memset_elements<T>(
+    p: *mut std::ffi::c_void,
+    bits: u32,
+    n: usize,
+    stream: sys::hipStream_t,
+) -> Result<()> {
+    // SAFETY: the caller's contract; each call counts `n` units of the size it sets.
+    unsafe {
+        match std::mem::size_of::<T>() {
+            1 => result::memset_async(p, bits as u8, n, stream),
+            2 => result::memory::memset_d16_async(p, bits as u16, n, stream),
+            _ => result::memory::memset_d32_async(p, bits, n, stream),
+        }
+    }
+}
+
 impl Stream {
     /// Queue a fill of every element of `dst` with `value` (`hipMemsetAsync`, `hipMemsetD16Async` or
     /// `hipMemsetD32Async` by the size of `T`), ordered after the other streams' work on the buffer.
@@ -144,34 +176,19 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 other: self.device().ordinal(),
             });
         }
-        let size = std::mem::size_of::<T>();
-        let Some(bits) = fill_bits(&value) else {
-            return Err(Error::InvalidArgument {
-                what: "fill element size",
-                value: format!("{size} bytes"),
-                reason: "fills take 1-, 2- or 4-byte elements".into(),
-            });
-        };
+        let bits = fill_value(&value)?;
         if self.is_empty() {
             return Ok(());
         }
         let op = stream.begin_op();
         self.allocation().use_on(&op, Access::Write)?;
         self.device().bind()?;
-        let (p, n, s) = (self.device_ptr(), self.len(), stream.raw());
-        // SAFETY: the buffer is `n` elements of `size` bytes (1, 2 or 4: `fill_bits` returned Some) of device
-        // memory on the stream's device (checked, current), and each call counts in units of that size. The
-        // stream now waits for the buffer's other users and is recorded as its writer, so the buffer is not
-        // freed or used in conflict before the fill is done. (On a capturing stream the use of device memory
-        // goes to the capture instead, managed memory being refused there: its graphs keep the memory alive
-        // and order their launches.)
-        unsafe {
-            match size {
-                1 => result::memset_async(p, bits as u8, n, s),
-                2 => result::memory::memset_d16_async(p, bits as u16, n, s),
-                _ => result::memory::memset_d32_async(p, bits, n, s),
-            }
-        }
+        // SAFETY: the buffer is `len()` elements of 1, 2 or 4 bytes (`fill_value` returned) of device
+        // memory on the stream's device (checked, current). The stream now waits for the buffer's other
+        // users and is recorded as its writer, so the buffer is not freed or used in conflict before the
+        // fill is done. (On a capturing stream the use of device memory goes to the capture instead,
+        // managed memory being refused there: its graphs keep the memory alive and order their launches.)
+        unsafe { memset_elements::<T>(self.device_ptr(), bits, self.len(), stream.raw()) }
     }
 
     /// Copy `height` rows of `width` elements from `src` (rows `src_pitch` elements apart) into this buffer
@@ -463,6 +480,21 @@ mod tests {
             byte_pitch("p", usize::MAX / 4, 4).unwrap(),
             usize::MAX / 4 * 4
         );
+    }
+
+    #[test]
+    fn a_fill_of_another_width_is_refused_naming_its_size() {
+        assert_eq!(fill_value(&0x1234u16).unwrap(), 0x1234);
+        for (err, size) in [
+            (fill_value(&1u64).unwrap_err(), "8 bytes"),
+            (fill_value(&[0u8; 3]).unwrap_err(), "3 bytes"),
+        ] {
+            assert!(
+                matches!(&err, Error::InvalidArgument { what: "fill element size", value, .. }
+                    if value == size),
+                "{err:?}"
+            );
+        }
     }
 
     #[test]

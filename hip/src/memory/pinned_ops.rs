@@ -1,10 +1,12 @@
 //! Queued operations on pinned host memory alone: host-to-host copies between pinned buffers and fills
 //! of pinned memory, ordered by the memory model like every other copy and fill.
 
-use super::ops::fill_bits;
+use super::ops::{fill_value, memset_elements};
 use super::tracking::{use_both, Access};
 use super::{byte_size, check_len, DeviceCopy, HostMemory, HostMemoryMut};
-use crate::error::{Error, Result};
+#[cfg(doc)]
+use crate::error::Error;
+use crate::error::Result;
 use crate::event::same_device;
 use crate::result;
 use crate::stream::Stream;
@@ -92,32 +94,19 @@ impl Stream {
         value: T,
     ) -> Result<()> {
         same_device("fill_host_async", self.device(), dst.device())?;
-        let size = std::mem::size_of::<T>();
-        let Some(bits) = fill_bits(&value) else {
-            return Err(Error::InvalidArgument {
-                what: "fill element size",
-                value: format!("{size} bytes"),
-                reason: "fills take 1-, 2- or 4-byte elements".into(),
-            });
-        };
+        let bits = fill_value(&value)?;
         if dst.len() == 0 {
             return Ok(());
         }
         let op = self.begin_op();
         dst.allocation().use_on(&op, Access::Write)?;
         self.device().bind()?;
-        let (p, n, s) = (dst.host_mut_ptr().cast(), dst.len(), self.raw());
-        // SAFETY: `dst` is `n` elements of `size` bytes (1, 2 or 4) of pinned host memory, which HIP and
-        // CUDA fill through its mapping on the stream's device (checked, current); each call counts in
-        // units of that size. The stream now waits for its other users and is recorded as its writer, so
-        // it is not freed, nor read by the host, before the fill is done; a capturing stream never gets
-        // here (`use_on` refuses pinned memory in a capture).
-        unsafe {
-            match size {
-                1 => result::memset_async(p, bits as u8, n, s),
-                2 => result::memory::memset_d16_async(p, bits as u16, n, s),
-                _ => result::memory::memset_d32_async(p, bits, n, s),
-            }
-        }
+        let (p, n) = (dst.host_mut_ptr().cast(), dst.len());
+        // SAFETY: `dst` is `n` elements of 1, 2 or 4 bytes (`fill_value` returned) of pinned host memory,
+        // which HIP and CUDA fill through its mapping on the stream's device (checked, current). The
+        // stream now waits for its other users and is recorded as its writer, so it is not freed, nor read
+        // by the host, before the fill is done; a capturing stream never gets here (`use_on` refuses pinned
+        // memory in a capture).
+        unsafe { memset_elements::<T>(p, bits, n, self.raw()) }
     }
 }
