@@ -16,6 +16,11 @@ fn topology_names_every_node_edge_and_root() {
 }
 
 #[test]
+fn event_nodes_inside_a_child_graph_bind_at_each_launch() {
+    cases::event_nodes_inside_a_child_graph_bind_at_each_launch(&device());
+}
+
+#[test]
 fn a_removed_node_neither_runs_nor_orders() {
     let d = device();
     cases::a_removed_node_neither_runs_nor_orders(&d, &Stream::non_blocking(&d).unwrap());

@@ -20,6 +20,12 @@ fn topology_names_every_node_edge_and_root() {
 }
 
 #[test]
+fn event_nodes_inside_a_child_graph_bind_at_each_launch() {
+    cases::event_nodes_inside_a_child_graph_bind_at_each_launch(&Device::get(0).unwrap());
+    assert_no_reports();
+}
+
+#[test]
 fn a_removed_node_neither_runs_nor_orders() {
     let d = Device::get(0).unwrap();
     cases::a_removed_node_neither_runs_nor_orders(&d, &Stream::non_blocking(&d).unwrap());

@@ -3,8 +3,8 @@
 //! launch stream in their dependency order, each with the launch's clock joined with its dependencies'.
 //! Graphs built node by node (graph_nodes.rs) add their nodes here in addition order, which is
 //! topological (a dependency exists before its dependents), and replay the same way.
-//! Event record and wait nodes bind to their event at each launch, as HIP's do. Not modelled: capture of
-//! host functions, event nodes inside a child graph (refused).
+//! Event record and wait nodes bind to their event at each launch, as HIP's do, inside child graphs too
+//! (a launch replays a child graph node's nodes in its place). Not modelled: capture of host functions.
 
 use crate::clock::{new_pid, Clock};
 use crate::state::Capture;
@@ -23,6 +23,8 @@ pub struct Node {
     pub(crate) action: Action,
     /// An event record or wait node's event: bound at each launch (graph_nodes.rs).
     pub(crate) event: Option<EventNode>,
+    /// A child graph node's copy of its child's nodes, put in its place at each launch ([`flatten`]).
+    pub(crate) child: Option<Arc<Vec<Node>>>,
 }
 
 /// What an event node does with its event at each launch.
@@ -61,6 +63,7 @@ pub fn submit(rt: &mut Rt, sid: usize, call: &str, ty: sys::hipGraphNodeType, ac
                 call: call.to_string(),
                 action,
                 event: None,
+                child: None,
             });
             nodes.len() - 1
         });
@@ -351,6 +354,7 @@ pub fn add_node(
             call,
             action,
             event,
+            child: None,
         });
         Ok((graph * NODE_SPAN + nodes.len()) as sys::hipGraphNode_t)
     })
@@ -361,18 +365,65 @@ pub fn nodes_of(graph: usize) -> Option<Arc<Vec<Node>>> {
     graphs(|g| g.graphs.get(&graph).cloned())
 }
 
-/// Whether any of `nodes` is an event node (a child graph's are not modelled: its nodes replay as one).
-pub fn has_event_nodes(nodes: &[Node]) -> bool {
-    nodes.iter().any(|n| n.event.is_some())
+/// `nodes` with each child graph node's nodes in its place, recursively, so that a child's event nodes
+/// bind at each launch as the parent's own do: the child's nodes come after the child node's
+/// dependencies (its roots take them), and the child node becomes an empty node after all of its nodes,
+/// on which the parent's nodes that depended on it now depend. Each child node's nodes are named after
+/// it ("(child node j of ...)").
+pub(crate) fn flatten(nodes: &[Node]) -> Vec<Node> {
+    let inner: Vec<Vec<Node>> = nodes
+        .iter()
+        .map(|n| n.child.as_deref().map_or_else(Vec::new, |c| flatten(c)))
+        .collect();
+    // Where node i's own (last) place is: after its child's nodes.
+    let mut at = Vec::with_capacity(nodes.len());
+    let mut next = 0;
+    for kids in &inner {
+        next += kids.len();
+        at.push(next);
+        next += 1;
+    }
+    let mut out = Vec::with_capacity(next);
+    for (n, kids) in nodes.iter().zip(inner) {
+        let start = out.len();
+        let outer: Vec<usize> = n.deps.iter().map(|&d| at[d]).collect();
+        for (j, k) in kids.iter().enumerate() {
+            let deps = if k.deps.is_empty() {
+                outer.clone()
+            } else {
+                k.deps.iter().map(|&d| start + d).collect()
+            };
+            out.push(Node {
+                deps,
+                call: format!("{} (child node {j} of {})", k.call, n.call),
+                child: None,
+                ..k.clone()
+            });
+        }
+        let deps = if kids.is_empty() {
+            outer
+        } else {
+            (start..start + kids.len()).collect()
+        };
+        out.push(Node {
+            deps,
+            child: None,
+            ..n.clone()
+        });
+    }
+    out
 }
 
-/// One action running `nodes` in their (topological) order, each logged under its own name.
-pub fn replay_action(nodes: Arc<Vec<Node>>) -> Action {
-    Arc::new(move |c: &Clock, w: &Arc<str>| {
-        for i in topological(&nodes).unwrap_or_default() {
-            let n = &nodes[i];
-            let what: Arc<str> = format!("{} (child node {i} of {w})", n.call).into();
-            (n.action)(c, &what);
+/// Make node `node` of `graph` (just added as a child graph node) replay `child`'s nodes.
+pub fn set_child(graph: usize, node: sys::hipGraphNode_t, child: Arc<Vec<Node>>) {
+    let idx = (node as usize % NODE_SPAN).wrapping_sub(1);
+    graphs(|g| {
+        if let Some(n) = g
+            .graphs
+            .get_mut(&graph)
+            .and_then(|nodes| Arc::make_mut(nodes).get_mut(idx))
+        {
+            n.child = Some(child);
         }
     })
 }
@@ -386,6 +437,33 @@ pub fn set_exec_node(
     call: String,
     action: Action,
 ) -> Status {
+    update_exec_node(exec, node, ty, |n| {
+        n.call = call;
+        n.action = action;
+    })
+}
+
+/// Make child graph node `node` of executable graph `exec` replay `child`'s nodes
+/// (`hipGraphExecChildGraphNodeSetParams`).
+pub fn set_exec_child(
+    exec: usize,
+    node: sys::hipGraphNode_t,
+    call: String,
+    child: Arc<Vec<Node>>,
+) -> Status {
+    update_exec_node(exec, node, sys::hipGraphNodeTypeGraph, |n| {
+        n.call = call;
+        n.child = Some(child);
+    })
+}
+
+/// Change node `node` of executable graph `exec`, which must be of type `ty`.
+fn update_exec_node(
+    exec: usize,
+    node: sys::hipGraphNode_t,
+    ty: sys::hipGraphNodeType,
+    update: impl FnOnce(&mut Node),
+) -> Status {
     let idx = (node as usize % NODE_SPAN).wrapping_sub(1);
     graphs(|g| {
         let Some(nodes) = g.execs.get_mut(&exec) else {
@@ -393,8 +471,7 @@ pub fn set_exec_node(
         };
         match Arc::make_mut(nodes).get_mut(idx) {
             Some(n) if n.ty == ty => {
-                n.call = call;
-                n.action = action;
+                update(n);
                 SUCCESS
             }
             _ => INVALID_VALUE,
@@ -408,6 +485,7 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: sys::hipGraphExec_t, s: sys::hipSt
     let Some(nodes) = graphs(|g| g.execs.get(&(exec as usize)).cloned()) else {
         return INVALID_VALUE;
     };
+    let nodes = flatten(&nodes);
     let mut g = lock();
     let rt = rt(&mut g);
     if !rt.streams.contains_key(&sid) {

@@ -3,7 +3,7 @@
 //! and replays like a captured one (graph.rs).
 
 use crate::graph::{
-    add_node, create, has_event_nodes, nodes_of, replay_action, set_exec_node, EventNode,
+    add_node, create, nodes_of, set_child, set_exec_child, set_exec_node, EventNode,
 };
 use crate::kernels::kernel_action;
 use crate::memory::{self, Shape};
@@ -284,24 +284,17 @@ pub unsafe extern "C" fn hipGraphAddChildGraphNode(
     n: usize,
     child: sys::hipGraph_t,
 ) -> Status {
-    // A copy of the child's nodes as they are now, as HIP's.
+    // A copy of the child's nodes as they are now, as HIP's, replayed in its place (graph::flatten).
     let Some(nodes) = nodes_of(child as usize).filter(|_| child != graph) else {
         return INVALID_VALUE;
     };
-    if has_event_nodes(&nodes) {
-        eprintln!("hip-rs shadow: event nodes inside a child graph are not modelled");
-        return sys::hipErrorNotSupported;
+    let noop: Action = Arc::new(|_: &crate::clock::Clock, _: &Arc<str>| {});
+    let call = "hipGraphAddChildGraphNode".into();
+    let status = add(out, graph, d, n, sys::hipGraphNodeTypeGraph, call, noop);
+    if status == SUCCESS {
+        set_child(graph as usize, *out, nodes);
     }
-    let act = replay_action(nodes);
-    add(
-        out,
-        graph,
-        d,
-        n,
-        sys::hipGraphNodeTypeGraph,
-        "hipGraphAddChildGraphNode".into(),
-        act,
-    )
+    status
 }
 
 #[no_mangle]
@@ -372,11 +365,6 @@ pub unsafe extern "C" fn hipGraphExecChildGraphNodeSetParams(
     let Some(nodes) = nodes_of(child as usize) else {
         return INVALID_VALUE;
     };
-    if has_event_nodes(&nodes) {
-        eprintln!("hip-rs shadow: event nodes inside a child graph are not modelled");
-        return sys::hipErrorNotSupported;
-    }
-    let act = replay_action(nodes);
     let call = "hipGraphExecChildGraphNodeSetParams".to_string();
-    set_exec_node(exec as usize, node, sys::hipGraphNodeTypeGraph, call, act)
+    set_exec_child(exec as usize, node, call, nodes)
 }

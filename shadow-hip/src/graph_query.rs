@@ -149,6 +149,7 @@ pub unsafe extern "C" fn hipGraphDestroyNode(node: sys::hipGraphNode_t) -> Statu
             call: "a removed node (hipGraphDestroyNode)".into(),
             action: noop,
             event: None,
+            child: None,
         };
         for n in nodes.iter_mut() {
             n.deps.retain(|&d| d != idx);

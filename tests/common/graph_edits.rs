@@ -291,3 +291,70 @@ pub fn edges_added_after_the_fact_order_their_nodes(
     assert!(t.edges().is_empty() && t.roots().len() == 2, "{t:?}");
     (unordered, y2)
 }
+
+/// Event nodes inside a child graph bind at each launch of the parent, as its own do: the child waits
+/// for an event recorded on another stream after a 2 ms host function (which no buffer orders), records
+/// a timing event before and after its host node, and the parent's host node after the child sees the
+/// round the child saw. An update to another such child replays the new one.
+pub fn event_nodes_inside_a_child_graph_bind_at_each_launch(d: &Device) {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let (a, b) = (
+        Stream::non_blocking(d).unwrap(),
+        Stream::non_blocking(d).unwrap(),
+    );
+    let ready = Arc::new(Event::new(d).unwrap());
+    let (start, done) = (
+        Arc::new(Event::with_timing(d).unwrap()),
+        Arc::new(Event::with_timing(d).unwrap()),
+    );
+    let produced = Arc::new(AtomicU32::new(0));
+    let seen = Arc::new(AtomicU32::new(0));
+    let after = Arc::new(AtomicU32::new(0));
+    // wait(ready) -> record(start) -> host: seen = produced (+ offset) -> record(done)
+    let child = |offset: u32| {
+        let mut c = GraphBuilder::new(d).unwrap();
+        let wait = c.wait_event(&[], &ready).unwrap();
+        let first = c.record_event(&[wait], &start).unwrap();
+        let (p, s) = (produced.clone(), seen.clone());
+        let (consume, _) = c
+            .host(&[first], move || {
+                s.store(p.load(Ordering::SeqCst) + offset, Ordering::SeqCst)
+            })
+            .unwrap();
+        c.record_event(&[consume], &done).unwrap();
+        c.build().unwrap()
+    };
+    let mut g = GraphBuilder::new(d).unwrap();
+    let sub = g.child(&[], &child(0)).unwrap();
+    let (s, t) = (seen.clone(), after.clone());
+    g.host(&[sub], move || {
+        t.store(s.load(Ordering::SeqCst), Ordering::SeqCst)
+    })
+    .unwrap();
+    let graph = g.build().unwrap();
+    let mut exec = graph.instantiate().unwrap();
+    let newer = child(1000);
+    for round in 1..=4u32 {
+        if round == 3 {
+            exec.set_child_graph_node_params(&graph, sub, &newer)
+                .unwrap();
+        }
+        let p = produced.clone();
+        a.launch_host_fn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            p.store(round, Ordering::SeqCst);
+        })
+        .unwrap();
+        ready.record(&a).unwrap();
+        exec.launch(&b).unwrap();
+        b.synchronize().unwrap();
+        let want = if round >= 3 { round + 1000 } else { round };
+        assert_eq!(seen.load(Ordering::SeqCst), want, "round {round}");
+        assert_eq!(after.load(Ordering::SeqCst), want, "round {round}");
+        assert!(
+            done.query().unwrap(),
+            "round {round}: the child's record node ran"
+        );
+        assert!(start.elapsed_ms(&done).unwrap() >= 0.0, "round {round}");
+    }
+}
