@@ -21,6 +21,12 @@ fn event_nodes_inside_a_child_graph_bind_at_each_launch() {
 }
 
 #[test]
+fn a_memset_node_sets_host_memory() {
+    let d = device();
+    cases::a_memset_node_sets_host_memory(&d, &Stream::non_blocking(&d).unwrap());
+}
+
+#[test]
 fn a_removed_node_neither_runs_nor_orders() {
     let d = device();
     cases::a_removed_node_neither_runs_nor_orders(&d, &Stream::non_blocking(&d).unwrap());

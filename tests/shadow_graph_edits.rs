@@ -26,6 +26,13 @@ fn event_nodes_inside_a_child_graph_bind_at_each_launch() {
 }
 
 #[test]
+fn a_memset_node_sets_host_memory() {
+    let d = Device::get(0).unwrap();
+    cases::a_memset_node_sets_host_memory(&d, &Stream::non_blocking(&d).unwrap());
+    assert_no_reports();
+}
+
+#[test]
 fn a_removed_node_neither_runs_nor_orders() {
     let d = Device::get(0).unwrap();
     cases::a_removed_node_neither_runs_nor_orders(&d, &Stream::non_blocking(&d).unwrap());

@@ -471,6 +471,17 @@ fn memset_params<T: DeviceCopy, M: DeviceMemory<T>>(
     dst: &M,
     value: T,
 ) -> Result<sys::hipMemsetParams> {
+    memset_params_at(what, dst.device_ptr(), dst.len(), value)
+}
+
+/// HIP's memset parameters filling the `len` elements of `T` at `dst` with `value`, whose width must be
+/// 1, 2 or 4 bytes.
+fn memset_params_at<T: DeviceCopy>(
+    what: &'static str,
+    dst: *mut std::ffi::c_void,
+    len: usize,
+    value: T,
+) -> Result<sys::hipMemsetParams> {
     let size = std::mem::size_of::<T>();
     if !matches!(size, 1 | 2 | 4) {
         return Err(Error::InvalidArgument {
@@ -486,12 +497,12 @@ fn memset_params<T: DeviceCopy, M: DeviceMemory<T>>(
         std::ptr::copy_nonoverlapping((&value as *const T).cast::<u8>(), b.as_mut_ptr(), size)
     };
     Ok(sys::hipMemsetParams {
-        dst: dst.device_ptr(),
+        dst,
         elementSize: size as u32, // 1, 2 or 4
         height: 1,
         pitch: 0,
         value: u32::from_ne_bytes(b),
-        width: dst.len(),
+        width: len,
     })
 }
 

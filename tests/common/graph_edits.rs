@@ -15,6 +15,17 @@ fn refused(err: Error, says: &str) {
     }
 }
 
+/// Every element of `v` is `want`; else the first that is not, named (not the whole vector).
+fn assert_all(v: &[u32], want: u32, context: &str) {
+    if let Some(i) = v.iter().position(|&x| x != want) {
+        panic!(
+            "{context}: element {i} of {} is {}, not {want}",
+            v.len(),
+            v[i]
+        );
+    }
+}
+
 fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
     v.sort();
     v
@@ -357,4 +368,30 @@ pub fn event_nodes_inside_a_child_graph_bind_at_each_launch(d: &Device) {
         );
         assert!(start.elapsed_ms(&done).unwrap() >= 0.0, "round {round}");
     }
+}
+
+/// A memset node of pinned host memory (`GraphBuilder::memset_host`): each launch sets every element,
+/// a copy node after it uploads the value set (ordered by the edge), the host's borrow waits for the
+/// launch and a held borrow refuses the next launch; elements of 8 bytes are refused before HIP.
+pub fn a_memset_node_sets_host_memory(d: &Device, other: &Stream) {
+    let s = Stream::non_blocking(d).unwrap();
+    let flags = GraphPinnedBuffer::from_slice(d, &vec![1u32; N]).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut b = GraphBuilder::new(d).unwrap();
+    let set = b.memset_host(&[], &flags, 7u32).unwrap();
+    b.copy_from_host(&[set], &mut x, &flags).unwrap();
+    let wide = GraphPinnedBuffer::<u64>::zeroed(d, 4).unwrap();
+    refused(b.memset_host(&[], &wide, 1u64).unwrap_err(), "8 bytes");
+    let mut exec = b.build().unwrap().instantiate().unwrap();
+    for round in 0..3u32 {
+        exec.launch(&s).unwrap();
+        assert_all(&flags.borrow().unwrap(), 7, &format!("round {round}, host"));
+        let mut y = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+        other.copy_device_async(&x, &mut y).unwrap(); // after the launch's upload
+        assert_all(&y.to_vec().unwrap(), 7, &format!("round {round}, uploaded"));
+        flags.borrow_mut().unwrap().fill(round);
+    }
+    let held = flags.borrow().unwrap();
+    refused(exec.launch(&s).unwrap_err(), "borrow");
+    assert_all(&held, 2, "after the refused launch");
 }

@@ -1,7 +1,7 @@
-//! Copy nodes between device memory and the host: through a [`GraphPinnedBuffer`], whose host borrows
-//! graph launches check at run time (`memory::host_lease`).
+//! Copy nodes between device memory and the host, and memset nodes of host memory: through a
+//! [`GraphPinnedBuffer`], whose host borrows graph launches check at run time (`memory::host_lease`).
 
-use super::{device_of_memory, not_host_visible, GraphBuilder, GraphNode};
+use super::{device_of_memory, memset_params_at, not_host_visible, GraphBuilder, GraphNode};
 use crate::error::Result;
 use crate::memory::{check_len, Access, DeviceCopy, DeviceMemory, GraphPinnedBuffer};
 use crate::result;
@@ -104,6 +104,44 @@ impl GraphBuilder {
             )?
         };
         self.record_use(src.allocation(), Access::Read);
+        self.record_use(dst.allocation(), Access::Write);
+        Ok(self.added(raw, deps))
+    }
+
+    /// Add a fill of every element of `dst` (pinned host memory the host reads between launches) with
+    /// `value` after `deps` (`hipGraphAddMemsetNode` through the memory's device mapping): a write of
+    /// `dst` for the memory model. `T` is 1, 2 or 4 bytes wide. A launch is refused while the host holds
+    /// any borrow of `dst` ([`GraphPinnedBuffer::borrow`]); a borrow waits for the launches queued
+    /// before it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a dependency of another builder or
+    /// an element of another width; [`Error::DeviceMismatch`](crate::Error::DeviceMismatch) for memory
+    /// of another device; what `hipGraphAddMemsetNode` returns.
+    ///
+    /// ```no_run
+    /// # fn f(b: &mut hip::GraphBuilder) -> hip::Result<()> {
+    /// let flags = hip::GraphPinnedBuffer::<u32>::zeroed(b.device(), 256)?;
+    /// let clear = b.memset_host(&[], &flags, 0u32)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn memset_host<T: DeviceCopy>(
+        &mut self,
+        deps: &[GraphNode],
+        dst: &GraphPinnedBuffer<T>,
+        value: T,
+    ) -> Result<GraphNode> {
+        const WHAT: &str = "graph memset node of host memory";
+        let raw_deps = self.deps(WHAT, deps)?;
+        device_of_memory(WHAT, &self.device, dst.device())?;
+        let params = memset_params_at(WHAT, dst.host_ptr().cast(), dst.len(), value)?;
+        self.device.bind()?;
+        // SAFETY: `self.raw` is live, `raw_deps` are its nodes (checked); `params` covers exactly `dst`'s
+        // elements, pinned host memory mapped on this device (checked), which HIP and CUDA set through
+        // that mapping and which the graph keeps alive (below). The host reads or writes it only
+        // through a borrow the lease counts, which no launch overlaps.
+        let raw = unsafe { result::graph_build::add_memset_node(self.raw, &raw_deps, &params)? };
         self.record_use(dst.allocation(), Access::Write);
         Ok(self.added(raw, deps))
     }
