@@ -143,6 +143,32 @@ static inline hipError_t hipGraphExecMemsetNodeSetParams(hipGraphExec_t exec, hi
     return hipCUDAErrorTohipError(cudaGraphExecMemsetNodeSetParams(exec, node, params));
 }
 
+/* A kernel node's parameters, through the driver API as its addition: a module's kernel is a CUfunction.
+ * The arguments (kernelParams, extra) are CUDA's own copies, as HIP's are. */
+static inline hipError_t hipGraphKernelNodeGetParams(hipGraphNode_t node, hipKernelNodeParams* params) {
+    CUDA_KERNEL_NODE_PARAMS p;
+    CUresult r;
+    if (!params) return hipErrorInvalidValue;
+    memset(&p, 0, sizeof(p));
+    r = cuGraphKernelNodeGetParams((CUgraphNode)node, &p);
+    if (r != CUDA_SUCCESS) return hipCUResultTohipError(r);
+    params->func = (void*)p.func;
+    params->gridDim.x = p.gridDimX;
+    params->gridDim.y = p.gridDimY;
+    params->gridDim.z = p.gridDimZ;
+    params->blockDim.x = p.blockDimX;
+    params->blockDim.y = p.blockDimY;
+    params->blockDim.z = p.blockDimZ;
+    params->sharedMemBytes = p.sharedMemBytes;
+    params->kernelParams = p.kernelParams;
+    params->extra = p.extra;
+    return hipSuccess;
+}
+
+static inline hipError_t hipGraphMemsetNodeGetParams(hipGraphNode_t node, hipMemsetParams* params) {
+    return hipCUDAErrorTohipError(cudaGraphMemsetNodeGetParams(node, params));
+}
+
 static inline hipError_t hipGraphAddMemcpyNode1D(hipGraphNode_t* node, hipGraph_t graph,
                                                  const hipGraphNode_t* deps, size_t count,
                                                  void* dst, const void* src, size_t bytes,

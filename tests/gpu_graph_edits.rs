@@ -27,6 +27,13 @@ fn a_memset_node_sets_host_memory() {
 }
 
 #[test]
+fn node_queries_report_what_each_node_does() {
+    let d = device();
+    let module = common::load(&d, cases::CONSUME);
+    cases::node_queries_report_what_each_node_does(&d, &module.function("consume").unwrap());
+}
+
+#[test]
 fn a_removed_node_neither_runs_nor_orders() {
     let d = device();
     cases::a_removed_node_neither_runs_nor_orders(&d, &Stream::non_blocking(&d).unwrap());

@@ -98,6 +98,14 @@ fn graph_calls_name_themselves_without_a_device() {
                 "hipGraphDestroyNode",
             ),
             (query::graph_clone(nul()).err(), "hipGraphClone"),
+            (
+                query::kernel_node_params(nul()).err(),
+                "hipGraphKernelNodeGetParams",
+            ),
+            (
+                query::memset_node_params(nul()).err(),
+                "hipGraphMemsetNodeGetParams",
+            ),
         ]
     };
     for (err, call) in answers {

@@ -33,6 +33,18 @@ fn a_memset_node_sets_host_memory() {
 }
 
 #[test]
+fn node_queries_report_what_each_node_does() {
+    let d = Device::get(0).unwrap();
+    let code = shadow::compile(
+        cases::CONSUME,
+        &[shadow::ShadowKernel("consume", b"rw\0", 100)],
+    );
+    let module = Module::load_data(&d, &code).unwrap();
+    cases::node_queries_report_what_each_node_does(&d, &module.function("consume").unwrap());
+    assert_no_reports();
+}
+
+#[test]
 fn a_removed_node_neither_runs_nor_orders() {
     let d = Device::get(0).unwrap();
     cases::a_removed_node_neither_runs_nor_orders(&d, &Stream::non_blocking(&d).unwrap());

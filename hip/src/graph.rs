@@ -77,10 +77,12 @@ use std::sync::Arc;
 mod capture;
 mod host_copy;
 pub(crate) mod host_node;
+mod node_params;
 mod topology;
 pub(crate) use capture::{merge_uses, Kept, Uses};
 pub use capture::{Capture, CaptureMode, CaptureStatus};
 pub use host_node::HostNodeHandle;
+pub use node_params::MemsetNodeParams;
 pub use topology::{GraphNodeKind, GraphTopology};
 
 /// How an executable graph is made ([`Graph::instantiate_with_flags`]): HIP's `hipGraphInstantiateFlags`.

@@ -254,7 +254,7 @@ pub use event::Event;
 pub use future::{Completion, PinnedCopy, ReadFuture};
 pub use graph::{
     Capture, CaptureMode, CaptureStatus, Graph, GraphExec, GraphInstantiateFlags, GraphNodeKind,
-    GraphTopology, HostNodeHandle,
+    GraphTopology, HostNodeHandle, MemsetNodeParams,
 };
 pub use graph_builder::{GraphBuilder, GraphNode};
 pub use host_fn::{HostFnHandle, HostFnState};

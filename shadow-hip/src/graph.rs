@@ -25,6 +25,8 @@ pub struct Node {
     pub(crate) event: Option<EventNode>,
     /// A child graph node's copy of its child's nodes, put in its place at each launch ([`flatten`]).
     pub(crate) child: Option<Arc<Vec<Node>>>,
+    /// What a kernel or memset node does, as `hipGraph*NodeGetParams` report it (graph_params.rs).
+    pub(crate) params: Option<crate::graph_params::NodeParams>,
 }
 
 /// What an event node does with its event at each launch.
@@ -54,6 +56,18 @@ pub(crate) fn graphs<R>(f: impl FnOnce(&mut Graphs) -> R) -> R {
 
 /// Queue on `sid`, or record a node if it is capturing.
 pub fn submit(rt: &mut Rt, sid: usize, call: &str, ty: sys::hipGraphNodeType, action: Action) {
+    submit_with(rt, sid, call, ty, action, None)
+}
+
+/// [`submit`], a captured node reporting `params` (`hipGraph*NodeGetParams`).
+pub fn submit_with(
+    rt: &mut Rt,
+    sid: usize,
+    call: &str,
+    ty: sys::hipGraphNodeType,
+    action: Action,
+    params: Option<crate::graph_params::NodeParams>,
+) {
     if let Some(cap) = rt.streams.get_mut(&sid).and_then(|s| s.capture.as_mut()) {
         let idx = graphs(|g| {
             let nodes = g.building.entry(cap.graph).or_default();
@@ -64,6 +78,7 @@ pub fn submit(rt: &mut Rt, sid: usize, call: &str, ty: sys::hipGraphNodeType, ac
                 action,
                 event: None,
                 child: None,
+                params,
             });
             nodes.len() - 1
         });
@@ -355,6 +370,7 @@ pub fn add_node(
             action,
             event,
             child: None,
+            params: None,
         });
         Ok((graph * NODE_SPAN + nodes.len()) as sys::hipGraphNode_t)
     })
@@ -414,8 +430,8 @@ pub(crate) fn flatten(nodes: &[Node]) -> Vec<Node> {
     out
 }
 
-/// Make node `node` of `graph` (just added as a child graph node) replay `child`'s nodes.
-pub fn set_child(graph: usize, node: sys::hipGraphNode_t, child: Arc<Vec<Node>>) {
+/// Change node `node` of `graph` (just added): a child graph node's nodes, a node's parameters.
+pub fn update_node(graph: usize, node: sys::hipGraphNode_t, update: impl FnOnce(&mut Node)) {
     let idx = (node as usize % NODE_SPAN).wrapping_sub(1);
     graphs(|g| {
         if let Some(n) = g
@@ -423,7 +439,7 @@ pub fn set_child(graph: usize, node: sys::hipGraphNode_t, child: Arc<Vec<Node>>)
             .get_mut(&graph)
             .and_then(|nodes| Arc::make_mut(nodes).get_mut(idx))
         {
-            n.child = Some(child);
+            update(n);
         }
     })
 }

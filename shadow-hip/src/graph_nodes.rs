@@ -3,8 +3,9 @@
 //! and replays like a captured one (graph.rs).
 
 use crate::graph::{
-    add_node, create, nodes_of, set_child, set_exec_child, set_exec_node, EventNode,
+    add_node, create, nodes_of, set_exec_child, set_exec_node, update_node, EventNode,
 };
+use crate::graph_params::NodeParams;
 use crate::kernels::kernel_action;
 use crate::memory::{self, Shape};
 use crate::streams::Action;
@@ -116,18 +117,17 @@ pub unsafe extern "C" fn hipGraphAddMemsetNode(
     n: usize,
     params: *const sys::hipMemsetParams,
 ) -> Status {
-    let Some(act) = params.as_ref().and_then(memset_action) else {
+    let Some((p, act)) = params.as_ref().and_then(|p| Some((p, memset_action(p)?))) else {
         return INVALID_VALUE;
     };
-    add(
-        out,
-        graph,
-        d,
-        n,
-        sys::hipGraphNodeTypeMemset,
-        "hipGraphAddMemsetNode".into(),
-        act,
-    )
+    let call = "hipGraphAddMemsetNode".into();
+    let status = add(out, graph, d, n, sys::hipGraphNodeTypeMemset, call, act);
+    if status == SUCCESS {
+        update_node(graph as usize, *out, |node| {
+            node.params = Some(NodeParams::memset(p))
+        });
+    }
+    status
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -192,7 +192,18 @@ pub unsafe extern "C" fn hipGraphAddKernelNode(
         return sys::hipErrorInvalidDeviceFunction;
     };
     let call = format!("hipGraphAddKernelNode({name})");
-    add(out, graph, d, n, sys::hipGraphNodeTypeKernel, call, act)
+    let status = add(out, graph, d, n, sys::hipGraphNodeTypeKernel, call, act);
+    if status == SUCCESS {
+        update_node(graph as usize, *out, |node| {
+            node.params = Some(NodeParams::kernel(
+                p.func as usize,
+                p.gridDim,
+                p.blockDim,
+                p.sharedMemBytes,
+            ))
+        });
+    }
+    status
 }
 
 #[no_mangle]
@@ -292,7 +303,7 @@ pub unsafe extern "C" fn hipGraphAddChildGraphNode(
     let call = "hipGraphAddChildGraphNode".into();
     let status = add(out, graph, d, n, sys::hipGraphNodeTypeGraph, call, noop);
     if status == SUCCESS {
-        set_child(graph as usize, *out, nodes);
+        update_node(graph as usize, *out, |node| node.child = Some(nodes));
     }
     status
 }

@@ -150,6 +150,7 @@ pub unsafe extern "C" fn hipGraphDestroyNode(node: sys::hipGraphNode_t) -> Statu
             action: noop,
             event: None,
             child: None,
+            params: None,
         };
         for n in nodes.iter_mut() {
             n.deps.retain(|&d| d != idx);

@@ -3,6 +3,7 @@
 
 use crate::clock::Clock;
 use crate::detector::Kind;
+use crate::graph_params::NodeParams;
 use crate::memory::{self, find};
 use crate::streams::{self, lock, rt, Action};
 use crate::{Status, INVALID_HANDLE, INVALID_VALUE, SUCCESS};
@@ -165,18 +166,23 @@ pub unsafe extern "C" fn hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithF
 #[no_mangle]
 pub unsafe extern "C" fn hipModuleLaunchKernel(
     f: sys::hipFunction_t,
-    _gx: c_uint,
-    _gy: c_uint,
-    _gz: c_uint,
-    _bx: c_uint,
-    _by: c_uint,
-    _bz: c_uint,
-    _shared: c_uint,
+    gx: c_uint,
+    gy: c_uint,
+    gz: c_uint,
+    bx: c_uint,
+    by: c_uint,
+    bz: c_uint,
+    shared: c_uint,
     s: sys::hipStream_t,
     params: *mut *mut c_void,
     _extra: *mut *mut c_void,
 ) -> Status {
-    launch("hipModuleLaunchKernel", f, s, params)
+    let config = NodeParams::kernel(f as usize, dim3(gx, gy, gz), dim3(bx, by, bz), shared);
+    launch("hipModuleLaunchKernel", f, s, params, config)
+}
+
+fn dim3(x: c_uint, y: c_uint, z: c_uint) -> sys::dim3 {
+    sys::dim3 { x, y, z }
 }
 
 /// A cooperative launch (HIP >= 5.7 declares it): as `hipModuleLaunchKernel` for ordering and the race
@@ -185,17 +191,18 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
 #[no_mangle]
 pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
     f: sys::hipFunction_t,
-    _gx: c_uint,
-    _gy: c_uint,
-    _gz: c_uint,
-    _bx: c_uint,
-    _by: c_uint,
-    _bz: c_uint,
-    _shared: c_uint,
+    gx: c_uint,
+    gy: c_uint,
+    gz: c_uint,
+    bx: c_uint,
+    by: c_uint,
+    bz: c_uint,
+    shared: c_uint,
     s: sys::hipStream_t,
     params: *mut *mut c_void,
 ) -> Status {
-    launch("hipModuleLaunchCooperativeKernel", f, s, params)
+    let config = NodeParams::kernel(f as usize, dim3(gx, gy, gz), dim3(bx, by, bz), shared);
+    launch("hipModuleLaunchCooperativeKernel", f, s, params, config)
 }
 
 /// A kernel launch named `what`: its declared reads and writes logged on `s` after the kernel's duration.
@@ -204,6 +211,7 @@ unsafe fn launch(
     f: sys::hipFunction_t,
     s: sys::hipStream_t,
     params: *mut *mut c_void,
+    config: NodeParams,
 ) -> Status {
     let Some((name, act)) = kernel_action(f, params) else {
         return INVALID_HANDLE;
@@ -214,12 +222,13 @@ unsafe fn launch(
         return INVALID_HANDLE;
     }
     let call = format!("{what}({name})");
-    crate::graph::submit(
+    crate::graph::submit_with(
         rt,
         streams::key(s as usize),
         &call,
         sys::hipGraphNodeTypeKernel,
         act,
+        Some(config),
     );
     SUCCESS
 }

@@ -11,6 +11,7 @@ mod device;
 mod events;
 mod graph;
 mod graph_nodes;
+mod graph_params;
 mod graph_query;
 mod ipc;
 mod kernels;

@@ -280,7 +280,15 @@ unsafe fn fill(
         return INVALID_HANDLE;
     }
     let act = memory::fill_action(dst as usize, value, size, count);
-    crate::graph::submit(rt, sid, call, sys::hipGraphNodeTypeMemset, act);
+    let params = crate::graph_params::NodeParams::fill(dst as usize, value, size, count);
+    crate::graph::submit_with(
+        rt,
+        sid,
+        call,
+        sys::hipGraphNodeTypeMemset,
+        act,
+        Some(params),
+    );
     SUCCESS
 }
 

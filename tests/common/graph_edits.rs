@@ -395,3 +395,105 @@ pub fn a_memset_node_sets_host_memory(d: &Device, other: &Stream) {
     refused(exec.launch(&s).unwrap_err(), "borrow");
     assert_all(&held, 2, "after the refused launch");
 }
+
+/// A kernel `consume(const unsigned* x, unsigned* y, unsigned n)` (`y[i] = x[i]` for `i < n`), for
+/// [`node_queries_report_what_each_node_does`].
+pub const CONSUME: &str = r#"
+extern "C" __global__ void consume(const unsigned int* x, unsigned int* y, unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i];
+}
+"#;
+
+/// `Graph::kernel_node_config` and `memset_node_params` of built and of captured nodes (`consume`:
+/// [`CONSUME`]): the configuration and the destination, width and value given, a node of the other
+/// kind and a node past the end refused, naming what they are; an executable graph's node update
+/// leaves the graph's node as it was.
+pub fn node_queries_report_what_each_node_does(d: &Device, consume: &hip::Function) {
+    use hip::prelude::LaunchArgs;
+    let mut x = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let n = N as u32;
+    let config = LaunchConfig {
+        grid: (n / 256, 2).into(),
+        block: (128, 2).into(),
+        shared_mem_bytes: 64,
+    };
+    let mut b = GraphBuilder::new(d).unwrap();
+    let fill = b.memset(&[], &mut x, 0xabcd_1234u32).unwrap();
+    // SAFETY: consume reads x[..n] and writes y[..n] (the grid's y copies write the same values).
+    let kernel = unsafe {
+        b.kernel(
+            &[fill],
+            consume,
+            &config,
+            LaunchArgs::new().arg(&x).arg_mut(&mut y).arg(&n),
+        )
+    }
+    .unwrap();
+    let graph = b.build().unwrap();
+    let t = graph.topology().unwrap();
+    let (f, k) = (t.position(&fill).unwrap(), t.position(&kernel).unwrap());
+    let want = hip::MemsetNodeParams {
+        address: x.device_ptr() as usize,
+        element_size: 4,
+        value: 0xabcd_1234,
+        width: N,
+        height: 1,
+        pitch: 0,
+    };
+    let got = graph.memset_node_params(f).unwrap();
+    assert!(got.pitch == 0 || got.pitch == N * 4, "{got:?}");
+    assert_eq!(hip::MemsetNodeParams { pitch: 0, ..got }, want);
+    assert_eq!(graph.kernel_node_config(k).unwrap(), config);
+    refused(graph.memset_node_params(k).unwrap_err(), "Kernel node");
+    refused(graph.kernel_node_config(f).unwrap_err(), "Memset node");
+    refused(graph.kernel_node_config(t.len()).unwrap_err(), "2 nodes");
+
+    let mut exec = graph.instantiate().unwrap();
+    let other = LaunchConfig::for_num_elems(n);
+    // SAFETY: as above, with one thread per element.
+    unsafe {
+        exec.set_kernel_node_params(
+            &graph,
+            kernel,
+            consume,
+            &other,
+            LaunchArgs::new().arg(&x).arg_mut(&mut y).arg(&n),
+        )
+    }
+    .unwrap();
+    assert_eq!(
+        graph.kernel_node_config(k).unwrap(),
+        config,
+        "the graph's node as built"
+    );
+
+    let s = Stream::non_blocking(d).unwrap();
+    let capture = s.begin_capture(hip::CaptureMode::ThreadLocal).unwrap();
+    capture.stream().fill_async(&mut y, 5u32).unwrap();
+    // SAFETY: as above.
+    unsafe {
+        consume.launch(
+            capture.stream(),
+            &config,
+            LaunchArgs::new().arg(&y).arg_mut(&mut x).arg(&n),
+        )
+    }
+    .unwrap();
+    let captured = capture.end().unwrap();
+    let t = captured.topology().unwrap();
+    let at = |kind| t.kinds().iter().position(|&x| x == kind).unwrap();
+    let got = captured.memset_node_params(at(K::Memset)).unwrap();
+    assert_eq!(
+        (
+            got.address,
+            got.element_size,
+            got.value,
+            got.width,
+            got.height
+        ),
+        (y.device_ptr() as usize, 4, 5, N, 1)
+    );
+    assert_eq!(captured.kernel_node_config(at(K::Kernel)).unwrap(), config);
+}

@@ -1,5 +1,6 @@
 //! A graph's shape and its changes after the fact: edges, root nodes, removing a node, cloning
-//! (`hipGraphGetEdges`, `hipGraphGetRootNodes`, `hipGraphDestroyNode`, `hipGraphClone`).
+//! (`hipGraphGetEdges`, `hipGraphGetRootNodes`, `hipGraphDestroyNode`, `hipGraphClone`), and what a
+//! node does (`hipGraphKernelNodeGetParams`, `hipGraphMemsetNodeGetParams`).
 //!
 //! On HIP's NVIDIA platform these are the mappings hip-sys adds in `nvidia_graph.h`.
 
@@ -105,4 +106,32 @@ pub unsafe fn graph_edit_dependencies(
             sys::hipGraphRemoveDependencies(graph, from.as_ptr(), to.as_ptr(), edges.len())
         })
     }
+}
+
+/// `hipGraphKernelNodeGetParams`: what kernel node `node` launches, and how.
+///
+/// # Safety
+/// `node` is a live kernel node of a live graph (AMD's HIP reads it as one).
+pub unsafe fn kernel_node_params(node: sys::hipGraphNode_t) -> Result<sys::hipKernelNodeParams> {
+    // SAFETY: plain C data (dimensions, sizes, null pointers), all-zero valid.
+    let mut p: sys::hipKernelNodeParams = unsafe { std::mem::zeroed() };
+    // SAFETY: the caller's contract; `p` is a live local HIP writes to.
+    check("hipGraphKernelNodeGetParams", unsafe {
+        sys::hipGraphKernelNodeGetParams(node, &mut p)
+    })?;
+    Ok(p)
+}
+
+/// `hipGraphMemsetNodeGetParams`: what memset node `node` sets, and to what.
+///
+/// # Safety
+/// `node` is a live memset node of a live graph (AMD's HIP reads it as one).
+pub unsafe fn memset_node_params(node: sys::hipGraphNode_t) -> Result<sys::hipMemsetParams> {
+    // SAFETY: plain C data, all-zero valid.
+    let mut p: sys::hipMemsetParams = unsafe { std::mem::zeroed() };
+    // SAFETY: the caller's contract; `p` is a live local HIP writes to.
+    check("hipGraphMemsetNodeGetParams", unsafe {
+        sys::hipGraphMemsetNodeGetParams(node, &mut p)
+    })?;
+    Ok(p)
 }
