@@ -65,7 +65,7 @@ unset HIP_RS_SHADOW_DROP_WAITS
 feature=(--workspace --features dynamic-loading,shadow --target-dir "$t")
 shadow_tests=(--test shadow_ordering --test shadow_kernels --test shadow_typed_kernels --test shadow_threads --test shadow_futures --test shadow_registered
     --test shadow_knowledge --test shadow_multi --test shadow_event_race --test shadow_holes --test shadow_mutation
-    --test shadow_pools --test shadow_runtime_families --test shadow_ipc --test shadow_cooperative --test shadow_graph_builder --test shadow_graph_edits
+    --test shadow_pools --test shadow_runtime_families --test shadow_ipc --test shadow_pool_share --test shadow_cooperative --test shadow_graph_builder --test shadow_graph_edits
     --test shadow_virtual_memory --test shadow_textures)
 cargo clippy -q "${feature[@]}" "${shadow_tests[@]}" -- -D warnings
 cargo test -q "${feature[@]}" "${shadow_tests[@]}" --no-run

@@ -18,6 +18,7 @@ mod kernels;
 mod memory;
 mod memory_api;
 mod nccl;
+mod pool_share;
 mod pools;
 mod runtime_info;
 mod shadow;

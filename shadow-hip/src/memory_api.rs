@@ -135,6 +135,9 @@ pub unsafe extern "C" fn hipFreeAsync(p: *mut c_void, s: sys::hipStream_t) -> St
         Some(true) => return sys::hipErrorNotSupported,
         Some(false) => {}
     }
+    if let Some(status) = crate::pool_share::free_import(rt, p as usize, sid) {
+        return status;
+    }
     if !memory::is_live_base(p as usize) {
         return INVALID_VALUE;
     }

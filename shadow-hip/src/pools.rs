@@ -23,6 +23,8 @@ struct Pools {
     used: HashMap<usize, (u64, u64)>,
     /// Live stream-ordered allocations: their pool and size.
     of_ptr: HashMap<usize, (usize, u64)>,
+    /// Pools of one's own made exportable as a file descriptor (`handleTypes` 1: pool_share.rs).
+    shareable: std::collections::HashSet<usize>,
 }
 
 static POOLS: Mutex<Option<Pools>> = Mutex::new(None);
@@ -68,6 +70,16 @@ pub(crate) fn allocated(pool: usize, ptr: usize, bytes: u64) {
     });
 }
 
+/// Whether `pool` is a live pool of one's own made exportable.
+pub(crate) fn is_shareable(pool: usize) -> bool {
+    pools(|p| p.shareable.contains(&pool))
+}
+
+/// The pool a live stream-ordered allocation at `ptr` (its base) came from.
+pub(crate) fn pool_of(ptr: usize) -> Option<usize> {
+    pools(|p| p.of_ptr.get(&ptr).map(|&(pool, _)| pool))
+}
+
 pub(crate) fn freed(ptr: usize) {
     pools(|p| {
         if let Some((pool, bytes)) = p.of_ptr.remove(&ptr) {
@@ -104,10 +116,14 @@ pub unsafe extern "C" fn hipMemPoolCreate(
     {
         return INVALID_VALUE;
     }
+    let shareable = props.handleTypes == 1; // hipMemHandleTypePosixFileDescriptor
     let h = pools(|p| {
         p.next += 1;
         let h = 0x9000_0000 + p.next * 0x10;
         p.own.insert(h, d);
+        if shareable {
+            p.shareable.insert(h);
+        }
         h
     });
     *pool = h as sys::hipMemPool_t;
@@ -119,8 +135,12 @@ pub unsafe extern "C" fn hipMemPoolCreate(
 #[no_mangle]
 pub unsafe extern "C" fn hipMemPoolDestroy(pool: sys::hipMemPool_t) -> Status {
     let h = pool as usize;
+    if let Some(status) = crate::pool_share::destroy_imported(h) {
+        return status;
+    }
     let current_of = pools(|p| {
         p.own.remove(&h)?;
+        p.shareable.remove(&h);
         Some(p.current.iter().find(|(_, c)| **c == h).map(|(d, _)| *d))
     });
     match current_of {
