@@ -620,3 +620,8 @@ fn graph_3d_copy_nodes_replay_through_an_array() {
         );
     }
 }
+
+#[test]
+fn pinned_host_sides_of_array_copies() {
+    common::array_host_copy::pinned_host_sides_of_array_copies(&device());
+}

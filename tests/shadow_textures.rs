@@ -7,6 +7,8 @@
 //! a surface's array) for its declared time.
 #![cfg(feature = "shadow")]
 
+#[path = "common/array_host_copy.rs"]
+mod array_host_copy;
 mod shadow;
 #[path = "common/textures.rs"]
 mod textures;
@@ -403,5 +405,11 @@ fn graph_3d_copy_nodes_replay_in_order_against_another_stream() {
         assert_eq!(got[yz * op + x], *want, "updated node, element {i}");
     }
     drop(exec);
+    assert_no_reports();
+}
+
+#[test]
+fn pinned_host_sides_of_array_copies() {
+    array_host_copy::pinned_host_sides_of_array_copies(&device());
     assert_no_reports();
 }

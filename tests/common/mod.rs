@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod array_host_copy;
 pub mod bundle;
 pub mod child;
 pub mod cooperative;

@@ -274,7 +274,7 @@ pub(crate) fn params_3d<T: DeviceCopy>(
 }
 
 /// A 2-D array region: refused on a 3-D array, or past the extent.
-fn check_array_2d<T: ChannelFormat>(
+pub(super) fn check_array_2d<T: ChannelFormat>(
     what: &'static str,
     a: &Array<T>,
     at: (usize, usize),

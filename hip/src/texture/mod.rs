@@ -27,6 +27,7 @@
 mod array;
 pub(crate) mod copy;
 mod format;
+mod host_copy;
 mod object;
 mod surface;
 #[cfg(test)]
