@@ -625,3 +625,50 @@ fn graph_3d_copy_nodes_replay_through_an_array() {
 fn pinned_host_sides_of_array_copies() {
     common::array_host_copy::pinned_host_sides_of_array_copies(&device());
 }
+
+/// Layered arrays (`ArrayFlags::LAYERED`, hip-tests' layered texture cases): a 2-D array of 3 layers and
+/// a 1-D array of 4, filled and read back by 3-D copies (the layers as slices), then read layer by
+/// layer through a texture (`tex2DLayered`, `tex1DLayered`).
+#[test]
+fn layered_arrays_copy_by_layer_and_fetch_each_layer() {
+    let d = device();
+    let (m, s) = (module(&d), Stream::new(&d).unwrap());
+    for (w, h, layers) in [(9usize, 5usize, 3usize), (11, 0, 4)] {
+        let rows = h.max(1);
+        let vol = image(w * rows, layers);
+        let mut src = PitchedBuffer::<f32>::zeroed_3d(&d, w, rows, layers).unwrap();
+        let packed = DeviceBuffer::from_slice(&d, &vol).unwrap();
+        let pitch = src.pitch_bytes();
+        s.copy_2d_async(&packed, w * 4, &mut src, pitch, w, rows * layers)
+            .unwrap();
+        let mut a =
+            Array::<f32>::zeroed(&d, Extent::new(w, h, layers), ArrayFlags::LAYERED).unwrap();
+        s.copy_3d_async(&src, [0; 3], &mut a, [0; 3], [w, rows, layers])
+            .unwrap();
+        let mut back = PitchedBuffer::<f32>::zeroed_3d(&d, w, rows, layers).unwrap();
+        s.copy_3d_async(&a, [0; 3], &mut back, [0; 3], [w, rows, layers])
+            .unwrap();
+        let (got, bp) = (back.to_vec().unwrap(), back.pitch());
+        for (i, want) in vol.iter().enumerate() {
+            let (x, r) = (i % w, i / w);
+            assert_eq!(got[r * bp + x], *want, "{w}x{h}x{layers}: element {i}");
+        }
+        let t = TextureObject::from_array(&a, &TextureDesc::default()).unwrap();
+        let mut out = DeviceBuffer::<f32>::zeroed(&d, w * rows * layers).unwrap();
+        let (wu, hu, lu) = (w as u32, rows as u32, layers as u32);
+        let mut args = LaunchArgs::new();
+        args.arg(&t).arg_mut(&mut out).arg(&wu);
+        let f = if h == 0 {
+            args.arg(&lu);
+            m.function("fetch1d_layered").unwrap()
+        } else {
+            args.arg(&hu).arg(&lu);
+            m.function("fetch2d_layered").unwrap()
+        };
+        let n = wu * hu * lu;
+        // SAFETY: (texture, float*, unsigned...) as fetch1d_layered / fetch2d_layered take them; each
+        // writes out[..w*rows*layers].
+        unsafe { f.launch(&s, &LaunchConfig::for_num_elems(n), &mut args) }.unwrap();
+        assert_eq!(out.to_vec().unwrap(), vol, "{w}x{h}x{layers}: fetched");
+    }
+}

@@ -413,3 +413,36 @@ fn pinned_host_sides_of_array_copies() {
     array_host_copy::pinned_host_sides_of_array_copies(&device());
     assert_no_reports();
 }
+
+/// A layered array (`ArrayFlags::LAYERED`) filled by a 3-D copy on one stream and read back by another
+/// on a second stream: ordered like any array's copies, values moved layer by layer.
+#[test]
+fn layered_arrays_copy_by_layer_on_two_streams() {
+    let d = device();
+    let (a, b) = (Stream::new(&d).unwrap(), Stream::new(&d).unwrap());
+    for (w, h, layers) in [(9usize, 5usize, 3usize), (11, 0, 4)] {
+        let rows = h.max(1);
+        let vol: Vec<f32> = (0..w * rows * layers).map(|i| i as f32 * 0.5).collect();
+        let mut src = PitchedBuffer::<f32>::zeroed_3d(&d, w, rows, layers).unwrap();
+        let packed = DeviceBuffer::from_slice(&d, &vol).unwrap();
+        let pitch = src.pitch_bytes();
+        a.copy_2d_async(&packed, w * 4, &mut src, pitch, w, rows * layers)
+            .unwrap();
+        let mut arr =
+            Array::<f32>::zeroed(&d, Extent::new(w, h, layers), ArrayFlags::LAYERED).unwrap();
+        a.copy_3d_async(&src, [0; 3], &mut arr, [0; 3], [w, rows, layers])
+            .unwrap();
+        let mut back = PitchedBuffer::<f32>::zeroed_3d(&d, w, rows, layers).unwrap();
+        b.copy_3d_async(&arr, [0; 3], &mut back, [0; 3], [w, rows, layers])
+            .unwrap();
+        let (got, bp) = (back.to_vec().unwrap(), back.pitch());
+        for i in 0..w * rows * layers {
+            assert_eq!(
+                got[(i / w) * bp + i % w],
+                vol[i],
+                "{w}x{h}x{layers}: element {i}"
+            );
+        }
+    }
+    assert_no_reports();
+}

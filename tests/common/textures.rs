@@ -1,8 +1,8 @@
 //! The texture and surface kernels of tests/gpu_textures.rs, also compiled offline by
 //! tests/textures_absent.rs (HIPRTC on AMD; NVRTC on NVIDIA, where the object types are CUDA's).
 
-/// `fetch2d`, `fetch1d`, `fetch_linear`, `fetch3d` (texture reads), `paint` and `repaint` (surface
-/// writes, and a read then a write).
+/// `fetch2d`, `fetch1d`, `fetch_linear`, `fetch3d`, `fetch2d_layered`, `fetch1d_layered` (texture reads),
+/// `paint` and `repaint` (surface writes, and a read then a write).
 pub const KERNELS: &str = r#"
 #ifdef __CUDACC_RTC__
 typedef cudaTextureObject_t tex_t;
@@ -30,6 +30,17 @@ extern "C" __global__ void fetch3d(tex_t t, float* out, unsigned w, unsigned h, 
         unsigned x = i % w, y = (i / w) % h, z = i / (w * h);
         out[i] = tex3D<float>(t, x + 0.5f, y + 0.5f, z + 0.5f);
     }
+}
+extern "C" __global__ void fetch2d_layered(tex_t t, float* out, unsigned w, unsigned h, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < w * h * n) {
+        unsigned x = i % w, y = (i / w) % h, l = i / (w * h);
+        out[i] = tex2DLayered<float>(t, x + 0.5f, y + 0.5f, (int)l);
+    }
+}
+extern "C" __global__ void fetch1d_layered(tex_t t, float* out, unsigned w, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < w * n) out[i] = tex1DLayered<float>(t, i % w + 0.5f, (int)(i / w));
 }
 extern "C" __global__ void paint(surf_t s, unsigned w, unsigned h) {
     unsigned x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;

@@ -58,7 +58,14 @@ impl Extent {
     }
 }
 
-/// How an array may be used (`hipArrayDefault`, `hipArraySurfaceLoadStore`).
+/// How an array may be used (`hipArrayDefault`, `hipArraySurfaceLoadStore`, `hipArrayLayered`); combine
+/// with `|`.
+///
+/// ```
+/// use hip::texture::ArrayFlags;
+/// let f = ArrayFlags::LAYERED | ArrayFlags::SURFACE_LOAD_STORE;
+/// assert!(f.contains(ArrayFlags::LAYERED) && !ArrayFlags::DEFAULT.contains(ArrayFlags::LAYERED));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct ArrayFlags(u32);
 
@@ -67,10 +74,26 @@ impl ArrayFlags {
     pub const DEFAULT: ArrayFlags = ArrayFlags(0);
     /// Also read and written by kernels through surface objects ([`super::SurfaceObject`]).
     pub const SURFACE_LOAD_STORE: ArrayFlags = ArrayFlags(sys::hipArraySurfaceLoadStore);
+    /// A layered array: `extent.depth` layers of a 1-D (`height` 0) or 2-D array, read by kernels one
+    /// layer at a time (`tex1DLayered`, `tex2DLayered`); filled and read by
+    /// [`Stream::copy_3d_async`](crate::Stream::copy_3d_async), the layers as its slices.
+    pub const LAYERED: ArrayFlags = ArrayFlags(sys::hipArrayLayered);
 
     /// The flags as HIP takes them.
     pub fn bits(self) -> u32 {
         self.0
+    }
+
+    /// Whether every flag of `other` is set here.
+    pub fn contains(self, other: ArrayFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl std::ops::BitOr for ArrayFlags {
+    type Output = ArrayFlags;
+    fn bitor(self, other: ArrayFlags) -> ArrayFlags {
+        ArrayFlags(self.0 | other.0)
     }
 }
 
@@ -101,12 +124,12 @@ pub struct Array<T: ChannelFormat> {
 impl<T: ChannelFormat> Array<T> {
     /// A zero-filled array: allocated, then a copy from a zeroed device buffer on the device's null
     /// stream (ordered before every later use). `extent.depth` 0 allocates with `hipMallocArray`,
-    /// otherwise with `hipMalloc3DArray`.
+    /// otherwise (and for a layered array) with `hipMalloc3DArray`.
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] (before any HIP call) for a zero width, a depth without a height, or a
-    /// size that overflows; what HIP returns for making the device current, the allocation and the
+    /// [`Error::InvalidArgument`] (before any HIP call) for a zero width, a depth without a height (unless
+    /// layered), a layered array without a depth, or a size that overflows; what HIP returns for making the device current, the allocation and the
     /// zeroing copy.
     ///
     /// ```no_run
@@ -123,7 +146,7 @@ impl<T: ChannelFormat> Array<T> {
         let mut a = unsafe { Self::uninit(device, extent, flags)? };
         let null = device.default_stream();
         let (w, h, d) = (extent.width, extent.rows(), extent.slices());
-        if extent.depth == 0 {
+        if extent.depth == 0 && !flags.contains(ArrayFlags::LAYERED) {
             let zeros = DeviceBuffer::<T>::zeroed(device, w * h)?;
             null.copy_2d_to_array_async(&zeros, w * size_of::<T>(), &mut a, (0, 0), w, h)?;
         } else {
@@ -151,10 +174,10 @@ impl<T: ChannelFormat> Array<T> {
     /// # Ok(()) }
     /// ```
     pub unsafe fn uninit(device: &Device, extent: Extent, flags: ArrayFlags) -> Result<Self> {
-        check_extent::<T>(extent)?;
+        check_extent::<T>(extent, flags)?;
         let desc = T::DESC.raw();
         device.bind()?;
-        let raw = if extent.depth == 0 {
+        let raw = if extent.depth == 0 && !flags.contains(ArrayFlags::LAYERED) {
             result::texture::malloc_array(&desc, extent.width, extent.height, flags.bits())?
         } else {
             let e = sys::hipExtent {
@@ -227,7 +250,7 @@ impl<T: ChannelFormat> Array<T> {
 }
 
 /// Refuse an extent HIP cannot hold, before any call: [`Error::InvalidArgument`] naming what is wrong.
-pub(crate) fn check_extent<T>(e: Extent) -> Result<()> {
+pub(crate) fn check_extent<T>(e: Extent, flags: ArrayFlags) -> Result<()> {
     let refuse = |reason: &str| Error::InvalidArgument {
         what: "array extent",
         value: format!(
@@ -242,9 +265,16 @@ pub(crate) fn check_extent<T>(e: Extent) -> Result<()> {
     if e.width == 0 {
         return Err(refuse("an array needs a width of at least 1"));
     }
-    if e.height == 0 && e.depth != 0 {
+    if flags.contains(ArrayFlags::LAYERED) {
+        if e.depth == 0 {
+            return Err(refuse(
+                "a layered array needs a depth of at least 1 (its number of layers)",
+            ));
+        }
+    } else if e.height == 0 && e.depth != 0 {
         return Err(refuse(
-            "a 3-D array needs a height (height 0 means a 1-D array)",
+            "a 3-D array needs a height (height 0 means a 1-D array; a 1-D layered array takes \
+             ArrayFlags::LAYERED)",
         ));
     }
     e.elements()

@@ -282,6 +282,15 @@ pub(super) fn check_array_2d<T: ChannelFormat>(
     height: usize,
 ) -> Result<()> {
     let e = a.extent();
+    if a.flags().contains(super::ArrayFlags::LAYERED) {
+        return Err(Error::InvalidArgument {
+            what,
+            value: format!("a layered array of {} layers of extent {e:?}", e.depth),
+            reason: "2-D array copies take 1-D and 2-D arrays: copy layers with \
+                     Stream::copy_3d_async (the layers are its slices)"
+                .into(),
+        });
+    }
     if e.depth != 0 {
         return Err(Error::InvalidArgument {
             what,

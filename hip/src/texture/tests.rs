@@ -42,6 +42,35 @@ fn array_extents_are_refused_before_any_call() {
         let r = Array::<[u8; 4]>::zeroed(&d, e, ArrayFlags::SURFACE_LOAD_STORE);
         refused(r.unwrap_err(), "array extent", says);
     }
+    // Layered: the layers are the depth, a 1-D layered array has no height.
+    for (e, says) in [
+        (Extent::new(8, 4, 0), "number of layers"),
+        (Extent::new(8, 0, 0), "number of layers"),
+        (Extent::new(0, 0, 3), "width of at least 1"),
+        (Extent::new(usize::MAX, 0, 2), "overflow"),
+    ] {
+        // SAFETY: refused before anything is allocated.
+        let r = unsafe { Array::<f32>::uninit(&d, e, ArrayFlags::LAYERED) };
+        refused(r.unwrap_err(), "array extent", says);
+    }
+    let r = Array::<f32>::zeroed(&d, Extent::new(8, 0, 3), ArrayFlags::DEFAULT);
+    refused(r.unwrap_err(), "array extent", "ArrayFlags::LAYERED");
+}
+
+#[test]
+fn two_d_copies_refuse_layered_arrays() {
+    let d = device();
+    let s = Stream::default_for(&d);
+    let a = Array::<f32>::for_unit_tests(&d, Extent::new(8, 4, 3), ArrayFlags::LAYERED);
+    let mut out = DeviceBuffer::<f32>::for_unit_tests(&d, 8 * 4);
+    let err = s
+        .copy_2d_from_array_async(&a, (0, 0), &mut out, 8 * 4, 8, 4)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("a layered array of 3 layers"),
+        "{err}"
+    );
+    refused(err, "hipMemcpy2DFromArrayAsync source", "copy layers with");
 }
 
 #[test]
