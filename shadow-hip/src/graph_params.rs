@@ -1,9 +1,8 @@
 //! What a kernel or memset node does, as `hipGraphKernelNodeGetParams` and `hipGraphMemsetNodeGetParams`
-//! report it: kept with the node when it is added (graph_nodes.rs) or captured (kernels.rs,
-//! memory_api.rs). A kernel node reports no arguments (null `kernelParams`): the shadow keeps none.
+//! report it (graph_query.rs): kept with the node when it is added (graph_nodes.rs) or captured
+//! (kernels.rs, memory_api.rs). A kernel node reports no arguments (null `kernelParams`): the shadow
+//! keeps none.
 
-use crate::graph::{graphs, NODE_SPAN};
-use crate::{Status, INVALID_VALUE, SUCCESS};
 use hip_sys as sys;
 
 /// A node's parameters, as plain values (a node lives in a `static`).
@@ -57,74 +56,4 @@ impl NodeParams {
             pitch: 0,
         }
     }
-}
-
-/// The parameters of the node `node` names, if it has any.
-fn params_of(node: sys::hipGraphNode_t) -> Option<NodeParams> {
-    let (graph, idx) = (
-        node as usize / NODE_SPAN,
-        (node as usize % NODE_SPAN).wrapping_sub(1),
-    );
-    graphs(|g| g.graphs.get(&graph)?.get(idx)?.params)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn hipGraphKernelNodeGetParams(
-    node: sys::hipGraphNode_t,
-    out: *mut sys::hipKernelNodeParams,
-) -> Status {
-    let (
-        Some(NodeParams::Kernel {
-            func,
-            grid,
-            block,
-            shared,
-        }),
-        Some(out),
-    ) = (params_of(node), out.as_mut())
-    else {
-        return INVALID_VALUE;
-    };
-    let dim = |d: [u32; 3]| sys::dim3 {
-        x: d[0],
-        y: d[1],
-        z: d[2],
-    };
-    out.func = func as *mut std::ffi::c_void;
-    out.gridDim = dim(grid);
-    out.blockDim = dim(block);
-    out.sharedMemBytes = shared;
-    out.kernelParams = std::ptr::null_mut();
-    out.extra = std::ptr::null_mut();
-    SUCCESS
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn hipGraphMemsetNodeGetParams(
-    node: sys::hipGraphNode_t,
-    out: *mut sys::hipMemsetParams,
-) -> Status {
-    let (
-        Some(NodeParams::Memset {
-            dst,
-            element_size,
-            value,
-            width,
-            height,
-            pitch,
-        }),
-        Some(out),
-    ) = (params_of(node), out.as_mut())
-    else {
-        return INVALID_VALUE;
-    };
-    *out = sys::hipMemsetParams {
-        dst: dst as *mut std::ffi::c_void,
-        elementSize: element_size,
-        height,
-        pitch,
-        value,
-        width,
-    };
-    SUCCESS
 }

@@ -2,10 +2,12 @@
 //! (`hipGraphGetNodes`, `hipGraphNodeGetType`, `hipGraphGetEdges`, `hipGraphGetRootNodes`), removing a
 //! node (`hipGraphDestroyNode`), adding and removing edges (`hipGraphAddDependencies`,
 //! `hipGraphRemoveDependencies`: a graph is replayed in a topological order, graph.rs) and cloning
-//! (`hipGraphClone`). A removed node stays in its graph's list as a tombstone (handles are indices), of
-//! type [`REMOVED`]: listed nowhere, replayed as nothing.
+//! (`hipGraphClone`), and what a kernel or memset node does (`hipGraphKernelNodeGetParams`,
+//! `hipGraphMemsetNodeGetParams`). A removed node stays in its graph's list as a tombstone (handles are
+//! indices), of type [`REMOVED`]: listed nowhere, replayed as nothing.
 
 use crate::graph::{graphs, Node, NODE_SPAN, REMOVED};
+use crate::graph_params::NodeParams;
 use crate::streams::{self, Action};
 use crate::{Status, INVALID_VALUE, SUCCESS};
 use hip_sys as sys;
@@ -236,4 +238,71 @@ pub unsafe extern "C" fn hipGraphRemoveDependencies(
     n: usize,
 ) -> Status {
     edit_edges(graph, from, to, n, false)
+}
+
+/// The parameters of the node `node` names, if it has any.
+fn params_of(node: sys::hipGraphNode_t) -> Option<NodeParams> {
+    let (graph, idx) = split(node);
+    graphs(|g| g.graphs.get(&graph)?.get(idx)?.params)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphKernelNodeGetParams(
+    node: sys::hipGraphNode_t,
+    out: *mut sys::hipKernelNodeParams,
+) -> Status {
+    let (
+        Some(NodeParams::Kernel {
+            func,
+            grid,
+            block,
+            shared,
+        }),
+        Some(out),
+    ) = (params_of(node), out.as_mut())
+    else {
+        return INVALID_VALUE;
+    };
+    let dim = |d: [u32; 3]| sys::dim3 {
+        x: d[0],
+        y: d[1],
+        z: d[2],
+    };
+    out.func = func as *mut std::ffi::c_void;
+    out.gridDim = dim(grid);
+    out.blockDim = dim(block);
+    out.sharedMemBytes = shared;
+    out.kernelParams = std::ptr::null_mut();
+    out.extra = std::ptr::null_mut();
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphMemsetNodeGetParams(
+    node: sys::hipGraphNode_t,
+    out: *mut sys::hipMemsetParams,
+) -> Status {
+    let (
+        Some(NodeParams::Memset {
+            dst,
+            element_size,
+            value,
+            width,
+            height,
+            pitch,
+        }),
+        Some(out),
+    ) = (params_of(node), out.as_mut())
+    else {
+        return INVALID_VALUE;
+    };
+    *out = sys::hipMemsetParams {
+        dst: dst as *mut std::ffi::c_void,
+        elementSize: element_size,
+        height,
+        pitch,
+        value,
+        width,
+    };
+    SUCCESS
 }

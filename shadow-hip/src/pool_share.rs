@@ -202,18 +202,25 @@ pub(crate) fn free_import(rt: &mut Rt, ptr: usize, sid: usize) -> Option<Status>
     Some(SUCCESS)
 }
 
-/// For `hipMemPoolDestroy`: `Some` if `pool` is an imported pool (destroyed here); destroying one while
-/// pointers imported from it are not freed is reported.
-pub(crate) fn destroy_imported(pool: usize) -> Option<Status> {
+/// An imported pool is destroyed here (destroying one while pointers imported from it are not freed is
+/// reported); a pool of one's own by `pools::destroy_own`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemPoolDestroy(pool: sys::hipMemPool_t) -> Status {
+    let h = pool as usize;
     let open = shared(|s| {
-        s.imported.remove(&pool)?;
-        Some(s.open.keys().filter(|k| k.1 == pool).count())
-    })?;
-    if open > 0 {
-        crate::detector::report(format!(
-            "hipMemPoolDestroy of an imported pool with {open} buffer(s) imported from it not yet \
-             freed (hipFreeAsync)"
-        ));
+        s.imported.remove(&h)?;
+        Some(s.open.keys().filter(|k| k.1 == h).count())
+    });
+    match open {
+        None => crate::pools::destroy_own(h),
+        Some(open) => {
+            if open > 0 {
+                crate::detector::report(format!(
+                    "hipMemPoolDestroy of an imported pool with {open} buffer(s) imported from it not \
+                     yet freed (hipFreeAsync)"
+                ));
+            }
+            SUCCESS
+        }
     }
-    Some(SUCCESS)
 }

@@ -130,14 +130,10 @@ pub unsafe extern "C" fn hipMemPoolCreate(
     SUCCESS
 }
 
-/// A default pool, or one already destroyed, is refused. Destroying a device's current pool is reported:
-/// the device would go on allocating from it.
-#[no_mangle]
-pub unsafe extern "C" fn hipMemPoolDestroy(pool: sys::hipMemPool_t) -> Status {
-    let h = pool as usize;
-    if let Some(status) = crate::pool_share::destroy_imported(h) {
-        return status;
-    }
+/// Destroy pool `h` of one's own (`hipMemPoolDestroy`, pool_share.rs, which also destroys imported
+/// pools): a default pool, or one already destroyed, is refused. Destroying a device's current pool is
+/// reported: the device would go on allocating from it.
+pub(crate) fn destroy_own(h: usize) -> Status {
     let current_of = pools(|p| {
         p.own.remove(&h)?;
         p.shareable.remove(&h);
