@@ -76,7 +76,9 @@ for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
         print(m["executable"])')
-tests=$(echo "$bins" | grep -E '/shadow_(ordering|kernels|typed_kernels|threads|futures|registered|knowledge|multi|event_race|holes|pools|runtime_families|ipc|cooperative|graph_builder|graph_edits|virtual_memory|textures)-')
+# Every program of the list above but the mutation self-test, which runs on its own below.
+names=$(printf '%s\n' "${shadow_tests[@]}" | grep -vxE -- '--test|shadow_mutation' | paste -sd'|')
+tests=$(echo "$bins" | grep -E "/($names)-")
 mutation=$(echo "$bins" | grep '/shadow_mutation-')
 
 passed=0 failed=0
