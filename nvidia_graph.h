@@ -169,6 +169,10 @@ static inline hipError_t hipGraphMemsetNodeGetParams(hipGraphNode_t node, hipMem
     return hipCUDAErrorTohipError(cudaGraphMemsetNodeGetParams(node, params));
 }
 
+static inline hipError_t hipGraphChildGraphNodeGetGraph(hipGraphNode_t node, hipGraph_t* graph) {
+    return hipCUDAErrorTohipError(cudaGraphChildGraphNodeGetGraph(node, graph));
+}
+
 static inline hipError_t hipGraphAddMemcpyNode1D(hipGraphNode_t* node, hipGraph_t graph,
                                                  const hipGraphNode_t* deps, size_t count,
                                                  void* dst, const void* src, size_t bytes,

@@ -106,6 +106,10 @@ fn graph_calls_name_themselves_without_a_device() {
                 query::memset_node_params(nul()).err(),
                 "hipGraphMemsetNodeGetParams",
             ),
+            (
+                query::child_graph_of(nul()).err(),
+                "hipGraphChildGraphNodeGetGraph",
+            ),
         ]
     };
     for (err, call) in answers {

@@ -42,6 +42,9 @@ pub enum EventNode {
 #[derive(Default)]
 pub(crate) struct Graphs {
     pub(crate) graphs: HashMap<usize, Arc<Vec<Node>>>,
+    /// The graph handle each queried child graph node gives (`hipGraphChildGraphNodeGetGraph`,
+    /// graph_query.rs): node handle -> graph handle, owned by the node.
+    pub(crate) children: HashMap<usize, usize>,
     building: HashMap<usize, Vec<Node>>,
     execs: HashMap<usize, Arc<Vec<Node>>>,
 }

@@ -2,8 +2,8 @@
 //! (`hipGraphGetNodes`, `hipGraphNodeGetType`, `hipGraphGetEdges`, `hipGraphGetRootNodes`), removing a
 //! node (`hipGraphDestroyNode`), adding and removing edges (`hipGraphAddDependencies`,
 //! `hipGraphRemoveDependencies`: a graph is replayed in a topological order, graph.rs) and cloning
-//! (`hipGraphClone`), and what a kernel or memset node does (`hipGraphKernelNodeGetParams`,
-//! `hipGraphMemsetNodeGetParams`). A removed node stays in its graph's list as a tombstone (handles are
+//! (`hipGraphClone`), and what a kernel, memset or child graph node does (`hipGraphKernelNodeGetParams`,
+//! `hipGraphMemsetNodeGetParams`, `hipGraphChildGraphNodeGetGraph`). A removed node stays in its graph's list as a tombstone (handles are
 //! indices), of type [`REMOVED`]: listed nowhere, replayed as nothing.
 
 use crate::graph::{graphs, Node, NODE_SPAN, REMOVED};
@@ -305,4 +305,33 @@ pub unsafe extern "C" fn hipGraphMemsetNodeGetParams(
         width,
     };
     SUCCESS
+}
+
+/// The child's nodes as a graph of their own, one handle per node (made at the first query).
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphChildGraphNodeGetGraph(
+    node: sys::hipGraphNode_t,
+    out: *mut sys::hipGraph_t,
+) -> Status {
+    let Some(out) = out.as_mut() else {
+        return INVALID_VALUE;
+    };
+    let (graph, idx) = split(node);
+    let found = graphs(|g| {
+        let child = g.graphs.get(&graph)?.get(idx)?.child.clone()?;
+        if let Some(&h) = g.children.get(&(node as usize)) {
+            return Some(h);
+        }
+        let h = streams::new_handle();
+        g.graphs.insert(h, child);
+        g.children.insert(node as usize, h);
+        Some(h)
+    });
+    match found {
+        Some(h) => {
+            *out = h as sys::hipGraph_t;
+            SUCCESS
+        }
+        None => INVALID_VALUE,
+    }
 }

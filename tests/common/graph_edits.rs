@@ -431,9 +431,27 @@ pub fn node_queries_report_what_each_node_does(d: &Device, consume: &hip::Functi
         )
     }
     .unwrap();
+    // A child graph: a fill of z, then a copy of z into w.
+    let mut z = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut w = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut c = GraphBuilder::new(d).unwrap();
+    let cf = c.memset(&[], &mut z, 3u32).unwrap();
+    c.copy(&[cf], &mut w, &z).unwrap();
+    let sub = b.child(&[kernel], &c.build().unwrap()).unwrap();
     let graph = b.build().unwrap();
     let t = graph.topology().unwrap();
     let (f, k) = (t.position(&fill).unwrap(), t.position(&kernel).unwrap());
+    let inner = graph
+        .child_graph_topology(t.position(&sub).unwrap())
+        .unwrap();
+    assert_eq!(inner.len(), 2);
+    assert_eq!((inner.count(K::Memset), inner.count(K::Memcpy)), (1, 1));
+    let (m, cp) = (
+        inner.kinds().iter().position(|&x| x == K::Memset).unwrap(),
+        inner.kinds().iter().position(|&x| x == K::Memcpy).unwrap(),
+    );
+    assert_eq!((inner.edges(), inner.roots()), (&[(m, cp)][..], &[m][..]));
+    refused(graph.child_graph_topology(k).unwrap_err(), "Kernel node");
     let want = hip::MemsetNodeParams {
         address: x.device_ptr() as usize,
         element_size: 4,
@@ -448,7 +466,7 @@ pub fn node_queries_report_what_each_node_does(d: &Device, consume: &hip::Functi
     assert_eq!(graph.kernel_node_config(k).unwrap(), config);
     refused(graph.memset_node_params(k).unwrap_err(), "Kernel node");
     refused(graph.kernel_node_config(f).unwrap_err(), "Memset node");
-    refused(graph.kernel_node_config(t.len()).unwrap_err(), "2 nodes");
+    refused(graph.kernel_node_config(t.len()).unwrap_err(), "3 nodes");
 
     let mut exec = graph.instantiate().unwrap();
     let other = LaunchConfig::for_num_elems(n);

@@ -1,8 +1,10 @@
 //! What one node of a graph does, as HIP reports it: a kernel node's launch configuration
-//! ([`Graph::kernel_node_config`]) and a memset node's destination and value
-//! ([`Graph::memset_node_params`]). Nodes are named by their place in [`Graph::topology`].
+//! ([`Graph::kernel_node_config`]), a memset node's destination and value
+//! ([`Graph::memset_node_params`]) and a child graph node's graph ([`Graph::child_graph_topology`]).
+//! Nodes are named by their place in [`Graph::topology`].
 
-use super::{Graph, GraphNodeKind};
+use super::topology::topology_of;
+use super::{Graph, GraphNodeKind, GraphTopology};
 use crate::error::{Error, Result};
 use crate::launch::{Dim3, LaunchConfig};
 use crate::result::{graph::graph_node_type, graph::graph_nodes, graph_query};
@@ -100,6 +102,36 @@ impl Graph {
             width: p.width,
             height: p.height,
             pitch: p.pitch,
+        })
+    }
+
+    /// The topology of the graph child graph node `node` (its place in [`topology`](Graph::topology))
+    /// runs: HIP's copy, made when the node was added or last updated in this graph
+    /// (`hipGraphChildGraphNodeGetGraph`). Its nodes are HIP's copies, which no builder's node names.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a `node` past the graph's nodes or not a child graph node (naming
+    /// its kind); [`Error::Hip`] with what HIP returns for making the device current and for the calls.
+    ///
+    /// ```no_run
+    /// # fn f(graph: &hip::Graph) -> hip::Result<()> {
+    /// use hip::GraphNodeKind;
+    /// let t = graph.topology()?;
+    /// if let Some(node) = t.kinds().iter().position(|&k| k == GraphNodeKind::ChildGraph) {
+    ///     println!("the child graph has {} nodes", graph.child_graph_topology(node)?.len());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn child_graph_topology(&self, node: usize) -> Result<GraphTopology> {
+        const WHAT: &str = "graph child graph node query";
+        self.with_node(WHAT, node, GraphNodeKind::ChildGraph, |n| {
+            // SAFETY: `n` is a live child graph node of this live graph (checked by with_node), whose
+            // calls are held off while `with_node` runs: the child it owns lives and stays as it is.
+            unsafe {
+                let child = graph_query::child_graph_of(n)?;
+                topology_of(child, 0, Vec::new())
+            }
         })
     }
 

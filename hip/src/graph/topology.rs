@@ -145,38 +145,8 @@ impl Graph {
     pub fn topology(&self) -> Result<GraphTopology> {
         self.device.bind()?;
         self.with_raw(|raw| {
-            // SAFETY: `raw` is live while `self` is, and its calls are held off (`with_raw`); the
-            // nodes are the ones HIP just listed for it.
-            let nodes = unsafe { graph_nodes(raw)? };
-            let mut kinds = Vec::with_capacity(nodes.len());
-            for &n in &nodes {
-                // SAFETY: as above.
-                kinds.push(GraphNodeKind::from_raw(unsafe { graph_node_type(n)? }));
-            }
-            let mut t = GraphTopology {
-                handles: nodes.iter().map(|&n| n as usize).collect(),
-                kinds,
-                edges: Vec::new(),
-                roots: Vec::new(),
-                origin: self.origin,
-                removed: self.removed.clone(),
-            };
-            // SAFETY: as above.
-            for (from, to) in unsafe { graph_query::graph_edges(raw)? } {
-                let e = (
-                    t.known(from, "an edge's node")?,
-                    t.known(to, "an edge's node")?,
-                );
-                t.edges.push(e);
-            }
-            // SAFETY: as above.
-            for r in unsafe { graph_query::graph_root_nodes(raw)? } {
-                let r = t.known(r, "a root node")?;
-                t.roots.push(r);
-            }
-            t.edges.sort_unstable();
-            t.roots.sort_unstable();
-            Ok(t)
+            // SAFETY: `raw` is live while `self` is, and its calls are held off (`with_raw`).
+            unsafe { topology_of(raw, self.origin, self.removed.clone()) }
         })
     }
 
@@ -210,6 +180,48 @@ impl Graph {
             removed: Vec::new(),
         })
     }
+}
+
+/// The topology of the live graph `raw`, whose nodes a builder `origin` (0: none) made, less `removed`.
+///
+/// # Safety
+/// `raw` is live and nothing changes it meanwhile.
+pub(super) unsafe fn topology_of(
+    raw: sys::hipGraph_t,
+    origin: u64,
+    removed: Vec<usize>,
+) -> Result<GraphTopology> {
+    // SAFETY: the caller's contract; the nodes are the ones HIP just listed for it.
+    let nodes = unsafe { graph_nodes(raw)? };
+    let mut kinds = Vec::with_capacity(nodes.len());
+    for &n in &nodes {
+        // SAFETY: as above.
+        kinds.push(GraphNodeKind::from_raw(unsafe { graph_node_type(n)? }));
+    }
+    let mut t = GraphTopology {
+        handles: nodes.iter().map(|&n| n as usize).collect(),
+        kinds,
+        edges: Vec::new(),
+        roots: Vec::new(),
+        origin,
+        removed,
+    };
+    // SAFETY: as above.
+    for (from, to) in unsafe { graph_query::graph_edges(raw)? } {
+        let e = (
+            t.known(from, "an edge's node")?,
+            t.known(to, "an edge's node")?,
+        );
+        t.edges.push(e);
+    }
+    // SAFETY: as above.
+    for r in unsafe { graph_query::graph_root_nodes(raw)? } {
+        let r = t.known(r, "a root node")?;
+        t.roots.push(r);
+    }
+    t.edges.sort_unstable();
+    t.roots.sort_unstable();
+    Ok(t)
 }
 
 impl GraphTopology {

@@ -1,6 +1,7 @@
 //! A graph's shape and its changes after the fact: edges, root nodes, removing a node, cloning
 //! (`hipGraphGetEdges`, `hipGraphGetRootNodes`, `hipGraphDestroyNode`, `hipGraphClone`), and what a
-//! node does (`hipGraphKernelNodeGetParams`, `hipGraphMemsetNodeGetParams`).
+//! node does (`hipGraphKernelNodeGetParams`, `hipGraphMemsetNodeGetParams`,
+//! `hipGraphChildGraphNodeGetGraph`).
 //!
 //! On HIP's NVIDIA platform these are the mappings hip-sys adds in `nvidia_graph.h`.
 
@@ -134,4 +135,17 @@ pub unsafe fn memset_node_params(node: sys::hipGraphNode_t) -> Result<sys::hipMe
         sys::hipGraphMemsetNodeGetParams(node, &mut p)
     })?;
     Ok(p)
+}
+
+/// `hipGraphChildGraphNodeGetGraph`: the graph child graph node `node` holds, which the node owns.
+///
+/// # Safety
+/// `node` is a live child graph node of a live graph (AMD's HIP reads it as one).
+pub unsafe fn child_graph_of(node: sys::hipGraphNode_t) -> Result<sys::hipGraph_t> {
+    let mut g = std::ptr::null_mut();
+    // SAFETY: the caller's contract; `g` is a live local HIP writes to.
+    check("hipGraphChildGraphNodeGetGraph", unsafe {
+        sys::hipGraphChildGraphNodeGetGraph(node, &mut g)
+    })?;
+    Ok(g)
 }
