@@ -108,6 +108,43 @@ impl<'a, T: DeviceValue> In<'a, T> {
         // readable and unwritten for 'a (from_raw_parts' contract).
         Strided::checked(self.ptr, start, stride, count, self.len)
     }
+
+    /// [`slice`](In::slice), with an empty view (every [`get`](In::get) is `None`) where it does not fit,
+    /// instead of `None`: a load from it is one check (`i < len()`, the length `len` or 0) where an
+    /// `Option` costs a test of its own in every loop that reads it.
+    ///
+    /// ```ignore
+    /// // Row `r` of a row-major k-column matrix, or nothing; a tile load is then one compare.
+    /// let row = a.slice_or_empty(r.saturating_mul(k), k);
+    /// let x = row.get(kt + tx).unwrap_or(0.0);
+    /// ```
+    #[inline(always)]
+    pub fn slice_or_empty(&self, start: u64, len: u64) -> In<'a, T> {
+        let fits = start.checked_add(len).is_some_and(|end| end <= self.len);
+        // SAFETY: where it fits, start + len <= self.len: the sub-view's elements are this view's (same
+        // contract); otherwise no element, at this view's own (readable or dangling, never read) start.
+        unsafe {
+            In::from_raw_parts(
+                self.ptr.wrapping_add(if fits { start as usize } else { 0 }),
+                if fits { len } else { 0 },
+            )
+        }
+    }
+
+    /// [`strided`](In::strided), with an empty view where it does not fit, instead of `None` (as
+    /// [`SharedRead::strided_or_empty`]).
+    ///
+    /// ```ignore
+    /// // Column `c` of a row-major k x n matrix, or nothing.
+    /// let col = b.strided_or_empty(c, n, k);
+    /// let x = col.get(kt + ty).unwrap_or(0.0);
+    /// ```
+    #[inline(always)]
+    pub fn strided_or_empty(&self, start: u64, stride: u64, count: u64) -> Strided<'a, T> {
+        // or_empty: every element of the view is one of this view's (readable and unwritten for 'a), or
+        // it has none.
+        Strided::or_empty(self.ptr, start, stride, count, self.len)
+    }
 }
 
 impl<T: DeviceValue> core::ops::Index<u64> for In<'_, T> {
@@ -441,6 +478,23 @@ mod tests {
         assert_eq!(col.get(3), None);
         assert!(a.strided(4, 4, 3).is_none()); // 4, 8, 12: one past the end
         assert!(a.strided(1, u64::MAX, 2).is_none()); // the offset overflows
+
+        // The or-empty forms: the same views where they fit, empty ones (no element) where not.
+        let row = a.slice_or_empty(8, 4);
+        assert_eq!(
+            (row.len(), row.get(0), row.get(3)),
+            (4, Some(8.0), Some(11.0))
+        );
+        for (start, len) in [(9, 4), (u64::MAX, 2), (13, 0)] {
+            let v = a.slice_or_empty(start, len);
+            assert_eq!((v.len(), v.get(0)), (0, None), "{start} {len}");
+        }
+        let col = a.strided_or_empty(3, 4, 3);
+        assert_eq!(col.iter().collect::<Vec<_>>(), [3.0, 7.0, 11.0]);
+        for (start, stride, count) in [(4, 4, 3), (1, u64::MAX, 2)] {
+            let v = a.strided_or_empty(start, stride, count);
+            assert_eq!((v.len(), v.get(0)), (0, None), "{start} {stride} {count}");
+        }
     }
 
     /// How many threads of a launch of `threads` reach each element (grid-stride over chunks).

@@ -242,15 +242,9 @@ impl<'a, T: DeviceValue, const K: usize> SharedRead<'a, T, K> {
     /// ```
     #[inline(always)]
     pub fn strided_or_empty(&self, start: u64, stride: u64, count: u64) -> Strided<'_, T> {
-        let fits = strided_fits(start, stride, count, self.len());
-        // strided_fits: start <= K B and every element of the view is a slot of this phase, read-only
-        // while the view borrows it; otherwise no element (count 0), whose pointer is never read.
-        Strided {
-            ptr: self.ptr.wrapping_add(if fits { start as usize } else { 0 }),
-            stride: stride as usize,
-            count: if fits { count as usize } else { 0 },
-            _data: PhantomData,
-        }
+        // or_empty: the view's elements are slots of this phase (read-only while it borrows it), or
+        // there are none.
+        Strided::or_empty(self.ptr, start, stride, count, self.len())
     }
 
     /// Wait for every thread of the block (all reads of this phase done), then write this thread's slots
@@ -337,6 +331,23 @@ impl<'r, T: DeviceValue> Strided<'r, T> {
             Some(view)
         } else {
             None
+        }
+    }
+
+    /// The view of `count` elements `stride` apart from `base + start` if [`strided_fits`] them below
+    /// `len`, else an empty view (count 0) with the same stride: no `Option`, so a loop over it keeps the
+    /// stride the same in every thread.
+    ///
+    /// Not `unsafe`, as [`checked`](Strided::checked): elements only where they fit, and a refused view
+    /// has none (its pointer, `base`, is never read).
+    #[inline(always)]
+    pub(crate) fn or_empty(base: *const T, start: u64, stride: u64, count: u64, len: u64) -> Self {
+        let fits = strided_fits(start, stride, count, len);
+        Strided {
+            ptr: base.wrapping_add(if fits { start as usize } else { 0 }),
+            stride: stride as usize,
+            count: if fits { count as usize } else { 0 },
+            _data: PhantomData,
         }
     }
 
