@@ -14,7 +14,6 @@ use hip::ipc::{ForeignEvent, IpcEventHandle, IpcMemHandle};
 use hip::memory::ForeignBuffer;
 use hip::prelude::*;
 use shadow::assert_no_reports;
-use std::process::Command;
 use std::sync::mpsc;
 
 const N: usize = 1 << 14;
@@ -108,18 +107,8 @@ fn exchange_in_child() {
 }
 
 fn child_reports(waits: bool) -> usize {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "exchange_in_child", "--ignored", "--nocapture"])
-        .env(CHILD, if waits { "wait" } else { "no-wait" })
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "child failed:\n{stdout}");
-    let line = stdout
-        .lines()
-        .find_map(|l| l.split_once("SHADOW reports=").map(|(_, r)| r.to_string()))
-        .unwrap_or_else(|| panic!("no result line:\n{stdout}"));
-    line.split_whitespace().next().unwrap().parse().unwrap()
+    let side = if waits { "wait" } else { "no-wait" };
+    shadow::run_child("exchange_in_child", &[(CHILD, Some(side))]).field("reports")
 }
 
 /// The events are the only order between the two sides: without the importer's wait, its read of the

@@ -12,7 +12,6 @@ use hip::pointer::{self, MemoryType};
 use hip::prelude::*;
 use hip::{FuncCache, StreamFlag};
 use shadow::{assert_no_reports, waits};
-use std::process::Command;
 
 const N: usize = 4096;
 
@@ -75,33 +74,12 @@ fn flag_pattern_in_child() {
 }
 
 fn child_reports(drop_order: bool) -> (usize, usize) {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args([
-        "--exact",
+    let drop = drop_order.then_some("1");
+    let line = shadow::run_child(
         "flag_pattern_in_child",
-        "--ignored",
-        "--nocapture",
-    ])
-    .env(CHILD, "1")
-    .env_remove("HIP_RS_SHADOW_DROP_VALUE_ORDER");
-    if drop_order {
-        cmd.env("HIP_RS_SHADOW_DROP_VALUE_ORDER", "1");
-    }
-    let out = cmd.output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "child failed:\n{stdout}");
-    let line = stdout
-        .lines()
-        .find_map(|l| l.split_once("SHADOW ").map(|(_, r)| r.to_string()))
-        .unwrap_or_else(|| panic!("no result line:\n{stdout}"));
-    let field = |k: &str| -> usize {
-        line.split_whitespace()
-            .find_map(|w| w.strip_prefix(k))
-            .unwrap()
-            .parse()
-            .unwrap()
-    };
-    (field("reports="), field("wrong="))
+        &[(CHILD, Some("1")), ("HIP_RS_SHADOW_DROP_VALUE_ORDER", drop)],
+    );
+    (line.field("reports"), line.field("wrong"))
 }
 
 /// Mutation self-check: with the shadow forgetting the order a value wait gives (the wait still holds

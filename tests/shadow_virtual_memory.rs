@@ -13,7 +13,6 @@ use hip::memory::{Granularity, GrowableBuffer, MemAccess};
 use hip::prelude::*;
 use hip::result::vmm;
 use shadow::assert_no_reports;
-use std::process::Command;
 
 const CHILD: &str = "HIP_RS_SHADOW_VMM_CHILD";
 
@@ -199,18 +198,7 @@ fn raw_misuse_in_child() {
 }
 
 fn child_reports(what: &str) -> usize {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "raw_misuse_in_child", "--ignored", "--nocapture"])
-        .env(CHILD, what)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "child failed:\n{stdout}");
-    let line = stdout
-        .lines()
-        .find_map(|l| l.split_once("SHADOW reports=").map(|(_, r)| r.to_string()))
-        .unwrap_or_else(|| panic!("no result line:\n{stdout}"));
-    line.trim().parse().unwrap()
+    shadow::run_child("raw_misuse_in_child", &[(CHILD, Some(what))]).field("reports")
 }
 
 #[test]

@@ -142,3 +142,41 @@ pub fn compile(source: &str, kernels: &[ShadowKernel]) -> Vec<u8> {
         .unwrap();
     code.code().to_vec()
 }
+
+/// The `SHADOW key=value ...` line that the ignored test `test` of this test binary printed, run alone in
+/// a child process (one process per side, as two programs sharing memory would be) with `env` set (a
+/// `None` value removes the variable).
+pub fn run_child(test: &str, env: &[(&str, Option<&str>)]) -> ChildLine {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", test, "--ignored", "--nocapture"]);
+    for (k, v) in env {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "child {test} failed:\n{stdout}");
+    let line = stdout
+        .lines()
+        .find_map(|l| l.split_once("SHADOW ").map(|(_, r)| r.to_string()))
+        .unwrap_or_else(|| panic!("no SHADOW line from {test}:\n{stdout}"));
+    ChildLine(line)
+}
+
+/// A child's `SHADOW key=value ...` line.
+pub struct ChildLine(String);
+
+impl ChildLine {
+    /// The number after `key=`.
+    pub fn field(&self, key: &str) -> usize {
+        let prefix = format!("{key}=");
+        self.0
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("no {key}= in {:?}", self.0))
+            .parse()
+            .unwrap()
+    }
+}

@@ -12,6 +12,7 @@ use crate::memory::{check_region, DevicePtr, PitchedBuffer};
 use crate::result;
 use crate::stream::Stream;
 use hip_sys as sys;
+use std::ffi::c_void;
 use std::sync::Arc;
 
 impl Stream {
@@ -45,52 +46,17 @@ impl Stream {
         width: usize,
         height: usize,
     ) -> Result<()> {
-        const CALL: &str = "hipMemcpy2DToArrayAsync";
-        let row = row_bytes::<T>("hipMemcpy2DToArrayAsync width", width)?;
-        check_plane(
-            "hipMemcpy2DToArrayAsync source",
-            src.byte_len(),
-            0,
-            src_pitch,
-            row,
-            height,
-        )?;
-        check_array_2d(
-            "hipMemcpy2DToArrayAsync destination",
-            dst,
-            at,
-            width,
-            height,
-        )?;
-        same_device(CALL, self.device(), src.device())?;
-        same_device(CALL, self.device(), dst.device())?;
-        if row == 0 || height == 0 {
-            return Ok(());
-        }
-        let op = self.begin_op();
-        use_both(
-            &op,
-            (src.allocation(), Access::Read),
-            (&dst.alloc, Access::Write),
-        )?;
-        self.device().bind()?;
-        // SAFETY: `src` holds `(height - 1) * src_pitch + row` bytes (check_plane) and the array the region
-        // (check_array_2d; the byte column is `at.0` elements of `T`, the array's format); both on the
-        // stream's device (current). The stream waits for their conflicting users and is recorded as a
-        // user of both, so neither is freed or used in conflict before the copy is done.
-        unsafe {
-            result::texture::memcpy_2d_to_array_async(
-                dst.raw(),
-                at.0 * size_of::<T>(),
-                at.1,
-                src.device_ptr(),
-                src_pitch,
-                row,
-                height,
-                sys::hipMemcpyDeviceToDevice,
-                self.raw(),
-            )
-        }
+        let src = Linear {
+            what: "hipMemcpy2DToArrayAsync source",
+            ptr: src.device_ptr(),
+            bytes: src.byte_len(),
+            pitch: src_pitch,
+            alloc: src.allocation(),
+            device: src.device(),
+            kind: sys::hipMemcpyDeviceToDevice,
+        };
+        // SAFETY: `src` is device memory of `byte_len()` bytes, tracked by its allocation.
+        unsafe { self.linear_to_array(src, dst, at, width, height) }
     }
 
     /// Queue a copy of `height` rows of `width` elements of the 1-D or 2-D array `src`, from element
@@ -117,43 +83,18 @@ impl Stream {
         width: usize,
         height: usize,
     ) -> Result<()> {
-        const CALL: &str = "hipMemcpy2DFromArrayAsync";
-        let row = row_bytes::<T>("hipMemcpy2DFromArrayAsync width", width)?;
-        check_array_2d("hipMemcpy2DFromArrayAsync source", src, at, width, height)?;
-        check_plane(
-            "hipMemcpy2DFromArrayAsync destination",
-            dst.byte_len(),
-            0,
-            dst_pitch,
-            row,
-            height,
-        )?;
-        same_device(CALL, self.device(), src.device())?;
-        same_device(CALL, self.device(), dst.device())?;
-        if row == 0 || height == 0 {
-            return Ok(());
-        }
-        let op = self.begin_op();
-        use_both(
-            &op,
-            (&src.alloc, Access::Read),
-            (dst.allocation(), Access::Write),
-        )?;
-        self.device().bind()?;
-        // SAFETY: as in copy_2d_to_array_async, the other way.
-        unsafe {
-            result::texture::memcpy_2d_from_array_async(
-                dst.device_ptr(),
-                dst_pitch,
-                src.raw(),
-                at.0 * size_of::<T>(),
-                at.1,
-                row,
-                height,
-                sys::hipMemcpyDeviceToDevice,
-                self.raw(),
-            )
-        }
+        let dst = Linear {
+            what: "hipMemcpy2DFromArrayAsync destination",
+            ptr: dst.device_ptr(),
+            bytes: dst.byte_len(),
+            pitch: dst_pitch,
+            alloc: dst.allocation(),
+            device: dst.device(),
+            kind: sys::hipMemcpyDeviceToDevice,
+        };
+        // SAFETY: `dst` is device memory of `byte_len()` bytes, tracked by its allocation, borrowed
+        // mutably.
+        unsafe { self.array_to_linear(src, at, dst, width, height) }
     }
 
     /// Queue a copy of an `extent` (elements: width, height, depth) box from `src` at `src_at` into `dst`
@@ -205,6 +146,120 @@ impl Stream {
         // stream's device (current). The stream waits for their conflicting users and is recorded as a
         // user of both, so neither is freed or used in conflict before the copy is done.
         unsafe { result::texture::memcpy_3d_async(&p, self.raw()) }
+    }
+}
+
+/// The linear side of a 2-D copy to or from an array: device memory, or pinned host memory.
+pub(super) struct Linear<'a> {
+    /// The side, for errors (`"hipMemcpy2DToArrayAsync source"`).
+    pub what: &'static str,
+    pub ptr: *mut c_void,
+    pub bytes: usize,
+    /// Bytes from one row to the next.
+    pub pitch: usize,
+    pub alloc: &'a Arc<Allocation>,
+    pub device: &'a Device,
+    /// The copy's kind from this side's point of view (device to device, host to device, ...).
+    pub kind: sys::hipMemcpyKind,
+}
+
+impl Stream {
+    /// Queue `height` rows of `width` elements from `src` into the 1-D or 2-D array `dst` at `at`
+    /// (`hipMemcpy2DToArrayAsync`): both sides checked, then ordered as a read of `src` and a write of
+    /// the array.
+    ///
+    /// # Safety
+    ///
+    /// `src.ptr` points to `src.bytes` bytes of memory of `src.kind`'s source side, on `src.device`,
+    /// tracked by `src.alloc` (which keeps it alive while the copy is queued).
+    pub(super) unsafe fn linear_to_array<T: ChannelFormat>(
+        &self,
+        src: Linear<'_>,
+        dst: &mut Array<T>,
+        at: (usize, usize),
+        width: usize,
+        height: usize,
+    ) -> Result<()> {
+        const CALL: &str = "hipMemcpy2DToArrayAsync";
+        let row = row_bytes::<T>("hipMemcpy2DToArrayAsync width", width)?;
+        check_plane(src.what, src.bytes, 0, src.pitch, row, height)?;
+        check_array_2d(
+            "hipMemcpy2DToArrayAsync destination",
+            dst,
+            at,
+            width,
+            height,
+        )?;
+        same_device(CALL, self.device(), src.device)?;
+        same_device(CALL, self.device(), dst.device())?;
+        if row == 0 || height == 0 {
+            return Ok(());
+        }
+        let op = self.begin_op();
+        use_both(&op, (src.alloc, Access::Read), (&dst.alloc, Access::Write))?;
+        self.device().bind()?;
+        // SAFETY: `src` holds `(height - 1) * pitch + row` bytes (check_plane; the caller's contract
+        // for the rest) and the array the region (check_array_2d; the byte column is `at.0` elements of
+        // `T`, the array's format); both on the stream's device (current). The stream waits for their
+        // conflicting users and is recorded as a user of both (host memory is refused while capturing),
+        // so neither is freed or used in conflict before the copy is done.
+        unsafe {
+            result::texture::memcpy_2d_to_array_async(
+                dst.raw(),
+                at.0 * size_of::<T>(),
+                at.1,
+                src.ptr,
+                src.pitch,
+                row,
+                height,
+                src.kind,
+                self.raw(),
+            )
+        }
+    }
+
+    /// Queue `height` rows of `width` elements of the 1-D or 2-D array `src` at `at` into `dst`
+    /// (`hipMemcpy2DFromArrayAsync`): both sides checked, then ordered as a read of the array and a
+    /// write of `dst`.
+    ///
+    /// # Safety
+    ///
+    /// As [`linear_to_array`](Self::linear_to_array) for `dst`, which nothing else reads or writes
+    /// while borrowed (a mutable borrow).
+    pub(super) unsafe fn array_to_linear<T: ChannelFormat>(
+        &self,
+        src: &Array<T>,
+        at: (usize, usize),
+        dst: Linear<'_>,
+        width: usize,
+        height: usize,
+    ) -> Result<()> {
+        const CALL: &str = "hipMemcpy2DFromArrayAsync";
+        let row = row_bytes::<T>("hipMemcpy2DFromArrayAsync width", width)?;
+        check_array_2d("hipMemcpy2DFromArrayAsync source", src, at, width, height)?;
+        check_plane(dst.what, dst.bytes, 0, dst.pitch, row, height)?;
+        same_device(CALL, self.device(), src.device())?;
+        same_device(CALL, self.device(), dst.device)?;
+        if row == 0 || height == 0 {
+            return Ok(());
+        }
+        let op = self.begin_op();
+        use_both(&op, (&src.alloc, Access::Read), (dst.alloc, Access::Write))?;
+        self.device().bind()?;
+        // SAFETY: as in linear_to_array, the other way.
+        unsafe {
+            result::texture::memcpy_2d_from_array_async(
+                dst.ptr,
+                dst.pitch,
+                src.raw(),
+                at.0 * size_of::<T>(),
+                at.1,
+                row,
+                height,
+                dst.kind,
+                self.raw(),
+            )
+        }
     }
 }
 

@@ -2,13 +2,10 @@
 //! `hipMemcpy2DFromArrayAsync` to the host): the host side's extent checked as a device side's is, the
 //! host memory a user of the stream for the memory model, as a pinned copy's is.
 
-use super::copy::check_array_2d;
+use super::copy::Linear;
 use super::{Array, ChannelFormat};
 use crate::error::Result;
-use crate::event::same_device;
-use crate::memory::tracking::use_both;
-use crate::memory::{check_plane, row_bytes, Access, HostMemory, HostMemoryMut};
-use crate::result;
+use crate::memory::{HostMemory, HostMemoryMut};
 use crate::stream::Stream;
 use hip_sys as sys;
 
@@ -44,54 +41,18 @@ impl Stream {
         width: usize,
         height: usize,
     ) -> Result<()> {
-        const CALL: &str = "hipMemcpy2DToArrayAsync";
-        let row = row_bytes::<T>("hipMemcpy2DToArrayAsync width", width)?;
-        let src_bytes = src.len() * size_of::<T>();
-        check_plane(
-            "hipMemcpy2DToArrayAsync source (host)",
-            src_bytes,
-            0,
-            src_pitch,
-            row,
-            height,
-        )?;
-        check_array_2d(
-            "hipMemcpy2DToArrayAsync destination",
-            dst,
-            at,
-            width,
-            height,
-        )?;
-        same_device(CALL, self.device(), src.device())?;
-        same_device(CALL, self.device(), dst.device())?;
-        if row == 0 || height == 0 {
-            return Ok(());
-        }
-        let op = self.begin_op();
-        use_both(
-            &op,
-            (src.allocation(), Access::Read),
-            (&dst.alloc, Access::Write),
-        )?;
-        self.device().bind()?;
-        // SAFETY: `src` is pinned host memory holding `(height - 1) * src_pitch + row` bytes (check_plane),
-        // which the host writes only after this copy, recorded as its reader, is done (a capturing stream
-        // is refused by `use_both`: host-visible memory); the array holds the region (check_array_2d; the
-        // byte column is `at.0` elements of `T`, the array's format); both on the stream's device
-        // (current). The stream waits for their conflicting users first.
-        unsafe {
-            result::texture::memcpy_2d_to_array_async(
-                dst.raw(),
-                at.0 * size_of::<T>(),
-                at.1,
-                src.host_ptr().cast_mut().cast(),
-                src_pitch,
-                row,
-                height,
-                sys::hipMemcpyHostToDevice,
-                self.raw(),
-            )
-        }
+        let src = Linear {
+            what: "hipMemcpy2DToArrayAsync source (host)",
+            ptr: src.host_ptr().cast_mut().cast(),
+            bytes: src.len() * size_of::<T>(),
+            pitch: src_pitch,
+            alloc: src.allocation(),
+            device: src.device(),
+            kind: sys::hipMemcpyHostToDevice,
+        };
+        // SAFETY: `src` is pinned host memory of `len()` elements, tracked by its allocation (the host
+        // writes it again only once the copy, recorded as its reader, is done).
+        unsafe { self.linear_to_array(src, dst, at, width, height) }
     }
 
     /// Queue a copy of `height` rows of `width` elements of the 1-D or 2-D array `src`, from element
@@ -122,45 +83,17 @@ impl Stream {
         width: usize,
         height: usize,
     ) -> Result<()> {
-        const CALL: &str = "hipMemcpy2DFromArrayAsync";
-        let row = row_bytes::<T>("hipMemcpy2DFromArrayAsync width", width)?;
-        check_array_2d("hipMemcpy2DFromArrayAsync source", src, at, width, height)?;
-        let dst_bytes = dst.len() * size_of::<T>();
-        check_plane(
-            "hipMemcpy2DFromArrayAsync destination (host)",
-            dst_bytes,
-            0,
-            dst_pitch,
-            row,
-            height,
-        )?;
-        same_device(CALL, self.device(), src.device())?;
-        same_device(CALL, self.device(), dst.device())?;
-        if row == 0 || height == 0 {
-            return Ok(());
-        }
-        let op = self.begin_op();
-        use_both(
-            &op,
-            (&src.alloc, Access::Read),
-            (dst.allocation(), Access::Write),
-        )?;
-        self.device().bind()?;
-        // SAFETY: as in copy_2d_to_array_from_host_async, the other way: `dst` is pinned memory of
-        // `(height - 1) * dst_pitch + row` bytes or more, borrowed mutably, which the host reads or writes
-        // only after this copy, recorded as its writer, is done.
-        unsafe {
-            result::texture::memcpy_2d_from_array_async(
-                dst.host_mut_ptr().cast(),
-                dst_pitch,
-                src.raw(),
-                at.0 * size_of::<T>(),
-                at.1,
-                row,
-                height,
-                sys::hipMemcpyDeviceToHost,
-                self.raw(),
-            )
-        }
+        let dst = Linear {
+            what: "hipMemcpy2DFromArrayAsync destination (host)",
+            ptr: dst.host_mut_ptr().cast(),
+            bytes: dst.len() * size_of::<T>(),
+            pitch: dst_pitch,
+            alloc: dst.allocation(),
+            device: dst.device(),
+            kind: sys::hipMemcpyDeviceToHost,
+        };
+        // SAFETY: `dst` is pinned host memory of `len()` elements, tracked by its allocation and
+        // borrowed mutably (the host reads it only once the copy, recorded as its writer, is done).
+        unsafe { self.array_to_linear(src, at, dst, width, height) }
     }
 }
