@@ -46,7 +46,21 @@ pub(crate) struct Graphs {
     /// graph_query.rs): node handle -> graph handle, owned by the node.
     pub(crate) children: HashMap<usize, usize>,
     building: HashMap<usize, Vec<Node>>,
-    execs: HashMap<usize, Arc<Vec<Node>>>,
+    execs: HashMap<usize, Exec>,
+}
+
+/// An executable graph: its nodes as instantiated or updated (a node handle's index is its place), and
+/// the same with each child graph node's nodes in its place ([`flatten`]), which each launch replays.
+struct Exec {
+    nodes: Arc<Vec<Node>>,
+    flat: Arc<Vec<Node>>,
+}
+
+impl Exec {
+    fn new(nodes: Arc<Vec<Node>>) -> Exec {
+        let flat = Arc::new(flatten(&nodes));
+        Exec { nodes, flat }
+    }
 }
 
 static GRAPHS: Mutex<Option<Graphs>> = Mutex::new(None);
@@ -223,7 +237,7 @@ fn instantiate(exec: *mut sys::hipGraphExec_t, graph: sys::hipGraph_t) -> Status
         return INVALID_VALUE;
     }
     let h = streams::new_handle();
-    graphs(|g| g.execs.insert(h, nodes));
+    graphs(|g| g.execs.insert(h, Exec::new(nodes)));
     // SAFETY: checked non-null; the caller's out-parameter.
     unsafe { *exec = h as sys::hipGraphExec_t };
     SUCCESS
@@ -268,7 +282,7 @@ pub unsafe extern "C" fn hipGraphExecUpdate(
     // the new graph's first node whose type or dependencies differ.
     let outcome = graphs(|g| {
         let new = g.graphs.get(&(graph as usize))?.clone();
-        let old = g.execs.get(&(exec as usize))?;
+        let old = &g.execs.get(&(exec as usize))?.nodes;
         if old.len() != new.len() {
             return Some(Err((sys::hipGraphExecUpdateErrorTopologyChanged, None)));
         }
@@ -277,7 +291,7 @@ pub unsafe extern "C" fn hipGraphExecUpdate(
             .zip(new.iter())
             .enumerate()
             .find_map(|(i, (a, b))| {
-                let node = graph as usize * NODE_SPAN + i + 1;
+                let node = node_handle(graph as usize, i) as usize;
                 if a.ty != b.ty {
                     Some((sys::hipGraphExecUpdateErrorNodeTypeChanged, Some(node)))
                 } else {
@@ -288,7 +302,7 @@ pub unsafe extern "C" fn hipGraphExecUpdate(
         if let Some(d) = differs {
             return Some(Err(d));
         }
-        g.execs.insert(exec as usize, new);
+        g.execs.insert(exec as usize, Exec::new(new));
         Some(Ok(()))
     });
     let (code, r, node) = match outcome {
@@ -329,7 +343,20 @@ pub(crate) fn topological(nodes: &[Node]) -> Option<Vec<usize>> {
 }
 
 /// A node's handle is its graph's handle times this, plus its index plus one.
-pub(crate) const NODE_SPAN: usize = 1 << 16;
+const NODE_SPAN: usize = 1 << 16;
+
+/// The handle of node `idx` of `graph`.
+pub(crate) fn node_handle(graph: usize, idx: usize) -> sys::hipGraphNode_t {
+    (graph * NODE_SPAN + idx + 1) as sys::hipGraphNode_t
+}
+
+/// The (graph, index) a node handle names (an index past any graph's nodes for a null handle).
+pub(crate) fn node_place(node: sys::hipGraphNode_t) -> (usize, usize) {
+    (
+        node as usize / NODE_SPAN,
+        (node as usize % NODE_SPAN).wrapping_sub(1),
+    )
+}
 
 /// The type a removed node keeps (`hipGraphDestroyNode`, graph_query.rs): listed nowhere, a dependency
 /// of none, replayed as nothing.
@@ -356,10 +383,7 @@ pub fn add_node(
         let nodes = g.graphs.get_mut(&graph).ok_or(INVALID_VALUE)?;
         let mut idx = Vec::with_capacity(deps.len());
         for &d in deps {
-            let (dg, di) = (
-                d as usize / NODE_SPAN,
-                (d as usize % NODE_SPAN).wrapping_sub(1),
-            );
+            let (dg, di) = node_place(d);
             if dg != graph || nodes.get(di).is_none_or(|n| n.ty == REMOVED) {
                 return Err(INVALID_VALUE);
             }
@@ -375,7 +399,7 @@ pub fn add_node(
             child: None,
             params: None,
         });
-        Ok((graph * NODE_SPAN + nodes.len()) as sys::hipGraphNode_t)
+        Ok(node_handle(graph, nodes.len() - 1))
     })
 }
 
@@ -435,7 +459,7 @@ pub(crate) fn flatten(nodes: &[Node]) -> Vec<Node> {
 
 /// Change node `node` of `graph` (just added): a child graph node's nodes, a node's parameters.
 pub fn update_node(graph: usize, node: sys::hipGraphNode_t, update: impl FnOnce(&mut Node)) {
-    let idx = (node as usize % NODE_SPAN).wrapping_sub(1);
+    let (_, idx) = node_place(node);
     graphs(|g| {
         if let Some(n) = g
             .graphs
@@ -483,14 +507,15 @@ fn update_exec_node(
     ty: sys::hipGraphNodeType,
     update: impl FnOnce(&mut Node),
 ) -> Status {
-    let idx = (node as usize % NODE_SPAN).wrapping_sub(1);
+    let (_, idx) = node_place(node);
     graphs(|g| {
-        let Some(nodes) = g.execs.get_mut(&exec) else {
+        let Some(e) = g.execs.get_mut(&exec) else {
             return INVALID_VALUE;
         };
-        match Arc::make_mut(nodes).get_mut(idx) {
+        match Arc::make_mut(&mut e.nodes).get_mut(idx) {
             Some(n) if n.ty == ty => {
                 update(n);
+                e.flat = Arc::new(flatten(&e.nodes));
                 SUCCESS
             }
             _ => INVALID_VALUE,
@@ -501,10 +526,9 @@ fn update_exec_node(
 #[no_mangle]
 pub unsafe extern "C" fn hipGraphLaunch(exec: sys::hipGraphExec_t, s: sys::hipStream_t) -> Status {
     let sid = streams::key(s as usize);
-    let Some(nodes) = graphs(|g| g.execs.get(&(exec as usize)).cloned()) else {
+    let Some(nodes) = graphs(|g| g.execs.get(&(exec as usize)).map(|e| e.flat.clone())) else {
         return INVALID_VALUE;
     };
-    let nodes = flatten(&nodes);
     let mut g = lock();
     let rt = rt(&mut g);
     if !rt.streams.contains_key(&sid) {

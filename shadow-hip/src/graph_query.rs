@@ -6,24 +6,12 @@
 //! `hipGraphMemsetNodeGetParams`, `hipGraphChildGraphNodeGetGraph`). A removed node stays in its graph's list as a tombstone (handles are
 //! indices), of type [`REMOVED`]: listed nowhere, replayed as nothing.
 
-use crate::graph::{graphs, Node, NODE_SPAN, REMOVED};
+use crate::graph::{graphs, node_handle, node_place, Node, REMOVED};
 use crate::graph_params::NodeParams;
 use crate::streams::{self, Action};
 use crate::{Status, INVALID_VALUE, SUCCESS};
 use hip_sys as sys;
 use std::sync::Arc;
-
-fn handle(graph: usize, idx: usize) -> sys::hipGraphNode_t {
-    (graph * NODE_SPAN + idx + 1) as sys::hipGraphNode_t
-}
-
-/// The (graph, index) a node handle names.
-fn split(node: sys::hipGraphNode_t) -> (usize, usize) {
-    (
-        node as usize / NODE_SPAN,
-        (node as usize % NODE_SPAN).wrapping_sub(1),
-    )
-}
 
 /// The live nodes of `graph`, or None for an unknown graph.
 fn live(graph: usize) -> Option<Arc<Vec<Node>>> {
@@ -60,7 +48,7 @@ pub unsafe extern "C" fn hipGraphGetNodes(
     };
     let handles: Vec<_> = (0..all.len())
         .filter(|&i| all[i].ty != REMOVED)
-        .map(|i| handle(graph as usize, i))
+        .map(|i| node_handle(graph as usize, i))
         .collect();
     answer(&handles, nodes, count)
 }
@@ -76,7 +64,7 @@ pub unsafe extern "C" fn hipGraphGetRootNodes(
     };
     let handles: Vec<_> = (0..all.len())
         .filter(|&i| all[i].ty != REMOVED && all[i].deps.is_empty())
-        .map(|i| handle(graph as usize, i))
+        .map(|i| node_handle(graph as usize, i))
         .collect();
     answer(&handles, roots, count)
 }
@@ -97,7 +85,7 @@ pub unsafe extern "C" fn hipGraphGetEdges(
             all[j]
                 .deps
                 .iter()
-                .map(move |&d| (handle(g, d), handle(g, j)))
+                .map(move |&d| (node_handle(g, d), node_handle(g, j)))
         })
         .collect();
     if from.is_null() != to.is_null() {
@@ -123,7 +111,7 @@ pub unsafe extern "C" fn hipGraphNodeGetType(
     node: sys::hipGraphNode_t,
     ty: *mut sys::hipGraphNodeType,
 ) -> Status {
-    let (graph, idx) = split(node);
+    let (graph, idx) = node_place(node);
     match live(graph).and_then(|v| v.get(idx).map(|n| n.ty)) {
         Some(t) if t != REMOVED && !ty.is_null() => {
             *ty = t;
@@ -135,7 +123,7 @@ pub unsafe extern "C" fn hipGraphNodeGetType(
 
 #[no_mangle]
 pub unsafe extern "C" fn hipGraphDestroyNode(node: sys::hipGraphNode_t) -> Status {
-    let (graph, idx) = split(node);
+    let (graph, idx) = node_place(node);
     graphs(|g| {
         let Some(nodes) = g.graphs.get_mut(&graph) else {
             return INVALID_VALUE;
@@ -200,7 +188,7 @@ unsafe fn edit_edges(
         };
         let mut edited = (**nodes).clone();
         for i in 0..n {
-            let ((fg, f), (tg, t)) = (split(*from.add(i)), split(*to.add(i)));
+            let ((fg, f), (tg, t)) = (node_place(*from.add(i)), node_place(*to.add(i)));
             let live = |x: usize| edited.get(x).is_some_and(|node| node.ty != REMOVED);
             if fg != g || tg != g || f == t || !live(f) || !live(t) {
                 return INVALID_VALUE;
@@ -242,7 +230,7 @@ pub unsafe extern "C" fn hipGraphRemoveDependencies(
 
 /// The parameters of the node `node` names, if it has any.
 fn params_of(node: sys::hipGraphNode_t) -> Option<NodeParams> {
-    let (graph, idx) = split(node);
+    let (graph, idx) = node_place(node);
     graphs(|g| g.graphs.get(&graph)?.get(idx)?.params)
 }
 
@@ -316,7 +304,7 @@ pub unsafe extern "C" fn hipGraphChildGraphNodeGetGraph(
     let Some(out) = out.as_mut() else {
         return INVALID_VALUE;
     };
-    let (graph, idx) = split(node);
+    let (graph, idx) = node_place(node);
     let found = graphs(|g| {
         let child = g.graphs.get(&graph)?.get(idx)?.child.clone()?;
         if let Some(&h) = g.children.get(&(node as usize)) {

@@ -177,12 +177,8 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
     params: *mut *mut c_void,
     _extra: *mut *mut c_void,
 ) -> Status {
-    let config = NodeParams::kernel(f as usize, dim3(gx, gy, gz), dim3(bx, by, bz), shared);
-    launch("hipModuleLaunchKernel", f, s, params, config)
-}
-
-fn dim3(x: c_uint, y: c_uint, z: c_uint) -> sys::dim3 {
-    sys::dim3 { x, y, z }
+    let dims = [gx, gy, gz, bx, by, bz];
+    launch("hipModuleLaunchKernel", f, dims, shared, s, params)
 }
 
 /// A cooperative launch (HIP >= 5.7 declares it): as `hipModuleLaunchKernel` for ordering and the race
@@ -201,18 +197,38 @@ pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
     s: sys::hipStream_t,
     params: *mut *mut c_void,
 ) -> Status {
-    let config = NodeParams::kernel(f as usize, dim3(gx, gy, gz), dim3(bx, by, bz), shared);
-    launch("hipModuleLaunchCooperativeKernel", f, s, params, config)
+    let dims = [gx, gy, gz, bx, by, bz];
+    launch(
+        "hipModuleLaunchCooperativeKernel",
+        f,
+        dims,
+        shared,
+        s,
+        params,
+    )
 }
 
-/// A kernel launch named `what`: its declared reads and writes logged on `s` after the kernel's duration.
+/// A kernel launch named `what` (`dims`: the grid's x, y, z, then the block's): its declared reads and
+/// writes logged on `s` after the kernel's duration; a capture records its configuration.
 unsafe fn launch(
     what: &str,
     f: sys::hipFunction_t,
+    [gx, gy, gz, bx, by, bz]: [c_uint; 6],
+    shared: c_uint,
     s: sys::hipStream_t,
     params: *mut *mut c_void,
-    config: NodeParams,
 ) -> Status {
+    let grid = sys::dim3 {
+        x: gx,
+        y: gy,
+        z: gz,
+    };
+    let block = sys::dim3 {
+        x: bx,
+        y: by,
+        z: bz,
+    };
+    let config = NodeParams::kernel(f as usize, grid, block, shared);
     let Some((name, act)) = kernel_action(f, params) else {
         return INVALID_HANDLE;
     };
