@@ -319,3 +319,56 @@ fn ordered_work_still_waits() {
         "read after write took {factor:.2}x one kernel: not ordered"
     );
 }
+
+/// A node removed from a graph under construction takes its buffers out of the graph's uses
+/// (`GraphBuilder::remove`): a launch of the graph (a slow kernel node writing `kept`) overlaps B's slow
+/// write of `freed`, which only the removed node wrote. The control, the same graph with the node kept,
+/// waits for B (about 2x) and writes `freed` after it.
+#[test]
+fn a_removed_graph_node_no_longer_orders_the_launch() {
+    let f = fixture();
+    let one = f.one_kernel();
+    let k = f.module.function("slow_write").unwrap();
+    let graph = |remove: bool, kept: &mut DeviceBuffer<u32>, freed: &mut DeviceBuffer<u32>| {
+        let mut b = hip::GraphBuilder::new(&f.device).unwrap();
+        let (n, c) = (N as u32, f.cycles);
+        let mut args = LaunchArgs::new();
+        args.arg_mut(kept).arg(&1u32).arg(&n).arg(&c);
+        // SAFETY: slow_write(unsigned*, unsigned, unsigned, long long) writes kept[..n].
+        unsafe { b.kernel(&[], &k, &one_block(), &mut args).unwrap() };
+        let stray = b.memset(&[], freed, 2u32).unwrap();
+        if remove {
+            b.remove(stray).unwrap();
+        }
+        let mut exec = b.build().unwrap().instantiate().unwrap();
+        // A first launch loads the graph (CUDA uploads it then), outside the timed pair.
+        exec.launch(&f.a).unwrap();
+        f.a.synchronize().unwrap();
+        exec
+    };
+    for remove in [true, false] {
+        let (mut kept, mut freed) = (f.buffer(0), f.buffer(0));
+        let mut exec = graph(remove, &mut kept, &mut freed);
+        let pair = f.time(|| {
+            f.slow_write(&f.b, &mut freed, 5);
+            exec.launch(&f.a).unwrap();
+        });
+        assert!(all(&kept, 1));
+        let factor = pair.as_secs_f64() / one.as_secs_f64();
+        if remove {
+            assert!(all(&freed, 5), "the removed memset never ran");
+            assert_overlap(
+                "graph launch on A (its memset of `freed` removed); B writes `freed`",
+                one,
+                pair,
+            );
+        } else {
+            assert!(all(&freed, 2), "the graph's memset ran after B's write");
+            assert!(
+                factor > 1.6,
+                "the graph that still writes `freed` took {factor:.2}x one kernel with B's write: \
+                 not ordered"
+            );
+        }
+    }
+}

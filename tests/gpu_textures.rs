@@ -626,6 +626,11 @@ fn pinned_host_sides_of_array_copies() {
     common::array_host_copy::pinned_host_sides_of_array_copies(&device());
 }
 
+#[test]
+fn pinned_host_sides_of_3d_copies() {
+    common::array_host_copy::pinned_host_sides_of_3d_copies(&device());
+}
+
 /// Layered arrays (`ArrayFlags::LAYERED`, hip-tests' layered texture cases): a 2-D array of 3 layers and
 /// a 1-D array of 4, filled and read back by 3-D copies (the layers as slices), then read layer by
 /// layer through a texture (`tex2DLayered`, `tex1DLayered`).

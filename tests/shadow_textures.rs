@@ -414,6 +414,12 @@ fn pinned_host_sides_of_array_copies() {
     assert_no_reports();
 }
 
+#[test]
+fn pinned_host_sides_of_3d_copies() {
+    array_host_copy::pinned_host_sides_of_3d_copies(&device());
+    assert_no_reports();
+}
+
 /// A layered array (`ArrayFlags::LAYERED`) filled by a 3-D copy on one stream and read back by another
 /// on a second stream: ordered like any array's copies, values moved layer by layer.
 #[test]

@@ -134,18 +134,16 @@ impl Stream {
         let Some(p) = params_3d(names, self.device(), src, src_at, &*dst, dst_at, extent)? else {
             return Ok(());
         };
-        let op = self.begin_op();
-        use_both(
-            &op,
-            (src.allocation(), Access::Read),
-            (dst.allocation(), Access::Write),
-        )?;
-        self.device().bind()?;
         // SAFETY: both sides hold their region (params_3d checked it against the extent each was made
-        // with: an array's, or a pitched buffer's rows of `pitch` bytes, `width * e <= pitch`); on the
-        // stream's device (current). The stream waits for their conflicting users and is recorded as a
-        // user of both, so neither is freed or used in conflict before the copy is done.
-        unsafe { result::texture::memcpy_3d_async(&p, self.raw()) }
+        // with: an array's, or a pitched buffer's rows of `pitch` bytes, `width * e <= pitch`), on the
+        // stream's device, tracked by their allocations; `dst` is borrowed mutably.
+        unsafe {
+            self.queue_3d(
+                &p,
+                (src.allocation(), Access::Read),
+                (dst.allocation(), Access::Write),
+            )
+        }
     }
 }
 
@@ -260,6 +258,29 @@ impl Stream {
                 self.raw(),
             )
         }
+    }
+}
+
+impl Stream {
+    /// Order the 3-D copy `p` after the conflicting users of its two sides, then queue it.
+    ///
+    /// # Safety
+    ///
+    /// `p` is a copy between memory of this stream's device (or pinned host memory for it) that holds
+    /// its regions, tracked by the two allocations given; a written side is not borrowed elsewhere.
+    pub(super) unsafe fn queue_3d(
+        &self,
+        p: &sys::hipMemcpy3DParms,
+        src: (&Arc<Allocation>, Access),
+        dst: (&Arc<Allocation>, Access),
+    ) -> Result<()> {
+        let op = self.begin_op();
+        use_both(&op, src, dst)?;
+        self.device().bind()?;
+        // SAFETY: the caller's contract; the stream waits for the sides' conflicting users and is
+        // recorded as a user of both (host memory is refused while capturing), so neither is freed or
+        // used in conflict before the copy is done.
+        unsafe { result::texture::memcpy_3d_async(p, self.raw()) }
     }
 }
 
@@ -400,6 +421,10 @@ enum Shape {
 pub struct VolumeLayout(Shape);
 
 impl VolumeLayout {
+    /// Linear memory at `ptr`: rows of `pitch` bytes, `extent` elements (width, rows, slices).
+    pub(super) fn pitched(ptr: *mut c_void, pitch: usize, extent: [usize; 3]) -> VolumeLayout {
+        VolumeLayout(Shape::Pitched { ptr, pitch, extent })
+    }
     fn extent(&self) -> [usize; 3] {
         match self.0 {
             Shape::Array { extent, .. } | Shape::Pitched { extent, .. } => extent,
@@ -417,7 +442,7 @@ impl VolumeLayout {
     }
 }
 
-mod sealed {
+pub(super) mod sealed {
     pub trait Sealed {}
 }
 

@@ -28,6 +28,7 @@ mod array;
 pub(crate) mod copy;
 mod format;
 mod host_copy;
+mod host_volume;
 mod object;
 mod surface;
 #[cfg(test)]
