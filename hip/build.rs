@@ -66,6 +66,14 @@ fn main() {
             println!("cargo:rustc-cfg={cfg}");
         }
     }
+    // hipMemAllocationProp's requested handle type goes by three names: `requestedHandleType` (AMD to
+    // HIP 6), `requestedHandleTypes` (HIP's NVIDIA headers) and a union of both (AMD from HIP 7).
+    println!("cargo::rustc-check-cfg=cfg(hip_mem_prop_handle, values(\"union\", \"types\"))");
+    if hip.contains("pub __bindgen_anon_1: hipMemAllocationProp__bindgen_ty_1,") {
+        println!("cargo:rustc-cfg=hip_mem_prop_handle=\"union\"");
+    } else if hip.contains("pub requestedHandleTypes: hipMemAllocationHandleType,") {
+        println!("cargo:rustc-cfg=hip_mem_prop_handle=\"types\"");
+    }
     // hipLaunchHostFunc: declared by HIP 5.2.3's header but not exported by its libamdhip64.so.5, so a
     // link against it fails; opened at run time (dynamic-loading), the call answers SymbolNotFound there.
     println!("cargo::rustc-check-cfg=cfg(hip_launch_host_func)");

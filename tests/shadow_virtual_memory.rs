@@ -20,6 +20,53 @@ fn device() -> Device {
     Device::get(0).expect("the shadow runtime's device 0")
 }
 
+/// Physical memory exported as a file descriptor and imported (as another process would; here the same
+/// one, which the shadow allows): the import has the exporter's size and maps; memory not made
+/// shareable, a descriptor that is no export, a size of 0 and a mapping larger than the export are
+/// refused, each naming its call.
+#[test]
+fn shareable_physical_memory_exports_and_imports() {
+    use hip::memory::{AddressRange, PhysicalMemory};
+    use std::os::fd::AsFd;
+    let d = device();
+    let g = d.allocation_granularity(Granularity::Minimum).unwrap();
+    let mine = PhysicalMemory::new_shareable(&d, 1).unwrap();
+    assert_eq!(mine.size(), g);
+    let fd = mine.export_fd().unwrap();
+    let theirs = PhysicalMemory::import(&d, fd.as_fd(), mine.size()).unwrap();
+    assert_eq!(theirs.size(), g);
+    let (a, b) = (
+        AddressRange::reserve(&d, g).unwrap(),
+        AddressRange::reserve(&d, g).unwrap(),
+    );
+    // SAFETY: nothing uses either mapping; each drops before its range.
+    let (ma, mb) = unsafe { (a.map(0, mine).unwrap(), b.map(0, theirs).unwrap()) };
+    assert_eq!((ma.size(), mb.size()), (g, g));
+    drop((ma, mb));
+
+    let plain = PhysicalMemory::new(&d, g).unwrap();
+    let e = plain.export_fd().unwrap_err();
+    assert!(
+        e.to_string().contains("hipMemExportToShareableHandle"),
+        "{e}"
+    );
+    let null = std::fs::File::open("/dev/null").unwrap();
+    let e = PhysicalMemory::import(&d, null.as_fd(), g).unwrap_err();
+    assert!(
+        e.to_string().contains("hipMemImportFromShareableHandle"),
+        "{e}"
+    );
+    let e = PhysicalMemory::import(&d, fd.as_fd(), 0).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
+    // An importer that claims more than was exported: the mapping is refused.
+    let big = PhysicalMemory::import(&d, fd.as_fd(), 2 * g).unwrap();
+    let range = AddressRange::reserve(&d, 2 * g).unwrap();
+    // SAFETY: refused before anything is mapped.
+    let e = unsafe { range.map(0, big) }.unwrap_err();
+    assert!(e.to_string().contains("hipMemMap"), "{e}");
+    assert_no_reports();
+}
+
 #[test]
 fn granularity_rounding_and_overflow() {
     let d = device();

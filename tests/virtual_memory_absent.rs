@@ -87,3 +87,28 @@ fn pool_export_and_import_answer_an_error_naming_the_call_without_a_device() {
         "hipMemPoolExportPointer",
     );
 }
+
+#[test]
+#[cfg(unix)] // file descriptors: physical memory export/import is Unix-only
+fn physical_memory_export_and_import_answer_an_error_naming_the_call_without_a_device() {
+    if !no_device() {
+        return;
+    }
+    use hip::result::vmm_share;
+    use std::os::fd::AsFd;
+    names(
+        &vmm_share::create_shareable(0, 2 << 20).unwrap_err(),
+        "hipMemCreate",
+    );
+    let null = std::fs::File::open("/dev/null").unwrap();
+    names(
+        &vmm_share::import_fd(null.as_fd()).unwrap_err(),
+        "hipMemImportFromShareableHandle",
+    );
+    // SAFETY: all-zero bytes are the null handle (a pointer on AMD, an integer on NVIDIA), which HIP
+    // refuses (with no device, before looking at it).
+    let null_handle: vmm::RawPhysical = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let e = unsafe { vmm_share::export_fd(null_handle) }.unwrap_err();
+    names(&e, "hipMemExportToShareableHandle");
+}

@@ -26,6 +26,8 @@ pub mod pool_share;
 pub mod stream_memop;
 pub mod texture;
 pub mod vmm;
+#[cfg(unix)]
+pub mod vmm_share;
 
 // Module and kernel calls, at this level as they always were.
 pub use module::{

@@ -28,6 +28,7 @@ mod stream_memop;
 mod streams;
 mod texture;
 mod vmm;
+mod vmm_share;
 
 use hip_sys as sys;
 

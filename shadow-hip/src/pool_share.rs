@@ -42,7 +42,7 @@ fn shared<R>(f: impl FnOnce(&mut Shared) -> R) -> R {
     f(g.get_or_insert_with(Shared::default))
 }
 
-fn words(bytes: &[u8]) -> [u64; 3] {
+pub(crate) fn words(bytes: &[u8]) -> [u64; 3] {
     let mut out = [0u64; 3];
     for (i, w) in out.iter_mut().enumerate() {
         *w = u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap());
@@ -51,10 +51,11 @@ fn words(bytes: &[u8]) -> [u64; 3] {
 }
 
 /// A descriptor of an unlinked temporary file holding `words`.
-fn descriptor(words: [u64; 2]) -> Option<c_int> {
+pub(crate) fn descriptor(words: [u64; 2]) -> Option<c_int> {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path = std::env::temp_dir().join(format!("hip-rs-shadow-pool-{}-{n}", std::process::id()));
+    let path =
+        std::env::temp_dir().join(format!("hip-rs-shadow-export-{}-{n}", std::process::id()));
     let mut f = File::options()
         .read(true)
         .write(true)

@@ -26,6 +26,9 @@ struct Physical {
     released: bool,
     /// Addresses it is mapped at.
     mapped: usize,
+    /// Made exportable as a file descriptor (or imported from one): `hipMemExportToShareableHandle`
+    /// takes it (vmm_share.rs).
+    shareable: bool,
 }
 
 struct Chunk {
@@ -143,7 +146,14 @@ pub unsafe extern "C" fn hipMemCreate(
     if !(0..crate::state::count()).contains(&(*prop).location.id) {
         return INVALID_VALUE;
     }
-    let handle = vmm(|v| {
+    let shareable = (*prop).requestedHandleType == crate::vmm_share::POSIX_FD;
+    *h = new_physical(size, shareable) as sys::hipMemGenericAllocationHandle_t;
+    SUCCESS
+}
+
+/// A new physical allocation's handle.
+pub(crate) fn new_physical(size: usize, shareable: bool) -> usize {
+    vmm(|v| {
         v.next += 1;
         let handle = 0x5600_0000 + v.next * 16;
         v.physical.insert(
@@ -152,12 +162,19 @@ pub unsafe extern "C" fn hipMemCreate(
                 size,
                 released: false,
                 mapped: 0,
+                shareable,
             },
         );
         handle
-    });
-    *h = handle as sys::hipMemGenericAllocationHandle_t;
-    SUCCESS
+    })
+}
+
+/// The size of live (not released) physical allocation `h` and whether it is shareable.
+pub(crate) fn physical(h: usize) -> Option<(usize, bool)> {
+    vmm(|v| {
+        let ph = v.physical.get(&h).filter(|ph| !ph.released)?;
+        Some((ph.size, ph.shareable))
+    })
 }
 
 #[no_mangle]

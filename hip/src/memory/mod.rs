@@ -111,6 +111,8 @@ pub(crate) mod tracking;
 mod users;
 mod views;
 mod virtual_mem;
+#[cfg(unix)]
+mod virtual_mem_share;
 
 pub(crate) use copy_2d::{check_plane, row_bytes};
 pub use device::{DeviceBuffer, DeviceSlice, DeviceSliceMut};

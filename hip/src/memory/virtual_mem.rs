@@ -217,8 +217,10 @@ impl AddressRange {
     /// # Safety
     ///
     /// The memory model does not know the mapped memory: the caller orders every use of it (the range
-    /// and every other range mapping the same physical memory alias each other), and drops the
-    /// [`Mapping`] only once no queued work uses it. The `Mapping` must drop before `self` does.
+    /// and every other range mapping the same physical memory alias each other, in this process or in
+    /// another that imported it), and drops the [`Mapping`] only once no queued work uses it. The
+    /// `Mapping` must drop before `self` does. For memory from [`PhysicalMemory::import`], its size is
+    /// the one `import` was given: at most the exporter's.
     ///
     /// ```no_run
     /// # fn f(device: &hip::Device) -> hip::Result<()> {
@@ -277,9 +279,9 @@ impl Drop for AddressRange {
 /// ```
 #[derive(Debug)]
 pub struct PhysicalMemory {
-    handle: RawPhysical,
-    size: usize,
-    device: Device,
+    pub(super) handle: RawPhysical,
+    pub(super) size: usize,
+    pub(super) device: Device,
 }
 
 // SAFETY: the handle is an opaque runtime object HIP accepts from any thread.
@@ -296,15 +298,20 @@ impl PhysicalMemory {
     /// [`Error::NotSupported`] as for [`Device::allocation_granularity`], and what HIP returns for
     /// `hipMemCreate` (`hipErrorOutOfMemory`).
     pub fn new(device: &Device, bytes: usize) -> Result<PhysicalMemory> {
+        let size = Self::granules("size of the physical allocation", device, bytes)?;
+        Self::create_exact(device, size)
+    }
+
+    /// `bytes` rounded up to `device`'s minimum granularity; 0 refused, naming `what`.
+    pub(super) fn granules(what: &'static str, device: &Device, bytes: usize) -> Result<usize> {
         if bytes == 0 {
             return Err(Error::InvalidArgument {
-                what: "size of the physical allocation",
+                what,
                 value: "0 bytes".into(),
-                reason: "hipMemCreate allocates at least one granule".into(),
+                reason: "physical memory holds at least one granule".into(),
             });
         }
-        let g = device.allocation_granularity(Granularity::Minimum)?;
-        Self::create_exact(device, round_up(bytes, g)?)
+        round_up(bytes, device.allocation_granularity(Granularity::Minimum)?)
     }
 
     /// `size` bytes, a multiple of the granularity (the caller asked it), on `device` (current).

@@ -29,7 +29,7 @@ pub const ACCESS_READ: u32 = 1;
 pub const ACCESS_NONE: u32 = 0;
 
 #[cfg(not(hip_vmm))]
-fn missing(call: &'static str) -> Error {
+pub(super) fn missing(call: &'static str) -> Error {
     Error::NotSupported {
         what: call,
         reason:
@@ -46,7 +46,7 @@ fn dptr(ptr: *mut c_void) -> sys::hipDeviceptr_t {
 
 /// Pinned device memory on device `ordinal`, no shareable handle.
 #[cfg(hip_vmm)]
-fn device_prop(ordinal: i32) -> sys::hipMemAllocationProp {
+pub(super) fn device_prop(ordinal: i32) -> sys::hipMemAllocationProp {
     // SAFETY: a plain C struct of integers and one pointer, for which all-zero bytes are valid (a null
     // pointer, zero values).
     let mut prop: sys::hipMemAllocationProp = unsafe { std::mem::zeroed() };
