@@ -17,7 +17,7 @@
 //! sleeping 5 us, 10 us, ... up to `HIP_RS_REACTOR_MAX_SLEEP_US` (50) between scans. A new future or a
 //! completion restarts the back-off. With nothing pending it sleeps on a condition variable: no CPU.
 //!
-//! The executor's side ([`Watch`](super::signal::Watch)): from `HIP_RS_REACTOR_LEAD_US` (50) before a
+//! The executor's side ([`Watch`](super::signal::Watch)): from `HIP_RS_REACTOR_LEAD_US` (50; `off`: never) before a
 //! future's expected completion (at once for work expected sooner) to `HIP_RS_REACTOR_SPIN_US` after it,
 //! the future's own polls read its slot and ask to be polled again at once, so the executor's thread
 //! stays awake through the end of the wait (running its other tasks between polls) and resumes the task
@@ -63,8 +63,9 @@ const MIN_SLEEP: Duration = Duration::from_micros(5);
 /// The scanner's timings (see the module docs).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Tuning {
-    /// How long before a future's expected completion its own polls start reading its slot.
-    pub(crate) lead: Duration,
+    /// How long before a future's expected completion its own polls start reading its slot; `None`
+    /// (`HIP_RS_REACTOR_LEAD_US=off`, for measurements): they never do.
+    pub(crate) lead: Option<Duration>,
     pub(crate) spin: Duration,
     pub(crate) margin: Duration,
     pub(crate) max_sleep: Duration,
@@ -81,7 +82,10 @@ fn env_or(name: &str, default: u64) -> u64 {
 fn tuning() -> &'static Tuning {
     static T: OnceLock<Tuning> = OnceLock::new();
     T.get_or_init(|| Tuning {
-        lead: Duration::from_micros(env_or("HIP_RS_REACTOR_LEAD_US", 50)),
+        lead: match std::env::var("HIP_RS_REACTOR_LEAD_US").as_deref() {
+            Ok("off") => None,
+            _ => Some(Duration::from_micros(env_or("HIP_RS_REACTOR_LEAD_US", 50))),
+        },
         spin: Duration::from_micros(env_or("HIP_RS_REACTOR_SPIN_US", 50)),
         margin: Duration::from_micros(env_or("HIP_RS_REACTOR_MARGIN_US", 30)),
         max_sleep: Duration::from_micros(env_or("HIP_RS_REACTOR_MAX_SLEEP_US", 50).max(1)),
@@ -320,13 +324,19 @@ pub(crate) unsafe fn watch(handle: &Arc<StreamHandle>, signal: &Arc<Signal>) -> 
     // Expected no earlier than the shortest recent completion time after now (at once with no history).
     let t = tuning();
     let expected = now + tl.recent.iter().min().copied().unwrap_or_default();
-    let from = expected.checked_sub(t.lead).unwrap_or(now).max(now);
-    signal.set_watch(Watch {
-        slot: tl.slot.host,
-        ticket,
-        from,
-        until: expected + t.spin,
-    });
+    let from = match t.lead {
+        Some(lead) => {
+            let from = expected.checked_sub(lead).unwrap_or(now).max(now);
+            signal.set_watch(Watch {
+                slot: tl.slot.host,
+                ticket,
+                from,
+                until: expected + t.spin,
+            });
+            from
+        }
+        None => expected + Duration::from_secs(3600),
+    };
     tl.pending.push_back(Entry {
         ticket,
         created: now,
