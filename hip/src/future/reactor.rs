@@ -17,9 +17,9 @@
 //! sleeping 5 us, 10 us, ... up to `HIP_RS_REACTOR_MAX_SLEEP_US` (50) between scans. A new future or a
 //! completion restarts the back-off. With nothing pending it sleeps on a condition variable: no CPU.
 //!
-//! The executor's side ([`Watch`](super::signal::Watch)): from `HIP_RS_REACTOR_LEAD_US` (50; `off`: never) before a
-//! future's expected completion (at once for work expected sooner) to `HIP_RS_REACTOR_SPIN_US` after it,
-//! the future's own polls read its slot and ask to be polled again at once, so the executor's thread
+//! The executor's side ([`Watch`](super::signal::Watch)): from `HIP_RS_REACTOR_LEAD_US` (50; `off`:
+//! never) before a future's expected completion (at once for work expected sooner) to
+//! `HIP_RS_REACTOR_SPIN_US` after it, the future's own polls read its slot and ask to be polled again at once, so the executor's thread
 //! stays awake through the end of the wait (running its other tasks between polls) and resumes the task
 //! as soon as the ticket shows, instead of sleeping until the scanner's wake: a parked thread's wake
 //! costs 8-20 us on the machines measured, more than the wait's end. The scanner wakes a waiting
