@@ -334,6 +334,12 @@ mod tests {
     use crate::launch::Dim3;
 
     #[test]
+    fn occupancy_flags_are_the_runtimes_values() {
+        assert_eq!(OccupancyFlags::DEFAULT.bits(), sys::hipOccupancyDefault);
+        assert_eq!(OccupancyFlags::DISABLE_CACHING_OVERRIDE.bits(), 1);
+    }
+
+    #[test]
     fn grid_covers_n_with_the_suggested_block() {
         let c = config_for(1000, 256).unwrap();
         assert_eq!(c.block, Dim3 { x: 256, y: 1, z: 1 });
