@@ -101,6 +101,18 @@ for seed in $(seq 1 "$seeds"); do
 done
 echo "shadow test runs: $passed passed, $failed failed ($(echo "$tests" | wc -w) test programs, seeds 1..$seeds)"
 
+# The reactor futures' executor watch (off by default: hip/src/future/reactor.rs), on for the futures'
+# tests, four seeds.
+futures=$(echo "$tests" | grep '/shadow_futures-')
+for seed in 1 2 3 4; do
+    if HIP_RS_REACTOR_LEAD_US=50 HIP_RS_SHADOW_SEED=$seed "$futures" -q --test-threads=1 >"$log" 2>&1; then
+        echo "seed $seed, shadow_futures with HIP_RS_REACTOR_LEAD_US=50: $(grep '^test result' "$log")"
+    else
+        failed=$((failed + 1))
+        echo "seed $seed, shadow_futures with HIP_RS_REACTOR_LEAD_US=50 FAILED:"; cat "$log"
+    fi
+done
+
 echo "mutation self-test (each hipStreamWaitEvent of a two-stream pattern dropped in turn):"
 if "$mutation" --test-threads=1 --nocapture >"$log" 2>&1; then
     grep -E "unmutated:|dropped:|^test result" "$log"

@@ -17,9 +17,10 @@
 //! sleeping 5 us, 10 us, ... up to `HIP_RS_REACTOR_MAX_SLEEP_US` (50) between scans. A new future or a
 //! completion restarts the back-off. With nothing pending it sleeps on a condition variable: no CPU.
 //!
-//! The executor's side ([`Watch`](super::signal::Watch)): from `HIP_RS_REACTOR_LEAD_US` (50; `off`:
-//! never) before a future's expected completion (at once for work expected sooner) to
-//! `HIP_RS_REACTOR_SPIN_US` after it, the future's own polls read its slot and ask to be polled again at once, so the executor's thread
+//! The executor's side ([`Watch`](super::signal::Watch)), off unless `HIP_RS_REACTOR_LEAD_US` is set (it
+//! is built and tested, not yet timed on a GPU): from that many microseconds before a future's expected
+//! completion (at once for work expected sooner) to `HIP_RS_REACTOR_SPIN_US` after it, the future's own
+//! polls read its slot and ask to be polled again at once, so the executor's thread
 //! stays awake through the end of the wait (running its other tasks between polls) and resumes the task
 //! as soon as the ticket shows, instead of sleeping until the scanner's wake: a parked thread's wake
 //! costs 8-20 us on the machines measured, more than the wait's end. The scanner wakes a waiting
@@ -63,8 +64,8 @@ const MIN_SLEEP: Duration = Duration::from_micros(5);
 /// The scanner's timings (see the module docs).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Tuning {
-    /// How long before a future's expected completion its own polls start reading its slot; `None`
-    /// (`HIP_RS_REACTOR_LEAD_US=off`, for measurements): they never do.
+    /// How long before a future's expected completion its own polls start reading its slot
+    /// (`HIP_RS_REACTOR_LEAD_US`); `None` (the default until it is measured on a GPU): they never do.
     pub(crate) lead: Option<Duration>,
     pub(crate) spin: Duration,
     pub(crate) margin: Duration,
@@ -82,10 +83,10 @@ fn env_or(name: &str, default: u64) -> u64 {
 fn tuning() -> &'static Tuning {
     static T: OnceLock<Tuning> = OnceLock::new();
     T.get_or_init(|| Tuning {
-        lead: match std::env::var("HIP_RS_REACTOR_LEAD_US").as_deref() {
-            Ok("off") => None,
-            _ => Some(Duration::from_micros(env_or("HIP_RS_REACTOR_LEAD_US", 50))),
-        },
+        lead: std::env::var("HIP_RS_REACTOR_LEAD_US")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .map(Duration::from_micros),
         spin: Duration::from_micros(env_or("HIP_RS_REACTOR_SPIN_US", 50)),
         margin: Duration::from_micros(env_or("HIP_RS_REACTOR_MARGIN_US", 30)),
         max_sleep: Duration::from_micros(env_or("HIP_RS_REACTOR_MAX_SLEEP_US", 50).max(1)),
