@@ -146,7 +146,13 @@ pub unsafe extern "C" fn hipMemCreate(
     if !(0..crate::state::count()).contains(&(*prop).location.id) {
         return INVALID_VALUE;
     }
-    let shareable = (*prop).requestedHandleType == crate::vmm_share::POSIX_FD;
+    // From HIP 7 the requested handle type is a union of two names for one field.
+    #[cfg(hip7)]
+    // SAFETY: both members of the union are the same integer type, written by the caller.
+    let requested = unsafe { (*prop).__bindgen_anon_1.requestedHandleType };
+    #[cfg(not(hip7))]
+    let requested = (*prop).requestedHandleType;
+    let shareable = requested == crate::vmm_share::POSIX_FD;
     *h = new_physical(size, shareable) as sys::hipMemGenericAllocationHandle_t;
     SUCCESS
 }
