@@ -18,6 +18,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::ffi::{c_int, c_ulonglong, c_void};
 use std::sync::{Arc, Mutex};
 
+/// `hipMemHandleTypePosixFileDescriptor`: the handle type a shareable allocation asks for (vmm_share.rs
+/// exports and imports it).
+pub(crate) const POSIX_FD: sys::hipMemAllocationHandleType = 1;
+
 /// The granularity the shadow answers (what AMD GPUs answer for the minimum is 4 KiB to 2 MiB).
 pub const GRANULARITY: usize = 64 << 10;
 
@@ -152,7 +156,7 @@ pub unsafe extern "C" fn hipMemCreate(
     let requested = unsafe { (*prop).__bindgen_anon_1.requestedHandleType };
     #[cfg(not(hip7))]
     let requested = (*prop).requestedHandleType;
-    let shareable = requested == crate::vmm_share::POSIX_FD;
+    let shareable = requested == POSIX_FD;
     *h = new_physical(size, shareable) as sys::hipMemGenericAllocationHandle_t;
     SUCCESS
 }

@@ -8,7 +8,7 @@
 //! another size, is refused) and each side's uses of its own mapping, not the data between them.
 
 use crate::pool_share::{descriptor, words};
-use crate::vmm::{new_physical, physical};
+use crate::vmm::{new_physical, physical, POSIX_FD};
 use crate::{Status, INVALID_VALUE, SUCCESS};
 use hip_sys as sys;
 use std::ffi::{c_int, c_ulonglong, c_void};
@@ -18,8 +18,6 @@ use std::os::fd::FromRawFd;
 use std::os::unix::fs::FileExt;
 
 const VMM_TAG: u64 = 0x5348_4950_564d_4d31; // "SHIPVMM1"
-/// `hipMemHandleTypePosixFileDescriptor`.
-pub(crate) const POSIX_FD: sys::hipMemAllocationHandleType = 1;
 
 /// Writes the descriptor as an `int` at `out`, as HIP does.
 #[no_mangle]

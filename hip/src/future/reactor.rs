@@ -146,10 +146,9 @@ struct Entry {
     ticket: u64,
     created: Instant,
     signal: Arc<Signal>,
-    /// When the future's own polls start reading the slot ([`Watch::from`]); the scanner wakes its waker
-    /// then, once (`woken_early`).
-    from: Instant,
-    woken_early: bool,
+    /// When the future's own polls start reading the slot ([`Watch::from`]): the scanner wakes its waker
+    /// then, once, and clears it. `None` with the watch off (or once woken).
+    wake_early_at: Option<Instant>,
 }
 
 /// One stream's slot and pending futures, in ticket order.
@@ -334,16 +333,15 @@ pub(crate) unsafe fn watch(handle: &Arc<StreamHandle>, signal: &Arc<Signal>) -> 
                 from,
                 until: expected + t.spin,
             });
-            from
+            Some(from)
         }
-        None => expected + Duration::from_secs(3600),
+        None => None,
     };
     tl.pending.push_back(Entry {
         ticket,
         created: now,
         signal: signal.clone(),
-        from,
-        woken_early: false,
+        wake_early_at: from,
     });
     if tl.stream.is_none() {
         tl.stream = Some(handle.clone());
@@ -404,13 +402,11 @@ fn scan(st: &mut State, now: Instant, last_scan: Instant, check: Duration) -> Sc
             out.released.extend(tl.stream.take());
             continue;
         }
-        for e in tl
-            .pending
-            .iter_mut()
-            .filter(|e| !e.woken_early && now >= e.from)
-        {
-            e.woken_early = true;
-            out.early.push(e.signal.clone());
+        for e in tl.pending.iter_mut() {
+            if e.wake_early_at.is_some_and(|at| now >= at) {
+                e.wake_early_at = None;
+                out.early.push(e.signal.clone());
+            }
         }
         if now - tl.last_check >= check {
             tl.last_check = now;
@@ -594,8 +590,7 @@ mod tests {
             ticket: 1,
             created: t0,
             signal: Arc::new(Signal::default()),
-            from: t0,
-            woken_early: false,
+            wake_early_at: None,
         });
         assert_eq!(tl.expected(), Some(t0), "no history: expected at once");
         tl.recent
@@ -625,12 +620,11 @@ mod tests {
                         created: t0,
                         signal: signals[i as usize].clone(),
                         // Only the last is near its expected completion at the first scan.
-                        from: if i == 3 {
+                        wake_early_at: Some(if i == 3 {
                             t0
                         } else {
                             t0 + Duration::from_secs(9)
-                        },
-                        woken_early: false,
+                        }),
                     })
                     .collect(),
                 stream: None,

@@ -81,15 +81,8 @@ impl MemPool {
         self.device.bind()?;
         // SAFETY: `self.raw` is a live pool of one's own (`own` keeps it).
         let fd = unsafe { result::pool_share::export_to_fd(self.raw) }?;
-        if fd < 0 {
-            return Err(Error::InvalidArgument {
-                what: "file descriptor hipMemPoolExportToShareableHandle returned",
-                value: fd.to_string(),
-                reason: "the runtime answered success with no descriptor".into(),
-            });
-        }
-        // SAFETY: a descriptor the runtime just opened for the caller, owned by nothing else.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        // SAFETY: the runtime just opened it for the caller.
+        unsafe { exported_fd("hipMemPoolExportToShareableHandle", fd) }
     }
 
     /// Export `buffer`, allocated from this pool ([`MemPool::alloc`], [`MemPool::zeroed`]), to processes
@@ -250,4 +243,20 @@ impl ImportedMemPool {
         }
         Ok(ForeignBuffer::from_parts(ptr, len, alloc))
     }
+}
+
+/// The descriptor `call` answered, owned; a negative one (success with no descriptor) is an error.
+///
+/// # Safety
+/// A non-negative `fd` is a descriptor the runtime just opened for the caller, owned by nothing else.
+pub(super) unsafe fn exported_fd(call: &'static str, fd: i32) -> Result<OwnedFd> {
+    if fd < 0 {
+        return Err(Error::InvalidArgument {
+            what: "file descriptor the runtime's export returned",
+            value: format!("{fd} from {call}"),
+            reason: "the runtime answered success with no descriptor".into(),
+        });
+    }
+    // SAFETY: the caller's contract.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }

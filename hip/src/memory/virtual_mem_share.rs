@@ -9,11 +9,12 @@
 //! `unsafe`, and the processes order their uses themselves (interprocess events,
 //! [`IpcEventHandle`](crate::ipc::IpcEventHandle)).
 
+use super::mem_pool_share::exported_fd;
 use super::virtual_mem::PhysicalMemory;
 use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::result;
-use std::os::fd::{BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{BorrowedFd, OwnedFd};
 
 impl PhysicalMemory {
     /// At least `bytes` of pinned memory on `device`, rounded up to its minimum granularity, which other
@@ -62,15 +63,8 @@ impl PhysicalMemory {
         self.device.bind()?;
         // SAFETY: `self.handle` is live while `self` is.
         let fd = unsafe { result::vmm_share::export_fd(self.handle) }?;
-        if fd < 0 {
-            return Err(Error::InvalidArgument {
-                what: "file descriptor hipMemExportToShareableHandle returned",
-                value: fd.to_string(),
-                reason: "the runtime answered success with no descriptor".into(),
-            });
-        }
-        // SAFETY: a descriptor the runtime just opened for the caller, owned by nothing else.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        // SAFETY: the runtime just opened it for the caller.
+        unsafe { exported_fd("hipMemExportToShareableHandle", fd) }
     }
 
     /// Import physical memory another process exported ([`export_fd`](Self::export_fd)) on `device`

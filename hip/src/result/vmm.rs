@@ -129,20 +129,25 @@ pub unsafe fn address_free(ptr: *mut c_void, size: usize) -> Result<()> {
 pub fn create(ordinal: i32, size: usize) -> Result<RawPhysical> {
     #[cfg(hip_vmm)]
     {
-        let prop = device_prop(ordinal);
-        // SAFETY: all-zero bytes are a valid (null) handle value, overwritten on success.
-        let mut h: RawPhysical = unsafe { std::mem::zeroed() };
-        // SAFETY: an out-pointer to a live local and a live properties struct HIP only reads; flags 0.
-        check("hipMemCreate", unsafe {
-            sys::hipMemCreate(&mut h, size, &prop, 0)
-        })?;
-        Ok(h)
+        create_with(&device_prop(ordinal), size)
     }
     #[cfg(not(hip_vmm))]
     {
         let _ = (ordinal, size);
         Err(missing("hipMemCreate"))
     }
+}
+
+/// `hipMemCreate` of `size` bytes with the properties `prop` (vmm_share.rs asks for a shareable handle).
+#[cfg(hip_vmm)]
+pub(super) fn create_with(prop: &sys::hipMemAllocationProp, size: usize) -> Result<RawPhysical> {
+    // SAFETY: all-zero bytes are a valid (null) handle value, overwritten on success.
+    let mut h: RawPhysical = unsafe { std::mem::zeroed() };
+    // SAFETY: an out-pointer to a live local and a live properties struct HIP only reads; flags 0.
+    check("hipMemCreate", unsafe {
+        sys::hipMemCreate(&mut h, size, prop, 0)
+    })?;
+    Ok(h)
 }
 
 /// `hipMemRelease`: the physical memory goes back once no range maps it any more.

@@ -9,7 +9,10 @@
 use super::vmm::missing;
 use super::vmm::RawPhysical;
 #[cfg(hip_vmm)]
-use super::{check, vmm::device_prop};
+use super::{
+    check,
+    vmm::{create_with, device_prop},
+};
 use crate::error::Result;
 #[cfg(hip_vmm)]
 use hip_sys as sys;
@@ -46,14 +49,7 @@ fn shareable_prop(ordinal: i32) -> sys::hipMemAllocationProp {
 pub fn create_shareable(ordinal: i32, size: usize) -> Result<RawPhysical> {
     #[cfg(hip_vmm)]
     {
-        let prop = shareable_prop(ordinal);
-        // SAFETY: all-zero bytes are a valid (null) handle value, overwritten on success.
-        let mut h: RawPhysical = unsafe { std::mem::zeroed() };
-        // SAFETY: an out-pointer to a live local and a live properties struct HIP only reads; flags 0.
-        check("hipMemCreate", unsafe {
-            sys::hipMemCreate(&mut h, size, &prop, 0)
-        })?;
-        Ok(h)
+        create_with(&shareable_prop(ordinal), size)
     }
     #[cfg(not(hip_vmm))]
     {

@@ -47,14 +47,14 @@ impl Stream {
         extent: [usize; 3],
     ) -> Result<()> {
         const SOURCE: &str = "hipMemcpy3DAsync source (host)";
-        check_dims(SOURCE, src.len(), src_dims)?;
-        let src = HostVolume::<T> {
-            ptr: src.host_ptr().cast_mut().cast(),
-            dims: src_dims,
-            alloc: src.allocation(),
-            device: src.device(),
-            elem: PhantomData,
-        };
+        let src = HostVolume::<T>::new(
+            SOURCE,
+            src.host_ptr().cast_mut().cast(),
+            src.len(),
+            src_dims,
+            src.allocation(),
+            src.device(),
+        )?;
         let names = ["hipMemcpy3DAsync", SOURCE, "hipMemcpy3DAsync destination"];
         let Some(mut p) = params_3d(names, self.device(), &src, src_at, &*dst, dst_at, extent)?
         else {
@@ -62,7 +62,7 @@ impl Stream {
         };
         p.kind = sys::hipMemcpyHostToDevice as _;
         // SAFETY: `src` is pinned host memory of `src.len()` elements, at least the dense box of
-        // `src_dims` (check_dims) in which params_3d checked the region.
+        // `src_dims` (HostVolume::new) in which params_3d checked the region.
         unsafe {
             self.queue_3d(
                 &p,
@@ -101,14 +101,14 @@ impl Stream {
         extent: [usize; 3],
     ) -> Result<()> {
         const DESTINATION: &str = "hipMemcpy3DAsync destination (host)";
-        check_dims(DESTINATION, dst.len(), dst_dims)?;
-        let dst = HostVolume::<T> {
-            ptr: dst.host_mut_ptr().cast(),
-            dims: dst_dims,
-            alloc: dst.allocation(),
-            device: dst.device(),
-            elem: PhantomData,
-        };
+        let dst = HostVolume::<T>::new(
+            DESTINATION,
+            dst.host_mut_ptr().cast(),
+            dst.len(),
+            dst_dims,
+            dst.allocation(),
+            dst.device(),
+        )?;
         let names = ["hipMemcpy3DAsync", "hipMemcpy3DAsync source", DESTINATION];
         let Some(mut p) = params_3d(names, self.device(), src, src_at, &dst, dst_at, extent)?
         else {
@@ -116,7 +116,7 @@ impl Stream {
         };
         p.kind = sys::hipMemcpyDeviceToHost as _;
         // SAFETY: `dst` is pinned host memory of `dst.len()` elements, at least the dense box of
-        // `dst_dims` (check_dims) in which params_3d checked the region, borrowed mutably.
+        // `dst_dims` (HostVolume::new) in which params_3d checked the region, borrowed mutably.
         unsafe {
             self.queue_3d(
                 &p,
@@ -147,6 +147,28 @@ struct HostVolume<'a, T> {
     alloc: &'a Arc<Allocation>,
     device: &'a Device,
     elem: PhantomData<T>,
+}
+
+impl<'a, T> HostVolume<'a, T> {
+    /// The `len` elements at `ptr` as a dense box of `dims`, refused (naming `what`) unless the box's
+    /// elements fit them ([`check_dims`]).
+    fn new(
+        what: &'static str,
+        ptr: *mut c_void,
+        len: usize,
+        dims: [usize; 3],
+        alloc: &'a Arc<Allocation>,
+        device: &'a Device,
+    ) -> Result<Self> {
+        check_dims(what, len, dims)?;
+        Ok(Self {
+            ptr,
+            dims,
+            alloc,
+            device,
+            elem: PhantomData,
+        })
+    }
 }
 
 impl<T> sealed::Sealed for HostVolume<'_, T> {}
