@@ -12,6 +12,8 @@
 
 #if defined(__HIP_PLATFORM_NVIDIA__) && !defined(__CUDACC__)
 
+#include <string.h>
+
 /* cuFuncSetAttribute: `attr` is a hipFunction_attribute (CUfunction_attribute on this platform), e.g.
  * HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES. */
 static inline hipError_t hipRsModuleFuncSetAttribute(hipFunction_t f, hipFunction_attribute attr,
@@ -106,6 +108,23 @@ static inline hipError_t hipRsModuleLaunchCooperativeKernel(hipFunction_t f, uns
     return hipCUResultTohipError(cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX,
                                                            blockDimY, blockDimZ, sharedMemBytes, stream,
                                                            kernelParams));
+}
+
+/* What cuMemGetAllocationPropertiesFromHandle reports of a physical allocation: HIP 5.7's NVIDIA mapping
+ * of hipMemGetAllocationPropertiesFromHandle converts the caller's struct into a local CUDA one, asks the
+ * driver into that copy and never writes the answer back. Plain integers here, so the shim does not
+ * depend on which HIP headers declare hipMemAllocationProp. */
+static inline hipError_t hipRsMemAllocationProperties(unsigned long long handle, int* type, int* ordinal,
+                                                      unsigned long long* handleTypes) {
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    CUresult r = cuMemGetAllocationPropertiesFromHandle(&prop, (CUmemGenericAllocationHandle)handle);
+    if (r == CUDA_SUCCESS) {
+        *type = (int)prop.type;
+        *ordinal = prop.location.id;
+        *handleTypes = (unsigned long long)prop.requestedHandleTypes;
+    }
+    return hipCUResultTohipError(r);
 }
 
 #endif

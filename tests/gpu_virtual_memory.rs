@@ -221,6 +221,73 @@ fn raw_reserve_create_map_and_access() {
     drop(mapping);
 }
 
+/// hip-tests' hipMemRetainAllocationHandle / hipMemGetAllocationPropertiesFromHandle cases: the
+/// properties a physical allocation was made with; the memory a mapping maps, retained, keeps its
+/// contents after the mapping and its own handle are gone and maps again at another range; an address
+/// nothing maps is refused naming the call (its code printed).
+#[test]
+fn retained_memory_outlives_its_mapping_with_its_contents() {
+    let Some(d) = vmm_device() else { return };
+    let g = d.allocation_granularity(Granularity::Minimum).unwrap();
+    let memory = PhysicalMemory::new(&d, g).unwrap();
+    let props = memory.properties().unwrap();
+    assert_eq!(props.ordinal, d.ordinal());
+    assert!(props.pinned && !props.exportable_as_fd, "{props:?}");
+    #[cfg(unix)]
+    assert!(
+        PhysicalMemory::new_shareable(&d, g)
+            .unwrap()
+            .properties()
+            .unwrap()
+            .exportable_as_fd
+    );
+    let (a, b) = (
+        AddressRange::reserve(&d, g).unwrap(),
+        AddressRange::reserve(&d, g).unwrap(),
+    );
+    // SAFETY: nothing else uses the ranges; each mapping drops before its range; copies are synchronous.
+    let mapping = unsafe { a.map(0, memory) }.unwrap();
+    let n = g / 4;
+    let host: Vec<i32> = (0..n as i32).map(|i| i * 3 - 7).collect();
+    // SAFETY: the mapping is n ints of device memory nothing else uses; the copy is synchronous.
+    unsafe {
+        hip::result::memcpy(
+            mapping.as_ptr(),
+            host.as_ptr().cast(),
+            g,
+            hip::sys::hipMemcpyHostToDevice,
+        )
+        .unwrap();
+    }
+    let retained = mapping.retain_physical().unwrap();
+    assert_eq!(
+        (retained.size(), retained.properties().unwrap()),
+        (g, props)
+    );
+    drop(mapping);
+    // SAFETY: as above.
+    let again = unsafe { b.map(0, retained) }.unwrap();
+    let mut back = vec![0i32; n];
+    // SAFETY: as above.
+    unsafe {
+        hip::result::memcpy(
+            back.as_mut_ptr().cast(),
+            again.as_ptr(),
+            g,
+            hip::sys::hipMemcpyDeviceToHost,
+        )
+        .unwrap();
+    }
+    assert_eq!(back, host, "the retained memory kept its contents");
+    let mut word = 0u64;
+    let e = hip::result::vmm_query::retain(&mut word as *mut u64 as usize).unwrap_err();
+    println!("retain of a host address: {e}");
+    assert!(
+        e.to_string().contains("hipMemRetainAllocationHandle"),
+        "{e}"
+    );
+}
+
 /// hipMemPoolImportExport's negative cases: a pool not made shareable cannot be exported; memory not
 /// from a pool cannot be exported as a pool pointer. Then a shareable pool exports a descriptor and a
 /// buffer's data (importing needs another process: tests/gpu_ipc.rs's two-process pattern, not here).

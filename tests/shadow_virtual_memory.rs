@@ -67,6 +67,49 @@ fn shareable_physical_memory_exports_and_imports() {
     assert_no_reports();
 }
 
+/// The properties physical memory was made with, and a mapping's memory retained: the retained reference
+/// keeps the allocation after the mapping and its own handle are gone, so it maps again elsewhere (with
+/// the shadow's retain not counting a reference, that mapping is refused); an address nothing maps is
+/// refused naming the call.
+#[test]
+fn mapped_memory_is_retained_and_reports_its_properties() {
+    use hip::memory::{AddressRange, PhysicalMemory};
+    let d = device();
+    let g = d.allocation_granularity(Granularity::Minimum).unwrap();
+    let memory = PhysicalMemory::new(&d, g).unwrap();
+    let props = memory.properties().unwrap();
+    assert_eq!(props.ordinal, d.ordinal());
+    assert!(props.pinned && !props.exportable_as_fd, "{props:?}");
+    #[cfg(unix)]
+    {
+        let shareable = PhysicalMemory::new_shareable(&d, g).unwrap();
+        assert!(shareable.properties().unwrap().exportable_as_fd);
+    }
+    let (a, b) = (
+        AddressRange::reserve(&d, g).unwrap(),
+        AddressRange::reserve(&d, g).unwrap(),
+    );
+    // SAFETY: nothing uses the mappings; each drops before its range.
+    let mapping = unsafe { a.map(0, memory) }.unwrap();
+    let retained = mapping.retain_physical().unwrap();
+    assert_eq!(
+        (retained.size(), retained.properties().unwrap()),
+        (g, props)
+    );
+    drop(mapping);
+    // SAFETY: as above.
+    let again = unsafe { b.map(0, retained) }.unwrap();
+    assert_eq!(again.size(), g);
+    let mut word = 0u64;
+    let e = hip::result::vmm_query::retain(&mut word as *mut u64 as usize).unwrap_err();
+    assert!(
+        e.to_string().contains("hipMemRetainAllocationHandle"),
+        "{e}"
+    );
+    drop(again);
+    assert_no_reports();
+}
+
 #[test]
 fn granularity_rounding_and_overflow() {
     let d = device();

@@ -112,3 +112,22 @@ fn physical_memory_export_and_import_answer_an_error_naming_the_call_without_a_d
     let e = unsafe { vmm_share::export_fd(null_handle) }.unwrap_err();
     names(&e, "hipMemExportToShareableHandle");
 }
+
+#[test]
+fn physical_memory_queries_answer_an_error_naming_the_call_without_a_device() {
+    if !no_device() {
+        return;
+    }
+    use hip::result::vmm_query;
+    let mut word = 0u64;
+    names(
+        &vmm_query::retain(&mut word as *mut u64 as usize).unwrap_err(),
+        "hipMemRetainAllocationHandle",
+    );
+    // SAFETY: all-zero bytes are the null handle, which HIP refuses (with no device, before looking at
+    // it).
+    let null_handle: vmm::RawPhysical = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let e = unsafe { vmm_query::properties(null_handle) }.unwrap_err();
+    names(&e, "hipMemGetAllocationPropertiesFromHandle");
+}

@@ -26,6 +26,7 @@ pub mod pool_share;
 pub mod stream_memop;
 pub mod texture;
 pub mod vmm;
+pub mod vmm_query;
 #[cfg(unix)]
 pub mod vmm_share;
 

@@ -27,7 +27,11 @@ pub const GRANULARITY: usize = 64 << 10;
 
 struct Physical {
     size: usize,
-    released: bool,
+    /// The device it is on.
+    ordinal: c_int,
+    /// References to the handle: its creation and each `hipMemRetainAllocationHandle`, less each
+    /// `hipMemRelease` (vmm_query.rs); the allocation goes once none is left and nothing maps it.
+    refs: usize,
     /// Addresses it is mapped at.
     mapped: usize,
     /// Made exportable as a file descriptor (or imported from one): `hipMemExportToShareableHandle`
@@ -157,12 +161,12 @@ pub unsafe extern "C" fn hipMemCreate(
     #[cfg(not(hip7))]
     let requested = (*prop).requestedHandleType;
     let shareable = requested == POSIX_FD;
-    *h = new_physical(size, shareable) as sys::hipMemGenericAllocationHandle_t;
+    *h = new_physical(size, (*prop).location.id, shareable) as sys::hipMemGenericAllocationHandle_t;
     SUCCESS
 }
 
 /// A new physical allocation's handle.
-pub(crate) fn new_physical(size: usize, shareable: bool) -> usize {
+pub(crate) fn new_physical(size: usize, ordinal: c_int, shareable: bool) -> usize {
     vmm(|v| {
         v.next += 1;
         let handle = 0x5600_0000 + v.next * 16;
@@ -170,7 +174,8 @@ pub(crate) fn new_physical(size: usize, shareable: bool) -> usize {
             handle,
             Physical {
                 size,
-                released: false,
+                ordinal,
+                refs: 1,
                 mapped: 0,
                 shareable,
             },
@@ -182,7 +187,7 @@ pub(crate) fn new_physical(size: usize, shareable: bool) -> usize {
 /// The size of live (not released) physical allocation `h` and whether it is shareable.
 pub(crate) fn physical(h: usize) -> Option<(usize, bool)> {
     vmm(|v| {
-        let ph = v.physical.get(&h).filter(|ph| !ph.released)?;
+        let ph = v.physical.get(&h).filter(|ph| ph.refs > 0)?;
         Some((ph.size, ph.shareable))
     })
 }
@@ -190,15 +195,73 @@ pub(crate) fn physical(h: usize) -> Option<(usize, bool)> {
 #[no_mangle]
 pub unsafe extern "C" fn hipMemRelease(h: sys::hipMemGenericAllocationHandle_t) -> Status {
     vmm(|v| match v.physical.get_mut(&(h as usize)) {
-        Some(ph) if !ph.released => {
-            ph.released = true;
-            if ph.mapped == 0 {
+        Some(ph) if ph.refs > 0 => {
+            ph.refs -= 1;
+            if ph.refs == 0 && ph.mapped == 0 {
                 v.physical.remove(&(h as usize));
             }
             SUCCESS
         }
         _ => INVALID_VALUE,
     })
+}
+
+/// One more reference to the physical allocation mapped at `addr` (anywhere in its chunk), as HIP's
+/// `hipMemRetainAllocationHandle`: each is given back by a `hipMemRelease`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemRetainAllocationHandle(
+    h: *mut sys::hipMemGenericAllocationHandle_t,
+    addr: *mut c_void,
+) -> Status {
+    let p = addr as usize;
+    let handle = vmm(|v| {
+        let (&at, c) = v.chunks.range(..=p).next_back()?;
+        let handle = c.handle;
+        (p < at + c.size).then_some(())?;
+        v.physical.get_mut(&handle)?.refs += 1;
+        Some(handle)
+    });
+    match handle {
+        Some(handle) if !h.is_null() => {
+            *h = handle as sys::hipMemGenericAllocationHandle_t;
+            SUCCESS
+        }
+        _ => INVALID_VALUE,
+    }
+}
+
+/// The properties a live physical allocation was made with: pinned, its device, and the POSIX
+/// descriptor handle type if it is shareable.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemGetAllocationPropertiesFromHandle(
+    prop: *mut sys::hipMemAllocationProp,
+    h: sys::hipMemGenericAllocationHandle_t,
+) -> Status {
+    let Some((ordinal, shareable)) = vmm(|v| {
+        let ph = v.physical.get(&(h as usize)).filter(|ph| ph.refs > 0)?;
+        Some((ph.ordinal, ph.shareable))
+    }) else {
+        return INVALID_VALUE;
+    };
+    if prop.is_null() {
+        return INVALID_VALUE;
+    }
+    // SAFETY: a plain C struct of integers and one pointer: all-zero bytes are valid.
+    let mut out: sys::hipMemAllocationProp = std::mem::zeroed();
+    out.type_ = 1 as _; // hipMemAllocationTypePinned
+    out.location.type_ = 1 as _; // hipMemLocationTypeDevice
+    out.location.id = ordinal;
+    let requested = if shareable { POSIX_FD } else { 0 };
+    #[cfg(hip7)]
+    {
+        out.__bindgen_anon_1.requestedHandleType = requested;
+    }
+    #[cfg(not(hip7))]
+    {
+        out.requestedHandleType = requested;
+    }
+    *prop = out;
+    SUCCESS
 }
 
 #[no_mangle]
@@ -224,7 +287,7 @@ pub unsafe extern "C" fn hipMemMap(
             || !free
             || offset != 0
             || flags != 0
-            || ph.released
+            || ph.refs == 0
             || ph.size != size
             || !p.is_multiple_of(GRANULARITY)
         {
@@ -265,7 +328,7 @@ pub unsafe extern "C" fn hipMemUnmap(p: *mut c_void, size: usize) -> Status {
                 let c = v.chunks.remove(at).unwrap();
                 if let Some(ph) = v.physical.get_mut(&c.handle) {
                     ph.mapped -= 1;
-                    if ph.released && ph.mapped == 0 {
+                    if ph.refs == 0 && ph.mapped == 0 {
                         v.physical.remove(&c.handle);
                     }
                 }

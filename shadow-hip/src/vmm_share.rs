@@ -62,6 +62,8 @@ pub unsafe extern "C" fn hipMemImportFromShareableHandle(
     if tag != VMM_TAG {
         return INVALID_VALUE;
     }
-    *out = new_physical(size as usize, true) as sys::hipMemGenericAllocationHandle_t;
+    // Imported on the calling thread's current device, as HIP does.
+    *out = new_physical(size as usize, crate::state::current(), true)
+        as sys::hipMemGenericAllocationHandle_t;
     SUCCESS
 }

@@ -111,6 +111,7 @@ pub(crate) mod tracking;
 mod users;
 mod views;
 mod virtual_mem;
+mod virtual_mem_query;
 #[cfg(unix)]
 mod virtual_mem_share;
 
@@ -131,6 +132,7 @@ pub(crate) use pitched::check_region;
 pub use pitched::PitchedBuffer;
 pub use tracking::{Access, Allocation};
 pub use virtual_mem::{AddressRange, Granularity, Mapping, MemAccess, PhysicalMemory};
+pub use virtual_mem_query::PhysicalProperties;
 
 use crate::device::Device;
 use crate::error::{Error, Result};

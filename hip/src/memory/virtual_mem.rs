@@ -350,9 +350,9 @@ impl Drop for PhysicalMemory {
 /// the physical memory released.
 #[derive(Debug)]
 pub struct Mapping {
-    ptr: *mut c_void,
-    size: usize,
-    device: Device,
+    pub(super) ptr: *mut c_void,
+    pub(super) size: usize,
+    pub(super) device: Device,
     _memory: PhysicalMemory,
 }
 

@@ -49,9 +49,10 @@ impl PhysicalMemory {
     ///
     /// # Errors
     ///
-    /// [`Error::Hip`] with what HIP returns for making the device current and for the export
-    /// (`hipErrorInvalidValue` or `hipErrorNotSupported` for memory not made shareable);
-    /// [`Error::InvalidArgument`] if the runtime answers success with no descriptor.
+    /// [`Error::Hip`](crate::Error::Hip) with what HIP returns for making the device current and for
+    /// the export (`hipErrorInvalidValue` or `hipErrorNotSupported` for memory not made shareable);
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if the runtime answers success with no
+    /// descriptor.
     ///
     /// ```no_run
     /// # fn f(memory: &hip::memory::PhysicalMemory) -> hip::Result<()> {
@@ -75,9 +76,10 @@ impl PhysicalMemory {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] for 0 bytes, what [`Device::allocation_granularity`] answers, and
-    /// [`Error::Hip`] with what HIP returns for making the device current and for the import
-    /// (`hipErrorInvalidValue` for a descriptor that is not exported physical memory).
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for 0 bytes, what
+    /// [`Device::allocation_granularity`] answers, and [`Error::Hip`](crate::Error::Hip) with what HIP
+    /// returns for making the device current and for the import (`hipErrorInvalidValue` for a descriptor
+    /// that is not exported physical memory).
     ///
     /// ```no_run
     /// # fn f(device: &hip::Device, fd: std::os::fd::BorrowedFd<'_>, bytes: usize) -> hip::Result<()> {
