@@ -16,6 +16,7 @@
 //!   from 5.7) and `cfg(hip_vmm_attribute)` where `hipDeviceAttributeVirtualMemoryManagementSupported`
 //!   exists (not 5.2),
 //!   `cfg(hip_surface_object)` where they declare `hipCreateSurfaceObject` for C (not 5.2: C++ only there),
+//!   `cfg(hip_mipmap)` where they declare `hipMallocMipmappedArray` (not HIP 5.2's NVIDIA headers),
 //!   `cfg(hip_launch_host_func)` where `hipLaunchHostFunc` is declared and links (not AMD 5.2, whose
 //!   library lacks it, unless the library is opened at run time: `dynamic-loading`),
 //! - the name tables of every `hipError_t` and `hiprtcResult` value the installed headers list.
@@ -60,6 +61,7 @@ fn main() {
             "const hipDeviceAttributeVirtualMemoryManagementSupported:",
         ),
         ("hip_surface_object", "fn hipCreateSurfaceObject("),
+        ("hip_mipmap", "fn hipMallocMipmappedArray("),
     ] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
         if hip.contains(needle) {

@@ -677,3 +677,26 @@ fn layered_arrays_copy_by_layer_and_fetch_each_layer() {
         assert_eq!(out.to_vec().unwrap(), vol, "{w}x{h}x{layers}: fetched");
     }
 }
+
+/// Mipmapped arrays (tests/common/mipmaps.rs; hip-tests' hipMallocMipmappedArray / hipGetMipmappedArrayLevel
+/// and mipmapped texture cases): each level written, sampled through one texture at its level of
+/// detail (`tex2DLod`, point filtering between levels) and read back on three streams; what each
+/// level's fetch sampled is that level's texels.
+#[test]
+fn mipmap_levels_are_sampled_at_their_level_of_detail() {
+    let d = device();
+    let source = format!(
+        "{}{}",
+        common::textures::KERNELS,
+        common::textures::MIPMAP_KERNEL
+    );
+    let m = common::load(&d, &source);
+    let sampled = common::mipmaps::levels_written_sampled_and_read_back_on_three_streams(&d, &m);
+    for l in 0..common::mipmaps::LEVEL_COUNT {
+        assert_eq!(
+            sampled[l as usize],
+            common::mipmaps::expected(l),
+            "level {l}"
+        );
+    }
+}

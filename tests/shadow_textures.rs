@@ -9,7 +9,11 @@
 
 #[path = "common/array_host_copy.rs"]
 mod array_host_copy;
+#[allow(dead_code)] // what the GPU test compares
+#[path = "common/mipmaps.rs"]
+mod mipmaps;
 mod shadow;
+#[allow(dead_code)] // the GPU's level-of-detail kernel
 #[path = "common/textures.rs"]
 mod textures;
 
@@ -33,10 +37,14 @@ fn code() -> &'static [u8] {
         shadow::declare_kernel("fetch2d", b"rrrw\0");
         shadow::declare_kernel_duration("fetch2d", 1500);
         // paint(surf, w, h) writes the array through the surface.
+        // fetch_lod(tex, lod, out, w, h) reads the texture, writes out.
+        shadow::declare_kernel("fetch_lod", b"r\0w\0\0");
+        shadow::declare_kernel_duration("fetch_lod", 1500);
         shadow::declare_kernel("paint", b"w\0\0");
         shadow::declare_kernel_duration("paint", 1500);
         let d = device();
-        let code = hip::rtc::ProgramBuilder::new(textures::KERNELS)
+        let source = format!("{}{}", textures::KERNELS, textures::MIPMAP_KERNEL_SHADOW);
+        let code = hip::rtc::ProgramBuilder::new(&source)
             .arch(d.arch_name().unwrap())
             .compile()
             .unwrap();
@@ -450,5 +458,15 @@ fn layered_arrays_copy_by_layer_on_two_streams() {
             );
         }
     }
+    assert_no_reports();
+}
+
+/// Mipmapped arrays (tests/common/mipmaps.rs): levels written, sampled and read back on three streams,
+/// rewritten under the sampling, dropped under a fetch; no race reported, values moved.
+#[test]
+fn mipmap_levels_are_ordered_across_three_streams() {
+    let d = device();
+    let m = Module::load_data(&d, code()).unwrap();
+    mipmaps::levels_written_sampled_and_read_back_on_three_streams(&d, &m);
     assert_no_reports();
 }

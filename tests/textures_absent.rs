@@ -50,6 +50,28 @@ fn allocations_answer_errors_naming_each_call() {
 }
 
 #[test]
+fn mipmapped_arrays_answer_errors_naming_each_call() {
+    if !no_device() {
+        return;
+    }
+    let desc = f32::DESC.raw();
+    let extent = sys::hipExtent {
+        width: 64,
+        height: 64,
+        depth: 0,
+    };
+    let e = raw::malloc_mipmapped_array(&desc, extent, 7, 0).unwrap_err();
+    eprintln!("hipMallocMipmappedArray without a device: {e}");
+    names(&e, "hipMallocMipmappedArray");
+    // SAFETY: a null handle, which HIP refuses (with no device, before looking at it).
+    let e = unsafe { raw::mipmapped_array_level(std::ptr::null_mut(), 0) }.unwrap_err();
+    names(&e, "hipGetMipmappedArrayLevel");
+    // SAFETY: as above.
+    let e = unsafe { raw::free_mipmapped_array(std::ptr::null_mut()) }.unwrap_err();
+    names(&e, "hipFreeMipmappedArray");
+}
+
+#[test]
 fn copies_and_objects_answer_errors_naming_each_call() {
     if !no_device() {
         return;

@@ -33,6 +33,12 @@ impl Layout {
 #[derive(Default)]
 struct Tables {
     arrays: HashMap<usize, Layout>,
+    /// Mipmapped arrays: one block holding every level back to back, its base the handle -> the levels'
+    /// handles (their addresses in the block).
+    mipmaps: HashMap<usize, Vec<usize>>,
+    /// A mipmapped array's levels by handle: arrays the mipmapped array owns (`hipFreeArray` refuses
+    /// them).
+    levels: HashMap<usize, Layout>,
     /// Descriptor block -> (base, length) of the memory the object reads.
     objects: HashMap<usize, (usize, usize)>,
 }
@@ -170,7 +176,83 @@ pub unsafe extern "C" fn hipMalloc3D(p: *mut sys::hipPitchedPtr, e: sys::hipExte
 }
 
 fn layout_of(a: usize) -> Option<Layout> {
-    tables(|t| t.arrays.get(&a).copied())
+    tables(|t| t.arrays.get(&a).or_else(|| t.levels.get(&a)).copied())
+}
+
+/// A mipmapped array of `levels` levels of `e`, each side halved per level (at least 1; a side of 0
+/// stays 0, as HIP does), as one block.
+#[no_mangle]
+pub unsafe extern "C" fn hipMallocMipmappedArray(
+    m: *mut sys::hipMipmappedArray_t,
+    desc: *const sys::hipChannelFormatDesc,
+    e: sys::hipExtent,
+    levels: u32,
+    _flags: u32,
+) -> Status {
+    if m.is_null() || desc.is_null() || e.width == 0 || levels == 0 {
+        return INVALID_VALUE;
+    }
+    let elem = elem_bytes(&*desc);
+    let largest = e.width.max(e.height).max(e.depth);
+    if elem == 0 || levels > usize::BITS - largest.leading_zeros() {
+        return INVALID_VALUE;
+    }
+    let half = |n: usize, l: u32| if n == 0 { 0 } else { (n >> l).max(1) };
+    let layouts: Vec<Layout> = (0..levels)
+        .map(|l| Layout {
+            elem,
+            width: half(e.width, l),
+            rows: half(e.height, l).max(1),
+            slices: half(e.depth, l).max(1),
+        })
+        .collect();
+    let sizes: Vec<usize> = layouts
+        .iter()
+        .map(|l| l.row() * l.rows * l.slices)
+        .collect();
+    let base = alloc_now(sizes.iter().sum(), MemKind::Array);
+    let mut at = base;
+    tables(|t| {
+        let mut handles = Vec::new();
+        for (layout, size) in layouts.into_iter().zip(sizes) {
+            t.levels.insert(at, layout);
+            handles.push(at);
+            at += size;
+        }
+        t.mipmaps.insert(base, handles);
+    });
+    *m = base as sys::hipMipmappedArray_t;
+    SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipGetMipmappedArrayLevel(
+    a: *mut sys::hipArray_t,
+    m: sys::hipMipmappedArray_const_t,
+    level: u32,
+) -> Status {
+    let handle = tables(|t| t.mipmaps.get(&(m as usize))?.get(level as usize).copied());
+    match handle {
+        Some(h) if !a.is_null() => {
+            *a = h as sys::hipArray_t;
+            SUCCESS
+        }
+        _ => INVALID_VALUE,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipFreeMipmappedArray(m: sys::hipMipmappedArray_t) -> Status {
+    let p = m as usize;
+    let Some(handles) = tables(|t| t.mipmaps.remove(&p)) else {
+        return INVALID_VALUE;
+    };
+    tables(|t| {
+        for h in &handles {
+            t.levels.remove(h);
+        }
+    });
+    free_now(p, MemKind::Array, "hipFreeMipmappedArray")
 }
 
 /// A queued copy of several 2-D shapes (one per slice) as one operation.
@@ -358,6 +440,10 @@ unsafe fn resource(r: &sys::hipResourceDesc) -> Option<(usize, usize)> {
             let a = r.res.array.array as usize;
             layout_of(a)?;
             a
+        }
+        sys::hipResourceTypeMipmappedArray => {
+            let m = r.res.mipmap.mipmap as usize;
+            tables(|t| t.mipmaps.contains_key(&m)).then_some(m)?
         }
         sys::hipResourceTypeLinear => r.res.linear.devPtr as usize,
         sys::hipResourceTypePitch2D => r.res.pitch2D.devPtr as usize,

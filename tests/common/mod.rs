@@ -8,6 +8,8 @@ pub mod cooperative;
 pub mod dense;
 pub mod elf;
 pub mod graph_edits;
+pub mod mipmaps;
+
 pub mod rng;
 pub mod slow;
 pub mod tempdir;

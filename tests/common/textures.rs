@@ -55,3 +55,22 @@ extern "C" __global__ void repaint(surf_t s, unsigned w, unsigned h) {
     }
 }
 "#;
+
+/// `fetch_lod`: one mipmap level sampled at every texel centre (`tex2DLod`), appended to [`KERNELS`] by
+/// tests/gpu_textures.rs. Not in `KERNELS`: gfx90a, the architecture of the offline compiles and of the
+/// shadow runtime's device, has no image instructions with a level of detail (LLVM aborts the compile).
+pub const MIPMAP_KERNEL: &str = r#"
+extern "C" __global__ void fetch_lod(tex_t t, float lod, float* out, unsigned w, unsigned h) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < w * h) out[i] = tex2DLod<float>(t, (i % w + 0.5f) / w, (i / w + 0.5f) / h, lod);
+}
+"#;
+
+/// `fetch_lod`'s signature with a level-0 read (`tex2D`) for the shadow runtime, which runs no kernel
+/// body (a launch reads the texture's memory for its declared time) on a gfx90a-like device.
+pub const MIPMAP_KERNEL_SHADOW: &str = r#"
+extern "C" __global__ void fetch_lod(tex_t t, float lod, float* out, unsigned w, unsigned h) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < w * h) out[i] = tex2D<float>(t, (i % w + 0.5f) / w, (i / w + 0.5f) / h) + lod;
+}
+"#;

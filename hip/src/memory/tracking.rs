@@ -67,6 +67,9 @@ pub(crate) enum Release {
     /// `hipFreeArray`: an array (`hip::texture::Array`), whose `ptr` is the `hipArray_t` handle, not an
     /// address a kernel or a copy may take.
     FreeArray,
+    /// `hipFreeMipmappedArray` (`hip::texture::MipmappedArray`, `ptr` its handle): its levels are arrays
+    /// it owns, whose uses are recorded here.
+    FreeMipmappedArray,
 }
 
 /// One allocation: its address, its device, how it is freed, and who may still use it.
@@ -205,7 +208,10 @@ impl Allocation {
     /// Whether this is an array (`hipMallocArray`, `hipMalloc3DArray`): reached only through copies,
     /// texture and surface objects of its own device, never by another device's kernels.
     pub(crate) fn is_array(&self) -> bool {
-        matches!(self.release, Release::FreeArray)
+        matches!(
+            self.release,
+            Release::FreeArray | Release::FreeMipmappedArray
+        )
     }
 
     /// The raw handle or address the allocation was made with (an array's `hipArray_t`).
@@ -480,7 +486,8 @@ impl Allocation {
             | Release::HostFree
             | Release::IpcClose
             | Release::Unmap(_)
-            | Release::FreeArray => Err(Error::InvalidArgument {
+            | Release::FreeArray
+            | Release::FreeMipmappedArray => Err(Error::InvalidArgument {
                 what: "buffer to release as a raw allocation",
                 value: "stream-ordered (memory pool) memory".into(),
                 reason:
@@ -606,6 +613,14 @@ impl Drop for Allocation {
                     // is gone: the array and every texture or surface object over it (each holds this
                     // allocation, and destroys itself first).
                     let _ = unsafe { result::texture::free_array(self.ptr.cast()) };
+                }
+            }
+            Release::FreeMipmappedArray => {
+                if self.wait_for_all_users(None).is_ok() && self.device.bind().is_ok() {
+                    // SAFETY: as for `FreeArray`: a mipmapped array from hipMallocMipmappedArray
+                    // (`texture::MipmappedArray`, the only one), freed once after every recorded user of
+                    // it or of one of its levels (each level's `Array` holds this allocation).
+                    let _ = unsafe { result::texture::free_mipmapped_array(self.ptr.cast()) };
                 }
             }
             Release::FreeAsync(stream, _pool) => {

@@ -235,3 +235,84 @@ pub unsafe fn destroy_surface_object(s: sys::hipSurfaceObject_t) -> Result<()> {
         Err(no_surfaces("hipDestroySurfaceObject"))
     }
 }
+
+/// [`Error::NotSupported`](crate::Error::NotSupported) for a mipmap call these headers lack (HIP 5.2's
+/// NVIDIA headers).
+#[cfg(not(hip_mipmap))]
+fn no_mipmaps(call: &'static str) -> crate::Error {
+    crate::Error::NotSupported {
+        what: call,
+        reason:
+            "the HIP headers this crate was built with declare no mipmapped arrays (HIP's NVIDIA \
+                 headers before 5.7)",
+    }
+}
+
+/// `hipMallocMipmappedArray`: `levels` levels of `extent` (elements; `height`/`depth` 0 for fewer
+/// dimensions), each half the one before along each axis (at least 1).
+pub fn malloc_mipmapped_array(
+    desc: &sys::hipChannelFormatDesc,
+    extent: sys::hipExtent,
+    levels: u32,
+    flags: u32,
+) -> Result<sys::hipMipmappedArray_t> {
+    #[cfg(hip_mipmap)]
+    {
+        let mut a: sys::hipMipmappedArray_t = std::ptr::null_mut();
+        // SAFETY: as in `malloc_array`.
+        check("hipMallocMipmappedArray", unsafe {
+            sys::hipMallocMipmappedArray(&mut a, desc, extent, levels as _, flags as _)
+        })?;
+        Ok(a)
+    }
+    #[cfg(not(hip_mipmap))]
+    {
+        let _ = (desc, extent, levels, flags);
+        Err(no_mipmaps("hipMallocMipmappedArray"))
+    }
+}
+
+/// `hipGetMipmappedArrayLevel`: the array of level `level`, owned by the mipmapped array (freed with it,
+/// never on its own).
+///
+/// # Safety
+/// `mipmap` is a live mipmapped array (AMD's runtime reads it unchecked).
+pub unsafe fn mipmapped_array_level(
+    mipmap: sys::hipMipmappedArray_t,
+    level: u32,
+) -> Result<sys::hipArray_t> {
+    #[cfg(hip_mipmap)]
+    {
+        let mut a: sys::hipArray_t = std::ptr::null_mut();
+        // SAFETY: the caller's contract; an out-pointer to a live local.
+        check("hipGetMipmappedArrayLevel", unsafe {
+            sys::hipGetMipmappedArrayLevel(&mut a, mipmap, level as _)
+        })?;
+        Ok(a)
+    }
+    #[cfg(not(hip_mipmap))]
+    {
+        let _ = (mipmap, level);
+        Err(no_mipmaps("hipGetMipmappedArrayLevel"))
+    }
+}
+
+/// `hipFreeMipmappedArray`.
+///
+/// # Safety
+/// `mipmap` came from [`malloc_mipmapped_array`], is freed once, and no queued work, texture or surface
+/// object still uses it or one of its levels.
+pub unsafe fn free_mipmapped_array(mipmap: sys::hipMipmappedArray_t) -> Result<()> {
+    #[cfg(hip_mipmap)]
+    {
+        // SAFETY: the caller's contract (`# Safety`).
+        check("hipFreeMipmappedArray", unsafe {
+            sys::hipFreeMipmappedArray(mipmap)
+        })
+    }
+    #[cfg(not(hip_mipmap))]
+    {
+        let _ = mipmap;
+        Err(no_mipmaps("hipFreeMipmappedArray"))
+    }
+}

@@ -116,6 +116,9 @@ impl std::ops::BitOr for ArrayFlags {
 #[derive(Debug)]
 pub struct Array<T: ChannelFormat> {
     pub(super) alloc: Arc<Allocation>,
+    /// The `hipArray_t`: the allocation's own handle, or one level of a mipmapped array (whose
+    /// allocation it shares), as an integer so the array stays `Send` and `Sync`.
+    handle: usize,
     extent: Extent,
     flags: ArrayFlags,
     _elem: PhantomData<T>,
@@ -189,6 +192,7 @@ impl<T: ChannelFormat> Array<T> {
         };
         Ok(Array {
             alloc: Allocation::new(raw.cast(), device, Release::FreeArray),
+            handle: raw as usize,
             extent,
             flags,
             _elem: PhantomData,
@@ -212,7 +216,7 @@ impl<T: ChannelFormat> Array<T> {
 
     /// The `hipArray_t` handle, for raw calls: order each with [`track_use`](Self::track_use) first.
     pub fn raw(&self) -> sys::hipArray_t {
-        self.alloc.raw_ptr().cast()
+        self.handle as sys::hipArray_t
     }
 
     /// Order work about to be queued on `stream` outside this crate (a raw call on [`raw`](Self::raw))
@@ -235,6 +239,24 @@ impl<T: ChannelFormat> Array<T> {
     }
 }
 
+impl<T: ChannelFormat> Array<T> {
+    /// Level `handle` of a mipmapped array whose allocation is `alloc`: its uses are the mipmapped
+    /// array's, and it keeps it (mipmap.rs).
+    pub(super) fn level_of(
+        alloc: &Arc<Allocation>,
+        handle: sys::hipArray_t,
+        extent: Extent,
+    ) -> Self {
+        Array {
+            alloc: alloc.clone(),
+            handle: handle as usize,
+            extent,
+            flags: ArrayFlags::DEFAULT,
+            _elem: PhantomData,
+        }
+    }
+}
+
 #[cfg(test)]
 impl<T: ChannelFormat> Array<T> {
     /// An array record for unit tests without a GPU: a fake handle, never freed; only for checks made
@@ -242,6 +264,7 @@ impl<T: ChannelFormat> Array<T> {
     pub(crate) fn for_unit_tests(device: &Device, extent: Extent, flags: ArrayFlags) -> Self {
         Array {
             alloc: Allocation::new(0x1000 as *mut _, device, Release::Nothing),
+            handle: 0x1000,
             extent,
             flags,
             _elem: PhantomData,

@@ -20,6 +20,9 @@
 //!   keep it alive, and are themselves kept by graphs that recorded a launch with them; each is
 //!   destroyed only once no queued work uses its memory.
 //!
+//! - [`MipmappedArray`] (`hipMallocMipmappedArray`): an image and its halved levels, each an [`Array`]
+//!   to copy into, sampled at any level of detail by [`TextureObject::from_mipmapped`].
+//!
 //! On HIP's NVIDIA platform every call maps to the CUDA runtime's (`cudaMallocArray`,
 //! `cudaCreateTextureObject`, ...); the descriptors' fields used here exist in every HIP version's
 //! headers (5.2.3 to 7.2.4) and in CUDA's.
@@ -29,6 +32,7 @@ pub(crate) mod copy;
 mod format;
 mod host_copy;
 mod host_volume;
+mod mipmap;
 mod object;
 mod surface;
 #[cfg(test)]
@@ -37,6 +41,7 @@ mod tests;
 pub use array::{Array, ArrayFlags, Extent};
 pub use copy::{Volume, VolumeLayout};
 pub use format::{ChannelDesc, ChannelFormat, ChannelKind, ChannelScalar};
+pub use mipmap::MipmappedArray;
 pub use object::{
     AddressMode, FilterMode, ReadMode, TextureDesc, TextureObject, OBJECT_IS_POINTER_PARAM,
 };

@@ -2,7 +2,7 @@
 //! pitched 2-D memory, and what they share with surface objects: the runtime object kept until no queued
 //! work (and no graph) can use it.
 
-use super::{Array, ChannelFormat};
+use super::{Array, ChannelFormat, MipmappedArray};
 use crate::error::{Error, Result};
 use crate::launch::{KeepAlive, KernelArg};
 use crate::memory::tracking::Allocation;
@@ -11,7 +11,6 @@ use crate::release::{now_or_later, RawHandle};
 use crate::result;
 use hip_sys as sys;
 use std::ffi::c_void;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// What a texture fetch outside `[0, size)` reads (`hipTextureAddressMode`).
@@ -70,6 +69,14 @@ pub struct TextureDesc {
     pub normalized_coords: bool,
     /// What [`AddressMode::Border`] reads.
     pub border_color: [f32; 4],
+    /// Between mipmap levels (a texture over a [`MipmappedArray`](super::MipmappedArray)): point takes
+    /// the nearest level, linear blends the two nearest. Unused by other textures.
+    pub mipmap_filter: FilterMode,
+    /// Added to the level of detail each fetch asks for (mipmapped textures only).
+    pub mipmap_level_bias: f32,
+    /// The lowest and highest level of detail a fetch is clamped to (mipmapped textures only); the
+    /// highest is clamped to the last level as well, so the default (0 to infinity) allows every level.
+    pub mipmap_level_clamp: [f32; 2],
 }
 
 impl Default for TextureDesc {
@@ -81,6 +88,9 @@ impl Default for TextureDesc {
             read: ReadMode::ElementType,
             normalized_coords: false,
             border_color: [0.0; 4],
+            mipmap_filter: FilterMode::Point,
+            mipmap_level_bias: 0.0,
+            mipmap_level_clamp: [0.0, f32::INFINITY],
         }
     }
 }
@@ -162,6 +172,52 @@ impl TextureDesc {
         } as _;
         t.normalizedCoords = i32::from(self.normalized_coords) as _;
         t.borderColor = self.border_color;
+        t
+    }
+
+    /// Refuse mipmap settings the runtime would reject or misread, for elements of `T`: linear blending
+    /// of levels of a texture that returns integers, a bias or clamp that is not a number, a negative
+    /// or inverted clamp.
+    pub(crate) fn check_mipmap<T: ChannelFormat>(&self) -> Result<()> {
+        let refuse = |value: String, reason: &str| {
+            Err(Error::InvalidArgument {
+                what: "hipCreateTextureObject mipmap description",
+                value,
+                reason: reason.into(),
+            })
+        };
+        let returns_float =
+            T::DESC.kind == super::ChannelKind::Float || self.read == ReadMode::NormalizedFloat;
+        if self.mipmap_filter == FilterMode::Linear && !returns_float {
+            return refuse(
+                format!("mipmap_filter Linear for {:?} channels read as elements", T::DESC.kind),
+                "blending levels returns floats: use a float format, or ReadMode::NormalizedFloat with \
+                 8- or 16-bit integers",
+            );
+        }
+        let [lo, hi] = self.mipmap_level_clamp;
+        if !self.mipmap_level_bias.is_finite() || lo.is_nan() || hi.is_nan() || lo < 0.0 || lo > hi
+        {
+            return refuse(
+                format!("bias {}, clamp [{lo}, {hi}]", self.mipmap_level_bias),
+                "the bias is a finite number, the clamp two levels from 0 up, the lower first",
+            );
+        }
+        Ok(())
+    }
+
+    /// The C description of a texture over `levels` mipmap levels: [`raw`](Self::raw) with the mipmap
+    /// fields, the highest clamp at most the last level.
+    pub(crate) fn raw_mipmapped(&self, levels: u32) -> sys::hipTextureDesc {
+        let mut t = self.raw();
+        t.mipmapFilterMode = match self.mipmap_filter {
+            FilterMode::Point => sys::hipFilterModePoint,
+            FilterMode::Linear => sys::hipFilterModeLinear,
+        } as _;
+        t.mipmapLevelBias = self.mipmap_level_bias;
+        let last = levels.saturating_sub(1) as f32;
+        t.minMipmapLevelClamp = self.mipmap_level_clamp[0].min(last);
+        t.maxMipmapLevelClamp = self.mipmap_level_clamp[1].min(last);
         t
     }
 }
@@ -285,7 +341,7 @@ impl TextureObject {
         res.res.array.array = array.raw();
         // SAFETY: `res` names the live array, which the object's handle keeps (its allocation) until
         // the object is destroyed, and that only once no queued work uses it (Handle's drop).
-        Self::create(&array.alloc, &res, desc, PhantomData::<T>)
+        Self::create(&array.alloc, &res, &desc.raw())
     }
 
     /// A texture over `memory` as a 1-D run of elements (`hipResourceTypeLinear`), fetched by index
@@ -323,7 +379,7 @@ impl TextureObject {
         res.res.linear.sizeInBytes = memory.byte_len();
         // SAFETY: `res` names `byte_len()` bytes of the memory's live allocation, kept by the handle
         // until destroyed after every use (Handle's drop).
-        Self::create(memory.allocation(), &res, desc, PhantomData::<T>)
+        Self::create(memory.allocation(), &res, &desc.raw())
     }
 
     /// A texture over `height` rows of `width` elements of `memory`, rows `pitch` bytes apart
@@ -371,20 +427,57 @@ impl TextureObject {
         res.res.pitch2D.pitchInBytes = pitch;
         // SAFETY: `res` names `(height - 1) * pitch + row` bytes of the live allocation (check_plane),
         // kept by the handle until destroyed after every use (Handle's drop).
-        Self::create(memory.allocation(), &res, desc, PhantomData::<T>)
+        Self::create(memory.allocation(), &res, &desc.raw())
+    }
+
+    /// A texture over every level of `array` (`hipResourceTypeMipmappedArray`), sampled at a level of
+    /// detail (`tex2DLod`, `tex2DGrad`, ...) with `desc`'s mipmap settings: `mipmap_filter` between
+    /// levels, `mipmap_level_bias`, `mipmap_level_clamp` (its upper end clamped to the last level).
+    ///
+    /// # Errors
+    ///
+    /// As [`from_array`](Self::from_array); [`Error::InvalidArgument`] also for mipmap settings the
+    /// format cannot take (linear blending of integers read as elements) or that are not numbers.
+    ///
+    /// ```no_run
+    /// # fn f(m: &hip::texture::MipmappedArray<f32>) -> hip::Result<()> {
+    /// use hip::texture::{FilterMode, TextureDesc, TextureObject};
+    /// let desc = TextureDesc {
+    ///     filter: FilterMode::Linear,
+    ///     mipmap_filter: FilterMode::Linear, // trilinear
+    ///     normalized_coords: true,
+    ///     ..TextureDesc::default()
+    /// };
+    /// let tex = TextureObject::from_mipmapped(m, &desc)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn from_mipmapped<T: ChannelFormat>(
+        array: &MipmappedArray<T>,
+        desc: &TextureDesc,
+    ) -> Result<Self> {
+        desc.check::<T>(false)?;
+        desc.check_mipmap::<T>()?;
+        let mut res = sys::hipResourceDesc {
+            resType: sys::hipResourceTypeMipmappedArray as _,
+            ..Default::default()
+        };
+        // NVIDIA with HIP 5.2's headers: the field is the CUDA runtime's type, the handle the driver's.
+        res.res.mipmap.mipmap = array.raw().cast();
+        // SAFETY: `res` names the live mipmapped array, kept by the object's handle (its allocation)
+        // until the object is destroyed after every use of it or of its levels (Handle's drop).
+        Self::create(&array.alloc, &res, &desc.raw_mipmapped(array.levels()))
     }
 
     /// Create the object over memory `res` names, which each caller checked belongs to `alloc`.
-    fn create<T>(
+    fn create(
         alloc: &Arc<Allocation>,
         res: &sys::hipResourceDesc,
-        desc: &TextureDesc,
-        _format: PhantomData<T>,
+        desc: &sys::hipTextureDesc,
     ) -> Result<Self> {
         alloc.device().bind()?;
         // SAFETY: the memory `res` names is `alloc`'s (each caller checked its extent), kept by the
         // handle made at once below, which destroys the object only after every use of `alloc`.
-        let raw = unsafe { result::texture::create_texture_object(res, &desc.raw())? };
+        let raw = unsafe { result::texture::create_texture_object(res, desc)? };
         let handle = Arc::new(Handle {
             kind: Kind::Texture(raw),
             alloc: alloc.clone(),

@@ -307,3 +307,87 @@ fn two_d_device_copies_check_both_sides() {
     refused(e.unwrap_err(), "hipMemcpy2DAsync source", "overflows");
     s.copy_2d_async(&src, 20, &mut dst, 10, 0, 5).unwrap();
 }
+
+#[test]
+fn mipmap_level_extents_and_counts() {
+    use super::mipmap::{level_extent, max_levels};
+    let e = Extent::new(32, 16, 0);
+    assert_eq!(max_levels(e), 6);
+    assert_eq!(level_extent(e, 1), Extent::new(16, 8, 0));
+    assert_eq!(level_extent(e, 4), Extent::new(2, 1, 0));
+    assert_eq!(
+        level_extent(e, 5),
+        Extent::new(1, 1, 0),
+        "a side stops at 1"
+    );
+    assert_eq!(max_levels(Extent::new(1, 0, 0)), 1);
+    assert_eq!(
+        max_levels(Extent::new(5, 9, 3)),
+        4,
+        "the largest side counts"
+    );
+    assert_eq!(level_extent(Extent::new(5, 9, 3), 2), Extent::new(1, 2, 1));
+    assert_eq!(
+        level_extent(Extent::new(usize::MAX, 0, 0), 200),
+        Extent::new(1, 0, 0),
+        "a shift past the width's bits"
+    );
+    assert_eq!(max_levels(Extent::new(usize::MAX, 1, 1)), usize::BITS);
+}
+
+#[test]
+fn mipmap_descriptions_are_checked_and_clamped_to_the_last_level() {
+    let float = TextureDesc::default();
+    float.check_mipmap::<f32>().unwrap();
+    let blend = TextureDesc {
+        mipmap_filter: FilterMode::Linear,
+        ..TextureDesc::default()
+    };
+    blend.check_mipmap::<f32>().unwrap();
+    let e = blend.check_mipmap::<u32>().unwrap_err().to_string();
+    assert!(e.contains("mipmap_filter Linear"), "{e}");
+    for (bias, clamp) in [
+        (f32::NAN, [0.0, 1.0]),
+        (f32::INFINITY, [0.0, 1.0]),
+        (0.0, [f32::NAN, 1.0]),
+        (0.0, [-1.0, 1.0]),
+        (0.0, [2.0, 1.0]),
+    ] {
+        let d = TextureDesc {
+            mipmap_level_bias: bias,
+            mipmap_level_clamp: clamp,
+            ..TextureDesc::default()
+        };
+        assert!(
+            d.check_mipmap::<f32>().is_err(),
+            "bias {bias}, clamp {clamp:?}"
+        );
+    }
+    let raw = float.raw_mipmapped(4);
+    assert_eq!(
+        (raw.minMipmapLevelClamp, raw.maxMipmapLevelClamp),
+        (0.0, 3.0),
+        "the default clamp reaches the last level"
+    );
+    let raw = TextureDesc {
+        mipmap_filter: FilterMode::Linear,
+        mipmap_level_bias: 0.5,
+        mipmap_level_clamp: [1.0, 2.0],
+        ..TextureDesc::default()
+    }
+    .raw_mipmapped(4);
+    assert_eq!(raw.mipmapFilterMode, hip_sys::hipFilterModeLinear as _);
+    assert_eq!(
+        (
+            raw.mipmapLevelBias,
+            raw.minMipmapLevelClamp,
+            raw.maxMipmapLevelClamp
+        ),
+        (0.5, 1.0, 2.0)
+    );
+    let plain = float.raw();
+    assert_eq!(
+        plain.maxMipmapLevelClamp, 0.0,
+        "other textures keep the zeroed fields"
+    );
+}
