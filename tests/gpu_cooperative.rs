@@ -173,6 +173,51 @@ fn a_cooperative_kernel_waits_for_a_slow_producer_on_another_stream() {
     }
 }
 
+/// A cooperative launch recorded in a stream capture replays as a cooperative kernel node: every block
+/// reads what another block wrote before the grid barrier, at each replay (the output zeroed between
+/// them); a grid one block past the co-resident limit is refused in the capture, nothing recorded.
+#[test]
+fn a_captured_cooperative_launch_replays_with_its_grid_barrier() {
+    let Some((d, m)) = setup() else { return };
+    let k = m.function("exchange").unwrap();
+    let s = Stream::new(&d).unwrap();
+    let max = k.max_cooperative_grid(BLOCK, 0).unwrap();
+    let grid = max.min(32);
+    let total = (grid * BLOCK) as usize;
+    let salt = 5u32;
+    let mut slots = DeviceBuffer::<u32>::zeroed(&d, total).unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed(&d, total).unwrap();
+    let mut cap = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    {
+        let mut args = LaunchArgs::new();
+        args.arg_mut(&mut slots).arg_mut(&mut out).arg(&salt);
+        // SAFETY: exchange(unsigned*, unsigned*, unsigned) as the module's, sized for `grid` blocks;
+        // every block reaches the grid barrier.
+        unsafe { cap.launch_cooperative(&k, &LaunchConfig::new(grid, BLOCK), &mut args) }.unwrap();
+    }
+    let mut big_args = LaunchArgs::new();
+    let (mut a, mut b) = (
+        DeviceBuffer::<u32>::zeroed(&d, ((max + 1) * BLOCK) as usize).unwrap(),
+        DeviceBuffer::<u32>::zeroed(&d, ((max + 1) * BLOCK) as usize).unwrap(),
+    );
+    big_args.arg_mut(&mut a).arg_mut(&mut b).arg(&salt);
+    // SAFETY: as above (refused before anything is recorded).
+    let e =
+        unsafe { cap.launch_cooperative(&k, &LaunchConfig::new(max + 1, BLOCK), &mut big_args) }
+            .unwrap_err();
+    assert!(matches!(e, Error::InvalidLaunch(_)), "{e}");
+    let mut exec = cap.end().unwrap().instantiate().unwrap();
+    let value = |i: usize| (i as u32).wrapping_mul(2654435761).wrapping_add(salt);
+    let want: Vec<u32> = (0..total)
+        .map(|i| value((i + BLOCK as usize) % total))
+        .collect();
+    for replay in 0..3 {
+        s.fill_async(&mut out, 0).unwrap();
+        exec.launch(&s).unwrap();
+        assert_eq!(out.to_vec().unwrap(), want, "replay {replay}");
+    }
+}
+
 #[test]
 fn the_device_reports_cooperative_launch_and_the_build_has_it() {
     let d = device();

@@ -130,3 +130,50 @@ fn a_cooperative_kernel_is_ordered_after_a_slow_producer_on_another_stream() {
     a.synchronize().unwrap();
     assert_no_reports();
 }
+
+/// A cooperative launch recorded in a capture, after a slow producer on another stream: each replay is
+/// ordered after the producer's write (no report). `NotSupported` naming the call where the headers lack
+/// it (5.2.3, the host's), as for a direct launch.
+#[test]
+fn a_captured_cooperative_launch_is_ordered_at_each_replay() {
+    let d = Device::get(0).unwrap();
+    let m = module(&d);
+    let (produce, gather) = (
+        m.function("produce").unwrap(),
+        m.function("gather").unwrap(),
+    );
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let n = N as u32;
+    let grid = gather.max_cooperative_grid(256, 0).unwrap().min(16);
+    let mut cap = b.begin_capture(CaptureMode::ThreadLocal).unwrap();
+    let r = {
+        let mut args = LaunchArgs::new();
+        args.arg(&x).arg_mut(&mut y).arg(&n);
+        // SAFETY: gather(const unsigned*, unsigned*, unsigned); the shadow runs no body.
+        unsafe { cap.launch_cooperative(&gather, &LaunchConfig::new(grid, 256), &mut args) }
+    };
+    match r {
+        Ok(()) => assert!(std::hint::black_box(HAS_COOPERATIVE_LAUNCH)),
+        Err(Error::NotSupported { what, .. }) if what == CALL => {
+            assert!(!std::hint::black_box(HAS_COOPERATIVE_LAUNCH));
+            return;
+        }
+        Err(e) => panic!("{e:?}"),
+    }
+    let mut exec = cap.end().unwrap().instantiate().unwrap();
+    for _ in 0..3 {
+        let mut args = LaunchArgs::new();
+        args.arg_mut(&mut x).arg(&n);
+        // SAFETY: produce(unsigned*, unsigned) writes x[..n].
+        unsafe { produce.launch(&a, &LaunchConfig::for_num_elems(n), &mut args) }.unwrap();
+        exec.launch(&b).unwrap();
+    }
+    b.synchronize().unwrap();
+    a.synchronize().unwrap();
+    assert_no_reports();
+}

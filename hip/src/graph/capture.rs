@@ -227,6 +227,43 @@ impl<'s> Capture<'s> {
         unsafe { function.launch(self.stream, config, args) }
     }
 
+    /// Record a cooperative kernel launch (`hipModuleLaunchCooperativeKernel` while capturing): a kernel
+    /// node whose grid is co-resident at every replay, so its blocks may synchronize grid-wide.
+    /// Checked and ordered as [`Function::launch_cooperative`]: a grid that cannot be co-resident is
+    /// refused with the occupancy numbers, nothing recorded.
+    ///
+    /// # Safety
+    ///
+    /// As [`Function::launch_cooperative`], for every replay of every executable graph made from this
+    /// capture.
+    ///
+    /// # Errors
+    ///
+    /// As [`launch`](Self::launch) and [`Function::launch_cooperative`]; what the runtime answers for a
+    /// cooperative launch on a capturing stream.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(stream: &Stream, sum_all: &Function, x: &mut DeviceBuffer<u32>) -> hip::Result<()> {
+    /// let blocks = sum_all.max_cooperative_grid(64, 0)?;
+    /// let mut capture = stream.begin_capture(CaptureMode::ThreadLocal)?;
+    /// // SAFETY: `sum_all(unsigned* x)` writes x[0..blocks) and every block reaches the grid barrier.
+    /// unsafe {
+    ///     capture.launch_cooperative(sum_all, &LaunchConfig::new(blocks, 64), LaunchArgs::new().arg_mut(x))?;
+    /// }
+    /// capture.end()?.instantiate()?.launch(stream)?;
+    /// # Ok(()) }
+    /// ```
+    pub unsafe fn launch_cooperative(
+        &mut self,
+        function: &Function,
+        config: &LaunchConfig,
+        args: &mut LaunchArgs<'_>,
+    ) -> Result<()> {
+        // SAFETY: the caller's contract, which is `Function::launch_cooperative`'s for every replay.
+        unsafe { function.launch_cooperative(self.stream, config, args) }
+    }
+
     /// Record a host node on the captured stream (`hipLaunchHostFunc` while capturing): every replay
     /// of every executable graph made from this capture runs `f` on a runtime thread after the work
     /// captured before it, and the work captured after it waits until `f` returns. The graph owns `f`
