@@ -278,3 +278,15 @@ fn host_to_host_copies_and_pinned_fills_wait_for_a_slow_download() {
     let h = halves.as_slice().unwrap();
     assert!(h[..N / 2].iter().all(|&v| v == 0) && h[N / 2..].iter().all(|&v| v == 0x1234));
 }
+
+/// Host functions reading and writing pinned memory in stream order (tests/common/host_fn_memory.rs):
+/// the reading function waits for another stream's download behind a slow kernel, the upload on a
+/// third stream for the writing function.
+#[test]
+fn host_functions_see_pinned_memory_in_stream_order() {
+    let d = device();
+    let slow = Slow::new(&d);
+    common::host_fn_memory::host_functions_see_pinned_memory_in_stream_order(&d, &|s, x| {
+        slow.fill(s, x, -7.0)
+    });
+}

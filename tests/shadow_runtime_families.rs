@@ -5,6 +5,8 @@
 //! the queries of the same change: pointer attributes, device limits, stream flags and priority.
 #![cfg(feature = "shadow")]
 
+#[path = "common/host_fn_memory.rs"]
+mod host_fn_memory;
 mod shadow;
 
 use hip::limits::Limit;
@@ -345,5 +347,29 @@ fn host_to_host_copies_and_pinned_fills_are_ordered_across_streams() {
         s1.copy_host_async(&a, &mut short),
         Err(hip::Error::LengthMismatch { .. })
     ));
+    assert_no_reports();
+}
+
+/// Host functions reading and writing pinned memory in stream order (tests/common/host_fn_memory.rs),
+/// behind a 3 ms kernel on another stream: no race reported, every value as ordered.
+#[test]
+fn host_functions_see_pinned_memory_in_stream_order() {
+    let d = Device::get(0).unwrap();
+    let code = shadow::compile(
+        r#"extern "C" __global__ void slow_fill(float* x, float v, unsigned n) {
+            unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) x[i] = v;
+        }"#,
+        &[shadow::ShadowKernel("slow_fill", b"w\0\0", 3000)],
+    );
+    let m = Module::load_data(&d, &code).unwrap();
+    let f = m.function("slow_fill").unwrap();
+    host_fn_memory::host_functions_see_pinned_memory_in_stream_order(&d, &|s, x| {
+        let (n, v) = (x.len() as u32, -7.0f32);
+        let mut args = LaunchArgs::new();
+        args.arg_mut(x).arg(&v).arg(&n);
+        // SAFETY: slow_fill(float*, float, unsigned) writes x[..n].
+        unsafe { f.launch(s, &LaunchConfig::for_num_elems(n), &mut args) }.unwrap();
+    });
     assert_no_reports();
 }

@@ -203,7 +203,7 @@ impl Stream {
 
 /// The refusal of a host function on a stream a capture records.
 #[cold]
-fn refuse_in_capture(stream: u64) -> crate::Error {
+pub(crate) fn refuse_in_capture(stream: u64) -> crate::Error {
     crate::Error::InvalidArgument {
         what: "operation on a capturing stream",
         value: "launch_host_fn".into(),

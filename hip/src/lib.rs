@@ -202,6 +202,7 @@ pub mod future;
 pub mod graph;
 pub mod graph_builder;
 pub mod host_fn;
+mod host_fn_memory;
 pub mod ipc;
 pub mod launch;
 #[cfg(any(

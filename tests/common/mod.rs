@@ -8,6 +8,7 @@ pub mod cooperative;
 pub mod dense;
 pub mod elf;
 pub mod graph_edits;
+pub mod host_fn_memory;
 pub mod mipmaps;
 
 pub mod rng;
