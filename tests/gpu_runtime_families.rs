@@ -290,3 +290,68 @@ fn host_functions_see_pinned_memory_in_stream_order() {
         slow.fill(s, x, -7.0)
     });
 }
+
+/// Mapped pinned memory as a kernel argument (`PinnedBuffer::mapped`, hip-tests' hipHostMalloc mapped
+/// and hipHostGetDevicePointer cases): a kernel on one stream adds 1 to each element through the mapping
+/// behind a slow kernel, a kernel on another stream copies the pinned memory into a device buffer (it
+/// waits for the first, with no wait by the test), and the host's borrow waits for both.
+#[test]
+fn mapped_pinned_memory_is_a_kernel_argument_ordered_with_the_host() {
+    const N: usize = 4096;
+    let d = device();
+    let m = common::load(
+        &d,
+        r#"extern "C" __global__ void add_one(unsigned* x, unsigned n) {
+            unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) x[i] += 1;
+        }
+        extern "C" __global__ void copy_u32(const unsigned* s, unsigned* d, unsigned n) {
+            unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) d[i] = s[i];
+        }"#,
+    );
+    let (add_one, copy) = (
+        m.function("add_one").unwrap(),
+        m.function("copy_u32").unwrap(),
+    );
+    let slow = Slow::new(&d);
+    let (a, b) = (
+        Stream::non_blocking(&d).unwrap(),
+        Stream::non_blocking(&d).unwrap(),
+    );
+    let mut host =
+        PinnedBuffer::<u32>::zeroed_with_flags(&d, N, hip::memory::PinnedFlags::MAPPED).unwrap();
+    for (i, v) in host.as_mut_slice().unwrap().iter_mut().enumerate() {
+        *v = i as u32;
+    }
+    let mut gate = DeviceBuffer::<f32>::zeroed(&d, 256).unwrap();
+    let mut dev = DeviceBuffer::<u32>::zeroed(&d, N).unwrap();
+    let n = N as u32;
+    for round in 1..=3u32 {
+        slow.fill(&a, &mut gate, 0.0);
+        let mut mapped = host.mapped().unwrap();
+        assert_eq!(mapped.len(), N);
+        let mut args = LaunchArgs::new();
+        args.arg_mut(&mut mapped).arg(&n);
+        // SAFETY: add_one(unsigned*, unsigned) writes x[..n], which the mapping holds.
+        unsafe { add_one.launch(&a, &LaunchConfig::for_num_elems(n), &mut args) }.unwrap();
+        let mapped = host.mapped().unwrap();
+        let mut args = LaunchArgs::new();
+        args.arg(&mapped).arg_mut(&mut dev).arg(&n);
+        // SAFETY: copy_u32(const unsigned*, unsigned*, unsigned) reads s[..n], writes d[..n].
+        unsafe { copy.launch(&b, &LaunchConfig::for_num_elems(n), &mut args) }.unwrap();
+        let got = dev.to_vec().unwrap();
+        let wrong = (0..N).filter(|&i| got[i] != i as u32 + round).count();
+        assert_eq!(
+            wrong, 0,
+            "round {round}: the copy on b read the pinned memory before a's kernel"
+        );
+    }
+    let host_view = host.as_slice().unwrap();
+    assert!(host_view
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == i as u32 + 3));
+    let mut empty = PinnedBuffer::<u32>::zeroed(&d, 0).unwrap();
+    assert!(empty.mapped().unwrap().is_empty());
+}

@@ -691,6 +691,24 @@ memory_kernel_arg!(ForeignBuffer);
 memory_kernel_arg!(GrowableBuffer);
 memory_kernel_arg!(PitchedBuffer);
 
+// SAFETY: `as_kernel_param` points at the stored device address of the pinned memory's mapping (the
+// value a kernel's pointer parameter takes), of size_of::<DevicePtr>() bytes, valid while `self` is
+// borrowed; it is a device address of `alloc`'s memory, which the launch is ordered and recorded by.
+unsafe impl<T: DeviceCopy> KernelArg for crate::memory::MappedPinned<'_, T> {
+    fn as_kernel_param(&self) -> *mut c_void {
+        self.device_ptr_field() as *const crate::memory::DevicePtr as *mut c_void
+    }
+    fn kernel_param_size(&self) -> usize {
+        std::mem::size_of::<crate::memory::DevicePtr>()
+    }
+    fn is_device_pointer(&self) -> bool {
+        true
+    }
+    fn allocation(&self) -> Option<&Arc<Allocation>> {
+        Some(self.alloc())
+    }
+}
+
 /// The dynamic shared memory `f` opted in to, asked of the runtime only when `config` needs more than
 /// the device's plain per-block limit (on NVIDIA; 0 otherwise, and 0 if the runtime cannot say, which
 /// leaves the plain limit standing).
