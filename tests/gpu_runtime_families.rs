@@ -355,3 +355,9 @@ fn mapped_pinned_memory_is_a_kernel_argument_ordered_with_the_host() {
     let mut empty = PinnedBuffer::<u32>::zeroed(&d, 0).unwrap();
     assert!(empty.mapped().unwrap().is_empty());
 }
+
+/// Fills of device views with 1-, 2- and 4-byte values on three streams (tests/common/view_fills.rs).
+#[test]
+fn fills_of_device_views_are_ordered_across_streams() {
+    common::view_fills::fills_of_device_views_are_ordered_across_streams(&device());
+}

@@ -8,6 +8,8 @@
 #[path = "common/host_fn_memory.rs"]
 mod host_fn_memory;
 mod shadow;
+#[path = "common/view_fills.rs"]
+mod view_fills;
 
 use hip::limits::Limit;
 use hip::pointer::{self, MemoryType};
@@ -422,5 +424,13 @@ fn mapped_pinned_memory_is_a_kernel_argument_ordered_across_streams() {
         unsafe { copy.launch(&b, &LaunchConfig::for_num_elems(n), &mut args) }.unwrap();
     }
     assert_eq!(host.as_mut_slice().unwrap().len(), N);
+    assert_no_reports();
+}
+
+/// Fills of device views with 1-, 2- and 4-byte values on three streams (tests/common/view_fills.rs): no
+/// race reported, every element as ordered.
+#[test]
+fn fills_of_device_views_are_ordered_across_streams() {
+    view_fills::fills_of_device_views_are_ordered_across_streams(&Device::get(0).unwrap());
     assert_no_reports();
 }

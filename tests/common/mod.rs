@@ -15,6 +15,7 @@ pub mod rng;
 pub mod slow;
 pub mod tempdir;
 pub mod textures;
+pub mod view_fills;
 
 /// Device 0, for the `--features gpu` tests.
 pub fn device() -> hip::Device {

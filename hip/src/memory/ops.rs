@@ -1,6 +1,6 @@
 //! Fills of 8/16/32-bit values, pitched 2-D copies, and prefetch / advice for managed memory.
 
-use super::{Access, DeviceBuffer, DeviceCopy, DeviceMemory, ManagedBuffer};
+use super::{Access, DeviceBuffer, DeviceCopy, DeviceMemory, DeviceMemoryMut, ManagedBuffer};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::result;
@@ -100,9 +100,38 @@ pub(crate) unsafe fn memset_elements<T>(
     }
 }
 
+/// Queue a fill of every element of `dst` (device memory: a buffer or a view) with `value` on `stream`.
+fn fill_on<T: DeviceCopy>(
+    dst: &mut impl DeviceMemoryMut<T>,
+    value: T,
+    stream: &Stream,
+) -> Result<()> {
+    if stream.device().ordinal() != dst.device().ordinal() {
+        return Err(Error::DeviceMismatch {
+            what: "fill_async",
+            stream: stream.device().ordinal(),
+            other: dst.device().ordinal(),
+        });
+    }
+    let bits = fill_value(&value)?;
+    if dst.is_empty() {
+        return Ok(());
+    }
+    let op = stream.begin_op();
+    dst.allocation().use_on(&op, Access::Write)?;
+    stream.device().bind()?;
+    // SAFETY: `dst` is `len()` elements of 1, 2 or 4 bytes (`fill_value` returned) of device memory on
+    // the stream's device (checked, current), borrowed mutably. The stream now waits for the memory's
+    // other users and is recorded as its writer, so it is not freed or used in conflict before the fill
+    // is done. (On a capturing stream the use of device memory goes to the capture instead, managed
+    // memory being refused there: its graphs keep the memory alive and order their launches.)
+    unsafe { memset_elements::<T>(dst.device_ptr(), bits, dst.len(), stream.raw()) }
+}
+
 impl Stream {
-    /// Queue a fill of every element of `dst` with `value` (`hipMemsetAsync`, `hipMemsetD16Async` or
-    /// `hipMemsetD32Async` by the size of `T`), ordered after the other streams' work on the buffer.
+    /// Queue a fill of every element of `dst` (a buffer, or a view of part of one) with `value`
+    /// (`hipMemsetAsync`, `hipMemsetD16Async` or `hipMemsetD32Async` by the size of `T`), ordered after
+    /// the other streams' work on the memory.
     /// Returns once queued.
     ///
     /// # Errors
@@ -116,11 +145,17 @@ impl Stream {
     /// let stream = Stream::new(&device)?;
     /// let mut x = DeviceBuffer::<u32>::zeroed(&device, 1024)?;
     /// stream.fill_async(&mut x, 7)?;
-    /// assert!(x.to_vec()?.iter().all(|&v| v == 7)); // the read waits for the fill
+    /// stream.fill_async(&mut x.slice_mut(10..20)?, 9)?; // part of it
+    /// let v = x.to_vec()?; // the read waits for the fills
+    /// assert!(v[..10].iter().all(|&v| v == 7) && v[10..20].iter().all(|&v| v == 9));
     /// # Ok::<(), hip::Error>(())
     /// ```
-    pub fn fill_async<T: DeviceCopy>(&self, dst: &mut DeviceBuffer<T>, value: T) -> Result<()> {
-        dst.fill_on(value, self)
+    pub fn fill_async<T: DeviceCopy>(
+        &self,
+        dst: &mut impl DeviceMemoryMut<T>,
+        value: T,
+    ) -> Result<()> {
+        fill_on(dst, value, self)
     }
 
     /// Queue a migration of the whole of `buffer` to `to` (a device, or `None` for the host)
@@ -169,26 +204,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     }
 
     fn fill_on(&mut self, value: T, stream: &Stream) -> Result<()> {
-        if stream.device().ordinal() != self.device().ordinal() {
-            return Err(Error::DeviceMismatch {
-                what: "fill_async",
-                stream: stream.device().ordinal(),
-                other: self.device().ordinal(),
-            });
-        }
-        let bits = fill_value(&value)?;
-        if self.is_empty() {
-            return Ok(());
-        }
-        let op = stream.begin_op();
-        self.allocation().use_on(&op, Access::Write)?;
-        self.device().bind()?;
-        // SAFETY: the buffer is `len()` elements of 1, 2 or 4 bytes (`fill_value` returned) of device
-        // memory on the stream's device (checked, current). The stream now waits for the buffer's other
-        // users and is recorded as its writer, so the buffer is not freed or used in conflict before the
-        // fill is done. (On a capturing stream the use of device memory goes to the capture instead,
-        // managed memory being refused there: its graphs keep the memory alive and order their launches.)
-        unsafe { memset_elements::<T>(self.device_ptr(), bits, self.len(), stream.raw()) }
+        fill_on(self, value, stream)
     }
 
     /// Copy `height` rows of `width` elements from `src` (rows `src_pitch` elements apart) into this buffer
