@@ -566,3 +566,29 @@ fn uses_are_ordered_by_allocation_address_whatever_the_argument_order() {
         assert_eq!(idx, (0..picks.len() as u8).collect::<Vec<_>>());
     }
 }
+
+#[test]
+fn mapped_pinned_memory_is_a_device_address_in_its_allocation() {
+    let alloc = Mem::new().alloc;
+    let address = std::ptr::without_provenance_mut::<c_void>(0x2000);
+    let m = crate::memory::MappedPinned::<u32>::for_unit_tests(&alloc, address, 16);
+    assert_eq!(
+        (m.len(), m.is_empty(), m.device_ptr()),
+        (16, false, address)
+    );
+    assert_eq!(m.kernel_param_size(), 8);
+    assert!(m.is_device_pointer());
+    assert!(Arc::ptr_eq(KernelArg::allocation(&m).unwrap(), &alloc));
+    // SAFETY: the parameter points at the stored address, a pointer.
+    let param = unsafe { *(m.as_kernel_param() as *const *mut c_void) };
+    assert_eq!(param, address);
+    let mut args = LaunchArgs::new();
+    args.arg(&m);
+    assert_eq!(
+        args.infos(),
+        [ArgInfo {
+            size: 8,
+            pointer: true
+        }]
+    );
+}

@@ -96,3 +96,16 @@ impl<T: DeviceCopy> MappedPinned<'_, T> {
         self.alloc
     }
 }
+
+#[cfg(test)]
+impl<'a, T: DeviceCopy> MappedPinned<'a, T> {
+    /// A mapping record for unit tests without a GPU: `len` elements at device address `ptr` in `alloc`.
+    pub(crate) fn for_unit_tests(alloc: &'a Arc<Allocation>, ptr: DevicePtr, len: usize) -> Self {
+        MappedPinned {
+            ptr,
+            len,
+            alloc,
+            _buffer: PhantomData,
+        }
+    }
+}
