@@ -22,18 +22,28 @@ fn a_flag_orders_two_streams_behind_a_slow_kernel() {
         Stream::non_blocking(&d).unwrap(),
         Stream::non_blocking(&d).unwrap(),
     );
-    let flag = StreamFlag::new(&d).unwrap();
     let mut x = DeviceBuffer::<f32>::zeroed(&d, N).unwrap();
     let mut y = DeviceBuffer::<f32>::zeroed(&d, N).unwrap();
-    for round in 1..=16u64 {
-        slow.fill(&a, &mut x, round as f32); // about a millisecond before it writes
-        a.write_flag(&flag, round).unwrap();
-        b.wait_flag(&flag, round).unwrap();
-        // The memory model learnt b runs after a's fill: this copy is ordered by the flag alone.
-        b.copy_device_async(&x, &mut y).unwrap();
-        assert_eq!(y.to_vec().unwrap(), vec![round as f32; N], "round {round}");
+    // A 64-bit flag, then a 32-bit one (hipStreamWriteValue32 / hipStreamWaitValue32).
+    for flag in [
+        StreamFlag::new(&d).unwrap(),
+        StreamFlag::new_32bit(&d).unwrap(),
+    ] {
+        let bits = if flag.is_64bit() { 64 } else { 32 };
+        for round in 1..=16u64 {
+            slow.fill(&a, &mut x, round as f32); // about a millisecond before it writes
+            a.write_flag(&flag, round).unwrap();
+            b.wait_flag(&flag, round).unwrap();
+            // The memory model learnt b runs after a's fill: this copy is ordered by the flag alone.
+            b.copy_device_async(&x, &mut y).unwrap();
+            assert_eq!(
+                y.to_vec().unwrap(),
+                vec![round as f32; N],
+                "{bits} bits, round {round}"
+            );
+        }
+        assert_eq!(flag.value(), 16);
     }
-    assert_eq!(flag.value(), 16);
 }
 
 #[test]

@@ -1,6 +1,12 @@
-//! Stream memory operations: a [`StreamFlag`], a 64-bit counter in device-visible pinned memory that
-//! streams write (`hipStreamWriteValue64`) and wait on (`hipStreamWaitValue64`), and the host reads and
-//! writes, with no event.
+//! Stream memory operations: a [`StreamFlag`], a counter in device-visible pinned memory that streams
+//! write (`hipStreamWriteValue64` / `32`) and wait on (`hipStreamWaitValue64` / `32`), and the host reads
+//! and writes, with no event.
+//!
+//! A flag is 64-bit ([`StreamFlag::new`]) or 32-bit ([`StreamFlag::new_32bit`]:
+//! `hipStreamWriteValue32`, `hipStreamWaitValue32`), and takes values up to `i64::MAX` or `i32::MAX`:
+//! CUDA's "greater or equal" wait compares cyclically (`(int64_t)(*addr - value) >= 0`), so a wait for a
+//! value more than half the range above the flag's would end at once, while the memory model would learn
+//! an order the device never kept. Values past that are refused before HIP.
 //!
 //! The flag is a timeline: its values only grow. Every write, by a stream or the host, must be larger
 //! than the one before ([`Error::InvalidArgument`] otherwise), and stream writes are ordered among
@@ -32,14 +38,14 @@ use crate::result::stream_memop as memop;
 use crate::stream::{lock, Stream, StreamHandle};
 use hip_sys as sys;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 /// The writes a flag remembers, for what a wait can learn; older ones are forgotten (waits for their
 /// values then learn nothing).
 const HISTORY: usize = 64;
 
-/// A 64-bit flag in pinned, device-mapped memory that streams write and wait on (see the
+/// A 64- or 32-bit flag in pinned, device-mapped memory that streams write and wait on (see the
 /// [module docs](self)). Cheap to clone: clones share the flag.
 ///
 /// ```no_run
@@ -67,6 +73,8 @@ pub struct StreamFlag {
 struct Inner {
     allocation: Arc<Allocation>,
     host: *mut u64,
+    /// 64-bit (`hipStreamWriteValue64`), or 32-bit (`hipStreamWriteValue32`, the word at `host`).
+    wide: bool,
     device_ptr: *mut c_void,
     history: Mutex<History>,
 }
@@ -75,6 +83,7 @@ impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StreamFlag")
             .field("host", &self.host)
+            .field("bits", &if self.wide { 64 } else { 32 })
             .field("device", &self.allocation.device().ordinal())
             .finish()
     }
@@ -110,10 +119,39 @@ impl StreamFlag {
     /// `hipHostMalloc` and `hipHostGetDevicePointer` (without a device: `hipErrorNoDevice` or
     /// `hipErrorInvalidDevice`, kept raw).
     pub fn new(device: &Device) -> Result<StreamFlag> {
+        Self::with_width(device, true)
+    }
+
+    /// A 32-bit flag holding 0 on `device` (`hipStreamWriteValue32`, `hipStreamWaitValue32`): values up
+    /// to `i32::MAX`, larger ones refused before HIP (see the [module docs](self)). Otherwise as
+    /// [`new`](Self::new).
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new), naming `hipStreamWaitValue32`.
+    ///
+    /// ```no_run
+    /// # use hip::prelude::*;
+    /// # fn f(device: &Device, a: &Stream, b: &Stream) -> hip::Result<()> {
+    /// let flag = hip::StreamFlag::new_32bit(device)?;
+    /// a.write_flag(&flag, 1)?;
+    /// b.wait_flag(&flag, 1)?;
+    /// assert!(a.write_flag(&flag, 1 << 31).is_err()); // past i32::MAX
+    /// # Ok(()) }
+    /// ```
+    pub fn new_32bit(device: &Device) -> Result<StreamFlag> {
+        Self::with_width(device, false)
+    }
+
+    fn with_width(device: &Device, wide: bool) -> Result<StreamFlag> {
         let ordinal = device.ordinal() as i32;
         if let Ok(0) = memop::can_use_wait_value64(ordinal) {
             return Err(Error::NotSupported {
-                what: "hipStreamWaitValue64",
+                what: if wide {
+                    "hipStreamWaitValue64"
+                } else {
+                    "hipStreamWaitValue32"
+                },
                 reason: memop::NO_WAIT_VALUE,
             });
         }
@@ -133,6 +171,7 @@ impl StreamFlag {
             inner: Arc::new(Inner {
                 allocation,
                 host: host as *mut u64,
+                wide,
                 device_ptr,
                 history: Mutex::new(History::default()),
             }),
@@ -141,9 +180,21 @@ impl StreamFlag {
 
     /// The value in memory now, read by the host (an atomic load; it may be behind writes still queued).
     pub fn value(&self) -> u64 {
+        if !self.inner.wide {
+            // SAFETY: as below, for the 32-bit word at the start of the 8 bytes.
+            return u64::from(
+                unsafe { AtomicU32::from_ptr(self.inner.host.cast()) }.load(Ordering::Acquire),
+            );
+        }
         // SAFETY: `host` is 8-byte aligned pinned memory owned by `allocation`, alive while `self` is;
         // every host access is atomic, and the device writes it whole.
         unsafe { AtomicU64::from_ptr(self.inner.host) }.load(Ordering::Acquire)
+    }
+
+    /// Whether it is a 64-bit flag ([`new`](Self::new)) rather than a 32-bit one
+    /// ([`new_32bit`](Self::new_32bit)).
+    pub fn is_64bit(&self) -> bool {
+        self.inner.wide
     }
 
     /// The device address of the flag (for raw calls; a kernel writing it voids what waits learn: write
@@ -174,10 +225,17 @@ impl StreamFlag {
     /// ```
     pub fn set(&self, value: u64) -> Result<()> {
         let mut h = lock(&self.inner.history);
+        check_width(self.inner.wide, value)?;
         check_increasing(&h, value)?;
         self.inner.allocation.host_wait(Access::Write)?;
-        // SAFETY: as in `value`.
-        unsafe { AtomicU64::from_ptr(self.inner.host) }.store(value, Ordering::Release);
+        if self.inner.wide {
+            // SAFETY: as in `value`.
+            unsafe { AtomicU64::from_ptr(self.inner.host) }.store(value, Ordering::Release);
+        } else {
+            // SAFETY: as in `value`; `value` fits 32 bits (checked).
+            unsafe { AtomicU32::from_ptr(self.inner.host.cast()) }
+                .store(value as u32, Ordering::Release);
+        }
         h.host_write(value);
         Ok(())
     }
@@ -210,6 +268,36 @@ impl History {
         self.floor = value;
         self.writes.clear();
     }
+}
+
+/// The largest value a flag takes: `i64::MAX` (64-bit) or `i32::MAX` (32-bit).
+fn max_value(wide: bool) -> u64 {
+    if wide {
+        i64::MAX as u64
+    } else {
+        i32::MAX as u64
+    }
+}
+
+/// Refuse a value past the flag's range. CUDA's "greater or equal" wait is a cyclic comparison
+/// (`(int64_t)(*addr - value) >= 0`, `int32_t` for 32 bits): a wait for a value more than half the
+/// range above the flag's would end at once, while the memory model learns that the waiting stream runs
+/// after the write of that value. Within the signed range of the width, every value the flag holds and
+/// every value waited for compare as numbers do.
+fn check_width(wide: bool, value: u64) -> Result<()> {
+    if value <= max_value(wide) {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument {
+        what: "stream flag value",
+        value: value.to_string(),
+        reason: format!(
+            "a {}-bit flag takes values up to {} (a wait compares values cyclically, as CUDA's \
+             stream wait does, so half the range is all it can order)",
+            if wide { 64 } else { 32 },
+            max_value(wide)
+        ),
+    })
 }
 
 fn check_increasing(h: &History, value: u64) -> Result<()> {
@@ -259,6 +347,7 @@ impl Stream {
         same_device("write_flag", self.device(), flag.device())?;
         let inner = &flag.inner;
         let mut h = lock(&inner.history);
+        check_width(inner.wide, value)?;
         check_increasing(&h, value)?;
         let op = self.begin_op();
         if op.is_capturing() {
@@ -269,7 +358,14 @@ impl Stream {
         self.device().bind()?;
         // SAFETY: this live stream (its device current); `device_ptr` is the flag's 8-byte aligned mapped
         // memory, kept allocated until this write ran (recorded just above as the memory's writer).
-        unsafe { memop::write_value64(self.raw(), inner.device_ptr, value) }?;
+        unsafe {
+            if inner.wide {
+                memop::write_value64(self.raw(), inner.device_ptr, value)
+            } else {
+                // `value` fits 32 bits (checked).
+                memop::write_value32(self.raw(), inner.device_ptr, value as u32)
+            }
+        }?;
         h.push(value, Arc::downgrade(&self.handle().queue), op.label());
         Ok(())
     }
@@ -294,6 +390,7 @@ impl Stream {
     pub fn wait_flag(&self, flag: &StreamFlag, value: u64) -> Result<()> {
         same_device("wait_flag", self.device(), flag.device())?;
         let inner = &flag.inner;
+        check_width(inner.wide, value)?;
         let mut h = lock(&inner.history);
         let op = self.begin_op();
         if op.is_capturing() {
@@ -302,7 +399,14 @@ impl Stream {
         self.device().bind()?;
         // SAFETY: this live stream (its device current); `device_ptr` is the flag's 8-byte aligned mapped
         // memory, kept allocated until this wait ended (`waiters`, below, holds it past the flag's drop).
-        unsafe { memop::wait_value64(self.raw(), inner.device_ptr, value, memop::WAIT_GTE) }?;
+        unsafe {
+            if inner.wide {
+                memop::wait_value64(self.raw(), inner.device_ptr, value, memop::WAIT_GTE)
+            } else {
+                // `value` fits 32 bits (checked).
+                memop::wait_value32(self.raw(), inner.device_ptr, value as u32, memop::WAIT_GTE)
+            }
+        }?;
         let label = op.label();
         match h.waiters.iter_mut().find(|(s, _)| s.id == self.handle().id) {
             Some(w) => w.1 = label,
@@ -395,6 +499,21 @@ mod tests {
         assert_eq!(positions(&h, 8), Some(103));
         let e = check_increasing(&h, 7).unwrap_err();
         assert!(e.to_string().contains("only grow"), "{e}");
+    }
+
+    #[test]
+    fn values_past_half_a_flags_range_are_refused() {
+        assert!(check_width(false, i32::MAX as u64).is_ok());
+        let e = check_width(false, i32::MAX as u64 + 1).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("32-bit flag takes values up to 2147483647"),
+            "{e}"
+        );
+        assert!(check_width(true, i64::MAX as u64).is_ok());
+        let e = check_width(true, i64::MAX as u64 + 1).unwrap_err();
+        assert!(e.to_string().contains("64-bit flag"), "{e}");
+        assert!(check_width(true, u64::MAX).is_err());
     }
 
     #[test]
