@@ -187,6 +187,11 @@ fn a_captured_cooperative_launch_replays_with_its_grid_barrier() {
     let salt = 5u32;
     let mut slots = DeviceBuffer::<u32>::zeroed(&d, total).unwrap();
     let mut out = DeviceBuffer::<u32>::zeroed(&d, total).unwrap();
+    // Allocated before the capture: CUDA refuses hipMalloc on a thread whose stream is capturing.
+    let (mut a, mut b) = (
+        DeviceBuffer::<u32>::zeroed(&d, ((max + 1) * BLOCK) as usize).unwrap(),
+        DeviceBuffer::<u32>::zeroed(&d, ((max + 1) * BLOCK) as usize).unwrap(),
+    );
     let mut cap = s.begin_capture(CaptureMode::ThreadLocal).unwrap();
     {
         let mut args = LaunchArgs::new();
@@ -196,10 +201,6 @@ fn a_captured_cooperative_launch_replays_with_its_grid_barrier() {
         unsafe { cap.launch_cooperative(&k, &LaunchConfig::new(grid, BLOCK), &mut args) }.unwrap();
     }
     let mut big_args = LaunchArgs::new();
-    let (mut a, mut b) = (
-        DeviceBuffer::<u32>::zeroed(&d, ((max + 1) * BLOCK) as usize).unwrap(),
-        DeviceBuffer::<u32>::zeroed(&d, ((max + 1) * BLOCK) as usize).unwrap(),
-    );
     big_args.arg_mut(&mut a).arg_mut(&mut b).arg(&salt);
     // SAFETY: as above (refused before anything is recorded).
     let e =
