@@ -199,7 +199,24 @@ fn a_child_graph_runs_inside_its_parent() {
         .set_child_graph_node_params(&graph, sub, &other)
         .unwrap_err();
     eprintln!("child of another topology: {e}");
-    assert!(e.to_string().contains("node 0 of the graph"), "{e}");
+    let hip::Error::GraphUpdate { failure, .. } = &e else {
+        panic!("not a graph update refusal: {e:?}");
+    };
+    // A node update reports no update result; the node is the child graph node, first of the two.
+    assert_eq!(failure.update_result, None);
+    assert_eq!(
+        failure.node,
+        Some(hip::FailedGraphNode {
+            index: 0,
+            count: 2,
+            kind: "a child graph node"
+        })
+    );
+    assert!(
+        e.to_string()
+            .contains("at node 0 of 2 of the graph (a child graph node)"),
+        "{e}"
+    );
     exec.launch(&stream).unwrap();
     assert_eq!(c.to_vec().unwrap(), vec![10; N]);
 }
@@ -387,6 +404,20 @@ fn a_refused_update_names_the_node_it_failed_at() {
     assert!(
         text.contains("at node 1 of 2 of the new graph (a copy node)"),
         "{text}"
+    );
+    // The same as fields: HIP's update result and the node, a copy where the memset was.
+    let hip::Error::GraphUpdate { code, failure, .. } = &e else {
+        panic!("not a graph update refusal: {e:?}");
+    };
+    assert_eq!(code.0, hip::sys::hipErrorGraphExecUpdateFailure.0);
+    assert_eq!(failure.update_result, Some(3));
+    assert_eq!(
+        failure.node,
+        Some(hip::FailedGraphNode {
+            index: 1,
+            count: 2,
+            kind: "a copy node"
+        })
     );
     exec.launch(&s).unwrap();
     assert_eq!(y.to_vec().unwrap(), vec![4; N]);

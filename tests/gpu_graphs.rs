@@ -134,6 +134,10 @@ fn update_with_other_topology_is_refused_and_the_graph_still_runs() {
         "update result 2"
     };
     assert!(text.contains(expected), "{text}");
+    let hip::Error::GraphUpdate { failure, .. } = &err else {
+        panic!("not a graph update refusal: {err:?}");
+    };
+    assert_eq!(failure.update_result, Some(if cuda_11 { 6 } else { 2 }));
     exec.launch(&s).unwrap();
     s.synchronize().unwrap();
     assert!(

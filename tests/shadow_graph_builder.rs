@@ -404,6 +404,20 @@ fn a_refused_update_names_the_node_it_failed_at() {
         text.contains("at node 1 of 2 of the new graph (a copy node)"),
         "{text}"
     );
+    // The same as fields: HIP's update result and the node, a copy where the memset was.
+    let hip::Error::GraphUpdate { code, failure, .. } = &e else {
+        panic!("not a graph update refusal: {e:?}");
+    };
+    assert_eq!(code.0, hip::sys::hipErrorGraphExecUpdateFailure.0);
+    assert_eq!(failure.update_result, Some(3));
+    assert_eq!(
+        failure.node,
+        Some(hip::FailedGraphNode {
+            index: 1,
+            count: 2,
+            kind: "a copy node"
+        })
+    );
     exec.launch(&s).unwrap();
     assert_eq!(b.y.to_vec().unwrap(), vec![4; N]);
     assert_no_reports();

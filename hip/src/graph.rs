@@ -404,8 +404,9 @@ impl GraphExec {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] for a graph of another device; HIP's refusal
-    /// (`hipErrorGraphExecUpdateFailure`) with a message naming the update result (topology, node type,
-    /// function or parameters changed); the executable graph is then unchanged and still usable. Also
+    /// (`hipErrorGraphExecUpdateFailure`) as [`Error::GraphUpdate`], whose fields say the update result
+    /// (topology, node type, function or parameters changed) and the node of `graph` it failed at; the
+    /// executable graph is then unchanged and still usable. Also
     /// what HIP returns for making the device current and for the device synchronisation.
     ///
     /// ```no_run

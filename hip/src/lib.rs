@@ -247,9 +247,9 @@ pub use code_object::CodeObject;
 pub use device::{driver_version, runtime_version, Device, DeviceProperties};
 pub use device_select::{DeviceSelector, DeviceUuid, PciBusId};
 pub use error::{
-    BlasErrorCode, Error, FftErrorCode, HipErrorCode, NcclErrorCode, NoDeviceReason, RandErrorCode,
-    RendezvousFailure, Report, Result, RtcErrorCode, SolverErrorCode, SolverFailure,
-    SparseErrorCode, Status,
+    BlasErrorCode, Error, FailedGraphNode, FftErrorCode, GraphUpdateFailure, HipErrorCode,
+    NcclErrorCode, NoDeviceReason, RandErrorCode, RendezvousFailure, Report, Result, RtcErrorCode,
+    SolverErrorCode, SolverFailure, SparseErrorCode, Status,
 };
 pub use event::Event;
 pub use future::{Completion, PinnedCopy, ReadFuture};

@@ -17,6 +17,7 @@
 //! | `hipErrorDeinitialized` (4), `hipErrorPeerAccessAlreadyEnabled` (704), `hipErrorPeerAccessNotEnabled` (705), `hipErrorContextIsDestroyed` (709), `HIPRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION` (8), `HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION` (9) | `invalid_state` (902) |
 //! | `HIPRTC_ERROR_INTERNAL_ERROR` (11) | `internal_error` (900) |
 //! | `hipErrorUnknown` (999) | `unknown_error` (999) |
+//! | a refused graph update ([`Error::GraphUpdate`]) | its code's status, as above |
 //! | every other code, known or not | `hip_error` (520) |
 //!
 //! Errors the wrapper detects itself:
@@ -46,6 +47,7 @@
 //! | [`Error::Sparse`] (hipSPARSE, feature `sparse`) | by code: see [`SparseErrorCode::status`] |
 
 mod codes;
+mod graph_update;
 mod loading;
 mod no_device;
 mod rendezvous;
@@ -68,6 +70,7 @@ pub(crate) use codes::{math_library, math_status, MathLibrary};
 pub use codes::{
     BlasErrorCode, FftErrorCode, HipErrorCode, NcclErrorCode, RandErrorCode, RtcErrorCode,
 };
+pub use graph_update::{FailedGraphNode, GraphUpdateFailure};
 pub use no_device::NoDeviceReason;
 pub use rendezvous::RendezvousFailure;
 pub use report::Report;
@@ -95,6 +98,19 @@ pub enum Error {
         code: HipErrorCode,
         /// The runtime's `hipGetErrorString` for the code.
         message: String,
+    },
+    /// HIP refused to give an executable graph new parameters: a whole-graph update
+    /// ([`GraphExec::update`](crate::GraphExec::update), `hipGraphExecUpdate`) or one node's
+    /// (`GraphExec::set_*_node_params`). The executable graph is unchanged and still launches what it
+    /// had. The details say HIP's update result and the node it failed at, as fields.
+    #[error("{call} failed: {code}: {failure}")]
+    GraphUpdate {
+        /// The HIP function that refused, e.g. `"hipGraphExecUpdate"`.
+        call: &'static str,
+        /// The raw code it returned (`hipErrorGraphExecUpdateFailure` for a whole-graph update).
+        code: HipErrorCode,
+        /// Its message, update result and node (boxed: it keeps `Error` small).
+        failure: Box<GraphUpdateFailure>,
     },
     /// This machine has no usable GPU: no device, no working driver, or a driver older than the runtime
     /// ([`NoDeviceReason`]). Every such answer of the runtime (`hipErrorNoDevice`,
@@ -514,7 +530,7 @@ impl Error {
     /// The DTL-style status of this error (see the [module table](self)).
     pub fn status(&self) -> Status {
         match self {
-            Error::Hip { code, .. } => code.status(),
+            Error::Hip { code, .. } | Error::GraphUpdate { code, .. } => code.status(),
             Error::NoDevice { .. } => Status::BackendNotAvailable,
             Error::Rtc { code, .. } => code.status(),
             Error::UnknownName { .. } | Error::NoMatchingDevice { .. } => Status::NotFound,
@@ -570,6 +586,7 @@ impl Error {
     pub fn hip_code(&self) -> Option<HipErrorCode> {
         match self {
             Error::Hip { code, .. }
+            | Error::GraphUpdate { code, .. }
             | Error::UnknownName { code, .. }
             | Error::NoDevice { code, .. } => Some(*code),
             Error::ModuleFile { source, .. } => source.hip_code(),

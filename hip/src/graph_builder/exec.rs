@@ -57,12 +57,16 @@ fn prepare(
     Ok(())
 }
 
-/// HIP's refusal of an update, naming the node.
-fn name_node(mut err: Error, node: GraphNode) -> Error {
-    if let Error::Hip { message, .. } = &mut err {
-        message.push_str(&format!("; updating node {} of the graph", node.index));
-    }
-    err
+/// HIP's refusal of a node update, as [`Error::GraphUpdate`] naming the node (its place among `graph`'s
+/// nodes); another error (from making the device current) as it is.
+fn name_node(err: Error, graph: &Graph, node: GraphNode) -> Error {
+    let Error::Hip { call, code, .. } = err else {
+        return err;
+    };
+    // SAFETY: `node` is a node of `graph` (checked by `prepare`), which is live while borrowed; its
+    // calls are held off while HIP lists the nodes.
+    let at = graph.with_raw(|raw| unsafe { result::graph::failed_node(raw, node.raw) });
+    result::graph::update_refused(call, code.raw(), None, at)
 }
 
 /// The new uses join the old (other nodes may still make those), and the new owners the kept ones.
@@ -88,7 +92,7 @@ impl GraphExec {
     ///
     /// Nothing changed when refused: [`Error::InvalidArgument`] for a node, graph or executable graph not
     /// all of one builder; the launch checks' errors; HIP's refusal (such as another function where HIP
-    /// cannot change it), its message naming the node.
+    /// cannot change it), as [`Error::GraphUpdate`] naming the node.
     ///
     /// ```no_run
     /// # use hip::prelude::*;
@@ -126,7 +130,7 @@ impl GraphExec {
                     result::graph_build::exec_kernel_node_set_params(parts.raw, node.raw, &params)
                 }
             })
-            .map_err(|e| name_node(e, node))?;
+            .map_err(|e| name_node(e, graph, node))?;
         let mut kept: Vec<_> = parts.kept.iter().cloned().collect();
         kept.push(Arc::new(function.clone()));
         kept.extend(args.kept_alive());
@@ -142,7 +146,8 @@ impl GraphExec {
     /// # Errors
     ///
     /// As [`GraphBuilder::memset`](super::GraphBuilder::memset), [`Error::InvalidArgument`] for a node,
-    /// graph or executable graph not all of one builder, and HIP's refusal naming the node.
+    /// graph or executable graph not all of one builder, and HIP's refusal ([`Error::GraphUpdate`])
+    /// naming the node.
     ///
     /// ```no_run
     /// # fn f(exec: &mut hip::GraphExec, graph: &hip::Graph, node: hip::GraphNode,
@@ -172,7 +177,7 @@ impl GraphExec {
                     result::graph_build::exec_memset_node_set_params(parts.raw, node.raw, &params)
                 }
             })
-            .map_err(|e| name_node(e, node))?;
+            .map_err(|e| name_node(e, graph, node))?;
         join(&mut parts, vec![(dst.allocation().clone(), Access::Write)]);
         Ok(())
     }
@@ -184,7 +189,8 @@ impl GraphExec {
     /// # Errors
     ///
     /// As [`GraphBuilder::copy`](super::GraphBuilder::copy), [`Error::InvalidArgument`] for a node, graph
-    /// or executable graph not all of one builder, and HIP's refusal naming the node.
+    /// or executable graph not all of one builder, and HIP's refusal ([`Error::GraphUpdate`]) naming the
+    /// node.
     ///
     /// ```no_run
     /// # fn f(exec: &mut hip::GraphExec, graph: &hip::Graph, node: hip::GraphNode,
@@ -261,7 +267,7 @@ impl Copy1d {
                     )
                 }
             })
-            .map_err(|e| name_node(e, node))?;
+            .map_err(|e| name_node(e, graph, node))?;
         join(
             parts,
             vec![(src.clone(), Access::Read), (dst.clone(), Access::Write)],
@@ -281,8 +287,8 @@ impl GraphExec {
     ///
     /// As [`GraphBuilder::copy_3d`](super::GraphBuilder::copy_3d) (an empty box too: a copy node cannot
     /// become an empty one), [`Error::InvalidArgument`] for a node, graph or executable graph not all of
-    /// one builder or a node that is not a copy node, and HIP's refusal naming the node. On HIP's
-    /// NVIDIA platform CUDA updates only copy nodes whose old and new operands are both 1-dimensional
+    /// one builder or a node that is not a copy node, and HIP's refusal ([`Error::GraphUpdate`]) naming
+    /// the node. On HIP's NVIDIA platform CUDA updates only copy nodes whose old and new operands are both 1-dimensional
     /// (`cudaGraphExecMemcpyNodeSetParams`): a 3-D copy node's update is refused there with
     /// `hipErrorInvalidValue` (measured on an H100, CUDA 12.9), the executable graph unchanged: build
     /// and instantiate the graph anew there.
@@ -336,7 +342,7 @@ impl GraphExec {
                     result::graph_build::exec_memcpy_node_set_params(parts.raw, node.raw, &params)
                 }
             })
-            .map_err(|e| name_node(e, node))?;
+            .map_err(|e| name_node(e, graph, node))?;
         join(
             &mut parts,
             vec![
@@ -359,7 +365,7 @@ impl GraphExec {
     ///
     /// [`Error::InvalidArgument`] for a node, graph or executable graph not all of one builder, a node
     /// that is not a child graph node, a `child` of another device, or `graph` itself as `child`; HIP's
-    /// refusal (another topology) naming the node.
+    /// refusal (another topology) as [`Error::GraphUpdate`] naming the node.
     ///
     /// ```no_run
     /// # fn f(exec: &mut hip::GraphExec, graph: &hip::Graph, node: hip::GraphNode,
@@ -415,7 +421,7 @@ impl GraphExec {
                     }
                 })
             })
-            .map_err(|e| name_node(e, node))?;
+            .map_err(|e| name_node(e, graph, node))?;
         let mut all_kept: Vec<_> = parts.kept.iter().cloned().collect();
         all_kept.push(kept.clone());
         *parts.kept = Arc::new(all_kept);

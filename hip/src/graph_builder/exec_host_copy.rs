@@ -20,8 +20,8 @@ impl GraphExec {
     ///
     /// As [`GraphBuilder::copy_from_host`](super::GraphBuilder::copy_from_host),
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a node, graph or executable graph
-    /// not all of one builder, a removed node or one that is not a copy node, and HIP's refusal naming
-    /// the node.
+    /// not all of one builder, a removed node or one that is not a copy node, and HIP's refusal
+    /// ([`Error::GraphUpdate`](crate::Error::GraphUpdate)) naming the node.
     ///
     /// ```no_run
     /// # fn f(exec: &mut hip::GraphExec, graph: &hip::Graph, node: hip::GraphNode,
@@ -74,8 +74,8 @@ impl GraphExec {
     ///
     /// As [`GraphBuilder::copy_to_host`](super::GraphBuilder::copy_to_host),
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a node, graph or executable graph
-    /// not all of one builder, a removed node or one that is not a copy node, and HIP's refusal naming
-    /// the node.
+    /// not all of one builder, a removed node or one that is not a copy node, and HIP's refusal
+    /// ([`Error::GraphUpdate`](crate::Error::GraphUpdate)) naming the node.
     ///
     /// ```no_run
     /// # fn f(exec: &mut hip::GraphExec, graph: &hip::Graph, node: hip::GraphNode,

@@ -4,7 +4,7 @@
 //! (`nvidia_graph.h`): HIP 5.2.3's and 5.7.1's NVIDIA headers define them only for nvcc.
 
 use super::check;
-use crate::error::{Error, Result};
+use crate::error::{Error, FailedGraphNode, GraphUpdateFailure, Result};
 use hip_sys as sys;
 
 /// `hipStreamBeginCapture`: work queued on `stream` from now on is recorded into a graph, not run.
@@ -156,9 +156,9 @@ pub unsafe fn graph_exec_destroy(exec: sys::hipGraphExec_t) -> Result<()> {
     })
 }
 
-/// `hipGraphExecUpdate`: give `exec` the parameters of `graph`, which must have the same topology. On a
-/// refusal the error names HIP's update result (topology, node type, function or parameters changed, not
-/// supported).
+/// `hipGraphExecUpdate`: give `exec` the parameters of `graph`, which must have the same topology. A
+/// refusal is [`Error::GraphUpdate`] with HIP's update result (topology, node type, function or
+/// parameters changed, not supported) and the node of `graph` it failed at.
 ///
 /// # Safety
 /// Both handles are live; all memory `graph`'s nodes touch stays valid until every later launch completes.
@@ -173,37 +173,68 @@ pub unsafe fn graph_exec_update(exec: sys::hipGraphExec_t, graph: sys::hipGraph_
     if code == sys::hipSuccess {
         return Ok(());
     }
-    let mut err = Error::from_hip("hipGraphExecUpdate", code);
-    if let Error::Hip { message, .. } = &mut err {
-        message.push_str(&format!(
-            "; update result {}: {}",
-            outcome as i64,
-            update_result_name(outcome)
-        ));
-        if !error_node.is_null() {
-            // SAFETY: `graph` is live (the caller's contract) and `error_node` is what HIP named.
-            message.push_str(&unsafe { where_in(graph, error_node) });
-        }
-    }
-    Err(err)
+    let node = if error_node.is_null() {
+        None
+    } else {
+        // SAFETY: `graph` is live (the caller's contract) and `error_node` is what HIP named.
+        unsafe { failed_node(graph, error_node) }
+    };
+    Err(update_refused(
+        "hipGraphExecUpdate",
+        code,
+        Some((outcome as i64, update_result_name(outcome))),
+        node,
+    ))
 }
 
-/// "; at node i of n of the new graph (a kernel node)" for the node an update failed at, found among
-/// `graph`'s nodes (in `hipGraphGetNodes`' order); what can be said if it is not one of them.
+/// [`Error::GraphUpdate`] for HIP's refusal `code` of `call`: a whole-graph update's result (`Some`), or a
+/// node update's (`None`); `node`, the node it failed at. A code the crate reports as another error
+/// ([`Error::NoDevice`]) stays that error.
+pub fn update_refused(
+    call: &'static str,
+    code: sys::hipError_t,
+    result: Option<(i64, &'static str)>,
+    node: Option<FailedGraphNode>,
+) -> Error {
+    match Error::from_hip(call, code) {
+        Error::Hip {
+            call,
+            code,
+            message,
+        } => Error::GraphUpdate {
+            call,
+            code,
+            failure: Box::new(GraphUpdateFailure {
+                message,
+                update_result: result.map(|r| r.0),
+                meaning: result.map_or("", |r| r.1),
+                node,
+                whole_graph: result.is_some(),
+            }),
+        },
+        other => other,
+    }
+}
+
+/// Where `node` is among `graph`'s nodes (in `hipGraphGetNodes`' order) and what kind it is; `None` if
+/// it is not one of them (or the graph's nodes cannot be listed).
 ///
 /// # Safety
-/// `graph` is live; `node` is a node HIP named (of `graph` or of the executable graph's).
-unsafe fn where_in(graph: sys::hipGraph_t, node: sys::hipGraphNode_t) -> String {
+/// `graph` is live; `node` is a node HIP named (of `graph` or of an executable graph's).
+pub unsafe fn failed_node(
+    graph: sys::hipGraph_t,
+    node: sys::hipGraphNode_t,
+) -> Option<FailedGraphNode> {
     // SAFETY: the caller's contract: `graph` is live.
-    let nodes = unsafe { graph_nodes(graph) }.unwrap_or_default();
-    match nodes.iter().position(|&n| n == node) {
-        Some(i) => {
-            // SAFETY: `node` is a live node of the live `graph` (found among its nodes).
-            let kind = unsafe { graph_node_type(node) }.map_or("a node", node_type_name);
-            format!("; at node {i} of {} of the new graph ({kind})", nodes.len())
-        }
-        None => "; at a node that is not one of the new graph's".into(),
-    }
+    let nodes = unsafe { graph_nodes(graph) }.ok()?;
+    let index = nodes.iter().position(|&n| n == node)?;
+    // SAFETY: `node` is a live node of the live `graph` (found among its nodes).
+    let kind = unsafe { graph_node_type(node) }.map_or("a node", node_type_name);
+    Some(FailedGraphNode {
+        index,
+        count: nodes.len(),
+        kind,
+    })
 }
 
 /// "a kernel node" and so on, for a `hipGraphNodeType`.
