@@ -371,3 +371,84 @@ fn mapped_pinned_memory_is_a_kernel_argument_ordered_with_the_host() {
 fn fills_of_device_views_are_ordered_across_streams() {
     common::view_fills::fills_of_device_views_are_ordered_across_streams(&device());
 }
+
+/// The program's own Vec as a pinned buffer (tests/common/registered_vec.rs): downloads into it behind
+/// slow kernels, uploads from it on another stream, the Vec given back, a drop under a queued upload.
+#[test]
+fn a_registered_vec_is_ordered_kept_and_given_back() {
+    let d = device();
+    let slow = Slow::new(&d);
+    common::registered_vec::a_registered_vec_is_ordered_kept_and_given_back(&d, &|s, x| {
+        slow.fill(s, x, -7.0)
+    });
+}
+
+/// A registered Vec reached by a kernel through its mapping (`PinnedBuffer::register` maps it): a
+/// kernel behind a slow one adds 1 to each element, and the Vec given back holds the sums.
+#[test]
+fn a_registered_vec_is_written_by_a_kernel_through_its_mapping() {
+    let d = device();
+    let m = common::load(
+        &d,
+        r#"extern "C" __global__ void add_one(unsigned* x, unsigned n) {
+            unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) x[i] += 1;
+        }"#,
+    );
+    let add_one = m.function("add_one").unwrap();
+    let slow = Slow::new(&d);
+    let s = Stream::non_blocking(&d).unwrap();
+    let mut host = PinnedBuffer::register(&d, (0..N as u32).collect()).unwrap();
+    let mut gate = DeviceBuffer::<f32>::zeroed(&d, 256).unwrap();
+    let n = N as u32;
+    for _ in 0..2 {
+        slow.fill(&s, &mut gate, 0.0);
+        let mut mapped = host.mapped().unwrap();
+        let mut args = LaunchArgs::new();
+        args.arg_mut(&mut mapped).arg(&n);
+        // SAFETY: add_one(unsigned*, unsigned) writes x[..n], which the mapping holds.
+        unsafe { add_one.launch(&s, &LaunchConfig::for_num_elems(n), &mut args) }.unwrap();
+    }
+    let back = host.into_vec().unwrap();
+    let wrong = (0..N).filter(|&i| back[i] != i as u32 + 2).count();
+    assert_eq!(wrong, 0, "into_vec waited for both kernels");
+}
+
+/// Two small Vecs on one page, both registered: what the runtime answers for the second (it locks whole
+/// pages), and that each buffer it accepts works.
+#[test]
+fn two_vecs_on_one_page_registered() {
+    let d = device();
+    let page = 4096;
+    let mut vecs: Vec<Vec<u32>> = (0..64).map(|i| vec![i; 16]).collect();
+    let (i, j) = (0..vecs.len())
+        .flat_map(|i| (i + 1..vecs.len()).map(move |j| (i, j)))
+        .find(|&(i, j)| vecs[i].as_ptr() as usize / page == vecs[j].as_ptr() as usize / page)
+        .expect("64 small Vecs from the allocator, two of them on one page");
+    let second = vecs.swap_remove(j);
+    let first = vecs.swap_remove(i);
+    let (v1, v2) = (first[0], second[0]);
+    let first = PinnedBuffer::register(&d, first).unwrap();
+    let second = PinnedBuffer::register(&d, second);
+    println!(
+        "second registration on the page: {:?}",
+        second.as_ref().map(|b| b.len())
+    );
+    let s = Stream::new(&d).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(&d, 16).unwrap();
+    s.copy_from_host_async(&first, &mut x).unwrap();
+    assert_eq!(x.to_vec().unwrap(), vec![v1; 16]);
+    match second {
+        Ok(second) => {
+            s.copy_from_host_async(&second, &mut x).unwrap();
+            assert_eq!(x.to_vec().unwrap(), vec![v2; 16]);
+            assert_eq!(second.into_vec().unwrap(), vec![v2; 16]);
+        }
+        Err(e) => assert_eq!(
+            e.hip_code().map(|c| c.0),
+            Some(hip::sys::hipErrorHostMemoryAlreadyRegistered.0),
+            "{e}"
+        ),
+    }
+    assert_eq!(first.into_vec().unwrap(), vec![v1; 16]);
+}

@@ -7,6 +7,8 @@
 
 #[path = "common/host_fn_memory.rs"]
 mod host_fn_memory;
+#[path = "common/registered_vec.rs"]
+mod registered_vec;
 mod shadow;
 #[path = "common/view_fills.rs"]
 mod view_fills;
@@ -372,11 +374,8 @@ fn host_to_host_copies_and_pinned_fills_are_ordered_across_streams() {
     assert_no_reports();
 }
 
-/// Host functions reading and writing pinned memory in stream order (tests/common/host_fn_memory.rs),
-/// behind a 3 ms kernel on another stream: no race reported, every value as ordered.
-#[test]
-fn host_functions_see_pinned_memory_in_stream_order() {
-    let d = Device::get(0).unwrap();
+/// A slow fill (3 ms under the shadow) of a device buffer: `slow_write` of the common cases.
+fn slow_fill_kernel(d: &Device) -> Function {
     let code = shadow::compile(
         r#"extern "C" __global__ void slow_fill(float* x, float v, unsigned n) {
             unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -384,14 +383,41 @@ fn host_functions_see_pinned_memory_in_stream_order() {
         }"#,
         &[shadow::ShadowKernel("slow_fill", b"w\0\0", 3000)],
     );
-    let m = Module::load_data(&d, &code).unwrap();
-    let f = m.function("slow_fill").unwrap();
+    Module::load_data(d, &code)
+        .unwrap()
+        .function("slow_fill")
+        .unwrap()
+}
+
+/// Queue `f` (slow_fill) writing `x` on `s`.
+fn slow_fill(f: &Function, s: &Stream, x: &mut DeviceBuffer<f32>) {
+    let (n, v) = (x.len() as u32, -7.0f32);
+    let mut args = LaunchArgs::new();
+    args.arg_mut(x).arg(&v).arg(&n);
+    // SAFETY: slow_fill(float*, float, unsigned) writes x[..n].
+    unsafe { f.launch(s, &LaunchConfig::for_num_elems(n), &mut args) }.unwrap();
+}
+
+/// Host functions reading and writing pinned memory in stream order (tests/common/host_fn_memory.rs),
+/// behind a 3 ms kernel on another stream: no race reported, every value as ordered.
+#[test]
+fn host_functions_see_pinned_memory_in_stream_order() {
+    let d = Device::get(0).unwrap();
+    let f = slow_fill_kernel(&d);
     host_fn_memory::host_functions_see_pinned_memory_in_stream_order(&d, &|s, x| {
-        let (n, v) = (x.len() as u32, -7.0f32);
-        let mut args = LaunchArgs::new();
-        args.arg_mut(x).arg(&v).arg(&n);
-        // SAFETY: slow_fill(float*, float, unsigned) writes x[..n].
-        unsafe { f.launch(s, &LaunchConfig::for_num_elems(n), &mut args) }.unwrap();
+        slow_fill(&f, s, x)
+    });
+    assert_no_reports();
+}
+
+/// The program's own Vec as a pinned buffer (tests/common/registered_vec.rs), behind 3 ms kernels: no
+/// race reported (the unregister included), every value as ordered, the Vec given back.
+#[test]
+fn a_registered_vec_is_ordered_kept_and_given_back() {
+    let d = Device::get(0).unwrap();
+    let f = slow_fill_kernel(&d);
+    registered_vec::a_registered_vec_is_ordered_kept_and_given_back(&d, &|s, x| {
+        slow_fill(&f, s, x)
     });
     assert_no_reports();
 }

@@ -10,6 +10,7 @@ pub mod elf;
 pub mod graph_edits;
 pub mod host_fn_memory;
 pub mod mipmaps;
+pub mod registered_vec;
 
 pub mod rng;
 pub mod slow;

@@ -2,6 +2,7 @@
 //! it.
 
 use super::{Allocation, Keep};
+use crate::error::Result;
 use crate::queue::OPEN;
 use crate::result;
 use crate::stream::StreamHandle;
@@ -32,6 +33,42 @@ pub(crate) enum Release {
     /// `hipFreeMipmappedArray` (`hip::texture::MipmappedArray`, `ptr` its handle): its levels are arrays
     /// it owns, whose uses are recorded here.
     FreeMipmappedArray,
+    /// `hipHostUnregister` of the user's own memory (`PinnedBuffer::register`; not called where
+    /// `registered` is false: no bytes), then the keep (which owns that memory) is dropped. If waiting
+    /// or unregistering fails the keep is leaked instead: the memory is never freed while registered or
+    /// under work.
+    Unregister {
+        /// What owns the memory.
+        keep: Keep,
+        /// Whether `hipHostRegister` registered it.
+        registered: bool,
+    },
+}
+
+impl Allocation {
+    /// For `PinnedBuffer::into_vec`: a `Release::Unregister` allocation's keep, once every stream still
+    /// using the memory is done and the memory is unregistered; any other allocation back as it is. On
+    /// an error the allocation is dropped as usual (which waits and unregisters again, or leaks).
+    pub(crate) fn take_registration(mut self) -> Result<std::result::Result<Keep, Self>> {
+        let Release::Unregister { registered, .. } = self.release else {
+            return Ok(Err(self));
+        };
+        self.wait_for_all_users(None)?;
+        if registered {
+            self.device.bind()?;
+            // SAFETY: memory registered by PinnedBuffer::register (the only `Release::Unregister`),
+            // unregistered once (`release` is `Nothing` below); the host waited for every stream recorded
+            // as a user and this was the last owner, so nothing uses it.
+            unsafe { result::memory::host_unregister(self.ptr) }?;
+        }
+        match std::mem::replace(&mut self.release, Release::Nothing) {
+            Release::Unregister { keep, .. } => Ok(Ok(keep)),
+            other => {
+                self.release = other;
+                Ok(Err(self))
+            }
+        }
+    }
 }
 
 impl Drop for Allocation {
@@ -112,6 +149,20 @@ impl Drop for Allocation {
                     // (`texture::MipmappedArray`, the only one), freed once after every recorded user of
                     // it or of one of its levels (each level's `Array` holds this allocation).
                     let _ = unsafe { result::texture::free_mipmapped_array(self.ptr.cast()) };
+                }
+            }
+            Release::Unregister { keep, registered } => {
+                let done = self.wait_for_all_users(None).is_ok()
+                    && (!registered
+                        || self.device.bind().is_ok()
+                            // SAFETY: memory registered by PinnedBuffer::register (the only
+                            // `Release::Unregister`), unregistered once; the host waited for every
+                            // stream recorded as a user and the last owner is gone.
+                            && unsafe { result::memory::host_unregister(self.ptr) }.is_ok());
+                if done {
+                    drop(keep);
+                } else {
+                    std::mem::forget(keep);
                 }
             }
             Release::FreeAsync(stream, _pool) => {

@@ -102,6 +102,7 @@ mod peer;
 mod pinned;
 mod pinned_mapped;
 mod pinned_ops;
+mod pinned_register;
 mod pinned_view;
 mod pitched;
 mod pool;

@@ -39,9 +39,9 @@ use std::sync::Arc;
 /// ```
 #[derive(Debug)]
 pub struct PinnedBuffer<T: DeviceCopy> {
-    ptr: *mut T,
-    len: usize,
-    alloc: Arc<Allocation>,
+    pub(super) ptr: *mut T,
+    pub(super) len: usize,
+    pub(super) alloc: Arc<Allocation>,
 }
 
 // SAFETY: the buffer owns its pinned memory (T is DeviceCopy: Send + Sync plain data), so moving it moves

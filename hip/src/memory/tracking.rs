@@ -460,7 +460,8 @@ impl Allocation {
             | Release::IpcClose
             | Release::Unmap(_)
             | Release::FreeArray
-            | Release::FreeMipmappedArray => Err(Error::InvalidArgument {
+            | Release::FreeMipmappedArray
+            | Release::Unregister { .. } => Err(Error::InvalidArgument {
                 what: "buffer to release as a raw allocation",
                 value: "stream-ordered (memory pool) memory".into(),
                 reason:
