@@ -383,6 +383,16 @@ fn a_registered_vec_is_ordered_kept_and_given_back() {
     });
 }
 
+/// Queued uploads from pageable Vecs (tests/common/slice_upload.rs), behind slow kernels.
+#[test]
+fn uploads_from_pageable_slices_are_ordered() {
+    let d = device();
+    let slow = Slow::new(&d);
+    common::slice_upload::uploads_from_pageable_slices_are_ordered(&d, &|s, x| {
+        slow.fill(s, x, -7.0)
+    });
+}
+
 /// A registered Vec reached by a kernel through its mapping (`PinnedBuffer::register` maps it): a
 /// kernel behind a slow one adds 1 to each element, and the Vec given back holds the sums.
 #[test]

@@ -10,6 +10,8 @@ mod host_fn_memory;
 #[path = "common/registered_vec.rs"]
 mod registered_vec;
 mod shadow;
+#[path = "common/slice_upload.rs"]
+mod slice_upload;
 #[path = "common/view_fills.rs"]
 mod view_fills;
 
@@ -419,6 +421,16 @@ fn a_registered_vec_is_ordered_kept_and_given_back() {
     registered_vec::a_registered_vec_is_ordered_kept_and_given_back(&d, &|s, x| {
         slow_fill(&f, s, x)
     });
+    assert_no_reports();
+}
+
+/// Queued uploads from pageable Vecs (tests/common/slice_upload.rs), behind 3 ms kernels on another
+/// stream and on their own: no race reported, every upload lands its own values.
+#[test]
+fn uploads_from_pageable_slices_are_ordered() {
+    let d = Device::get(0).unwrap();
+    let f = slow_fill_kernel(&d);
+    slice_upload::uploads_from_pageable_slices_are_ordered(&d, &|s, x| slow_fill(&f, s, x));
     assert_no_reports();
 }
 

@@ -13,6 +13,7 @@ pub mod mipmaps;
 pub mod registered_vec;
 
 pub mod rng;
+pub mod slice_upload;
 pub mod slow;
 pub mod tempdir;
 pub mod textures;

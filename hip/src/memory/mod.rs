@@ -110,6 +110,7 @@ mod raw;
 mod registered;
 pub mod staging;
 pub(crate) mod tracking;
+mod upload;
 mod users;
 mod views;
 mod virtual_mem;
