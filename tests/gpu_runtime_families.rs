@@ -425,7 +425,7 @@ fn a_registered_vec_is_written_by_a_kernel_through_its_mapping() {
 }
 
 /// Two small Vecs on one page, both registered: what the runtime answers for the second (it locks whole
-/// pages), and that each buffer it accepts works.
+/// pages; NVIDIA accepts it), and that each buffer it accepts works.
 #[test]
 fn two_vecs_on_one_page_registered() {
     let d = device();
@@ -444,6 +444,11 @@ fn two_vecs_on_one_page_registered() {
         "second registration on the page: {:?}",
         second.as_ref().map(|b| b.len())
     );
+    // Measured (H100, CUDA 12.9, driver 580): CUDA registers both, the page is locked once. AMD's HIP
+    // is not run here (no AMD GPU): either answer is checked for what it leaves behind.
+    if hip::PLATFORM == "nvidia" {
+        assert!(second.is_ok(), "measured to be accepted on NVIDIA");
+    }
     let s = Stream::new(&d).unwrap();
     let mut x = DeviceBuffer::<u32>::zeroed(&d, 16).unwrap();
     s.copy_from_host_async(&first, &mut x).unwrap();

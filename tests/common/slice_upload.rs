@@ -3,7 +3,8 @@
 //! also asserts no race is reported). Each round a slow write of a device buffer on stream `a`, then an
 //! upload into it on stream `b` from a `Vec` dropped at once: the upload waits for the slow write (no wait
 //! by the test) and lands the round's values. Then eight uploads queued behind a slow kernel (every
-//! pooled staging buffer busy: new ones are taken), each landing its own values; the refusals.
+//! pooled staging buffer busy: new ones are taken), each landing its own values; a 12 MiB upload into a
+//! view (several pieces and threads); the refusals.
 
 use hip::prelude::*;
 
@@ -42,6 +43,19 @@ pub fn uploads_from_pageable_slices_are_ordered(
     for (i, y) in ys.iter().enumerate() {
         assert_eq!(y.to_vec().unwrap(), vec![i as f32 + 0.5; N], "upload {i}");
     }
+    // A large upload into a view (several pieces, staged by several threads where the machine has the
+    // cores): every element lands at its place, and the rest of the buffer stays.
+    let big: Vec<u32> = (0..3u32 << 20).collect();
+    let mut z = DeviceBuffer::<u32>::zeroed(d, big.len() + 64).unwrap();
+    a.copy_from_slice_async(&big, &mut z.slice_mut(32..32 + big.len()).unwrap())
+        .unwrap();
+    let got = z.to_vec().unwrap();
+    assert!(got[..32]
+        .iter()
+        .chain(&got[32 + big.len()..])
+        .all(|&v| v == 0));
+    let wrong = (0..big.len()).filter(|&i| got[32 + i] != i as u32).count();
+    assert_eq!(wrong, 0, "elements of the large upload misplaced");
     // Refusals: another length, a capturing stream. Nothing to copy is fine.
     assert!(matches!(
         b.copy_from_slice_async(&[1.0f32; 3], &mut x),

@@ -1,7 +1,10 @@
 //! Queued uploads from pageable memory ([`Stream::copy_from_slice_async`]): the host copies the slice into
 //! a pinned staging buffer and the device copies from there, so the call returns once the slice was read
 //! (the borrow ends there) while the upload itself runs in stream order, as a pageable
-//! `hipMemcpyAsync` does on CUDA.
+//! `hipMemcpyAsync` does on CUDA. The host copies the slice in pieces of [`PIECE`] bytes and queues each
+//! piece's device copy as soon as it is staged, so the device copies overlap the host's; an upload of at
+//! least [`PARALLEL_BYTES`] is split between up to [`THREADS`] threads (the caller's included), each
+//! staging and queueing its own pieces.
 //!
 //! Staging buffers come from a small per-device pool: a buffer is taken only when the event recorded
 //! after its last upload has completed (`hipEventQuery`, no wait), and its host write then waits for
@@ -11,8 +14,8 @@
 //! caller).
 
 use super::pinned::PinnedBuffer;
-use super::tracking::{use_both, Access};
-use super::{byte_size, check_len, DeviceCopy, DeviceMemoryMut, HostMemory};
+use super::tracking::{use_both, Access, Allocation};
+use super::{byte_size, check_len, DeviceCopy, DeviceMemoryMut, DevicePtr, HostMemory};
 use crate::error::Result;
 use crate::event::{same_device, Event};
 use crate::queue::lock;
@@ -20,7 +23,7 @@ use crate::result;
 use crate::stream::Stream;
 use hip_sys as sys;
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Staging buffers kept per device.
 pub(crate) const POOLED: usize = 4;
@@ -39,29 +42,55 @@ fn pool() -> &'static Mutex<HashMap<usize, Vec<Staged>>> {
     POOL.get_or_init(Default::default)
 }
 
-/// A pooled buffer of `ordinal`'s of at least `bytes` whose last upload completed, if any.
+/// The smallest pooled buffer of `ordinal`'s of at least `bytes` whose last upload completed, if any.
 fn take_idle(ordinal: usize, bytes: usize) -> Option<Staged> {
     let mut pools = lock(pool());
     let free = pools.get_mut(&ordinal)?;
     let at = free
         .iter()
-        .position(|s| s.buffer.len() >= bytes && s.after.query().unwrap_or(false))?;
-    Some(free.swap_remove(at))
+        .enumerate()
+        .filter(|(_, s)| s.buffer.len() >= bytes && s.after.query().unwrap_or(false))
+        .min_by_key(|(_, s)| s.buffer.len())
+        .map(|(i, _)| i)?;
+    Some(free.remove(at))
 }
 
-/// Keep `staged` for a later upload if there is room, else release it off this thread.
+/// Keep `staged` for a later upload (the oldest pooled buffer makes room if the pool is full), or
+/// release it off this thread if it is too large to keep.
 fn give_back(ordinal: usize, staged: Staged) {
-    if staged.buffer.len() <= POOLED_BYTES {
+    let evicted = if staged.buffer.len() <= POOLED_BYTES {
         let mut pools = lock(pool());
         let free = pools.entry(ordinal).or_default();
-        if free.len() < POOLED {
-            free.push(staged);
-            return;
-        }
+        free.push(staged);
+        (free.len() > POOLED).then(|| free.remove(0))
+    } else {
+        Some(staged)
+    };
+    if let Some(old) = evicted {
+        // Its drop waits for its upload (the memory model's user of the buffer): on the releasing
+        // thread.
+        crate::release::defer(Box::new(move || drop(old)));
     }
-    // Its drop waits for the upload (the memory model's user of the buffer): on the releasing thread.
-    crate::release::defer(Box::new(move || drop(staged)));
 }
+
+/// An address the copying threads share: each only reads or writes its own disjoint ranges of it.
+#[derive(Clone, Copy)]
+struct Shared(*mut u8);
+
+// SAFETY: the threads of one upload use disjoint byte ranges of the source (read only) and the staging
+// buffer, and offset the destination (a device address, never dereferenced); all of them end before
+// the call returns (`std::thread::scope`), within the borrows of the slice and the buffers.
+unsafe impl Send for Shared {}
+// SAFETY: as for Send.
+unsafe impl Sync for Shared {}
+
+/// Bytes of one staged piece: its device copy is queued as soon as the host has copied it, so the
+/// copies of earlier pieces overlap the host's copy of later ones.
+const PIECE: usize = 2 << 20;
+/// Uploads of at least this many bytes are copied into the staging buffer by several threads.
+const PARALLEL_BYTES: usize = 8 << 20;
+/// The most threads (the caller's included) that copy one upload.
+const THREADS: usize = 4;
 
 impl Stream {
     /// Queue an upload of `src`, ordinary (pageable) host memory, into device memory of the same length:
@@ -118,44 +147,84 @@ impl Stream {
                 after: Event::new(self.device())?,
             },
         };
-        let host = staged.buffer.as_mut_slice()?;
-        // SAFETY: `src` is valid for reading `bytes` bytes (len * size_of::<T>()), the staging buffer's
-        // slice holds at least `bytes` (its length is `bytes` rounded up), and they do not overlap (the
-        // buffer is the crate's own). The bytes are only ever read by the device's copy, never as `u8`
-        // by the host.
-        unsafe {
-            std::ptr::copy_nonoverlapping(src.as_ptr().cast::<u8>(), host.as_mut_ptr(), bytes)
+        // Waits for nothing: the buffer is new, or its last upload completed.
+        let host = Shared(staged.buffer.as_mut_slice()?.as_mut_ptr());
+        let (src, dst_ptr, dst_alloc) = (
+            Shared(src.as_ptr().cast::<u8>().cast_mut()),
+            Shared(dst.device_ptr().cast::<u8>()),
+            dst.allocation(),
+        );
+        let threads = if bytes >= PARALLEL_BYTES {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(THREADS))
+        } else {
+            1
         };
-        let queued = self.upload_staged(&staged.buffer, bytes, dst);
+        let ranges = super::staging::split(bytes, threads);
+        let buffer = &staged.buffer;
+        // Each thread copies its range piece by piece into the staging buffer and queues each piece's
+        // device copy at once.
+        let upload = |&(start, len): &(usize, usize)| -> Result<()> {
+            // Whole values, not their pointer fields: the closure is shared with the threads.
+            let (src, host, dst_ptr) = (&src, &host, &dst_ptr);
+            for (off, n) in super::staging::chunks(len, PIECE) {
+                let at = start + off;
+                // SAFETY: `[at, at + n)` lies inside `[0, bytes)`: inside `src` (valid for reading
+                // `bytes`, borrowed for this call) and inside the staging buffer (at least `bytes`,
+                // whose host users were waited for above); the ranges of the threads and the pieces of
+                // a range are disjoint, and every queued device copy reads only a piece already
+                // written. The bytes are only ever read by the device, never as `u8` by the host.
+                unsafe { std::ptr::copy_nonoverlapping(src.0.add(at), host.0.add(at), n) };
+                // A device address: only offset, never dereferenced here.
+                let to = dst_ptr.0.wrapping_add(at).cast();
+                self.upload_piece(buffer, at, dst_alloc, to, n)?;
+            }
+            Ok(())
+        };
+        let queued = match ranges.split_first() {
+            Some((mine, theirs)) if !theirs.is_empty() => std::thread::scope(|scope| {
+                let others: Vec<_> = theirs
+                    .iter()
+                    .map(|r| scope.spawn(move || upload(r)))
+                    .collect();
+                let first = upload(mine);
+                others
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .fold(first, Result::and)
+            }),
+            _ => upload(&(0, bytes)),
+        };
         let recorded = queued.and_then(|()| staged.after.record(self));
         give_back(ordinal, staged);
         recorded
     }
 
-    /// Queue the copy of the first `bytes` of `staged` into `dst` (of `bytes` bytes, on this stream's
-    /// device: checked by the caller), ordered by the memory model.
-    fn upload_staged<T: DeviceCopy>(
+    /// Queue the copy of `bytes` of `staged` from byte `at` to `dst` (device memory of `alloc`, on this
+    /// stream's device: checked by the caller), ordered by the memory model.
+    fn upload_piece(
         &self,
         staged: &PinnedBuffer<u8>,
+        at: usize,
+        alloc: &Arc<Allocation>,
+        dst: DevicePtr,
         bytes: usize,
-        dst: &mut impl DeviceMemoryMut<T>,
     ) -> Result<()> {
         let op = self.begin_op();
         use_both(
             &op,
             (staged.allocation(), Access::Read),
-            (dst.allocation(), Access::Write),
+            (alloc, Access::Write),
         )?;
         self.device().bind()?;
-        // SAFETY: `staged` is pinned host memory of at least `bytes` bytes and `dst` device memory of
-        // `bytes` bytes, both on the stream's device (current). The stream now waits for the staging
-        // buffer's writers and the destination's users and is recorded as a user of both: the staging
-        // buffer is neither written by the host (`as_mut_slice` waits) nor freed before the copy is done.
-        // `use_both` refuses pinned memory in a capture, so no graph replays it.
+        // SAFETY: `at + bytes` lies inside the staging buffer's pinned memory and `dst` is `bytes` of
+        // `alloc`'s device memory (the caller's ranges), both on the stream's device (current). The
+        // stream now waits for the staging buffer's writers and the destination's users and is recorded
+        // as a user of both: the staging buffer is neither reused (its event, and `as_mut_slice`'s
+        // wait) nor freed before the copy is done. `use_both` refuses pinned memory in a capture.
         unsafe {
             result::memcpy_async(
-                dst.device_ptr(),
-                staged.host_ptr().cast(),
+                dst,
+                staged.host_ptr().add(at).cast(),
                 bytes,
                 sys::hipMemcpyHostToDevice,
                 self.raw(),
