@@ -11,6 +11,11 @@ use common::graph_edits as cases;
 use hip::prelude::*;
 
 #[test]
+fn a_refused_update_names_the_node_it_failed_at() {
+    cases::a_refused_update_names_the_node_it_failed_at(&device());
+}
+
+#[test]
 fn topology_names_every_node_edge_and_root() {
     cases::topology_names_every_node_edge_and_root(&device());
 }

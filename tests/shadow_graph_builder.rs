@@ -381,48 +381,6 @@ fn host_nodes_recorded_in_a_capture_run_at_every_replay() {
     assert_no_reports();
 }
 
-/// A refused whole-graph update names the node it failed at: the new graph's second node is a copy where
-/// the instantiated one had a memset (node type changed), and the executable graph still replays its old
-/// nodes.
-#[test]
-fn a_refused_update_names_the_node_it_failed_at() {
-    let d = Device::get(0).unwrap();
-    let s = Stream::new(&d).unwrap();
-    let mut b = bufs(&d);
-    let mut g = GraphBuilder::new(&d).unwrap();
-    let first = g.memset(&[], &mut b.x, 3).unwrap();
-    g.memset(&[first], &mut b.y, 4).unwrap();
-    let mut exec = g.build().unwrap().instantiate().unwrap();
-    let mut g = GraphBuilder::new(&d).unwrap();
-    let first = g.memset(&[], &mut b.x, 5).unwrap();
-    g.copy(&[first], &mut b.y, &b.w).unwrap();
-    let other = g.build().unwrap();
-    let e = exec.update(&other).unwrap_err();
-    let text = e.to_string();
-    assert!(text.contains("update result 3"), "{text}");
-    assert!(
-        text.contains("at node 1 of 2 of the new graph (a copy node)"),
-        "{text}"
-    );
-    // The same as fields: HIP's update result and the node, a copy where the memset was.
-    let hip::Error::GraphUpdate { code, failure, .. } = &e else {
-        panic!("not a graph update refusal: {e:?}");
-    };
-    assert_eq!(code.0, hip::sys::hipErrorGraphExecUpdateFailure.0);
-    assert_eq!(failure.update_result, Some(3));
-    assert_eq!(
-        failure.node,
-        Some(hip::FailedGraphNode {
-            index: 1,
-            count: 2,
-            kind: "a copy node"
-        })
-    );
-    exec.launch(&s).unwrap();
-    assert_eq!(b.y.to_vec().unwrap(), vec![4; N]);
-    assert_no_reports();
-}
-
 /// `Stream::capture_status` (`hipStreamGetCaptureInfo`): none, then active with one id for the captured
 /// stream and a stream that joined its capture, none again once it ended.
 #[test]

@@ -14,6 +14,12 @@ use hip::GraphBuilder;
 use shadow::{assert_no_reports, report_text, reports, reset, waits};
 
 #[test]
+fn a_refused_update_names_the_node_it_failed_at() {
+    cases::a_refused_update_names_the_node_it_failed_at(&Device::get(0).unwrap());
+    assert_no_reports();
+}
+
+#[test]
 fn topology_names_every_node_edge_and_root() {
     cases::topology_names_every_node_edge_and_root(&Device::get(0).unwrap());
     assert_no_reports();

@@ -515,3 +515,48 @@ pub fn node_queries_report_what_each_node_does(d: &Device, consume: &hip::Functi
     );
     assert_eq!(captured.kernel_node_config(at(K::Kernel)).unwrap(), config);
 }
+
+/// hip-tests: hipGraphExecUpdate negative (a node's type changed): the new graph's second node is a copy
+/// where the instantiated one had a memset. The refusal is `Error::GraphUpdate` naming the update result
+/// and the new graph's node it failed at (as fields and in its message), and the executable graph still
+/// replays its old nodes.
+pub fn a_refused_update_names_the_node_it_failed_at(d: &Device) {
+    let s = Stream::new(d).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut y = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let w = DeviceBuffer::<u32>::zeroed(d, N).unwrap();
+    let mut g = GraphBuilder::new(d).unwrap();
+    let first = g.memset(&[], &mut x, 3).unwrap();
+    g.memset(&[first], &mut y, 4).unwrap();
+    let mut exec = g.build().unwrap().instantiate().unwrap();
+    let mut g = GraphBuilder::new(d).unwrap();
+    let first = g.memset(&[], &mut x, 5).unwrap();
+    g.copy(&[first], &mut y, &w).unwrap();
+    let other = g.build().unwrap();
+    let e = exec.update(&other).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("update result 3")
+            && text.contains("at node 1 of 2 of the new graph (a copy node)"),
+        "{text}"
+    );
+    let Error::GraphUpdate { code, failure, .. } = &e else {
+        panic!("not a graph update refusal: {e:?}");
+    };
+    assert_eq!(code.0, hip::sys::hipErrorGraphExecUpdateFailure.0);
+    assert_eq!(failure.update_result, Some(3));
+    assert_eq!(
+        failure.node,
+        Some(hip::FailedGraphNode {
+            index: 1,
+            count: 2,
+            kind: "a copy node"
+        })
+    );
+    exec.launch(&s).unwrap();
+    assert_all(
+        &y.to_vec().unwrap(),
+        4,
+        "the refused update left the old memset",
+    );
+}
