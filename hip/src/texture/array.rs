@@ -147,16 +147,24 @@ impl<T: ChannelFormat> Array<T> {
         // writes every element (recorded as the array's writer on the null stream, so every later use
         // is ordered after it); on its failure the array is dropped unread.
         let mut a = unsafe { Self::uninit(device, extent, flags)? };
+        a.write_zeros(flags.contains(ArrayFlags::LAYERED))?;
+        Ok(a)
+    }
+
+    /// Queue a copy of zeros over every element on the device's null stream (recorded as the array's
+    /// writer there, so every later use is ordered after it): a 2-D copy for a 1-D or 2-D array, a 3-D
+    /// one for a 3-D or `layered` array.
+    pub(super) fn write_zeros(&mut self, layered: bool) -> Result<()> {
+        let (extent, device) = (self.extent(), self.device().clone());
         let null = device.default_stream();
         let (w, h, d) = (extent.width, extent.rows(), extent.slices());
-        if extent.depth == 0 && !flags.contains(ArrayFlags::LAYERED) {
-            let zeros = DeviceBuffer::<T>::zeroed(device, w * h)?;
-            null.copy_2d_to_array_async(&zeros, w * size_of::<T>(), &mut a, (0, 0), w, h)?;
+        if extent.depth == 0 && !layered {
+            let zeros = DeviceBuffer::<T>::zeroed(&device, w * h)?;
+            null.copy_2d_to_array_async(&zeros, w * size_of::<T>(), self, (0, 0), w, h)
         } else {
-            let zeros = PitchedBuffer::<T>::zeroed_3d(device, w, h, d)?;
-            null.copy_3d_async(&zeros, [0; 3], &mut a, [0; 3], [w, h, d])?;
+            let zeros = PitchedBuffer::<T>::zeroed_3d(&device, w, h, d)?;
+            null.copy_3d_async(&zeros, [0; 3], self, [0; 3], [w, h, d])
         }
-        Ok(a)
     }
 
     /// An array with whatever the memory held.

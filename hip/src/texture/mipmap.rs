@@ -13,7 +13,6 @@ use super::format::ChannelFormat;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::memory::tracking::{Allocation, Release};
-use crate::memory::{DeviceBuffer, PitchedBuffer};
 use crate::result;
 use hip_sys as sys;
 use std::marker::PhantomData;
@@ -63,18 +62,8 @@ impl<T: ChannelFormat> MipmappedArray<T> {
         // recorded as a write on the null stream, ordering every later use after it); on a failure the
         // array is dropped unread.
         let a = unsafe { Self::uninit(device, extent, levels)? };
-        let null = device.default_stream();
         for l in 0..levels {
-            let mut level = a.level(l)?;
-            let e = level.extent();
-            let (w, h, d) = (e.width, e.rows(), e.slices());
-            if e.depth == 0 {
-                let zeros = DeviceBuffer::<T>::zeroed(device, w * h)?;
-                null.copy_2d_to_array_async(&zeros, w * size_of::<T>(), &mut level, (0, 0), w, h)?;
-            } else {
-                let zeros = PitchedBuffer::<T>::zeroed_3d(device, w, h, d)?;
-                null.copy_3d_async(&zeros, [0; 3], &mut level, [0; 3], [w, h, d])?;
-            }
+            a.level(l)?.write_zeros(false)?;
         }
         Ok(a)
     }
