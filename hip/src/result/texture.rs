@@ -160,13 +160,27 @@ pub unsafe fn create_texture_object(
     res: &sys::hipResourceDesc,
     tex: &sys::hipTextureDesc,
 ) -> Result<sys::hipTextureObject_t> {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { create_texture_object_viewed(res, tex, None) }
+}
+
+/// `hipCreateTextureObject` with a resource view (`view`: how an array's elements are read) or none.
+///
+/// # Safety
+/// As [`create_texture_object`]; a view describes the array `res` names.
+pub unsafe fn create_texture_object_viewed(
+    res: &sys::hipResourceDesc,
+    tex: &sys::hipTextureDesc,
+    view: Option<&sys::hipResourceViewDesc>,
+) -> Result<sys::hipTextureObject_t> {
     // SAFETY: a texture object handle is a pointer (AMD) or an integer (NVIDIA): all-zero bits are a
     // value of either (the null handle).
     let mut t: sys::hipTextureObject_t = unsafe { std::mem::zeroed() };
+    let view = view.map_or(std::ptr::null(), |v| v as *const sys::hipResourceViewDesc);
     // SAFETY: the caller's contract (`# Safety`); an out-pointer to a live local, descriptors borrowed
-    // for the call, no resource view (null is allowed).
+    // for the call (the view null or borrowed too).
     check("hipCreateTextureObject", unsafe {
-        sys::hipCreateTextureObject(&mut t, res, tex, std::ptr::null())
+        sys::hipCreateTextureObject(&mut t, res, tex, view)
     })?;
     Ok(t)
 }

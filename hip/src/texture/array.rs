@@ -147,14 +147,15 @@ impl<T: ChannelFormat> Array<T> {
         // writes every element (recorded as the array's writer on the null stream, so every later use
         // is ordered after it); on its failure the array is dropped unread.
         let mut a = unsafe { Self::uninit(device, extent, flags)? };
-        a.write_zeros(flags.contains(ArrayFlags::LAYERED))?;
+        a.write_zeros()?;
         Ok(a)
     }
 
     /// Queue a copy of zeros over every element on the device's null stream (recorded as the array's
     /// writer there, so every later use is ordered after it): a 2-D copy for a 1-D or 2-D array, a 3-D
-    /// one for a 3-D or `layered` array.
-    pub(super) fn write_zeros(&mut self, layered: bool) -> Result<()> {
+    /// one for a 3-D or layered array.
+    pub(super) fn write_zeros(&mut self) -> Result<()> {
+        let layered = self.flags.contains(ArrayFlags::LAYERED);
         let (extent, device) = (self.extent(), self.device().clone());
         let null = device.default_stream();
         let (w, h, d) = (extent.width, extent.rows(), extent.slices());

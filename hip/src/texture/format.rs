@@ -48,6 +48,29 @@ impl ChannelDesc {
         self.kind != ChannelKind::Float && self.bits[0] <= 16
     }
 
+    /// The resource view format (`hipResourceViewFormat`) that reads elements as this format: the
+    /// same numbering on AMD's HIP and on NVIDIA (`cudaResourceViewFormat`), 1, 2 or 4 channels of 8,
+    /// 16 or 32 bits (16-bit floats: `Half`).
+    pub fn view_format(&self) -> u32 {
+        // The first of the three (1, 2, 4 channels) of each scalar, as both headers number them.
+        let first = match (self.kind, self.bits[0]) {
+            (ChannelKind::Unsigned, 8) => 0x01,
+            (ChannelKind::Signed, 8) => 0x04,
+            (ChannelKind::Unsigned, 16) => 0x07,
+            (ChannelKind::Signed, 16) => 0x0a,
+            (ChannelKind::Unsigned, 32) => 0x0d,
+            (ChannelKind::Signed, 32) => 0x10,
+            (ChannelKind::Float, 16) => 0x13,
+            _ => 0x16, // 32-bit float, the only other ChannelScalar
+        };
+        first
+            + match self.channels() {
+                1 => 0,
+                2 => 1,
+                _ => 2,
+            }
+    }
+
     /// The C descriptor.
     pub fn raw(&self) -> sys::hipChannelFormatDesc {
         let f = match self.kind {
@@ -147,5 +170,25 @@ mod tests {
         let raw = <[i8; 2]>::DESC.raw();
         assert_eq!((raw.x, raw.y, raw.z, raw.w), (8, 8, 0, 0));
         assert_eq!(i64::from(raw.f), i64::from(sys::hipChannelFormatKindSigned));
+    }
+
+    /// Each format's view format is the header's constant of that name (AMD's headers name them; on
+    /// NVIDIA the CUDA values are the same numbers).
+    #[cfg(hip_platform = "amd")]
+    #[test]
+    fn view_formats_are_the_headers_constants() {
+        fn check<T: ChannelFormat>(want: sys::hipResourceViewFormat) {
+            assert_eq!(T::DESC.view_format(), want as u32, "{:?}", T::DESC);
+        }
+        check::<u8>(sys::hipResViewFormatUnsignedChar1);
+        check::<[u8; 4]>(sys::hipResViewFormatUnsignedChar4);
+        check::<[i8; 2]>(sys::hipResViewFormatSignedChar2);
+        check::<u16>(sys::hipResViewFormatUnsignedShort1);
+        check::<[i16; 4]>(sys::hipResViewFormatSignedShort4);
+        check::<[u32; 2]>(sys::hipResViewFormatUnsignedInt2);
+        check::<i32>(sys::hipResViewFormatSignedInt1);
+        check::<[half::f16; 2]>(sys::hipResViewFormatHalf2);
+        check::<f32>(sys::hipResViewFormatFloat1);
+        check::<[f32; 4]>(sys::hipResViewFormatFloat4);
     }
 }

@@ -63,7 +63,7 @@ impl<T: ChannelFormat> MipmappedArray<T> {
         // array is dropped unread.
         let a = unsafe { Self::uninit(device, extent, levels)? };
         for l in 0..levels {
-            a.level(l)?.write_zeros(false)?;
+            a.level(l)?.write_zeros()?;
         }
         Ok(a)
     }

@@ -37,6 +37,7 @@ mod object;
 mod surface;
 #[cfg(test)]
 mod tests;
+mod view;
 
 pub use array::{Array, ArrayFlags, Extent};
 pub use copy::{Volume, VolumeLayout};

@@ -474,10 +474,21 @@ impl TextureObject {
         res: &sys::hipResourceDesc,
         desc: &sys::hipTextureDesc,
     ) -> Result<Self> {
+        Self::create_viewed(alloc, res, desc, None)
+    }
+
+    /// [`create`](Self::create) with a resource view (`view`), which its caller checked fits the
+    /// array `res` names.
+    pub(super) fn create_viewed(
+        alloc: &Arc<Allocation>,
+        res: &sys::hipResourceDesc,
+        desc: &sys::hipTextureDesc,
+        view: Option<&sys::hipResourceViewDesc>,
+    ) -> Result<Self> {
         alloc.device().bind()?;
         // SAFETY: the memory `res` names is `alloc`'s (each caller checked its extent), kept by the
         // handle made at once below, which destroys the object only after every use of `alloc`.
-        let raw = unsafe { result::texture::create_texture_object(res, desc)? };
+        let raw = unsafe { result::texture::create_texture_object_viewed(res, desc, view)? };
         let handle = Arc::new(Handle {
             kind: Kind::Texture(raw),
             alloc: alloc.clone(),

@@ -391,3 +391,24 @@ fn mipmap_descriptions_are_checked_and_clamped_to_the_last_level() {
         "other textures keep the zeroed fields"
     );
 }
+
+#[test]
+fn format_views_cover_the_whole_array_and_refuse_another_size() {
+    use super::view::format_view;
+    let v = format_view::<u32, f32>(Extent::new(8, 4, 0), ArrayFlags::DEFAULT).unwrap();
+    assert_eq!((v.width, v.height, v.depth), (8, 4, 0));
+    assert_eq!(v.format as u32, f32::DESC.view_format());
+    assert_eq!((v.firstMipmapLevel, v.lastMipmapLevel), (0, 0));
+    assert_eq!((v.firstLayer, v.lastLayer), (0, 0));
+    // A layered array's view takes every layer; a 3-D array has none.
+    let v = format_view::<[u8; 4], u32>(Extent::new(8, 4, 3), ArrayFlags::LAYERED).unwrap();
+    assert_eq!((v.depth, v.firstLayer, v.lastLayer), (3, 0, 2));
+    let v = format_view::<[u8; 4], u32>(Extent::new(8, 4, 3), ArrayFlags::DEFAULT).unwrap();
+    assert_eq!((v.depth, v.lastLayer), (3, 0));
+    // Another size: refused, naming both.
+    let e = format_view::<u16, f32>(Extent::new(8, 0, 0), ArrayFlags::DEFAULT).unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidArgument { value, .. } if value.contains("2 bytes") && value.contains("4 bytes")),
+        "{e}"
+    );
+}
