@@ -218,7 +218,11 @@ fn a_texture_fetch_is_ordered_between_the_writes_of_its_array() {
     let (a, b) = (Stream::new(&d).unwrap(), Stream::new(&d).unwrap());
     let xy = coords(&d);
     let mut arr = Array::<f32>::zeroed(&d, Extent::new(W, H, 0), ArrayFlags::DEFAULT).unwrap();
-    let t = TextureObject::from_array(&arr, &TextureDesc::default()).unwrap();
+    // The texture itself, and one reading it through a format view (the same allocation either way).
+    let textures = [
+        TextureObject::from_array(&arr, &TextureDesc::default()).unwrap(),
+        TextureObject::from_array_as::<u32, _>(&arr, &TextureDesc::default()).unwrap(),
+    ];
     let mut outs: Vec<_> = (0..4)
         .map(|_| DeviceBuffer::<f32>::zeroed(&d, W * H).unwrap())
         .collect();
@@ -227,7 +231,7 @@ fn a_texture_fetch_is_ordered_between_the_writes_of_its_array() {
         // The copy on a writes the array the fetch on b reads; the next round's copy must wait for it.
         a.copy_2d_to_array_async(&src, W * 4, &mut arr, (0, 0), W, H)
             .unwrap();
-        fetch(&m, &b, &t, &xy, out);
+        fetch(&m, &b, &textures[round % 2], &xy, out);
     }
     b.synchronize().unwrap();
     assert_no_reports();

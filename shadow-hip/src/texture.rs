@@ -473,14 +473,44 @@ fn destroy_object(p: usize, call: &str) -> Status {
     free_now(p, MemKind::Object, call)
 }
 
+/// Whether a resource view may be made of `r` (null: no view): AMD's HIP takes one of an array only
+/// (and applies its format); CUDA asks that its extent be the array's; and a format of the array's
+/// element size is what reading the same bytes through it needs. BC formats are refused (no array of
+/// the shadow's holds compressed blocks).
+unsafe fn view_fits(r: &sys::hipResourceDesc, view: *const sys::hipResourceViewDesc) -> bool {
+    let Some(v) = view.as_ref() else {
+        return true;
+    };
+    if r.resType != sys::hipResourceTypeArray {
+        return false;
+    }
+    let Some(l) = layout_of(r.res.array.array as usize) else {
+        return false;
+    };
+    let f = v.format as usize;
+    if !(1..=0x18).contains(&f) {
+        return false;
+    }
+    // Three formats (1, 2, 4 channels) of each scalar: u8, i8, u16, i16, u32, i32, f16, f32.
+    let bytes = [1, 1, 2, 2, 4, 4, 2, 4][(f - 1) / 3] * [1, 2, 4][(f - 1) % 3];
+    bytes == l.elem
+        && v.width == l.width
+        && v.height.max(1) == l.rows
+        && v.depth.max(1) == l.slices
+        && (v.firstMipmapLevel, v.lastMipmapLevel) == (0, 0)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn hipCreateTextureObject(
     t: *mut sys::hipTextureObject_t,
     r: *const sys::hipResourceDesc,
     _desc: *const sys::hipTextureDesc,
-    _view: *const c_void,
+    view: *const sys::hipResourceViewDesc,
 ) -> Status {
-    new_object(t.cast(), r)
+    match r.as_ref() {
+        Some(res) if !view_fits(res, view) => INVALID_VALUE,
+        _ => new_object(t.cast(), r),
+    }
 }
 
 #[no_mangle]
