@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the `gpu` tests and the examples for HIP's NVIDIA platform on a machine without a GPU, and pack
 # them with the run-time libraries they need (libcudart, NVRTC; binaries and NVRTC xz-compressed) into one
-# folder (default .gpu-bundle/) under 64 MiB. On the GPU machine, `bash .gpu-bundle/run.sh` runs everything,
+# folder (default .gpu-bundle/); past the 64 MiB a call carries, also into parts OUT.1, OUT.2, ... (see
+# the end). On the GPU machine, `bash .gpu-bundle/run.sh` runs everything,
 # then the tests again under compute-sanitizer memcheck, and exits non-zero on any failure.
 # example-rust_kernels launches the Rust-built kernels (kernels/prebuilt/*.ptx) and checks their results;
 # bench-rust_kernel_vs_hiprtc (release) times the Rust-built vector_add against the HIPRTC-built one;
@@ -42,8 +43,11 @@ strip "$out"/bin/*
 # Compressed to fit the 64 MiB a GPU-machine call carries; run.sh unpacks them.
 xz -T2 -6 "$out"/bin/*
 cp -L "$cuda/lib/$cudart_so" "$out/lib/"
-# CUDA's half-precision headers, for ProgramBuilder::half_precision under NVRTC (HIP_RS_CUDA_INCLUDE).
-mkdir -p "$out/include" && cp "$cuda"/include/cuda_{fp16,bf16}.{h,hpp} "$out/include/"
+# The CUDA headers of the NVRTC that travels (1.4 MiB compressed; HIP_RS_CUDA_INCLUDE): half precision
+# (ProgramBuilder::half_precision) and cooperative groups (tests/cooperative_absent.rs compiles
+# `this_grid().sync()`); with only the half-precision headers here the test found the GPU machine's own
+# CUDA headers, of another CUDA than this NVRTC, and failed.
+tar -C "$cuda" -cJf "$out/cuda-include.tar.xz" include
 for l in $nvrtc_libs; do xz -T2 -6 -c "$cuda/lib/$l" > "$out/lib/$l.xz"; done
 echo "$nvidia_label" > "$out/built-with"
 cat > "$out/run.sh" <<'RUN'
@@ -54,6 +58,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 for f in "$here"/lib/*.xz "$here"/bin/*.xz; do [ -f "${f%.xz}" ] || xz -dk "$f"; done
 chmod +x "$here"/bin/*
 rm -f "$here"/bin/*.xz
+[ -d "$here/include" ] || tar -C "$here" -xJf "$here/cuda-include.tar.xz"
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export HIP_RS_CUDA_INCLUDE="$here/include"
 fail=0
@@ -100,3 +105,25 @@ exit $fail
 RUN
 chmod +x "$out/run.sh"
 du -sh "$out"; ls -la "$out/bin" "$out/lib"
+# Past the 64 MiB one call carries: the binaries shared round-robin between OUT.1, OUT.2, ... (each with
+# its own copy of the libraries, headers and run.sh, hard links where the file system allows), each to
+# be carried and run on its own.
+limit=$((64 << 20))
+total=$(du -sb "$out" | cut -f1)
+if [ "$total" -gt "$limit" ]; then
+    shared=$(( $(du -sb "$out/lib" | cut -f1) + $(stat -c %s "$out/cuda-include.tar.xz") ))
+    parts=$(( ($(du -sb "$out/bin" | cut -f1) + limit - shared - 1) / (limit - shared - (1 << 20)) ))
+    [ "$parts" -ge 2 ] || parts=2
+    for k in $(seq 1 "$parts"); do
+        rm -rf "$out.$k" && mkdir -p "$out.$k/bin"
+        cp -al "$out/lib" "$out/cuda-include.tar.xz" "$out/built-with" "$out/run.sh" "$out.$k/" 2>/dev/null ||
+            cp -a "$out/lib" "$out/cuda-include.tar.xz" "$out/built-with" "$out/run.sh" "$out.$k/"
+    done
+    i=0
+    for f in $(ls -S "$out/bin"); do
+        k=$(( i % parts + 1 )); i=$((i + 1))
+        ln "$out/bin/$f" "$out.$k/bin/" 2>/dev/null || cp "$out/bin/$f" "$out.$k/bin/"
+    done
+    echo "$out is $((total >> 20)) MiB, past the 64 MiB a call carries: carry $out.1 ... $out.$parts one by one"
+    for k in $(seq 1 "$parts"); do du -sh "$out.$k"; done
+fi
