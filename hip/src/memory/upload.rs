@@ -99,7 +99,9 @@ impl Stream {
     /// (the destination's other users wait, and are waited for). `src` is free again when this returns.
     ///
     /// Costs a host copy of `src` (and, when no pooled staging buffer is idle, a `hipHostMalloc`): for
-    /// repeated uploads of the same data, keep it in a [`PinnedBuffer`] instead.
+    /// repeated uploads of the same data, keep it in a [`PinnedBuffer`] instead. Up to 4 staging buffers
+    /// of up to 64 MiB each stay allocated per device for later uploads (until the process ends);
+    /// larger ones are freed once their upload is done.
     ///
     /// # Errors
     ///
