@@ -23,6 +23,20 @@ fn every_variant() -> Vec<(Error, Status)> {
             Status::InvalidArgument,
         ),
         (
+            Error::GraphUpdate {
+                call: "hipGraphExecUpdate",
+                code: HipErrorCode(910),
+                failure: Box::new(GraphUpdateFailure {
+                    message: "the graph update was not performed".into(),
+                    update_result: Some(2),
+                    meaning: "the graph's topology changed",
+                    node: None,
+                    whole_graph: true,
+                }),
+            },
+            Status::HipError,
+        ),
+        (
             Error::UnknownName {
                 kind: "kernel",
                 name: "k".into(),
@@ -287,6 +301,7 @@ fn raw_codes_and_logs_are_answered_only_by_the_variants_that_carry_them() {
     for (e, _) in every_variant() {
         let hip = match &e {
             Error::Hip { code, .. }
+            | Error::GraphUpdate { code, .. }
             | Error::UnknownName { code, .. }
             | Error::NoDevice { code, .. } => Some(*code),
             Error::ModuleFile { source, .. } => match **source {
