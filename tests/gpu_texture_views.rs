@@ -5,24 +5,9 @@
 mod common;
 
 use common::device;
+use common::textures::fetch_2d;
 use hip::prelude::*;
 use hip::texture::{Array, ArrayFlags, Extent, FilterMode, TextureDesc, TextureObject};
-
-/// `fetch2d` (tex2D<float>) of `t` at each (x, y).
-fn fetch_2d(m: &Module, s: &Stream, t: &TextureObject, xy: &[(f32, f32)]) -> Vec<f32> {
-    let d = s.device();
-    let xs = DeviceBuffer::from_slice(d, &xy.iter().map(|p| p.0).collect::<Vec<_>>()).unwrap();
-    let ys = DeviceBuffer::from_slice(d, &xy.iter().map(|p| p.1).collect::<Vec<_>>()).unwrap();
-    let mut out = DeviceBuffer::<f32>::zeroed(d, xy.len()).unwrap();
-    let n = xy.len() as u32;
-    let mut args = LaunchArgs::new();
-    args.arg(t).arg(&xs).arg(&ys).arg_mut(&mut out).arg(&n);
-    let f = m.function("fetch2d").unwrap();
-    // SAFETY: (texture, const float*, const float*, float*, unsigned) as fetch2d takes them; it reads
-    // xs, ys and the texture and writes out[..n].
-    unsafe { f.launch(s, &LaunchConfig::for_num_elems(n), &mut args) }.unwrap();
-    out.to_vec().unwrap()
-}
 
 /// Kernels reading a 2-D texture at texel centres as `unsigned int` and as `int`.
 const INT_FETCH: &str = r#"

@@ -74,3 +74,27 @@ extern "C" __global__ void fetch_lod(tex_t t, float lod, float* out, unsigned w,
     if (i < w * h) out[i] = tex2D<float>(t, (i % w + 0.5f) / w, (i / w + 0.5f) / h) + lod;
 }
 "#;
+
+/// `fetch2d` (`tex2D<float>`) of `t` at each (x, y), by `m` (a module of [`KERNELS`]) on `s`. The output
+/// starts as NaN, which no texel the tests write is, so a fetch that never wrote shows.
+#[allow(dead_code)] // tests/shadow_textures.rs includes this file and fetches its own way
+pub fn fetch_2d(
+    m: &hip::Module,
+    s: &hip::Stream,
+    t: &hip::texture::TextureObject,
+    xy: &[(f32, f32)],
+) -> Vec<f32> {
+    use hip::prelude::*;
+    let d = s.device();
+    let xs = DeviceBuffer::from_slice(d, &xy.iter().map(|p| p.0).collect::<Vec<_>>()).unwrap();
+    let ys = DeviceBuffer::from_slice(d, &xy.iter().map(|p| p.1).collect::<Vec<_>>()).unwrap();
+    let mut out = DeviceBuffer::from_slice(d, &vec![f32::NAN; xy.len()]).unwrap();
+    let n = xy.len() as u32;
+    let mut args = LaunchArgs::new();
+    args.arg(t).arg(&xs).arg(&ys).arg_mut(&mut out).arg(&n);
+    let f = m.function("fetch2d").unwrap();
+    // SAFETY: (texture, const float*, const float*, float*, unsigned) as fetch2d takes them; it reads
+    // xs, ys and the texture and writes out[..n].
+    unsafe { f.launch(s, &LaunchConfig::for_num_elems(n), &mut args) }.unwrap();
+    out.to_vec().unwrap()
+}
