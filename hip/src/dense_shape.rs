@@ -44,6 +44,7 @@ pub(crate) fn vector(what: &'static str, len: usize, need: usize) -> Result<()> 
 
 /// `v` as the libraries' C `int`.
 #[cfg(any(feature = "solver", feature = "sparse"))]
+#[inline]
 pub(crate) fn int(what: &'static str, v: usize) -> Result<c_int> {
     c_int::try_from(v).map_err(|_| Error::InvalidArgument {
         what,

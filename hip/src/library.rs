@@ -270,17 +270,12 @@ pub(crate) fn begin_call<'s>(
     for &(d, _, _) in operands {
         crate::event::same_device(what, device, d)?;
     }
-    let mut uses: Vec<(&Arc<Allocation>, Access)> = Vec::with_capacity(operands.len() + 2);
-    uses.extend(operands.iter().map(|&(_, a, x)| (a, x)));
-    uses.extend(state.into_iter().flatten());
-    crate::memory::tracking::by_address(&mut uses);
     let op = stream.begin_op();
     if op.is_capturing() {
         on_capture(&op)?;
     }
-    for (allocation, access) in uses {
-        allocation.use_on(&op, access)?;
-    }
+    let uses = operands.iter().map(|&(_, a, x)| (a, x));
+    crate::memory::tracking::use_by_address(&op, uses.chain(state.into_iter().flatten()))?;
     device.bind()?;
     Ok(op)
 }

@@ -400,25 +400,18 @@ fn use_all<T: DeviceCopy>(
     (workspace, handle): (Option<&DeviceBuffer<u8>>, &HandleUse),
     device_scalars: bool,
 ) -> Result<()> {
-    let mut uses: Vec<(&Arc<Allocation>, Access)> =
-        operands.iter().map(|&(_, a, x)| (a, x)).collect();
-    uses.push(handle.operand());
-    if device_scalars {
-        uses.extend(
-            scalars
-                .iter()
-                .filter_map(|s| s.operand())
-                .map(|(_, a, x)| (a, x)),
-        );
-    }
-    if let Some(w) = workspace {
-        uses.push((w.allocation(), Access::Write));
-    }
-    crate::memory::tracking::by_address(&mut uses);
-    for (allocation, access) in uses {
-        allocation.use_on(op, access)?;
-    }
-    Ok(())
+    let scalars = scalars
+        .iter()
+        .filter(|_| device_scalars)
+        .filter_map(|s| s.operand())
+        .map(|(_, a, x)| (a, x));
+    let uses = operands
+        .iter()
+        .map(|&(_, a, x)| (a, x))
+        .chain([handle.operand()])
+        .chain(scalars)
+        .chain(workspace.map(|w| (w.allocation(), Access::Write)));
+    crate::memory::tracking::use_by_address(op, uses)
 }
 
 /// `hipblasDestroy`, for the handle's [`Owner`].

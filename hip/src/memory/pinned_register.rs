@@ -136,7 +136,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
                 .ok()
                 .and_then(|owned| Arc::try_unwrap(owned).ok())
                 .map(OwnedVec::into_vec)
-                .ok_or(Error::InvalidArgument {
+                .ok_or_else(|| Error::InvalidArgument {
                     what: "pinned buffer",
                     value: "a registered buffer".into(),
                     reason: "its Vec is not of this element type, or held elsewhere".into(),

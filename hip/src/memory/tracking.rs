@@ -514,8 +514,70 @@ pub(crate) fn use_both(
 /// that each wait for a use the other is still queueing cannot both be waiting (see the module doc).
 #[cfg_attr(not(any(feature = "blas", feature = "rccl")), allow(dead_code))]
 pub(crate) fn by_address<T>(uses: &mut [(&Arc<Allocation>, T)]) {
-    uses.sort_unstable_by_key(|(a, _)| Arc::as_ptr(a) as usize);
+    let key = |u: &(&Arc<Allocation>, T)| Arc::as_ptr(u.0) as usize;
+    if uses.len() > 8 {
+        return uses.sort_unstable_by_key(key);
+    }
+    // An operation's few operands: an insertion sort, inlined, without the general sort's setup.
+    for i in 1..uses.len() {
+        let mut j = i;
+        while j > 0 && key(&uses[j - 1]) > key(&uses[j]) {
+            uses.swap(j - 1, j);
+            j -= 1;
+        }
+    }
 }
+
+/// Record each of an operation's `uses` on `op` ([`Allocation::use_on`]), in address order
+/// ([`by_address`]). Up to [`INLINE_USES`] uses are sorted on the stack: a library call's handful of
+/// operands allocates nothing.
+#[cfg(any(
+    feature = "blas",
+    feature = "solver",
+    feature = "sparse",
+    feature = "blaslt"
+))]
+#[inline]
+pub(crate) fn use_by_address<'a>(
+    op: &StreamOp<'_>,
+    uses: impl IntoIterator<Item = (&'a Arc<Allocation>, Access)>,
+) -> Result<()> {
+    let mut uses = uses.into_iter();
+    let Some(first) = uses.next() else {
+        return Ok(());
+    };
+    let (mut inline, mut len, mut spilled) = ([first; INLINE_USES], 1, Vec::new());
+    for u in uses {
+        if len < INLINE_USES {
+            inline[len] = u;
+            len += 1;
+        } else {
+            if spilled.is_empty() {
+                spilled.extend_from_slice(&inline);
+            }
+            spilled.push(u);
+        }
+    }
+    let sorted = if spilled.is_empty() {
+        &mut inline[..len]
+    } else {
+        &mut spilled[..]
+    };
+    by_address(sorted);
+    for &(allocation, access) in sorted.iter() {
+        allocation.use_on(op, access)?;
+    }
+    Ok(())
+}
+
+/// The uses [`use_by_address`] sorts without allocating.
+#[cfg(any(
+    feature = "blas",
+    feature = "solver",
+    feature = "sparse",
+    feature = "blaslt"
+))]
+const INLINE_USES: usize = 8;
 
 #[path = "allocation_release.rs"]
 mod release;

@@ -466,3 +466,33 @@ fn a_lease_is_started_once_and_plain_memory_has_none() {
     ));
     assert!(plain.lease().is_none());
 }
+
+#[test]
+fn an_operations_allocations_are_taken_in_address_order() {
+    // Null allocations (nothing to free, no HIP); their addresses are the `Arc`s', distinct.
+    let d = Device::for_unit_tests(0);
+    let all: Vec<Arc<Allocation>> = (0..12)
+        .map(|_| Allocation::new(std::ptr::null_mut(), &d, Release::Free))
+        .collect();
+    let addr = |a: &Arc<Allocation>| Arc::as_ptr(a) as usize;
+    // Every length up to past the inline count, each in several orders (a fixed shuffle per round).
+    for len in 0..=all.len() {
+        for round in 0..5usize {
+            let mut uses: Vec<(&Arc<Allocation>, usize)> = all[..len].iter().zip(0..).collect();
+            let n = uses.len();
+            for i in 0..n {
+                uses.swap(i, (i * 7 + round * 3 + 1) % n);
+            }
+            by_address(&mut uses);
+            let order: Vec<usize> = uses.iter().map(|(a, _)| addr(a)).collect();
+            assert!(
+                order.windows(2).all(|w| w[0] < w[1]),
+                "len {len}: {order:x?}"
+            );
+            // Each use keeps what it came with.
+            for (a, i) in &uses {
+                assert!(Arc::ptr_eq(a, &all[*i]));
+            }
+        }
+    }
+}

@@ -265,7 +265,7 @@ impl Handle {
         self.table
             .as_ref()
             .map(|t| &t.device)
-            .ok_or(Error::InvalidArgument {
+            .ok_or_else(|| Error::InvalidArgument {
                 what: "solver pointer table",
                 value: "none".into(),
                 reason: "a batched call lost its table: please report this defect".into(),

@@ -16,7 +16,7 @@ pub(super) use crate::dense_shape::{int, matrix, read, vector, write};
 fn bytes_of<T>(what: &'static str, elements: usize) -> Result<usize> {
     elements
         .checked_mul(std::mem::size_of::<T>())
-        .ok_or(Error::InvalidArgument {
+        .ok_or_else(|| Error::InvalidArgument {
             what,
             value: elements.to_string(),
             reason: "the workspace in bytes overflows usize".into(),
@@ -44,11 +44,13 @@ impl Handle {
             carved,
         )?;
         let offset = need.bytes.div_ceil(256) * 256;
-        let total = offset.checked_add(extra).ok_or(Error::InvalidArgument {
-            what,
-            value: format!("{offset} + {extra} bytes"),
-            reason: "the workspace in bytes overflows usize".into(),
-        })?;
+        let total = offset
+            .checked_add(extra)
+            .ok_or_else(|| Error::InvalidArgument {
+                what,
+                value: format!("{offset} + {extra} bytes"),
+                reason: "the workspace in bytes overflows usize".into(),
+            })?;
         let ptr = self.workspace(total)?;
         Ok((ptr, need.lwork, offset))
     }

@@ -4,7 +4,7 @@ use super::reuse::InfoPool;
 use crate::error::{Error, Result, SolverFailure};
 use crate::memory::{DeviceBuffer, DeviceMemory};
 use std::mem::ManuallyDrop;
-use std::sync::Weak;
+use std::sync::Arc;
 
 /// What a positive `info` means for the call that wrote it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,8 +37,9 @@ pub struct Info {
     batched: bool,
     /// Taken out only in `drop`.
     values: ManuallyDrop<DeviceBuffer<i32>>,
-    /// The handle's pool, where `values` goes back on drop while the handle lives.
-    home: Weak<InfoPool>,
+    /// The handle's pool, where `values` goes back on drop. Held, not weak: the pool (a few small
+    /// buffers) outlives the handle while `Info`s of its calls do, and a drop costs no upgrade.
+    home: Arc<InfoPool>,
 }
 
 impl Info {
@@ -47,7 +48,7 @@ impl Info {
         meaning: Meaning,
         batched: bool,
         values: DeviceBuffer<i32>,
-        home: Weak<InfoPool>,
+        home: Arc<InfoPool>,
     ) -> Info {
         Info {
             call,
@@ -98,14 +99,12 @@ impl Info {
 
 impl Drop for Info {
     /// The buffer goes back to the handle's pool for a later call (no HIP call: safe inside a host
-    /// function), or is freed in stream order when the handle is gone.
+    /// function). The pool's buffers are freed in stream order when the handle and its last `Info` are
+    /// gone.
     fn drop(&mut self) {
         // SAFETY: `values` is taken once, here, and never used again.
         let values = unsafe { ManuallyDrop::take(&mut self.values) };
-        match self.home.upgrade() {
-            Some(pool) => pool.put(values),
-            None => drop(values),
-        }
+        self.home.put(values);
     }
 }
 

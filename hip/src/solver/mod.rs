@@ -319,7 +319,7 @@ impl Handle {
         batched: bool,
         values: DeviceBuffer<i32>,
     ) -> Info {
-        Info::new(call, meaning, batched, values, Arc::downgrade(&self.infos))
+        Info::new(call, meaning, batched, values, Arc::clone(&self.infos))
     }
 
     /// The [`Info`] of an empty problem, answered without calling the library (which may return early

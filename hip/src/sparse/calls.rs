@@ -89,9 +89,8 @@ impl Handle {
         let bytes = plan.bytes;
         // Kept only once the call is queued below: a failed call makes the next one start afresh.
         let buffer = self.scratch(bytes)?;
-        let mut ops = a.reads().to_vec();
-        ops.extend([read(x), write(&*y)]);
-        let op = self.begin("hipsparseSpMV", &ops)?;
+        let [r0, r1, r2] = a.reads();
+        let op = self.begin("hipsparseSpMV", &[r0, r1, r2, read(x), write(&*y)])?;
         // SAFETY: the matrix is valid by construction (indices in range), `x` and `y` hold what `op(A)`
         // reaches (checked) and the descriptors point at them (`point_at` or made for them), the scratch
         // buffer `bytes`; all on the handle's device, ordered and kept alive by the memory model
@@ -162,9 +161,8 @@ impl Handle {
             )
         })?;
         let buffer = self.scratch(bytes)?;
-        let mut ops = a.reads().to_vec();
-        ops.extend([read(b), write(&*c)]);
-        let _op = self.begin("hipsparseSpMM", &ops)?;
+        let [r0, r1, r2] = a.reads();
+        let _op = self.begin("hipsparseSpMM", &[r0, r1, r2, read(b), write(&*c)])?;
         // SAFETY: as in spmv; `b` spans `k x n` with `ldb`, `c` `m x n` with `ldc` (checked).
         check("hipsparseSpMM", unsafe {
             sys::hipsparseSpMM(

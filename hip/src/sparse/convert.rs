@@ -61,9 +61,8 @@ impl<T: SparseScalar> Csr<T> {
             sys::hipsparseSparseToDense_bufferSize(handle.raw, ma.0 as _, mb.0, alg, &mut bytes)
         })?;
         let buffer = handle.scratch(bytes)?;
-        let mut ops = self.reads().to_vec();
-        ops.push(write(&*out));
-        let _op = handle.begin("hipsparseSparseToDense", &ops)?;
+        let [r0, r1, r2] = self.reads();
+        let _op = handle.begin("hipsparseSparseToDense", &[r0, r1, r2, write(&*out)])?;
         // SAFETY: a valid matrix (by construction); `out` spans `rows x cols` with `ld` (checked); all
         // ordered on the handle's stream.
         check("hipsparseSparseToDense", unsafe {
