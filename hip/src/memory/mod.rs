@@ -88,6 +88,7 @@ macro_rules! device_memory {
 }
 
 mod copy_2d;
+mod copy_threads;
 mod device;
 mod graph_pinned;
 mod growable;

@@ -10,6 +10,7 @@
 //! A copy that finds the ring busy (another thread is copying) goes the raw way rather than waiting, and so
 //! does a copy whose host side is pinned already (`hipHostGetFlags` answers for it).
 
+use super::copy_threads::Pool;
 use super::registered;
 use super::tracking::{Access, Allocation};
 use crate::device::Device;
@@ -18,8 +19,7 @@ use crate::result;
 use crate::stream::Stream;
 use hip_sys as sys;
 use std::ffi::c_void;
-use std::sync::mpsc::{channel, Sender};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// How the staging ring behaves. [`StagingConfig::default`] is what a program gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,101 +148,6 @@ pub(crate) fn chunks(len: usize, chunk: usize) -> impl Iterator<Item = (usize, u
         let off = i * chunk;
         (off, chunk.min(len - off))
     })
-}
-
-/// `(offset, len)` of `parts` near-equal pieces of `len` bytes, in 64-byte-aligned steps (empty pieces
-/// dropped).
-pub(crate) fn split(len: usize, parts: usize) -> Vec<(usize, usize)> {
-    let parts = parts.max(1);
-    let step = len.div_ceil(parts).div_ceil(64) * 64;
-    (0..parts)
-        .map(|i| (i * step).min(len))
-        .map(|off| (off, step.min(len - off)))
-        .filter(|&(_, n)| n > 0)
-        .collect()
-}
-
-/// A latch the caller waits on until every piece it handed out is copied.
-struct Latch {
-    left: Mutex<usize>,
-    done: Condvar,
-}
-
-type Job = (usize, usize, usize, Arc<Latch>); // dst, src, len, latch
-
-/// A persistent pool of copy threads (never more than 15: the caller copies one piece itself).
-struct Pool {
-    workers: Vec<Sender<Job>>,
-}
-
-impl Pool {
-    fn new(extra: usize) -> Pool {
-        let workers = (0..extra)
-            .filter_map(|i| {
-                let (tx, rx) = channel::<Job>();
-                std::thread::Builder::new()
-                    .name(format!("hip-rs-staging-{i}"))
-                    .spawn(move || {
-                        for (dst, src, n, latch) in rx {
-                            // SAFETY: `Pool::copy` sent a piece `(off, n)` of its own ranges, which its
-                            // caller keeps valid (and not overlapping) for reading / writing, and it
-                            // returns only after the latch opens, which is after this copy; the pieces
-                            // are disjoint, so no other thread touches these bytes meanwhile.
-                            unsafe {
-                                std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n)
-                            };
-                            let mut left = latch.left.lock().unwrap_or_else(|e| e.into_inner());
-                            *left -= 1;
-                            if *left == 0 {
-                                latch.done.notify_all();
-                            }
-                        }
-                    })
-                    .ok()
-                    .map(|_| tx)
-            })
-            .collect();
-        Pool { workers }
-    }
-
-    /// Copy `n` bytes from `src` to `dst` over the pool and the calling thread.
-    ///
-    /// # Safety
-    /// `src` is valid for reading and `dst` for writing `n` bytes, and they do not overlap.
-    unsafe fn copy(&self, dst: *mut u8, src: *const u8, n: usize) {
-        let pieces = split(n, self.workers.len() + 1);
-        let (mine, theirs) = match pieces.split_first() {
-            Some(p) => p,
-            None => return,
-        };
-        let latch = Arc::new(Latch {
-            left: Mutex::new(0),
-            done: Condvar::new(),
-        });
-        let mut sent = 0;
-        for (w, &(off, len)) in self.workers.iter().zip(theirs) {
-            *latch.left.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-            let job = (dst as usize + off, src as usize + off, len, latch.clone());
-            if w.send(job).is_err() {
-                // The worker is gone: copy its piece here.
-                *latch.left.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
-                // SAFETY: `(off, len)` is a piece of `split(n, ..)`, inside both ranges (the caller's:
-                // valid for `n` bytes, not overlapping), and disjoint from every other piece.
-                unsafe { std::ptr::copy_nonoverlapping(src.add(off), dst.add(off), len) };
-            } else {
-                sent += 1;
-            }
-        }
-        // SAFETY: as above, for the first piece; the workers copy only the other pieces, and this
-        // function returns (ending the caller's guarantee) only once every job sent has counted down.
-        unsafe { std::ptr::copy_nonoverlapping(src.add(mine.0), dst.add(mine.0), mine.1) };
-        if sent > 0 {
-            let mut left = latch.left.lock().unwrap_or_else(|e| e.into_inner());
-            while *left > 0 {
-                left = latch.done.wait(left).unwrap_or_else(|e| e.into_inner());
-            }
-        }
-    }
 }
 
 /// Pinned buffers, their events and a stream, for one device.
@@ -617,21 +522,6 @@ mod tests {
     }
 
     #[test]
-    fn split_is_aligned_disjoint_and_complete() {
-        for (len, parts) in [(0, 4), (1, 4), (100, 3), (8 << 20, 4), (1000, 1), (129, 8)] {
-            let p = split(len, parts);
-            assert!(p.len() <= parts.max(1));
-            let mut next = 0;
-            for &(off, n) in &p {
-                assert_eq!(off, next, "{len}/{parts}: {p:?}");
-                assert!(off % 64 == 0 && n > 0);
-                next += n;
-            }
-            assert_eq!(next, len, "{len}/{parts}: {p:?}");
-        }
-    }
-
-    #[test]
     fn threshold_and_switch() {
         let on = StagingConfig {
             enabled: true,
@@ -649,23 +539,5 @@ mod tests {
         }
         .sanitized();
         assert_eq!((s.buffers, s.threads, s.chunk_bytes), (2, 16, 64 << 10));
-    }
-
-    #[test]
-    fn the_pool_copies_every_byte() {
-        let pool = Pool::new(3);
-        for len in [0usize, 1, 63, 64, 65, 1000, (3 << 20) + 17] {
-            let src: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
-            let mut dst = vec![0u8; len];
-            // SAFETY: `src` and `dst` are two live Vecs of `len` bytes: valid and not overlapping.
-            unsafe { pool.copy(dst.as_mut_ptr(), src.as_ptr(), len) };
-            assert_eq!(dst, src, "len {len}");
-        }
-        let none = Pool::new(0);
-        let src = vec![7u8; 4096];
-        let mut dst = vec![0u8; 4096];
-        // SAFETY: as above, 4096 bytes each.
-        unsafe { none.copy(dst.as_mut_ptr(), src.as_ptr(), 4096) };
-        assert_eq!(dst, src);
     }
 }

@@ -161,7 +161,7 @@ impl Stream {
         } else {
             1
         };
-        let ranges = super::staging::split(bytes, threads);
+        let ranges = super::copy_threads::split(bytes, threads);
         let buffer = &staged.buffer;
         // Each thread copies its range piece by piece into the staging buffer and queues each piece's
         // device copy at once.
