@@ -58,6 +58,7 @@ impl Latch {
     /// Until every piece is done: watched for `spin`, then asleep until the last piece wakes us.
     fn wait(&self, spin: Duration) {
         let start = Instant::now();
+        let mut parked = false;
         while self.left.load(Ordering::Acquire) != 0 {
             if start.elapsed() < spin {
                 std::hint::spin_loop();
@@ -65,7 +66,14 @@ impl Latch {
                 // A wake-up that came before this park is kept (`unpark` leaves a token); a spurious
                 // one loops.
                 std::thread::park();
+                parked = true;
             }
+        }
+        if parked {
+            // The thread's park token is shared with the caller's own code: a token someone else left
+            // for it (a waker's `unpark`) may have been taken here. Leave one back; at worst a later
+            // `park` returns at once, which `park` allows.
+            std::thread::current().unpark();
         }
     }
 }
