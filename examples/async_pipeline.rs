@@ -1,11 +1,14 @@
 //! An async server's GPU work: many concurrent requests over a few streams, each one an upload, a kernel
 //! and a download, every step awaited (`hip::future`) instead of blocking a thread. Runs on tokio's
-//! current-thread runtime (one thread serves every request) and on its multi-thread runtime with four
+//! current-thread runtime (one thread serves every request), on its multi-thread runtime with four
 //! workers (as many threads as the blocking side), each with the futures' waiting threads and with the
-//! completion reactor, interleaved in one process. As a server bounds the work it has in
-//! flight, [`IN_FLIGHT`] tasks serve the requests, each reusing its own pinned upload buffer (allocating
-//! pinned memory per request would cost more than the request). Every result is checked, and the same
-//! requests are then served by one blocking thread per stream for comparison.
+//! completion reactor, and on four current-thread runtimes, one thread per stream (a thread-per-core
+//! server: each thread issues the calls of its own stream only, as each blocking thread does), all
+//! interleaved in one process. As a server bounds the work it has in flight, `IN_FLIGHT` tasks (the first
+//! argument, default 4) serve the requests, each reusing its own pinned upload and download buffers
+//! (allocating pinned memory per request would cost more than the request), as the blocking threads do.
+//! Every result is checked, and the same requests are served by one blocking thread per stream for
+//! comparison.
 use hip::future::{set_wake, Wake};
 use hip::prelude::*;
 use hip::Report;
@@ -22,16 +25,25 @@ extern "C" __global__ void serve(const float* x, float* y, float id, unsigned in
 const REQUESTS: usize = 2000;
 const STREAMS: usize = 4;
 const LEN: usize = 4096;
-/// Requests in flight at once: tasks on the one executor thread, each serving every `IN_FLIGHT`th request.
-const IN_FLIGHT: usize = 64;
+/// Requests in flight at once unless the first argument says otherwise: tasks, each serving every
+/// `in_flight`th request. As many as the blocking side has (one per stream): the same concurrency. More
+/// did not serve more on an H100 host (each request's GPU work is microseconds; the host's HIP calls
+/// bound both sides): four executor threads, one per stream, with the reactor, served a median 1.00x of
+/// four blocking threads with 4 in flight, 0.96x with 8, 0.92x with 16, 0.87x with 64, 0.78x with 128.
+const IN_FLIGHT: usize = STREAMS;
 
-/// A row of the table: its summary key, its name, and the executor and wake mechanism (`None`: the
-/// blocking threads).
-type Row<'a> = (
-    &'a str,
-    &'a str,
-    Option<(&'a tokio::runtime::Runtime, Wake)>,
-);
+/// How a row serves the requests.
+enum How<'a> {
+    /// One blocking thread per stream.
+    Blocking,
+    /// Tasks spawned on one tokio runtime, with this wake mechanism.
+    Executor(&'a tokio::runtime::Runtime, Wake),
+    /// One current-thread runtime per stream, on its own thread, serving that stream's requests.
+    ThreadPerStream(Wake),
+}
+
+/// A row of the table: its summary key, its name, and how it serves.
+type Row<'a> = (&'a str, &'a str, How<'a>);
 
 /// What every request shares: the streams and the kernel.
 struct Server {
@@ -73,8 +85,14 @@ fn launch(
     }
 }
 
-/// One request, every GPU step awaited; `pinned` is the serving task's upload buffer.
-async fn serve(server: &Server, id: usize, pinned: &mut PinnedBuffer<f32>) -> Result<(), Report> {
+/// One request, every GPU step awaited; `pinned` is the serving task's upload buffer, `out` its download
+/// buffer (handed back by the download's future).
+async fn serve(
+    server: &Server,
+    id: usize,
+    pinned: &mut PinnedBuffer<f32>,
+    out: PinnedBuffer<f32>,
+) -> Result<PinnedBuffer<f32>, Report> {
     let stream = &server.streams[id % STREAMS];
     let x = input(id);
     pinned.as_mut_slice()?.copy_from_slice(&x);
@@ -84,17 +102,78 @@ async fn serve(server: &Server, id: usize, pinned: &mut PinnedBuffer<f32>) -> Re
     stream.completion().await?; // upload done: the pinned buffer may be reused
     launch(server, stream, &dx, &mut dy, id)?;
     stream.completion().await?; // kernel done
-    let y = dy.to_vec_future(stream).await?; // download done
-    check(id, &x, &y)
+    let out = stream.copy_to_pinned_future(&dy, out).await?; // download done
+    check(id, &x, out.as_slice()?)?;
+    Ok(out)
 }
 
-/// One of the [`IN_FLIGHT`] serving tasks: requests `first`, `first + IN_FLIGHT`, ... below `n`.
-async fn serving_task(server: Arc<Server>, first: usize, n: usize) -> Result<(), Report> {
+/// A serving task: requests `first`, `first + step`, ... below `n`.
+async fn serving_task(
+    server: Arc<Server>,
+    first: usize,
+    step: usize,
+    n: usize,
+) -> Result<(), Report> {
     let mut pinned = PinnedBuffer::zeroed(&server.device, LEN)?;
-    for id in (first..n).step_by(IN_FLIGHT) {
-        serve(&server, id, &mut pinned).await?;
+    let mut out = PinnedBuffer::zeroed(&server.device, LEN)?;
+    for id in (first..n).step_by(step) {
+        out = serve(&server, id, &mut pinned, out).await?;
     }
     Ok(())
+}
+
+/// Serve requests `0..n` with `in_flight` tasks spawned on `rt`.
+fn serve_on(
+    rt: &tokio::runtime::Runtime,
+    server: &Arc<Server>,
+    in_flight: usize,
+    n: usize,
+) -> Result<(), Report> {
+    rt.block_on(async {
+        let mut tasks = tokio::task::JoinSet::new();
+        for first in 0..in_flight.min(n) {
+            tasks.spawn(serving_task(server.clone(), first, in_flight, n));
+        }
+        while let Some(r) = tasks.join_next().await {
+            r.map_err(|e| Report::msg(format!("a request task failed: {e}")))??;
+        }
+        Ok(())
+    })
+}
+
+/// Serve requests `0..n` on one thread per stream, each with a current-thread runtime running
+/// `in_flight / STREAMS` tasks (at least one) over that stream's requests only.
+fn serve_thread_per_stream(server: &Arc<Server>, in_flight: usize, n: usize) -> Result<(), Report> {
+    let per_stream = (in_flight / STREAMS).max(1);
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..STREAMS)
+            .map(|s| {
+                scope.spawn(move || -> Result<(), Report> {
+                    let rt = tokio::runtime::Builder::new_current_thread().build()?;
+                    rt.block_on(async {
+                        let mut tasks = tokio::task::JoinSet::new();
+                        // Task k serves requests s + STREAMS * (k + per_stream * j): stream s's only.
+                        for k in 0..per_stream {
+                            let first = s + STREAMS * k;
+                            if first < n {
+                                let step = STREAMS * per_stream;
+                                tasks.spawn(serving_task(server.clone(), first, step, n));
+                            }
+                        }
+                        while let Some(r) = tasks.join_next().await {
+                            r.map_err(|e| Report::msg(format!("a request task failed: {e}")))??;
+                        }
+                        Ok(())
+                    })
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join()
+                .map_err(|_| Report::msg("a serving thread panicked"))??;
+        }
+        Ok(())
+    })
 }
 
 /// The same request on a thread that blocks at each step (its pinned buffers reused, as the async
@@ -132,31 +211,26 @@ fn main() -> Result<(), Report> {
         kernel: module.function("serve")?,
         device,
     });
+    let in_flight = match std::env::args().nth(1) {
+        None => IN_FLIGHT,
+        Some(a) => match a.parse::<usize>() {
+            Ok(v) if v > 0 => v,
+            _ => {
+                return Err(Report::msg(format!(
+                    "in flight: `{a}` is not a positive count"
+                )))
+            }
+        },
+    };
     // Executors: tokio's current-thread runtime (one thread serves every request, as before) and its
     // multi-thread runtime with STREAMS workers: as many threads issuing HIP calls as the blocking side
-    // has, the fair comparison (one executor thread issues every HIP call of 64 requests in flight, where
-    // the blocking side has four).
+    // has (one executor thread issues every HIP call of the requests in flight, where the blocking side
+    // has four). The workers share the streams; the thread-per-stream rows do not.
     let one = tokio::runtime::Builder::new_current_thread().build()?;
     let many = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(STREAMS)
         .build()?;
-    let run_async = |rt: &tokio::runtime::Runtime, wake: Wake, n: usize| -> Result<f64, Report> {
-        set_wake(wake);
-        let t = Instant::now();
-        rt.block_on(async {
-            let mut tasks = tokio::task::JoinSet::new();
-            for first in 0..IN_FLIGHT.min(n) {
-                tasks.spawn(serving_task(server.clone(), first, n));
-            }
-            while let Some(r) = tasks.join_next().await {
-                r.map_err(|e| Report::msg(format!("a request task failed: {e}")))??;
-            }
-            Ok::<(), Report>(())
-        })?;
-        Ok(n as f64 / t.elapsed().as_secs_f64())
-    };
-    let run_blocking = || -> Result<f64, Report> {
-        let t = Instant::now();
+    let run_blocking = |n: usize| -> Result<(), Report> {
         std::thread::scope(|scope| -> Result<(), Report> {
             let workers: Vec<_> = (0..STREAMS)
                 .map(|s| {
@@ -164,7 +238,7 @@ fn main() -> Result<(), Report> {
                     scope.spawn(move || -> Result<(), Report> {
                         let mut pinned = PinnedBuffer::zeroed(&server.device, LEN)?;
                         let mut out = PinnedBuffer::zeroed(&server.device, LEN)?;
-                        for id in (s..REQUESTS).step_by(STREAMS) {
+                        for id in (s..n).step_by(STREAMS) {
                             serve_blocking(server, &server.streams[s], id, &mut pinned, &mut out)?;
                         }
                         Ok(())
@@ -176,46 +250,70 @@ fn main() -> Result<(), Report> {
                     .map_err(|_| Report::msg("a blocking worker panicked"))??;
             }
             Ok(())
-        })?;
-        Ok(REQUESTS as f64 / t.elapsed().as_secs_f64())
+        })
     };
-    let rows: [Row; 5] = [
-        ("blocking", "4 blocking threads (one per stream)", None),
+    // Requests per second of `n` requests served as `how` says.
+    let run = |how: &How, n: usize| -> Result<f64, Report> {
+        let t = Instant::now();
+        match how {
+            How::Blocking => run_blocking(n)?,
+            How::Executor(rt, wake) => {
+                set_wake(*wake);
+                serve_on(rt, &server, in_flight, n)?
+            }
+            How::ThreadPerStream(wake) => {
+                set_wake(*wake);
+                serve_thread_per_stream(&server, in_flight, n)?
+            }
+        }
+        Ok(n as f64 / t.elapsed().as_secs_f64())
+    };
+    let rows: [Row; 7] = [
+        (
+            "blocking",
+            "4 blocking threads (one per stream)",
+            How::Blocking,
+        ),
         (
             "one_thread",
             "1 executor thread, waiting threads",
-            Some((&one, Wake::Thread)),
+            How::Executor(&one, Wake::Thread),
         ),
         (
             "one_reactor",
             "1 executor thread, reactor",
-            Some((&one, Wake::Reactor)),
+            How::Executor(&one, Wake::Reactor),
         ),
         (
             "four_thread",
             "4 executor workers, waiting threads",
-            Some((&many, Wake::Thread)),
+            How::Executor(&many, Wake::Thread),
         ),
         (
             "four_reactor",
             "4 executor workers, reactor",
-            Some((&many, Wake::Reactor)),
+            How::Executor(&many, Wake::Reactor),
+        ),
+        (
+            "per_stream_thread",
+            "4 executor threads, one per stream, waiting threads",
+            How::ThreadPerStream(Wake::Thread),
+        ),
+        (
+            "per_stream_reactor",
+            "4 executor threads, one per stream, reactor",
+            How::ThreadPerStream(Wake::Reactor),
         ),
     ];
     for (_, _, how) in &rows {
-        if let Some((rt, w)) = how {
-            run_async(rt, *w, 100)?; // warm-up
-        }
+        run(how, 100)?; // warm-up
     }
     // Interleaved rounds, so drift hits every row alike; the median round per row.
     let rounds = 3;
     let mut rates = vec![Vec::new(); rows.len()];
     for _ in 0..rounds {
         for (i, (_, _, how)) in rows.iter().enumerate() {
-            rates[i].push(match how {
-                None => run_blocking()?,
-                Some((rt, w)) => run_async(rt, *w, REQUESTS)?,
-            });
+            rates[i].push(run(how, REQUESTS)?);
         }
     }
     set_wake(Wake::Thread);
@@ -225,7 +323,7 @@ fn main() -> Result<(), Report> {
     };
     let med: Vec<f64> = rates.iter_mut().map(median).collect();
     println!(
-        "{REQUESTS} requests over {STREAMS} streams ({IN_FLIGHT} in flight), every result checked; \
+        "{REQUESTS} requests over {STREAMS} streams ({in_flight} in flight), every result checked; \
          median of {rounds} interleaved rounds, requests/s:"
     );
     for (i, (key, name, _)) in rows.iter().enumerate() {
