@@ -1,6 +1,8 @@
 //! What the memory model costs a launch: the `two` kernel (one buffer argument read, one written), on one
 //! stream and alternating two streams, paired round by round with raw C++ making the same launches (no
-//! ordering at all) and, with the `cudarc` feature, with cudarc's event-tracked launch. Same method as
+//! ordering at all), raw hip-sys ordering each change of stream by hand with the two calls the safe launch
+//! makes (the floor of any launch that keeps program order across streams with events) and, with the
+//! `cudarc` feature, with cudarc's event-tracked launch. Same method as
 //! `launch_cost.rs`: one batch per contender per round, order rotating, only the launch calls timed, a
 //! synchronise after each batch (not timed); per-round differences averaged with 95% intervals.
 use crate::baseline::{checked, Baseline};
@@ -21,6 +23,9 @@ enum Who {
     Safe {
         alternate: bool,
     },
+    /// Raw hip-sys alternating two streams, each launch after `hipEventRecord` on the other stream and
+    /// `hipStreamWaitEvent` on its own: the safe alternating launch's HIP calls without its bookkeeping.
+    RawOrdered,
     #[cfg(feature = "cudarc")]
     Cudarc {
         alternate: bool,
@@ -34,6 +39,9 @@ impl Who {
             Who::Raw { alternate: true } => "raw C++, alternating",
             Who::Safe { alternate: false } => "safe, one stream",
             Who::Safe { alternate: true } => "safe, alternating",
+            Who::RawOrdered => {
+                "raw hip-sys, alternating, ordered by hand (record + wait per launch)"
+            }
             #[cfg(feature = "cudarc")]
             Who::Cudarc { alternate: false } => "cudarc tracked, one stream",
             #[cfg(feature = "cudarc")]
@@ -44,6 +52,7 @@ impl Who {
     fn alternate(self) -> bool {
         match self {
             Who::Raw { alternate } | Who::Safe { alternate } => alternate,
+            Who::RawOrdered => true,
             #[cfg(feature = "cudarc")]
             Who::Cudarc { alternate } => alternate,
         }
@@ -58,6 +67,8 @@ struct Sides<'a> {
     a: [DeviceBuffer<f32>; 2],
     b: [DeviceBuffer<f32>; 2],
     raw_ptrs: [hip::DevicePtr; 2],
+    /// The hand-ordered contender's event (timing off, as the safe launch's markers).
+    fence: Event,
     baseline: &'a Baseline,
     #[cfg(feature = "cudarc")]
     cudarc: crate::cudarc_side::Tracked,
@@ -98,6 +109,43 @@ impl Sides<'_> {
                     args.arg(&self.a[k]).arg_mut(&mut self.b[k]);
                     // SAFETY: `two(const float*, float*)` touches nothing.
                     unsafe { self.two.launch(s, &cfg, &mut args) }.map_err(e)?;
+                }
+            }
+            Who::RawOrdered => {
+                let mut params = self.raw_ptrs;
+                let mut params = [
+                    std::ptr::addr_of_mut!(params[0]).cast::<c_void>(),
+                    std::ptr::addr_of_mut!(params[1]).cast::<c_void>(),
+                ];
+                for i in 0..n {
+                    let (s, other) = (self.streams[i & 1].raw(), self.streams[1 - (i & 1)].raw());
+                    // SAFETY: live event and streams of this device (current); `two` takes two pointers,
+                    // given as pointers to device addresses of live buffers; `params` outlives the call.
+                    let rc = unsafe {
+                        let mut rc = hip_sys::hipEventRecord(self.fence.raw(), other);
+                        if rc == hip_sys::hipSuccess {
+                            rc = hip_sys::hipStreamWaitEvent(s, self.fence.raw(), 0);
+                        }
+                        if rc == hip_sys::hipSuccess {
+                            rc = hip_sys::hipModuleLaunchKernel(
+                                self.two.raw(),
+                                1,
+                                1,
+                                1,
+                                64,
+                                1,
+                                1,
+                                0,
+                                s,
+                                params.as_mut_ptr(),
+                                std::ptr::null_mut(),
+                            );
+                        }
+                        rc
+                    };
+                    if rc != hip_sys::hipSuccess {
+                        return Err(format!("hand-ordered raw launch: HIP error {rc:?}"));
+                    }
                 }
             }
             #[cfg(feature = "cudarc")]
@@ -142,6 +190,7 @@ pub fn section(
             Stream::non_blocking(device).map_err(e)?,
         ],
         raw_ptrs: [a[0].device_ptr(), b[0].device_ptr()],
+        fence: Event::with_flags(device, hip_sys::hipEventDisableTiming).map_err(e)?,
         a,
         b,
         baseline,
@@ -154,6 +203,7 @@ pub fn section(
         Who::Safe { alternate: false },
         Who::Raw { alternate: true },
         Who::Safe { alternate: true },
+        Who::RawOrdered,
     ];
     #[cfg(feature = "cudarc")]
     who.extend([
@@ -190,7 +240,8 @@ pub fn section(
          `arg_mut`), batches of {BATCH}, {rounds} rounds, two non-blocking streams. Alternating, every launch \
          changes the stream of both buffers: the safe launch then orders itself after the other stream \
          (one fence event recorded there and one `hipStreamWaitEvent`) for `b`; `a` is only read and needs \
-         nothing once both streams read it. Raw C++ orders nothing. ns per launch over raw C++ on the same \
+         nothing once both streams read it. Raw C++ orders nothing; raw hip-sys ordered by hand makes the \
+         safe launch's two ordering calls before every launch. ns per launch over raw C++ on the same \
          streams, mean ± 95% interval:\n"
     )
     .unwrap();
@@ -225,6 +276,10 @@ pub fn section(
             Who::Safe { alternate: true } => verdicts.push(format!(
                 "memory model, alternating two streams: {m:+.1} ± {ci:.1} ns per launch over raw C++ \
                  (one fence record + one stream wait per change of stream)"
+            )),
+            Who::RawOrdered => verdicts.push(format!(
+                "raw hip-sys ordering each change of stream by hand (hipEventRecord + hipStreamWaitEvent): \
+                 {m:+.1} ± {ci:.1} ns per launch over raw C++ (the floor of the safe alternating row)"
             )),
             #[cfg(feature = "cudarc")]
             Who::Cudarc { alternate } => verdicts.push(format!(
