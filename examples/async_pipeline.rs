@@ -122,6 +122,42 @@ async fn serving_task(
     Ok(())
 }
 
+/// Spawn `serving_task(first, step)` for each `(first, step)` on the current runtime and wait for all.
+async fn serve_all(
+    server: &Arc<Server>,
+    tasks: impl Iterator<Item = (usize, usize)>,
+    n: usize,
+) -> Result<(), Report> {
+    let mut set = tokio::task::JoinSet::new();
+    for (first, step) in tasks {
+        set.spawn(serving_task(server.clone(), first, step, n));
+    }
+    while let Some(r) = set.join_next().await {
+        r.map_err(|e| Report::msg(format!("a request task failed: {e}")))??;
+    }
+    Ok(())
+}
+
+/// Run `body(s)` on a scoped thread per stream `s` and join them all.
+fn on_each_stream(
+    what: &str,
+    body: impl Fn(usize) -> Result<(), Report> + Sync,
+) -> Result<(), Report> {
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..STREAMS)
+            .map(|s| {
+                let body = &body;
+                scope.spawn(move || body(s))
+            })
+            .collect();
+        for t in threads {
+            t.join()
+                .map_err(|_| Report::msg(format!("a {what} thread panicked")))??;
+        }
+        Ok(())
+    })
+}
+
 /// Serve requests `0..n` with `in_flight` tasks spawned on `rt`.
 fn serve_on(
     rt: &tokio::runtime::Runtime,
@@ -129,50 +165,22 @@ fn serve_on(
     in_flight: usize,
     n: usize,
 ) -> Result<(), Report> {
-    rt.block_on(async {
-        let mut tasks = tokio::task::JoinSet::new();
-        for first in 0..in_flight.min(n) {
-            tasks.spawn(serving_task(server.clone(), first, in_flight, n));
-        }
-        while let Some(r) = tasks.join_next().await {
-            r.map_err(|e| Report::msg(format!("a request task failed: {e}")))??;
-        }
-        Ok(())
-    })
+    let tasks = (0..in_flight.min(n)).map(|first| (first, in_flight));
+    rt.block_on(serve_all(server, tasks, n))
 }
 
 /// Serve requests `0..n` on one thread per stream, each with a current-thread runtime running
 /// `in_flight / STREAMS` tasks (at least one) over that stream's requests only.
 fn serve_thread_per_stream(server: &Arc<Server>, in_flight: usize, n: usize) -> Result<(), Report> {
     let per_stream = (in_flight / STREAMS).max(1);
-    std::thread::scope(|scope| {
-        let threads: Vec<_> = (0..STREAMS)
-            .map(|s| {
-                scope.spawn(move || -> Result<(), Report> {
-                    let rt = tokio::runtime::Builder::new_current_thread().build()?;
-                    rt.block_on(async {
-                        let mut tasks = tokio::task::JoinSet::new();
-                        // Task k serves requests s + STREAMS * (k + per_stream * j): stream s's only.
-                        for k in 0..per_stream {
-                            let first = s + STREAMS * k;
-                            if first < n {
-                                let step = STREAMS * per_stream;
-                                tasks.spawn(serving_task(server.clone(), first, step, n));
-                            }
-                        }
-                        while let Some(r) = tasks.join_next().await {
-                            r.map_err(|e| Report::msg(format!("a request task failed: {e}")))??;
-                        }
-                        Ok(())
-                    })
-                })
-            })
-            .collect();
-        for t in threads {
-            t.join()
-                .map_err(|_| Report::msg("a serving thread panicked"))??;
-        }
-        Ok(())
+    let step = STREAMS * per_stream;
+    on_each_stream("serving", |s| {
+        // Task k serves requests s + STREAMS * (k + per_stream * j): stream s's only.
+        let tasks = (0..per_stream)
+            .map(|k| (s + STREAMS * k, step))
+            .filter(|&(first, _)| first < n);
+        let rt = tokio::runtime::Builder::new_current_thread().build()?;
+        rt.block_on(serve_all(server, tasks, n))
     })
 }
 
@@ -230,24 +238,12 @@ fn main() -> Result<(), Report> {
     let many = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(STREAMS)
         .build()?;
-    let run_blocking = |n: usize| -> Result<(), Report> {
-        std::thread::scope(|scope| -> Result<(), Report> {
-            let workers: Vec<_> = (0..STREAMS)
-                .map(|s| {
-                    let server = &server;
-                    scope.spawn(move || -> Result<(), Report> {
-                        let mut pinned = PinnedBuffer::zeroed(&server.device, LEN)?;
-                        let mut out = PinnedBuffer::zeroed(&server.device, LEN)?;
-                        for id in (s..n).step_by(STREAMS) {
-                            serve_blocking(server, &server.streams[s], id, &mut pinned, &mut out)?;
-                        }
-                        Ok(())
-                    })
-                })
-                .collect();
-            for w in workers {
-                w.join()
-                    .map_err(|_| Report::msg("a blocking worker panicked"))??;
+    let run_blocking = |n: usize| {
+        on_each_stream("blocking worker", |s| {
+            let mut pinned = PinnedBuffer::zeroed(&server.device, LEN)?;
+            let mut out = PinnedBuffer::zeroed(&server.device, LEN)?;
+            for id in (s..n).step_by(STREAMS) {
+                serve_blocking(&server, &server.streams[s], id, &mut pinned, &mut out)?;
             }
             Ok(())
         })

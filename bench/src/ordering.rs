@@ -77,16 +77,17 @@ struct Sides<'a> {
 impl Sides<'_> {
     fn run(&mut self, who: Who, n: usize) -> Result<(), String> {
         let cfg = LaunchConfig::new(1, 64);
+        // The raw contenders' kernel parameters: pointers to a copy of the two device addresses.
+        let mut addrs = self.raw_ptrs;
+        let mut params = [
+            std::ptr::addr_of_mut!(addrs[0]).cast::<c_void>(),
+            std::ptr::addr_of_mut!(addrs[1]).cast::<c_void>(),
+        ];
         match who {
             Who::Raw { alternate } => {
                 let [s0, s1] = [
                     self.streams[0].raw(),
                     self.streams[usize::from(alternate)].raw(),
-                ];
-                let mut params = self.raw_ptrs;
-                let mut params = [
-                    std::ptr::addr_of_mut!(params[0]).cast::<c_void>(),
-                    std::ptr::addr_of_mut!(params[1]).cast::<c_void>(),
                 ];
                 // SAFETY: `two` takes two pointers, given as pointers to the device addresses.
                 let rc = unsafe {
@@ -112,11 +113,6 @@ impl Sides<'_> {
                 }
             }
             Who::RawOrdered => {
-                let mut params = self.raw_ptrs;
-                let mut params = [
-                    std::ptr::addr_of_mut!(params[0]).cast::<c_void>(),
-                    std::ptr::addr_of_mut!(params[1]).cast::<c_void>(),
-                ];
                 for i in 0..n {
                     let (s, other) = (self.streams[i & 1].raw(), self.streams[1 - (i & 1)].raw());
                     // SAFETY: live event and streams of this device (current); `two` takes two pointers,

@@ -226,6 +226,13 @@ impl Device {
         if self.0.alone {
             return self.bind_alone();
         }
+        self.bind_among_others()
+    }
+
+    /// [`bind`](Self::bind) when the process has other devices: a look at the current context. Out of
+    /// line, so that the one-device path inlined in every operation stays a few instructions.
+    #[inline(never)]
+    fn bind_among_others(&self) -> Result<()> {
         let known = self.0.context.load(Ordering::Relaxed);
         if !known.is_null() && result::ctx_get_current().ok() == Some(known as sys::hipCtx_t) {
             return Ok(());

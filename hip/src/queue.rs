@@ -103,9 +103,17 @@ impl Parking {
     #[inline]
     pub(crate) fn wake_all(&self) {
         if self.sleepers.load(Ordering::SeqCst) > 0 {
-            let _guard = lock(&self.lock);
-            self.wake.notify_all();
+            self.wake_sleepers();
         }
+    }
+
+    /// [`wake_all`](Self::wake_all) when a thread sleeps: out of line, so that the look every operation
+    /// makes stays a load and a branch.
+    #[cold]
+    #[inline(never)]
+    fn wake_sleepers(&self) {
+        let _guard = lock(&self.lock);
+        self.wake.notify_all();
     }
 }
 
@@ -209,6 +217,7 @@ impl Queue {
     }
 
     /// The operation labelled `label` has queued its last HIP call.
+    #[inline]
     pub(crate) fn mark_queued(&self, label: u64) {
         self.queued.store(label, Ordering::SeqCst);
         self.queueing.wake_all();

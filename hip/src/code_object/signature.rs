@@ -45,15 +45,28 @@ impl Signature {
                 ParamKind::Hidden | ParamKind::Unknown => true,
             };
             if size != u64::from(got.size) || !kind_ok {
-                return Err(self.mismatch(index, describe_arg(got)));
+                return Err(self.mismatch_at(index, got));
             }
         }
         if args.len() != self.expected.len() {
-            let index = args.len().min(self.expected.len());
-            let got = format!("{} argument(s)", args.len());
-            return Err(self.mismatch(index, got));
+            return Err(self.count_mismatch(args.len()));
         }
         Ok(())
+    }
+
+    /// The refusal of argument `index`, `got`. Out of line: the check every launch makes stays short.
+    #[cold]
+    #[inline(never)]
+    fn mismatch_at(&self, index: usize, got: &ArgInfo) -> Error {
+        self.mismatch(index, describe_arg(got))
+    }
+
+    /// The refusal of `given` arguments where the parameters number otherwise.
+    #[cold]
+    #[inline(never)]
+    fn count_mismatch(&self, given: usize) -> Error {
+        let index = given.min(self.expected.len());
+        self.mismatch(index, format!("{given} argument(s)"))
     }
 
     fn mismatch(&self, index: usize, got: String) -> Error {

@@ -2,7 +2,7 @@
 
 use crate::code_object::signature::ArgInfo;
 use crate::code_object::Signature;
-use crate::device::Limits;
+use crate::device::{Device, Limits};
 use crate::error::{Error, Result};
 use crate::memory::{Access, Allocation, DeviceCopy};
 use crate::module::Function;
@@ -574,6 +574,18 @@ impl Function {
         unsafe { self.launch_via(stream, config, args, index, false) }
     }
 
+    /// The refusal of a stream of another device than the kernel's (`stream_device`).
+    #[cold]
+    #[inline(never)]
+    fn refuse_stream_of(&self, stream_device: &Device) -> Error {
+        Error::InvalidLaunch(format!(
+            "stream is on device {} but kernel `{}` is loaded on device {}",
+            stream_device.ordinal(),
+            self.name(),
+            self.module().device().ordinal()
+        ))
+    }
+
     /// The checked launch: [`launch_with_index`](Function::launch_with_index), or with `cooperative` a
     /// co-residency check after the others and `hipModuleLaunchCooperativeKernel` (see [`cooperative`]).
     ///
@@ -596,12 +608,7 @@ impl Function {
         args.check_against(self)?;
         let device = self.module().device();
         if stream.device().ordinal() != device.ordinal() {
-            return Err(Error::InvalidLaunch(format!(
-                "stream is on device {} but kernel `{}` is loaded on device {}",
-                stream.device().ordinal(),
-                self.name(),
-                device.ordinal()
-            )));
+            return Err(self.refuse_stream_of(stream.device()));
         }
         // Held until the kernel is queued (memory of another device only).
         let _peer_gate = args.check_devices(device)?;

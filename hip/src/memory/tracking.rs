@@ -512,10 +512,22 @@ pub(crate) fn use_both(
 
 /// Sort an operation's allocations by address, the order every operation takes them in: two operations
 /// that each wait for a use the other is still queueing cannot both be waiting (see the module doc).
-#[cfg_attr(not(any(feature = "blas", feature = "rccl")), allow(dead_code))]
+#[cfg_attr(
+    not(any(
+        feature = "blas",
+        feature = "blaslt",
+        feature = "solver",
+        feature = "sparse",
+        feature = "fft",
+        feature = "rccl"
+    )),
+    allow(dead_code)
+)]
 pub(crate) fn by_address<T>(uses: &mut [(&Arc<Allocation>, T)]) {
+    /// Up to this many uses (an operation's operands) take the insertion sort.
+    const FEW: usize = 8;
     let key = |u: &(&Arc<Allocation>, T)| Arc::as_ptr(u.0) as usize;
-    if uses.len() > 8 {
+    if uses.len() > FEW {
         return uses.sort_unstable_by_key(key);
     }
     // An operation's few operands: an insertion sort, inlined, without the general sort's setup.
