@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::queue::Queue;
 use crate::release::RawHandle;
 use crate::result;
-use crate::stream::{lock, CaptureLog, Stream};
+use crate::stream::{lock, CaptureLog, Stream, StreamOp};
 use hip_sys as sys;
 use std::sync::{Arc, Mutex, Weak};
 
@@ -207,18 +207,26 @@ impl Event {
         // Only a record on a capturing stream (or the first one after) touches the capture slot: plain
         // records stay as cheap as HIP's.
         if op.is_capturing() || self.in_capture.load(std::sync::atomic::Ordering::Relaxed) {
-            let log = op.capture_log();
-            self.in_capture
-                .store(log.is_some(), std::sync::atomic::Ordering::Relaxed);
-            let old = std::mem::replace(&mut *lock(&self.capture), log);
-            // The old capture's log may hold the last owners of buffers, whose frees begin operations on
-            // their streams (this one among them): never while `op` is held.
-            drop(op);
-            drop(old);
+            self.note_capture(op);
         }
         self.recorded
             .store(true, std::sync::atomic::Ordering::Release);
         Ok(())
+    }
+
+    /// Keep the capture `op` records in (if any) as this event's: a record in a capture, or the first
+    /// one after. Out of line: plain records never come here.
+    #[cold]
+    #[inline(never)]
+    fn note_capture(&self, op: StreamOp<'_>) {
+        let log = op.capture_log();
+        self.in_capture
+            .store(log.is_some(), std::sync::atomic::Ordering::Relaxed);
+        let old = std::mem::replace(&mut *lock(&self.capture), log);
+        // The old capture's log may hold the last owners of buffers, whose frees begin operations on
+        // their streams (this one among them): never while `op` is held.
+        drop(op);
+        drop(old);
     }
 
     /// From now on a graph replay may record this event: forget the last live record's position and

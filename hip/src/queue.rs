@@ -339,6 +339,7 @@ impl Queue {
     }
 
     /// The host knows the work up to `pos` is complete; so is whatever this stream waited for before it.
+    #[inline]
     pub(crate) fn complete_through(&self, pos: u64) {
         // Known already (a load, not a read-modify-write), or learnt now.
         if pos == OPEN
@@ -348,6 +349,13 @@ impl Queue {
         {
             return;
         }
+        self.complete_implied(pos);
+    }
+
+    /// [`complete_through`](Self::complete_through) for the streams this one waited for by `pos`: out
+    /// of line, so that the look every completion makes stays short.
+    #[inline(never)]
+    fn complete_implied(&self, pos: u64) {
         let implied: Vec<(Arc<Queue>, u64)> = lock(&self.knows)
             .iter()
             .filter(|k| k.at <= pos)

@@ -100,6 +100,8 @@ impl<'a> StreamOp<'a> {
 }
 
 impl Drop for StreamOp<'_> {
+    // Inline: what every operation ends with is a few stores and loads when no one waits.
+    #[inline]
     fn drop(&mut self) {
         if !self.owns_gate {
             return;

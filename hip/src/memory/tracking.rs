@@ -25,7 +25,7 @@
 
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::queue::OPEN;
+use crate::queue::{Queue, OPEN};
 use crate::stream::{lock, StreamHandle, StreamOp};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -379,29 +379,35 @@ impl Allocation {
     ) -> Result<()> {
         loop {
             let mut users = self.settled();
-            // A conflicting operation another thread is still queueing: let it finish, without holding
-            // the lock, then look again.
-            let busy = users.for_each_conflict(handle.id, access, |s, pos| {
-                if s.queue.in_flight(pos) {
-                    Err((s.queue.clone(), pos))
-                } else {
-                    Ok(())
-                }
-            });
-            if let Err((queue, pos)) = busy {
-                self.publish(&users, None);
-                drop(users);
-                queue.wait_queued(pos);
-                continue;
-            }
+            // One pass: wait for each conflicting use, unless another thread is still queueing it.
             let waited = users.for_each_conflict(handle.id, access, |other, pos| {
-                handle.queue.wait_for(&other.queue, pos, label)
+                if other.queue.in_flight(pos) {
+                    return Err(Conflict::Queueing(other.queue.clone(), pos));
+                }
+                handle
+                    .queue
+                    .wait_for(&other.queue, pos, label)
+                    .map_err(Conflict::Failed)
             });
-            if waited.is_ok() {
-                users.record(handle, label, access);
+            match waited {
+                Ok(()) => {
+                    users.record(handle, label, access);
+                    self.publish(&users, Some(handle.id));
+                    return Ok(());
+                }
+                // Let it finish, without holding the lock, then look again. What this stream waited
+                // for before it stays waited for: each was a conflicting use, and the stream's gate
+                // (held by the caller) lets nothing of its own in between.
+                Err(Conflict::Queueing(queue, pos)) => {
+                    self.publish(&users, None);
+                    drop(users);
+                    queue.wait_queued(pos);
+                }
+                Err(Conflict::Failed(e)) => {
+                    self.publish(&users, Some(handle.id));
+                    return Err(e);
+                }
             }
-            self.publish(&users, Some(handle.id));
-            return waited;
         }
     }
 
@@ -508,6 +514,14 @@ pub(crate) fn use_both(
         b.use_on(op, access_b)?;
         a.use_on(op, access_a)
     }
+}
+
+/// Why [`Allocation::use_on`]'s pass over the conflicting uses stopped.
+enum Conflict {
+    /// Another thread is still queueing the use (its queue, the use's label).
+    Queueing(Arc<Queue>, u64),
+    /// Waiting for it failed.
+    Failed(Error),
 }
 
 /// Sort an operation's allocations by address, the order every operation takes them in: two operations
