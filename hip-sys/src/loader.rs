@@ -237,8 +237,6 @@ mod amd {
 
     static HIP: OnceLock<Result<Loaded, Vec<String>>> = OnceLock::new();
 
-    // Inline: after the first call this is one load and a branch in each wrapper.
-    #[inline]
     fn loaded() -> &'static Result<Loaded, Vec<String>> {
         HIP.get_or_init(|| {
             let opened = open_first(&super::hip_candidates(super::Os::CURRENT, &super::env_var))?;
