@@ -51,3 +51,18 @@ pub use surface::SurfaceObject;
 /// Whether this build can make surface objects: the HIP headers declare `hipCreateSurfaceObject` for C
 /// (5.7 and later, and NVIDIA); on 5.2 [`SurfaceObject::new`] answers `NotSupported` naming the call.
 pub const HAS_SURFACE_OBJECT: bool = cfg!(hip_surface_object);
+
+/// Whether this build can make mipmapped arrays: the HIP headers declare `hipMallocMipmappedArray` (every
+/// AMD version, and HIP's NVIDIA headers from 5.7); with HIP 5.2's NVIDIA headers
+/// [`MipmappedArray::zeroed`] answers [`Error::NotSupported`](crate::Error::NotSupported) naming the call.
+///
+/// ```no_run
+/// use hip::texture::{Extent, MipmappedArray};
+/// let device = hip::Device::get(0)?;
+/// if hip::texture::HAS_MIPMAPPED_ARRAY {
+///     let mip = MipmappedArray::<f32>::zeroed(&device, Extent::new(64, 64, 0), 7)?;
+///     assert_eq!(mip.levels(), 7);
+/// }
+/// # Ok::<(), hip::Error>(())
+/// ```
+pub const HAS_MIPMAPPED_ARRAY: bool = cfg!(hip_mipmap);
