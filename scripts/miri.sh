@@ -19,10 +19,11 @@ fi
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
 # memory::ops: fill values read as bits (unaligned reads of 1-, 2-, 4-byte types); memory::tracking: the
 # memory model's bookkeeping; memory::host_lease: the host borrows graph launches check (threads);
-# memory::copy_threads: the staging ring's copy threads (raw pointers handed between threads, an atomic latch).
+# memory::copy_threads: the staging ring's copy threads (raw pointers handed between threads, an atomic latch);
+# stream::tests: a stream's gate and queued label in one word (threads waiting for it, operations inside others).
 filters=(code_object:: rtc::bitcode:: rtc::cache:: rtc::result:: module::tests launch::tests
     memory::ops::tests memory::tracking::tests memory::host_lease::tests memory::copy_threads::tests
-    future::tests "$@")
+    future::tests stream::tests "$@")
 # The cache hash's spread test hashes thousands of inputs (80 s under Miri) through safe code only.
 # future::tests: the waking contract and the release of a dropped future's memory (two tests turn an
 # error status into an Error, which asks the HIP runtime for its message: FFI, not under Miri; four hand

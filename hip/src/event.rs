@@ -2,7 +2,7 @@
 
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::queue::Queue;
+use crate::queue::{Completion, Queue};
 use crate::release::RawHandle;
 use crate::result;
 use crate::stream::{lock, CaptureLog, Stream, StreamOp};
@@ -195,10 +195,16 @@ impl Event {
             match &mut position.at {
                 // Recorded on the same stream as last time: the same queue (a `Weak` keeps its
                 // allocation, so no other queue can have its address), only the label moves.
-                Some((weak, label)) if std::ptr::eq(weak.as_ptr(), Arc::as_ptr(queue)) => {
-                    *label = op.label();
+                Some(at) if std::ptr::eq(at.queue.as_ptr(), Arc::as_ptr(queue)) => {
+                    at.label = op.label();
                 }
-                at => *at = Some((Arc::downgrade(queue), op.label())),
+                at => {
+                    *at = Some(RecordedAt {
+                        queue: Arc::downgrade(queue),
+                        completion: queue.completion.clone(),
+                        label: op.label(),
+                    })
+                }
             }
         }
         self.generation
@@ -262,7 +268,7 @@ impl Event {
         let p = lock(&self.position);
         let at =
             p.at.as_ref()
-                .and_then(|(queue, pos)| Some((queue.upgrade()?, *pos)));
+                .and_then(|at| Some((at.queue.upgrade()?, at.label)));
         (p.generation, at)
     }
 
@@ -289,21 +295,25 @@ impl Event {
     /// newer record, which says nothing of the older one's stream. The position is looked up now, under
     /// the lock: a record holds it from its HIP call to the generation's update, so finding the same
     /// generation means the call saw this record (see `Recorded`). Once learnt, later calls for the same
-    /// record learn nothing new and stop at the lock.
+    /// record learn nothing new and stop at the lock. The stream's [`Completion`] learns it without the
+    /// queue (no upgrade of its `Weak`); the queue itself is looked up only when it has other streams'
+    /// completion to pass on.
     fn completed_since(&self, generation: u64) {
         let mut p = lock(&self.position);
         if p.generation != generation || p.learnt {
             return;
         }
         p.learnt = true;
-        let Some((queue, pos)) =
-            p.at.as_ref()
-                .and_then(|(q, pos)| Some((q.upgrade()?, *pos)))
-        else {
+        let Some(at) = &p.at else {
             return;
         };
-        drop(p);
-        queue.complete_through(pos);
+        if at.completion.learn(at.label) {
+            let (queue, label) = (at.queue.upgrade(), at.label);
+            drop(p);
+            if let Some(queue) = queue {
+                queue.complete_implied(label);
+            }
+        }
     }
 
     /// Whether the recorded work is done, without blocking (`hipEventQuery`). An event never recorded
@@ -417,9 +427,18 @@ impl Drop for Event {
 #[derive(Debug, Default)]
 struct Recorded {
     generation: u64,
-    at: Option<(Weak<Queue>, u64)>,
+    at: Option<RecordedAt>,
     /// The memory model already learnt that this record completed ([`Event::query`]).
     learnt: bool,
+}
+
+/// Where a live record stands: its stream's queue (weakly: the event does not keep a stream's state
+/// alive), that queue's [`Completion`] (what a completed query teaches), and the record's label.
+#[derive(Debug)]
+struct RecordedAt {
+    queue: Weak<Queue>,
+    completion: Arc<Completion>,
+    label: u64,
 }
 
 /// Refuse work whose stream and memory (or event) are on different devices.

@@ -31,6 +31,9 @@ use hip_sys as sys;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
+mod gate;
+use gate::Parking;
+
 /// How an operation uses memory: a kernel's [`arg`](crate::LaunchArgs::arg) reads,
 /// [`arg_mut`](crate::LaunchArgs::arg_mut) writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,70 +54,6 @@ const MARKERS: usize = 16;
 /// Lock a mutex, taking the data even if a thread panicked while holding it (the data here stays valid).
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Where threads wait for another thread's short-lived state to change (a stream's gate to open, an
-/// operation to be queued): they spin a little, then sleep until woken. The holder may hold on for long
-/// (a blocking synchronous copy, a staged copy of gigabytes), and waiters must not burn a core each
-/// meanwhile. Waking costs the holder one load when nobody sleeps.
-#[derive(Default)]
-pub(crate) struct Parking {
-    sleepers: AtomicUsize,
-    lock: Mutex<()>,
-    wake: std::sync::Condvar,
-}
-
-/// Yields before a waiter sleeps: a few HIP calls' time, the usual hold.
-const SPINS: u32 = 64;
-
-impl Parking {
-    /// Return once `ready()` answers `true`: spinning (yielding) [`SPINS`] times, then sleeping until
-    /// [`wake_all`](Self::wake_all) (or a millisecond, whichever is first: a missed wake costs at most
-    /// that). `ready` must become `true` only through a change followed by `wake_all`.
-    pub(crate) fn wait_until(&self, mut ready: impl FnMut() -> bool) {
-        for _ in 0..SPINS {
-            if ready() {
-                return;
-            }
-            std::thread::yield_now();
-        }
-        loop {
-            let guard = lock(&self.lock);
-            // Counted before the last look (both SeqCst, as in `wake_all`): a holder that changes the
-            // state after this look sees the sleeper and wakes it, under the lock held until the wait.
-            self.sleepers.fetch_add(1, Ordering::SeqCst);
-            if ready() {
-                self.sleepers.fetch_sub(1, Ordering::SeqCst);
-                return;
-            }
-            let _ = self
-                .wake
-                .wait_timeout(guard, std::time::Duration::from_millis(1));
-            self.sleepers.fetch_sub(1, Ordering::SeqCst);
-            if ready() {
-                return;
-            }
-        }
-    }
-
-    /// The state changed (call right after the change, made with a SeqCst store: a sleeper counted after
-    /// it sees the change, and one counted before it is seen here): wake every sleeper. One load when
-    /// none sleeps (an x86 SeqCst store is one `xchg`, no fence).
-    #[inline]
-    pub(crate) fn wake_all(&self) {
-        if self.sleepers.load(Ordering::SeqCst) > 0 {
-            self.wake_sleepers();
-        }
-    }
-
-    /// [`wake_all`](Self::wake_all) when a thread sleeps: out of line, so that the look every operation
-    /// makes stays a load and a branch.
-    #[cold]
-    #[inline(never)]
-    fn wake_sleepers(&self) {
-        let _guard = lock(&self.lock);
-        self.wake.notify_all();
-    }
 }
 
 /// A raw event handle owned by a stream's queue state (null: not created yet).
@@ -149,6 +88,32 @@ static LIVE_STREAMS: AtomicUsize = AtomicUsize::new(0);
 /// Every queue of the process, for `Device::synchronize` (which completes all of a device's work).
 static REGISTRY: Mutex<Vec<Weak<Queue>>> = Mutex::new(Vec::new());
 
+/// What the host knows complete on one stream: its own `Arc`, held by the [`Queue`] and by each event
+/// last recorded there, so that an event found complete teaches it without upgrading the queue's `Weak`
+/// (two read-modify-writes on the queue's count, on every completed query). A stream that is gone
+/// leaves only this behind, which nothing reads.
+#[derive(Debug, Default)]
+pub(crate) struct Completion {
+    /// Every operation labelled up to this has completed.
+    done: AtomicU64,
+    /// Whether the queue's `knows` ever held anything (set under its lock): a completion with nothing
+    /// to pass on skips the lock. Knowledge missed this way would only make later work wait longer.
+    knows_any: AtomicBool,
+}
+
+impl Completion {
+    /// The work up to `pos` is complete: `true` if that is new and the queue waited for other streams,
+    /// whose completion then follows ([`Queue::complete_implied`]).
+    #[inline]
+    pub(crate) fn learn(&self, pos: u64) -> bool {
+        // Known already (a load, not a read-modify-write), or learnt now.
+        !(pos == OPEN
+            || self.done.load(Ordering::Acquire) >= pos
+            || self.done.fetch_max(pos, Ordering::AcqRel) >= pos
+            || !self.knows_any.load(Ordering::Acquire))
+    }
+}
+
 /// One stream's queue state. Held (`Arc`) by its `StreamHandle`, and weakly by the knowledge of other
 /// queues and the registry.
 pub(crate) struct Queue {
@@ -156,19 +121,25 @@ pub(crate) struct Queue {
     pub(crate) device: Device,
     pub(crate) id: u64,
     null: bool,
-    /// The last label handed out (under the stream's gate).
+    /// The last label handed out (by the gate's holder). Equal to the queued label while the gate is
+    /// open.
     seq: AtomicU64,
-    /// The label of the last operation whose HIP calls are all queued.
-    queued: AtomicU64,
-    /// Every operation labelled up to this has completed (host knowledge).
-    done: AtomicU64,
+    /// The stream's operation gate and the label of the last operation whose HIP calls are all queued,
+    /// in one word: `queued << 1 | HELD`. An operation takes the gate with a compare-and-swap and, when it
+    /// ends, opens it and publishes its label as queued with one store (see [`StreamOp`]).
+    ///
+    /// [`StreamOp`]: crate::stream::StreamOp
+    state: AtomicU64,
+    /// The token of the thread holding the gate (0 when open), written only by that thread: how a
+    /// thread finds it holds the gate already (an operation inside another on the same stream).
+    owner: AtomicU64,
+    /// What the host knows complete, shared with the events recorded here (see [`Completion`]).
+    pub(crate) completion: Arc<Completion>,
     pub(crate) markers: Mutex<Markers>,
     knows: Mutex<Vec<Known>>,
-    /// Whether `knows` ever held anything (set under its lock): a completion with nothing to pass on
-    /// skips the lock. Knowledge missed this way would only make later work wait longer.
-    knows_any: AtomicBool,
-    /// Threads waiting for an operation of this stream to be queued ([`Queue::wait_queued`]).
-    queueing: Parking,
+    /// Threads waiting for the gate to open, or for an operation of this stream to be queued
+    /// ([`Queue::wait_queued`]): both follow a change of `state`.
+    parking: Parking,
 }
 
 // SAFETY: `raw` is a stream handle, passed only to HIP calls, which accept a stream from any thread (HIP
@@ -189,12 +160,12 @@ impl Queue {
             id,
             null,
             seq: AtomicU64::new(0),
-            queued: AtomicU64::new(0),
-            done: AtomicU64::new(0),
+            state: AtomicU64::new(0),
+            owner: AtomicU64::new(0),
+            completion: Arc::default(),
             markers: Mutex::new(Markers::default()),
             knows: Mutex::new(Vec::new()),
-            knows_any: AtomicBool::new(false),
-            queueing: Parking::default(),
+            parking: Parking::default(),
         });
         let mut all = lock(&REGISTRY);
         if all.len() >= 64 && all.len().is_power_of_two() {
@@ -204,49 +175,10 @@ impl Queue {
         q
     }
 
-    /// The next label (call with the stream's gate held: labels follow queue order).
-    pub(crate) fn next_label(&self) -> u64 {
-        let l = self.seq.load(Ordering::Relaxed) + 1;
-        self.seq.store(l, Ordering::Relaxed);
-        l
-    }
-
-    /// The last label handed out: the label of the operation holding the gate, if any.
-    pub(crate) fn last_label(&self) -> u64 {
-        self.seq.load(Ordering::Relaxed)
-    }
-
-    /// The operation labelled `label` has queued its last HIP call.
-    #[inline]
-    pub(crate) fn mark_queued(&self, label: u64) {
-        self.queued.store(label, Ordering::SeqCst);
-        self.queueing.wake_all();
-    }
-
-    /// The label of the last operation fully queued.
-    pub(crate) fn queued(&self) -> u64 {
-        self.queued.load(Ordering::Acquire)
-    }
-
     /// Whether the work up to `pos` is known complete.
     #[inline]
     pub(crate) fn is_done(&self, pos: u64) -> bool {
-        pos != OPEN && self.done.load(Ordering::Acquire) >= pos
-    }
-
-    /// Whether a use at `pos` is still being queued by another thread (its operation began, its HIP calls
-    /// are not all queued yet): no event can cover it yet.
-    pub(crate) fn in_flight(&self, pos: u64) -> bool {
-        pos != OPEN && self.queued() < pos
-    }
-
-    /// Block until the operation labelled `pos` is queued (spinning briefly, then sleeping: the
-    /// operation may be a long synchronous copy). Only reachable when another thread is between an
-    /// operation's record and its HIP call; such an operation never waits for this thread.
-    pub(crate) fn wait_queued(&self, pos: u64) {
-        // A SeqCst look, paired with `mark_queued`'s SeqCst store (see `Parking::wake_all`).
-        self.queueing
-            .wait_until(|| pos == OPEN || self.queued.load(Ordering::SeqCst) >= pos);
+        pos != OPEN && self.completion.done.load(Ordering::Acquire) >= pos
     }
 
     /// Whether markers are recorded after operations: with two or more streams alive.
@@ -314,7 +246,7 @@ impl Queue {
     pub(crate) fn learn(&self, other: &Arc<Queue>, pos: u64, at: u64) {
         let mut knows = lock(&self.knows);
         Self::learn_in(&mut knows, other, pos, at);
-        self.knows_any.store(true, Ordering::Release);
+        self.completion.knows_any.store(true, Ordering::Release);
     }
 
     fn learn_in(k: &mut Vec<Known>, other: &Arc<Queue>, pos: u64, at: u64) {
@@ -341,21 +273,16 @@ impl Queue {
     /// The host knows the work up to `pos` is complete; so is whatever this stream waited for before it.
     #[inline]
     pub(crate) fn complete_through(&self, pos: u64) {
-        // Known already (a load, not a read-modify-write), or learnt now.
-        if pos == OPEN
-            || self.done.load(Ordering::Acquire) >= pos
-            || self.done.fetch_max(pos, Ordering::AcqRel) >= pos
-            || !self.knows_any.load(Ordering::Acquire)
-        {
-            return;
+        if self.completion.learn(pos) {
+            self.complete_implied(pos);
         }
-        self.complete_implied(pos);
     }
 
-    /// [`complete_through`](Self::complete_through) for the streams this one waited for by `pos`: out
-    /// of line, so that the look every completion makes stays short.
+    /// [`complete_through`](Self::complete_through) for the streams this one waited for by `pos`, once
+    /// [`Completion::learn`] said there are some: out of line, so that the look every completion makes
+    /// stays short.
     #[inline(never)]
-    fn complete_implied(&self, pos: u64) {
+    pub(crate) fn complete_implied(&self, pos: u64) {
         let implied: Vec<(Arc<Queue>, u64)> = lock(&self.knows)
             .iter()
             .filter(|k| k.at <= pos)
@@ -386,7 +313,7 @@ impl Queue {
         // ring slot re-recorded by another thread after `event_covering` returned only covers more work.
         unsafe { result::stream_wait_event(self.raw, event)? };
         Self::learn_in(&mut knows, other, covered, at);
-        self.knows_any.store(true, Ordering::Release);
+        self.completion.knows_any.store(true, Ordering::Release);
         Ok(())
     }
 

@@ -7,12 +7,12 @@ pub(crate) use capture::CaptureLog;
 
 mod capture;
 mod info;
-use crate::queue::{Parking, Queue};
+use crate::queue::Queue;
 use crate::release::RawHandle;
 use crate::result;
 use hip_sys as sys;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The owner of a raw stream handle: destroys it (when owned) once the [`Stream`] and everything that
@@ -35,17 +35,16 @@ pub(crate) struct StreamHandle {
     /// event): operations then go to `capture` instead of the memory model's live state.
     capturing: AtomicBool,
     capture: Mutex<Option<Arc<CaptureLog>>>,
-    /// Held by each operation from its capture check to its last HIP call ([`StreamOp`]), and while a
-    /// capture begins or ends on this stream: an operation is wholly live (ordered by the memory model) or
-    /// wholly captured (recorded in the capture), never checked as one and queued as the other because
-    /// another thread began or ended a capture in between; and operations on one stream get their labels
-    /// in the order their HIP calls are queued. A one-word lock: the token of the thread that holds it
-    /// (0: free), taken by a compare-and-swap, released by a store; others spin briefly, then sleep in
-    /// `gate_waiters` (an operation usually holds it for a few HIP calls, but a blocking synchronous copy
-    /// holds it for the whole copy). Re-entrant on the thread that holds it: an operation whose error
-    /// path drops a buffer freed on the same stream takes it again.
-    gate: AtomicU64,
-    gate_waiters: Parking,
+    // The stream's operation gate is the queue's (`Queue::close_gate`): held by each operation from its
+    // capture check to its last HIP call ([`StreamOp`]), and while a capture begins or ends on this
+    // stream. So an operation is wholly live (ordered by the memory model) or wholly captured (recorded
+    // in the capture), never checked as one and queued as the other because another thread began or
+    // ended a capture in between; and operations on one stream get their labels in the order their HIP
+    // calls are queued. One word with the queued label: taken by a compare-and-swap, opened (and the
+    // holder's label published as queued) by one store; others spin briefly, then sleep (an operation
+    // usually holds it for a few HIP calls, but a blocking synchronous copy holds it for the whole
+    // copy). Re-entrant on the thread that holds it: an operation whose error path drops a buffer freed
+    // on the same stream takes it again.
 }
 
 /// An operation in progress on a stream (see [`StreamHandle::begin_op`]): while it lives no capture begins
@@ -92,7 +91,8 @@ impl<'a> StreamOp<'a> {
         self.touched.set(true);
     }
 
-    /// The operation's work is complete (a synchronous call returned after it ran): the host knows it.
+    /// The operation's work is complete (a synchronous call returned after it ran): the host knows it,
+    /// and its label counts as queued though the gate stays closed until the operation ends.
     pub(crate) fn completed(&self) {
         self.handle.queue.mark_queued(self.label);
         self.handle.queue.complete_through(self.label);
@@ -107,11 +107,11 @@ impl Drop for StreamOp<'_> {
             return;
         }
         let queue = &self.handle.queue;
-        queue.mark_queued(self.label);
         if self.touched.get() && Queue::markers_wanted() {
             queue.record_marker(self.label, self.handle.is_capturing());
         }
-        self.handle.open_gate();
+        // Publishes this operation's label as queued, with the gate.
+        queue.open_gate();
     }
 }
 
@@ -127,9 +127,9 @@ fn thread_token() -> u64 {
 // `Queue` (Send + Sync), atomics and a mutex.
 unsafe impl Send for StreamHandle {}
 // SAFETY: as for Send: shared access only reads `raw`, `device`, `owned` and `id`, or goes through the
-// `Queue`, the `capturing` flag, the `capture` mutex and the `gate` word (an atomic taken by
-// compare-and-swap with acquire ordering and released with a release store, so what one holder did
-// under it is visible to the next). Nothing here is a `Cell`: no unsynchronised interior mutability.
+// `Queue` (whose gate word is taken by compare-and-swap with acquire ordering and released with a SeqCst
+// store, so what one holder did under it is visible to the next), the `capturing` flag and the `capture`
+// mutex. Nothing here is a `Cell`: no unsynchronised interior mutability.
 unsafe impl Sync for StreamHandle {}
 
 impl std::fmt::Debug for StreamHandle {
@@ -153,8 +153,6 @@ impl StreamHandle {
             queue: Queue::new(raw, device, id),
             capturing: AtomicBool::new(false),
             capture: Mutex::new(None),
-            gate: AtomicU64::new(0),
-            gate_waiters: Parking::default(),
         })
     }
 
@@ -173,8 +171,7 @@ impl StreamHandle {
     /// capture's start or end, holds the gate.
     #[inline]
     pub(crate) fn begin_op(self: &Arc<Self>) -> StreamOp<'_> {
-        let me = thread_token();
-        if !self.close_gate_for(me) {
+        if !self.queue.close_gate(thread_token()) {
             // Inside an operation of this thread on this stream: the same position in the queue (the
             // outer operation's label, the last one handed out, since this thread holds the gate).
             return StreamOp {
@@ -192,54 +189,15 @@ impl StreamHandle {
         }
     }
 
-    /// Take the gate for thread `me`: `true` once taken, `false` if `me` holds it already.
-    #[inline]
-    fn close_gate_for(&self, me: u64) -> bool {
-        match self
-            .gate
-            .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
-        {
-            Ok(_) => true,
-            Err(holder) if holder == me => false,
-            Err(_) => self.close_gate_contended(me),
-        }
-    }
-
-    /// [`close_gate_for`](Self::close_gate_for) when another thread holds the gate: wait (spinning, then
-    /// sleeping) until it is taken. Only the holder can be `me` here if it was at the first look, so this
-    /// always takes it.
-    #[cold]
-    fn close_gate_contended(&self, me: u64) -> bool {
-        let mut taken = false;
-        // SeqCst both ways: with the sleeper count's SeqCst increment and `open_gate`'s SeqCst store and
-        // load, either this look sees the gate open or the opener sees the sleeper (no lost wake).
-        self.gate_waiters.wait_until(|| {
-            taken = self
-                .gate
-                .compare_exchange(0, me, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok();
-            taken
-        });
-        taken
-    }
-
-    /// Release the gate (by the thread that took it), waking a thread that sleeps for it.
-    #[inline]
-    fn open_gate(&self) {
-        self.gate.store(0, Ordering::SeqCst);
-        self.gate_waiters.wake_all();
-    }
-
     /// The gate if it is free now (`None` when any thread, this one included, holds it): while the guard
     /// lives no operation is between its check and its HIP calls, and no capture of this crate begins or
     /// ends on the stream. For a thread that must not wait behind a long operation (the futures'
     /// reactor, which asks the stream for its error state only outside a capture).
     pub(crate) fn try_close_gate(&self) -> Option<GateGuard<'_>> {
-        let me = thread_token();
-        self.gate
-            .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
-            .ok()
-            .map(|_| GateGuard {
+        // `then`, not `then_some`: a guard made when the gate was not taken would open it on drop.
+        self.queue
+            .try_close_gate(thread_token())
+            .then(|| GateGuard {
                 handle: self,
                 owned: true,
             })
@@ -247,7 +205,7 @@ impl StreamHandle {
 
     /// Exclusive use of the gate: no operation is between its check and its HIP calls.
     fn close_gate(&self) -> GateGuard<'_> {
-        let owned = self.close_gate_for(thread_token());
+        let owned = self.queue.close_gate(thread_token());
         GateGuard {
             handle: self,
             owned,
@@ -264,7 +222,7 @@ pub(crate) struct GateGuard<'a> {
 impl Drop for GateGuard<'_> {
     fn drop(&mut self) {
         if self.owned {
-            self.handle.open_gate();
+            self.handle.queue.open_gate();
         }
     }
 }
