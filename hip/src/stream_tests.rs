@@ -2,6 +2,21 @@
 
 use super::*;
 
+/// Begins an operation on `h` on a new thread, whose result is the label it took; checks it is still
+/// waiting for the gate 20 ms later.
+fn begin_on_another_thread(h: &Arc<StreamHandle>) -> std::thread::JoinHandle<u64> {
+    let other = {
+        let h = h.clone();
+        std::thread::spawn(move || h.begin_op().label())
+    };
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert!(
+        !other.is_finished(),
+        "the other thread began before the gate opened"
+    );
+    other
+}
+
 #[test]
 fn an_operation_inside_another_on_the_same_thread_shares_its_label_and_publishes_nothing() {
     let device = Device::for_unit_tests(0);
@@ -31,16 +46,8 @@ fn another_thread_waits_for_the_gate_and_takes_the_next_label() {
     let device = Device::for_unit_tests(0);
     let h = StreamHandle::new(std::ptr::null_mut(), &device, false);
     let outer = h.begin_op();
-    let other = {
-        let h = h.clone();
-        std::thread::spawn(move || h.begin_op().label())
-    };
-    std::thread::sleep(std::time::Duration::from_millis(20));
-    assert_eq!(
-        h.queue.queued(),
-        0,
-        "the other thread cannot begin before the gate opens"
-    );
+    let other = begin_on_another_thread(&h);
+    assert_eq!(h.queue.queued(), 0, "nothing was published meanwhile");
     drop(outer);
     assert_eq!(other.join().unwrap(), 2);
     assert_eq!(h.queue.queued(), 2);
@@ -57,15 +64,7 @@ fn a_completed_operation_counts_as_queued_while_it_keeps_the_gate() {
     assert!(!h.queue.in_flight(1));
     // The gate is still closed: no other thread begins, and the reactor's look is refused.
     assert!(h.try_close_gate().is_none());
-    let other = {
-        let h = h.clone();
-        std::thread::spawn(move || h.begin_op().label())
-    };
-    std::thread::sleep(std::time::Duration::from_millis(20));
-    assert!(
-        !other.is_finished(),
-        "the other thread began inside the operation"
-    );
+    let other = begin_on_another_thread(&h);
     drop(op);
     assert_eq!(other.join().unwrap(), 2);
     assert_eq!(h.queue.queued(), 2);
