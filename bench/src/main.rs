@@ -18,6 +18,7 @@ mod copies;
 #[cfg(feature = "cudarc")]
 mod cudarc_side;
 mod events;
+mod host_atomics;
 mod launch;
 mod launch_cost;
 mod ordering;
@@ -217,6 +218,7 @@ fn run(opts: &Options) -> Result<String, String> {
     } else if let (Some(device), true) = (&device, opts.launch_only) {
         let kernels = compile_kernels(device, &arch).map_err(e)?;
         let (b, q) = (baseline.as_ref(), opts.quick);
+        host_atomics::section(&mut out);
         launch_cost::section(&mut out, &mut verdicts, device, &kernels, b, q)?;
         ordering::section(&mut out, &mut verdicts, device, &kernels, b, q)?;
         events::section(&mut out, &mut verdicts, device, b, q)?;
@@ -243,6 +245,7 @@ fn run(opts: &Options) -> Result<String, String> {
         streams::overlap_section(&mut out, device, &kernels, baseline.as_ref(), &plan)?;
         let (b, q) = (baseline.as_ref(), opts.quick);
         beyond::staged_copy_section(&mut out, &mut verdicts, device, b, q)?;
+        host_atomics::section(&mut out);
         launch_cost::section(&mut out, &mut verdicts, device, &kernels, b, q)?;
         ordering::section(&mut out, &mut verdicts, device, &kernels, b, q)?;
         events::section(&mut out, &mut verdicts, device, b, q)?;

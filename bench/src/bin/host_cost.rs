@@ -12,6 +12,8 @@
 //! each batch timed; per-round differences to the raw contender are averaged (mean ± 95% interval), as the
 //! GPU sections of `hip-rs-bench` do (bench/src/launch_cost.rs).
 #![cfg_attr(not(feature = "dynamic-loading"), allow(unused))]
+#[path = "../host_atomics.rs"]
+mod host_atomics;
 #[path = "../stats.rs"]
 #[allow(dead_code)]
 mod stats;
@@ -495,5 +497,8 @@ fn run() -> Result<(), String> {
     for (what, (_, med, m, ci, instructions, calls)) in summary {
         println!("| {what} | {med:+.1} ({m:+.1} ± {ci:.1}) | {instructions} | {calls} |");
     }
+    let mut atomics = String::new();
+    host_atomics::section(&mut atomics);
+    print!("\n#{atomics}");
     Ok(())
 }
