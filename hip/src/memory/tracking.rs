@@ -52,9 +52,12 @@ pub(crate) type Keep = Arc<dyn std::any::Any + Send + Sync>;
 /// captured an operation on it: the memory is freed when the last of these goes, after every stream still
 /// using it is done with it. Opaque: it is public only so that [`KernelArg`](crate::KernelArg) can name
 /// it.
+///
+/// The fields a tracked use reads on its fast path (`sole`, `reader`, `untracked`, `shared`, `device`,
+/// `ptr`) come first, in one cache line: `repr(C)` keeps them in that order and the alignment starts the
+/// allocation on a line of its own (after the `Arc`'s counts, which that path does not touch).
+#[repr(C, align(64))]
 pub struct Allocation {
-    ptr: *mut c_void,
-    device: Device,
     /// The fast path for writes: [`Users::sole`] packed with its write label (0: none). A write by that
     /// stream moves the label forward (compare-and-swap) and needs nothing else; the slow path takes the
     /// word (swap to 0) and folds the label into `users` before changing anything.
@@ -62,13 +65,16 @@ pub struct Allocation {
     /// The fast path for reads: a stream whose reads need no wait ([`Users::reads_free`]) packed with its
     /// last read label (0: none); folded like `sole`.
     reader: AtomicU64,
+    device: Device,
+    ptr: *mut c_void,
     /// Set by [`DeviceBuffer::set_untracked`](crate::DeviceBuffer::set_untracked): the caller orders
     /// every use.
     untracked: AtomicBool,
-    /// The first stream (not a null stream) that used the memory (0: none yet), and whether another has
-    /// since: the markers policy (see [`Allocation::wants_marker`]).
-    first_stream: AtomicU64,
+    /// Whether a stream other than `first_stream` has used the memory.
     shared: AtomicBool,
+    /// The first stream (not a null stream) that used the memory (0: none yet): with `shared`, the
+    /// markers policy (see [`Allocation::wants_marker`]).
+    first_stream: AtomicU64,
     /// Calls of an RCCL group that use the memory and are not queued yet (NCCL queues them when the
     /// group ends): any other use meanwhile is refused ([`Allocation::use_in_group`]).
     group_calls: AtomicUsize,
