@@ -496,3 +496,26 @@ fn an_operations_allocations_are_taken_in_address_order() {
         }
     }
 }
+
+#[test]
+fn a_tracked_uses_fields_share_one_cache_line_of_their_own() {
+    use std::mem::{align_of, offset_of, size_of};
+    let hot = [
+        (offset_of!(Allocation, sole), size_of::<AtomicU64>()),
+        (offset_of!(Allocation, reader), size_of::<AtomicU64>()),
+        (offset_of!(Allocation, device), size_of::<Device>()),
+        (offset_of!(Allocation, ptr), size_of::<*mut c_void>()),
+        (offset_of!(Allocation, untracked), size_of::<AtomicBool>()),
+        (offset_of!(Allocation, shared), size_of::<AtomicBool>()),
+    ];
+    assert_eq!(align_of::<Allocation>(), 64);
+    let end = hot.iter().map(|(at, size)| at + size).max().unwrap();
+    assert!(
+        end <= 64,
+        "the fast path's fields end at byte {end}: {hot:?}"
+    );
+    // In an `Arc` the allocation starts on a line of its own, after the counts.
+    let d = Device::for_unit_tests(0);
+    let a = Allocation::new(std::ptr::null_mut(), &d, Release::Free);
+    assert_eq!(Arc::as_ptr(&a) as usize % 64, 0);
+}
