@@ -48,14 +48,7 @@ bundle)
 #!/usr/bin/env bash
 # On the GPU machine: rounds of --launch-only, every binary of ab/order once per round, into $OUT/ab.md.
 set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-dest=${OUT:-$here}
-for f in "$here"/lib/*.xz; do [ -f "${f%.xz}" ] || xz -dk "$f"; done
-export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export HIP_RS_CACHE_DISABLE=1
-if ! ldconfig -p | grep -q 'libcuda\.so '; then
-    ln -sf "$(ldconfig -p | awk '/libcuda\.so\.1 /{print $NF; exit}')" "$here/lib/libcuda.so"
-fi
+. "$(dirname "$0")/env.sh"
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; echo "host cores: $(nproc)"
   echo "built with: $(cat "$here/built-with")"; } > "$dest/ab.md"
 start=$(date +%s)

@@ -31,19 +31,25 @@ bundle)
     cp -L "$cuda/lib/$cudart_so" "$out/lib/"
     for l in $nvrtc_libs; do xz -T2 -6 -c "$cuda/lib/$l" > "$out/lib/$l.xz"; done
     echo "$nvidia_label" > "$out/built-with"
-    cat > "$out/run.sh" <<'RUN'
-#!/usr/bin/env bash
-# On the GPU machine: the whole benchmark, once. Results go to $OUT (else next to this script).
-set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+    # What every runner in the bundle does first (run.sh here, ab.sh of scripts/bench-ab.sh): sourced.
+    cat > "$out/env.sh" <<'ENV'
+# Sourced by the bundle's runners on the GPU machine: sets here and dest, unpacks the libraries.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dest=${OUT:-$here}
 for f in "$here"/lib/*.xz; do [ -f "${f%.xz}" ] || xz -dk "$f"; done
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export HIP_RS_CACHE_DISABLE=1
 # cudarc opens libcuda.so; drivers often install only libcuda.so.1.
-if ! ldconfig -p | grep -q 'libcuda\.so '; then
-    ln -sf "$(ldconfig -p | awk '/libcuda\.so\.1 /{print $NF; exit}')" "$here/lib/libcuda.so"
+libcuda=$(ldconfig -p | awk '/libcuda\.so\.1 /{print $NF; exit}')
+if ! ldconfig -p | grep -q 'libcuda\.so ' && [ -n "$libcuda" ]; then
+    ln -sf "$libcuda" "$here/lib/libcuda.so"
 fi
+ENV
+    cat > "$out/run.sh" <<'RUN'
+#!/usr/bin/env bash
+# On the GPU machine: the whole benchmark, once. Results go to $OUT (else next to this script).
+set -euo pipefail
+. "$(dirname "$0")/env.sh"
 q='name,driver_version,pcie.link.gen.max,pcie.link.width.max,pcie.link.gen.current,pcie.link.width.current,clocks.max.sm'
 nvidia-smi --query-gpu=$q --format=csv | tee "$dest/machine.txt"
 echo "built with: $(cat "$here/built-with")" | tee -a "$dest/machine.txt"
