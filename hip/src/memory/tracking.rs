@@ -52,10 +52,10 @@ pub(crate) type Keep = Arc<dyn std::any::Any + Send + Sync>;
 /// captured an operation on it: the memory is freed when the last of these goes, after every stream still
 /// using it is done with it. Opaque: it is public only so that [`KernelArg`](crate::KernelArg) can name
 /// it.
-///
-/// The fields a tracked use reads on its fast path (`sole`, `reader`, `untracked`, `shared`, `device`,
-/// `ptr`) come first, in one cache line: `repr(C)` keeps them in that order and the alignment starts the
-/// allocation on a line of its own (after the `Arc`'s counts, which that path does not touch).
+// The fields a tracked use reads on its fast path (`sole`, `reader`, `device`, `ptr`, `untracked`,
+// `shared`) come first, in one cache line: `repr(C)` keeps them in that order and the alignment starts
+// the allocation on a line of its own, after the `Arc`'s counts, which that path does not touch (a unit
+// test in tracking_tests.rs pins it).
 #[repr(C, align(64))]
 pub struct Allocation {
     /// The fast path for writes: [`Users::sole`] packed with its write label (0: none). A write by that
