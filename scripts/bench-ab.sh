@@ -20,7 +20,8 @@ bundle)
     shift
     [ $# -gt 0 ] || { echo "bench-ab: name at least one commit to pair the working tree with" >&2; exit 2; }
     scripts/bench.sh bundle
-    if [ -z "${HIP_HEADERS:-}" ]; then
+    # The headers scripts/bench.sh took for the working tree's binary.
+    if [ "${CUDA_MAJOR:-12}" = 12 ] && [ -z "${HIP_HEADERS:-}" ]; then
         HIP_HEADERS=$(scripts/hip-nvidia-headers.sh trixie)
     fi
     . scripts/nvidia-env.sh
