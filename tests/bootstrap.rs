@@ -8,6 +8,10 @@ use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "../hip/src/bootstrap/test_port.rs"]
+mod test_port;
+use test_port::free_port;
+
 /// Set in a child: it is a rank.
 const CHILD: &str = "HIP_RS_BOOTSTRAP_CHILD";
 /// Where a child marks (a file named by its rank) that it is about to exchange: rank 0 listens.
@@ -61,14 +65,6 @@ fn rank_in_child() {
 
 /// Extra variables for one rank.
 type Vars<'a> = &'a [(&'a str, &'a str)];
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// Start one rank with these variables (on top of the child marker).
 fn spawn(vars: &[(&str, String)]) -> Child {

@@ -7,6 +7,10 @@ use std::collections::HashMap;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
+#[path = "test_port.rs"]
+mod test_port;
+use test_port::free_port;
+
 fn vars(list: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let m: HashMap<String, String> = list
         .iter()
@@ -110,15 +114,6 @@ fn slurm_node_lists() {
     assert_eq!(first_slurm_host("a[3,5-6],b2").as_deref(), Some("a3"));
     assert_eq!(first_slurm_host("x1,y[1-2]").as_deref(), Some("x1"));
     assert_eq!(first_slurm_host(""), None);
-}
-
-/// A port nothing listens on now.
-pub(crate) fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Run `world` ranks as threads (`worlds[r]` the world size rank `r` claims), each broadcasting `key`.
